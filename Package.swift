@@ -1,0 +1,24 @@
+// swift-tools-version: 6.0
+// FeatureFlags — feature flags and remote configuration that keep working offline.
+// Toolchain only: this package declares no package dependencies.
+import PackageDescription
+
+let package = Package(
+    name: "FeatureFlags",
+    platforms: [.iOS(.v16), .macOS(.v13), .tvOS(.v16), .watchOS(.v9)],
+    products: [
+        .library(name: "FeatureFlags", targets: ["FeatureFlags"]),
+        .library(name: "FeatureFlagsTesting", targets: ["FeatureFlagsTesting"]),
+        .executable(name: "flagctl", targets: ["flagctl"]),
+    ],
+    targets: [
+        .target(name: "FeatureFlags"),
+        .target(name: "FeatureFlagsTesting", dependencies: ["FeatureFlags"]),
+        .executableTarget(name: "flagctl", dependencies: ["FeatureFlags"]),
+        .testTarget(
+            name: "FeatureFlagsTests",
+            dependencies: ["FeatureFlags", "FeatureFlagsTesting"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,69 @@
+/// The one protocol app modules depend on. Receive it in an initialiser; read flags
+/// synchronously. Every client in the package conforms, so any can be injected anywhere —
+/// the online provider in the app, the fallback alone in an extension, an in-memory
+/// client in tests.
+///
+/// Reads never throw, never block on I/O and never crash: a missing flag returns the key's
+/// default with `FLAG_NOT_FOUND`, a value of the wrong type returns it with `TYPE_MISMATCH`.
+public protocol FeatureFlagClient: Sendable {
+    /// The flag's value, or the key's default when it is missing, mistyped or killed.
+    func value<Value>(_ key: FlagKey<Value>) -> Value
+    /// The value plus variant, reason, error code, source, snapshot version and age.
+    func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value>
+    /// The snapshot being served now.
+    var snapshot: FlagSnapshot { get }
+    /// The client's status now.
+    var status: ProviderStatus { get }
+    /// Whether the kill switch is on: every read returns its key's safe default.
+    var isKillSwitchActive: Bool { get }
+    /// A stream of value changes from now on; ends when the client shuts down.
+    func changes() -> AsyncStream<FlagChange>
+    /// A stream of events from now on; ends when the client shuts down.
+    func events() -> AsyncStream<FlagEvent>
+}
+
+extension FeatureFlagClient {
+    /// The Boolean flag `name`, or `defaultValue` (seed 000's `getFlag`).
+    public func bool(_ name: String, default defaultValue: Bool) -> Bool {
+        value(FlagKey(name, default: defaultValue))
+    }
+
+    /// The integer flag `name`, or `defaultValue` (seed 000's `getInt`).
+    public func int(_ name: String, default defaultValue: Int) -> Int {
+        value(FlagKey(name, default: defaultValue))
+    }
+
+    /// The number flag `name`, or `defaultValue`.
+    public func double(_ name: String, default defaultValue: Double) -> Double {
+        value(FlagKey(name, default: defaultValue))
+    }
+
+    /// The string flag `name`, or `defaultValue` (seed 000's `getString`).
+    public func string(_ name: String, default defaultValue: String) -> String {
+        value(FlagKey(name, default: defaultValue))
+    }
+
+    /// Whether the Boolean flag `key` is on.
+    public func isEnabled(_ key: FlagKey<Bool>) -> Bool { value(key) }
+
+    /// The values of `key`: the current one first, then one each time it changes.
+    public func values<Value: Equatable>(of key: FlagKey<Value>) -> AsyncStream<Value> {
+        let source = changes()
+        let first = value(key)
+        return AsyncStream { continuation in
+            continuation.yield(first)
+            let task = Task {
+                var last = first
+                for await _ in source {
+                    let now = self.value(key)
+                    if now != last {
+                        last = now
+                        continuation.yield(now)
+                    }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+
+/// Where a value came from.
+public enum FlagSource: String, Sendable, Hashable, CaseIterable {
+    /// Fetched from the flag service in this session.
+    case network
+    /// The Last-Known-Good snapshot persisted on disk.
+    case fallback
+    /// Defaults bundled with the app (a dictionary or a JSON file).
+    case bundledDefaults = "bundled_defaults"
+    /// The `FlagKey`'s code default.
+    case codeDefault = "code_default"
+    /// Forced to the code default by the kill switch.
+    case killSwitch = "kill_switch"
+    /// Set in code: test doubles, debug overrides.
+    case override
+}
+
+/// Why a value was chosen, in OpenFeature's words. Open: a service may send reasons not
+/// listed here, and they are passed through as they are.
+public struct FlagReason: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The reason text, e.g. `TARGETING_MATCH`.
+    public let rawValue: String
+    /// Wraps a reason text.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// The value is static: no dynamic evaluation.
+    public static let `static` = FlagReason(rawValue: "STATIC")
+    /// A pre-configured or code default.
+    public static let `default` = FlagReason(rawValue: "DEFAULT")
+    /// A targeting rule matched.
+    public static let targetingMatch = FlagReason(rawValue: "TARGETING_MATCH")
+    /// A pseudorandom split assigned the value.
+    public static let split = FlagReason(rawValue: "SPLIT")
+    /// Served from a cache (here: the fallback file).
+    public static let cached = FlagReason(rawValue: "CACHED")
+    /// The flag is disabled (here: the kill switch forced the safe value).
+    public static let disabled = FlagReason(rawValue: "DISABLED")
+    /// The reason is not known.
+    public static let unknown = FlagReason(rawValue: "UNKNOWN")
+    /// The value is older than its TTL and could not be refreshed.
+    public static let stale = FlagReason(rawValue: "STALE")
+    /// Evaluation failed; the value is the default.
+    public static let error = FlagReason(rawValue: "ERROR")
+
+    /// The reason text.
+    public var description: String { rawValue }
+}
+
+/// Why an evaluation failed, in OpenFeature's codes.
+public enum FlagErrorCode: String, Sendable, Hashable, CaseIterable {
+    /// The provider has not loaded anything yet.
+    case providerNotReady = "PROVIDER_NOT_READY"
+    /// No flag has this key.
+    case flagNotFound = "FLAG_NOT_FOUND"
+    /// The value could not be parsed.
+    case parseError = "PARSE_ERROR"
+    /// The value's type does not fit the key's type.
+    case typeMismatch = "TYPE_MISMATCH"
+    /// The context has no targeting key but the flag needs one.
+    case targetingKeyMissing = "TARGETING_KEY_MISSING"
+    /// The context is unusable.
+    case invalidContext = "INVALID_CONTEXT"
+    /// The provider cannot recover (for example bad credentials).
+    case providerFatal = "PROVIDER_FATAL"
+    /// Anything else.
+    case general = "GENERAL"
+
+    /// The code for a wire string; unknown codes map to ``general``.
+    public init(wire: String) { self = FlagErrorCode(rawValue: wire) ?? .general }
+}
+
+/// A value plus why: what a read returned and where it came from.
+public struct FlagDetails<Value: Sendable>: Sendable {
+    /// The flag's name.
+    public let key: String
+    /// The value the read returns.
+    public let value: Value
+    /// The variant the service chose, if any.
+    public let variant: String?
+    /// Why this value.
+    public let reason: FlagReason
+    /// Set when the value is the default because something failed.
+    public let errorCode: FlagErrorCode?
+    /// A human-readable account of the error, without context attribute values.
+    public let errorMessage: String?
+    /// Where the value came from.
+    public let source: FlagSource
+    /// The snapshot's version, if the value came from a snapshot.
+    public let snapshotVersion: String?
+    /// Seconds since the snapshot was fetched; nil for code defaults.
+    public let age: TimeInterval?
+    /// Metadata the service attached to the flag.
+    public let metadata: [String: FlagValue]
+
+    /// Details; mainly for client implementations and tests.
+    public init(
+        key: String, value: Value, variant: String? = nil, reason: FlagReason, errorCode: FlagErrorCode? = nil,
+        errorMessage: String? = nil, source: FlagSource, snapshotVersion: String? = nil, age: TimeInterval? = nil,
+        metadata: [String: FlagValue] = [:]
+    ) {
+        self.key = key
+        self.value = value
+        self.variant = variant
+        self.reason = reason
+        self.errorCode = errorCode
+        self.errorMessage = errorMessage
+        self.source = source
+        self.snapshotVersion = snapshotVersion
+        self.age = age
+        self.metadata = metadata
+    }
+}
+
+extension FlagDetails: Equatable where Value: Equatable {}

@@ -1,0 +1,90 @@
+import Foundation
+
+/// A typed flag key with its code default, declared once and read everywhere:
+///
+/// ```swift
+/// extension FlagKey where Value == Bool {
+///     static let newCheckout = FlagKey("new_checkout", default: false)
+/// }
+/// let on = flags.value(.newCheckout)
+/// ```
+///
+/// The default is what a read returns when the flag is missing or has the wrong type, and
+/// it is the **safe value** every read returns while the kill switch is on.
+public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
+    /// The flag's name on the wire and on disk.
+    public let name: String
+    /// The code default, also the safe value under the kill switch.
+    public let defaultValue: Value
+    @usableFromInline let convert: @Sendable (FlagValue) -> Value?
+    @usableFromInline let encode: @Sendable (Value) -> FlagValue?
+
+    /// A key with custom conversions, for types none of the other initialisers fit.
+    /// - Parameters:
+    ///   - convert: the Swift value for a flag value, or nil when it does not fit (TYPE_MISMATCH).
+    ///   - encode: the flag value for a Swift value, used by overrides and test clients.
+    public init(
+        _ name: String,
+        default defaultValue: Value,
+        convert: @escaping @Sendable (FlagValue) -> Value?,
+        encode: @escaping @Sendable (Value) -> FlagValue?
+    ) {
+        self.name = name
+        self.defaultValue = defaultValue
+        self.convert = convert
+        self.encode = encode
+    }
+
+    /// The Swift value for `flagValue`, or nil when its type does not fit.
+    @inlinable public func value(from flagValue: FlagValue) -> Value? { convert(flagValue) }
+
+    /// The flag value for `value`, or nil when the type cannot be encoded.
+    public func flagValue(for value: Value) -> FlagValue? { encode(value) }
+
+    /// `name`.
+    public var description: String { name }
+}
+
+extension FlagKey where Value: FlagValueConvertible {
+    /// A key for `Bool`, `Int`, `Double`, `String`, ``FlagValue`` and lists or objects of them.
+    public init(_ name: String, default defaultValue: Value) {
+        self.init(name, default: defaultValue, convert: { Value(flagValue: $0) }, encode: { $0.flagValue })
+    }
+}
+
+extension FlagKey where Value: RawRepresentable, Value.RawValue: FlagValueConvertible {
+    /// A key for an enum (or any `RawRepresentable`) carried as its raw value; an unknown
+    /// raw value is a TYPE_MISMATCH and reads as the default.
+    public init(_ name: String, default defaultValue: Value) {
+        self.init(
+            name, default: defaultValue,
+            convert: { Value.RawValue(flagValue: $0).flatMap(Value.init(rawValue:)) },
+            encode: { $0.rawValue.flagValue })
+    }
+}
+
+extension FlagKey where Value: RawRepresentable & Decodable, Value.RawValue: FlagValueConvertible {
+    /// A key for a `Codable` enum with raw values: read by raw value, like any `RawRepresentable`.
+    public init(_ name: String, default defaultValue: Value) {
+        self.init(
+            name, default: defaultValue,
+            convert: { Value.RawValue(flagValue: $0).flatMap(Value.init(rawValue:)) },
+            encode: { $0.rawValue.flagValue })
+    }
+}
+
+extension FlagKey where Value: Decodable {
+    /// A key for a `Decodable` struct or collection, decoded with ``FlagValueDecoder``.
+    /// A value that does not decode is a TYPE_MISMATCH and reads as the default.
+    public init(_ name: String, default defaultValue: Value) {
+        self.init(
+            name, default: defaultValue,
+            convert: { try? FlagValueDecoder().decode(Value.self, from: $0) },
+            encode: { value in
+                guard let encodable = value as? any Encodable,
+                    let data = try? JSONEncoder().encode(encodable)
+                else { return nil }
+                return try? FlagJSON.parse(data)
+            })
+    }
+}

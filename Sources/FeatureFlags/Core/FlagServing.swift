@@ -1,0 +1,166 @@
+import Foundation
+
+/// What a client serves: one snapshot, the bundled defaults beneath it, the status, and
+/// whether the kill switch is on. Replaced whole under the lock; never mutated in place.
+package struct ServingState: Sendable {
+    var snapshot: FlagSnapshot
+    var defaults: [String: FlagEntry]
+    var status: ProviderStatus
+    var killed: Bool
+    /// Set while serving cached or stale data: every snapshot value reports this reason.
+    var reasonOverride: FlagReason?
+}
+
+/// The read path every client shares: one lock around one ``ServingState``, lookups done
+/// under the lock (no retain/release of the snapshot), conversion after unlocking.
+/// Activations diff and notify after unlocking; callers serialise their activations.
+package final class FlagServing: Sendable {
+    /// The flag whose `true` forces every read to its key's default.
+    package let killSwitchKey: String
+    private let state: Locked<ServingState>
+    private let clock: @Sendable () -> Date
+    /// Subscribers to value changes.
+    package let changeBroadcaster = Broadcaster<FlagChange>()
+    /// Subscribers to events; a new one first receives the recent history.
+    package let eventBroadcaster = Broadcaster<FlagEvent>(replay: 32)
+
+    /// Serving `snapshot` over `defaults` with `status`.
+    package init(
+        snapshot: FlagSnapshot, defaults: [String: FlagEntry] = [:], status: ProviderStatus,
+        reasonOverride: FlagReason? = nil, killSwitchKey: String, now: @escaping @Sendable () -> Date
+    ) {
+        self.killSwitchKey = killSwitchKey
+        self.clock = now
+        state = Locked(
+            ServingState(
+                snapshot: snapshot, defaults: defaults, status: status,
+                killed: snapshot.isKillSwitchOn(key: killSwitchKey), reasonOverride: reasonOverride))
+    }
+
+    private enum Hit {
+        case value(FlagValue)
+        case killed
+        case absent
+    }
+
+    /// The typed read: the value, or the key's default.
+    @inline(__always)
+    package func value<Value>(_ key: FlagKey<Value>) -> Value {
+        let killKey = killSwitchKey
+        let hit: Hit = state.withLock { s in
+            if s.killed, key.name != killKey { return .killed }
+            if let entry = s.snapshot.flags[key.name] {
+                if let v = entry.value { return .value(v) }
+                return .absent
+            }
+            if let v = s.defaults[key.name]?.value { return .value(v) }
+            return .absent
+        }
+        if case .value(let v) = hit, let typed = key.convert(v) { return typed }
+        return key.defaultValue
+    }
+
+    /// The read with its explanation.
+    package func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
+        let killKey = killSwitchKey
+        let (s, fromSnapshot, entry) = state.withLock { s -> (ServingState, Bool, FlagEntry?) in
+            if let e = s.snapshot.flags[key.name] { return (s, true, e) }
+            return (s, false, s.defaults[key.name])
+        }
+        let now = clock()
+        let version = s.snapshot.version
+        let age = s.snapshot.origin == .codeDefault ? nil : s.snapshot.age(at: now)
+        if s.killed, key.name != killKey {
+            return FlagDetails(
+                key: key.name, value: key.defaultValue, reason: .disabled, source: .killSwitch,
+                snapshotVersion: version, age: age)
+        }
+        guard let entry else {
+            let code: FlagErrorCode = s.status == .notReady ? .providerNotReady : .flagNotFound
+            return FlagDetails(
+                key: key.name, value: key.defaultValue, reason: .error, errorCode: code,
+                errorMessage: "no flag named \"\(key.name)\"", source: .codeDefault, snapshotVersion: version)
+        }
+        let source = fromSnapshot ? s.snapshot.origin : .bundledDefaults
+        let layerVersion = fromSnapshot ? version : nil
+        let layerAge = fromSnapshot ? age : nil
+        guard let raw = entry.value else {
+            return FlagDetails(
+                key: key.name, value: key.defaultValue, variant: entry.variant, reason: entry.reason ?? .default,
+                errorCode: entry.errorCode, errorMessage: entry.errorCode.map { "service reported \($0.rawValue)" },
+                source: .codeDefault, snapshotVersion: layerVersion, age: layerAge, metadata: entry.metadata)
+        }
+        guard let typed = key.convert(raw) else {
+            return FlagDetails(
+                key: key.name, value: key.defaultValue, variant: entry.variant, reason: .error,
+                errorCode: .typeMismatch,
+                errorMessage: "expected \(Value.self), found \(raw.typeName)", source: .codeDefault,
+                snapshotVersion: layerVersion, age: layerAge, metadata: entry.metadata)
+        }
+        let reason: FlagReason
+        if !fromSnapshot {
+            reason = .static
+        } else {
+            reason = s.reasonOverride ?? entry.reason ?? (source == .override ? .static : .unknown)
+        }
+        return FlagDetails(
+            key: key.name, value: typed, variant: entry.variant, reason: reason, source: source,
+            snapshotVersion: layerVersion, age: layerAge, metadata: entry.metadata)
+    }
+
+    /// The snapshot served now.
+    package var snapshot: FlagSnapshot { state.withLock { $0.snapshot } }
+    /// The bundled defaults beneath the snapshot.
+    package var defaults: [String: FlagEntry] { state.withLock { $0.defaults } }
+    /// The status now.
+    package var status: ProviderStatus { state.withLock { $0.status } }
+    /// Whether the kill switch is on now.
+    package var isKillSwitchActive: Bool { state.withLock { $0.killed } }
+    /// The current time from the injected clock.
+    package func now() -> Date { clock() }
+
+    /// Serves `snapshot` from now on, then reports the flags whose values changed and a
+    /// kill-switch flip. Returns the changed keys.
+    @discardableResult
+    package func activate(_ snapshot: FlagSnapshot, status: ProviderStatus? = nil, reasonOverride: FlagReason?) -> Set<String> {
+        let newKilled = snapshot.isKillSwitchOn(key: killSwitchKey)
+        let (old, oldKilled, defaults) = state.withLock { s in
+            let previous = (s.snapshot, s.killed, s.defaults)
+            s.snapshot = snapshot
+            s.killed = newKilled
+            s.reasonOverride = reasonOverride
+            if let status { s.status = status }
+            return previous
+        }
+        var keys = snapshot.changedKeys(comparedTo: old)
+        if oldKilled != newKilled {
+            keys.formUnion(old.flags.keys)
+            keys.formUnion(snapshot.flags.keys)
+            keys.formUnion(defaults.keys)
+            emit(.killSwitch(active: newKilled))
+        }
+        if !keys.isEmpty {
+            changeBroadcaster.yield(FlagChange(keys: keys, snapshot: snapshot, killSwitchActive: newKilled))
+            emit(.configurationChanged(keys: keys))
+        }
+        return keys
+    }
+
+    /// Sets the status; returns the previous one.
+    @discardableResult
+    package func setStatus(_ status: ProviderStatus) -> ProviderStatus {
+        state.withLock { s in
+            defer { s.status = status }
+            return s.status
+        }
+    }
+
+    /// Sends `event` to event subscribers.
+    package func emit(_ event: FlagEvent) { eventBroadcaster.yield(event) }
+
+    /// Ends every change and event stream.
+    package func finish() {
+        changeBroadcaster.finish()
+        eventBroadcaster.finish()
+    }
+}

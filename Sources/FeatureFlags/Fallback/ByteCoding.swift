@@ -1,0 +1,112 @@
+/// Appends little-endian integers, LEB128 lengths and length-prefixed strings.
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    init(capacity: Int = 1024) { bytes.reserveCapacity(capacity) }
+
+    mutating func u8(_ v: UInt8) { bytes.append(v) }
+
+    mutating func u16(_ v: UInt16) { fixed(UInt64(v), count: 2) }
+
+    mutating func u32(_ v: UInt32) { fixed(UInt64(v), count: 4) }
+
+    mutating func u64(_ v: UInt64) { fixed(v, count: 8) }
+
+    private mutating func fixed(_ v: UInt64, count: Int) {
+        for i in 0..<count { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(8 * i))) }
+    }
+
+    mutating func varint(_ v: Int) {
+        var x = UInt64(v)
+        while x >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: x) | 0x80)
+            x >>= 7
+        }
+        bytes.append(UInt8(x))
+    }
+
+    mutating func string(_ s: String) {
+        var s = s
+        s.withUTF8 { utf8 in
+            varint(utf8.count)
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    mutating func raw(_ other: [UInt8]) { bytes.append(contentsOf: other) }
+}
+
+/// Why stored bytes could not be decoded.
+struct ByteDecodingError: Error, Equatable {
+    let message: String
+    let offset: Int
+}
+
+/// Reads what ``ByteWriter`` wrote, bounds-checked: every read of corrupt or truncated
+/// bytes throws instead of trapping, and no count can ask for more elements than bytes remain.
+struct ByteReader {
+    let buffer: UnsafeRawBufferPointer
+    private(set) var offset: Int
+
+    init(_ buffer: UnsafeRawBufferPointer, offset: Int = 0) {
+        self.buffer = buffer
+        self.offset = offset
+    }
+
+    var remaining: Int { buffer.count - offset }
+
+    func fail(_ message: String) -> ByteDecodingError { ByteDecodingError(message: message, offset: offset) }
+
+    mutating func u8() throws(ByteDecodingError) -> UInt8 {
+        guard offset < buffer.count else { throw fail("truncated") }
+        defer { offset += 1 }
+        return buffer[offset]
+    }
+
+    mutating func u16() throws(ByteDecodingError) -> UInt16 { UInt16(truncatingIfNeeded: try fixed(2)) }
+
+    mutating func u32() throws(ByteDecodingError) -> UInt32 { UInt32(truncatingIfNeeded: try fixed(4)) }
+
+    mutating func u64() throws(ByteDecodingError) -> UInt64 { try fixed(8) }
+
+    private mutating func fixed(_ count: Int) throws(ByteDecodingError) -> UInt64 {
+        guard remaining >= count else { throw fail("truncated") }
+        var v: UInt64 = 0
+        for i in 0..<count { v |= UInt64(buffer[offset + i]) << UInt64(8 * i) }
+        offset += count
+        return v
+    }
+
+    mutating func varint() throws(ByteDecodingError) -> Int {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let b = try u8()
+            result |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { break }
+            shift += 7
+            if shift > 56 { throw fail("length too long") }
+        }
+        guard result <= UInt64(Int32.max) else { throw fail("length out of range") }
+        return Int(result)
+    }
+
+    /// A count of elements that each take at least one byte.
+    mutating func count() throws(ByteDecodingError) -> Int {
+        let n = try varint()
+        guard n <= remaining else { throw fail("count larger than the data") }
+        return n
+    }
+
+    mutating func bytes(_ count: Int) throws(ByteDecodingError) -> UnsafeRawBufferPointer {
+        guard count >= 0, remaining >= count else { throw fail("truncated") }
+        defer { offset += count }
+        return UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)])
+    }
+
+    mutating func string() throws(ByteDecodingError) -> String {
+        let n = try varint()
+        let raw = try bytes(n)
+        return String(decoding: raw, as: UTF8.self)
+    }
+}

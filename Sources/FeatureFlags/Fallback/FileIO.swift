@@ -1,0 +1,171 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a file operation failed.
+package enum FileIOError: Error, Equatable, CustomStringConvertible {
+    case notFound
+    case permissionDenied
+    case isDirectory
+    case notRegularFile
+    case tooLarge(Int)
+    case refused(String)
+    case system(operation: String, errno: Int32)
+
+    package var description: String {
+        switch self {
+        case .notFound: return "no such file"
+        case .permissionDenied: return "permission denied"
+        case .isDirectory: return "a directory stands where the file should be"
+        case .notRegularFile: return "not a regular file"
+        case .tooLarge(let n): return "file too large (\(n) bytes)"
+        case .refused(let why): return why
+        case .system(let op, let code): return "\(op) failed: \(String(cString: strerror(code))) (errno \(code))"
+        }
+    }
+
+    static func from(_ code: Int32, _ operation: String) -> FileIOError {
+        switch code {
+        case ENOENT: return .notFound
+        case EACCES, EPERM: return .permissionDenied
+        case EISDIR: return .isDirectory
+        default: return .system(operation: operation, errno: code)
+        }
+    }
+}
+
+/// Small POSIX file helpers: whole-file reads that never block on special files, and
+/// atomic replacement (temp file, fsync, rename, directory fsync) with mode 0600.
+package enum FileIO {
+    /// Files larger than this are refused rather than read into memory.
+    package static let maxReadSize = 64 << 20
+
+    /// The whole content of the regular file at `path`.
+    package static func read(_ path: String) throws(FileIOError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw .from(errno, "open") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .from(errno, "fstat") }
+        let kind = info.st_mode & S_IFMT
+        if kind == S_IFDIR { throw .isDirectory }
+        guard kind == S_IFREG else { throw .notRegularFile }
+        let size = Int(info.st_size)
+        guard size <= maxReadSize else { throw .tooLarge(size) }
+        var bytes = [UInt8](repeating: 0, count: size)
+        var filled = 0
+        var failure: FileIOError?
+        bytes.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
+            while filled < size {
+                let n = sysRead(fd, base + filled, size - filled)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = .from(errno, "read")
+                    return
+                }
+                if n == 0 { break }  // shrank while reading
+                filled += n
+            }
+        }
+        if let failure { throw failure }
+        if filled < size { bytes.removeLast(size - filled) }
+        return bytes
+    }
+
+    /// Replaces the file at `path` with `bytes` so that a crash at any moment leaves either
+    /// the old or the new content: write a temp file beside it (mode 0600), fsync, rename
+    /// over, fsync the directory. Creates the directory (mode 0700) when missing.
+    package static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileIOError) {
+        let directory = parentDirectory(of: path)
+        try makeDirectory(directory)
+        let name = path.split(separator: "/").last.map(String.init) ?? "file"
+        let temp = "\(directory)/.\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .from(errno, "create temp file") }
+        var failure: FileIOError?
+        if fchmod(fd, 0o600) != 0 { failure = .from(errno, "fchmod") }
+        if failure == nil { failure = writeAll(fd, bytes) }
+        if failure == nil, fsync(fd) != 0 { failure = .from(errno, "fsync") }
+        if close(fd) != 0, failure == nil { failure = .from(errno, "close") }
+        if failure == nil, rename(temp, path) != 0 { failure = .from(errno, "rename") }
+        if let failure {
+            unlink(temp)
+            throw failure
+        }
+        syncDirectory(directory)
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> FileIOError? {
+        bytes.withUnsafeBytes { buffer -> FileIOError? in
+            guard let base = buffer.baseAddress else { return nil }
+            var written = 0
+            while written < buffer.count {
+                let n = write(fd, base + written, buffer.count - written)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return .from(errno, "write")
+                }
+                written += n
+            }
+            return nil
+        }
+    }
+
+    /// Flushes the directory entry of a rename to disk; best effort.
+    private static func syncDirectory(_ directory: String) {
+        let dfd = open(directory, O_RDONLY | O_CLOEXEC | O_DIRECTORY)
+        guard dfd >= 0 else { return }
+        _ = fsync(dfd)
+        close(dfd)
+    }
+
+    /// Moves the file at `path` to `destination`, replacing any file there.
+    package static func move(_ path: String, to destination: String) throws(FileIOError) {
+        guard rename(path, destination) == 0 else { throw .from(errno, "rename") }
+        syncDirectory(parentDirectory(of: path))
+    }
+
+    /// Removes the file at `path`; a missing file is not an error.
+    package static func remove(_ path: String) throws(FileIOError) {
+        guard unlink(path) == 0 || errno == ENOENT else { throw .from(errno, "unlink") }
+    }
+
+    /// Creates `path` and its missing parents with mode 0700.
+    package static func makeDirectory(_ path: String) throws(FileIOError) {
+        if path.isEmpty || path == "/" { return }
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else { throw .system(operation: "mkdir \(path)", errno: ENOTDIR) }
+            return
+        }
+        try makeDirectory(parentDirectory(of: path))
+        if mkdir(path, 0o700) != 0, errno != EEXIST { throw .from(errno, "mkdir") }
+    }
+
+    /// The permission bits of the file at `path`, or nil if it cannot be stat'ed.
+    package static func permissions(_ path: String) -> UInt32? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return UInt32(info.st_mode) & 0o777
+    }
+
+    /// Everything before the last `/` (`"."` when there is none).
+    package static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let parent = String(path[..<slash])
+        return parent.isEmpty ? "/" : parent
+    }
+}
+
+#if canImport(Darwin)
+private func sysRead(_ fd: Int32, _ buf: UnsafeMutableRawPointer, _ count: Int) -> Int { Darwin.read(fd, buf, count) }
+#elseif canImport(Musl)
+private func sysRead(_ fd: Int32, _ buf: UnsafeMutableRawPointer, _ count: Int) -> Int { Musl.read(fd, buf, count) }
+#else
+private func sysRead(_ fd: Int32, _ buf: UnsafeMutableRawPointer, _ count: Int) -> Int { Glibc.read(fd, buf, count) }
+#endif

@@ -1,0 +1,53 @@
+import Foundation
+
+/// JSON in and out for ``FlagValue``, without Foundation's number guessing.
+public enum FlagJSON {
+    /// The nesting limit used when none is given: deep enough for any real flag payload,
+    /// shallow enough that hostile input cannot exhaust the stack.
+    public static let defaultMaxDepth = 64
+
+    /// Parses one JSON document.
+    /// - Throws: ``FlagJSONError`` with the byte offset of the first problem.
+    public static func parse(_ bytes: some Sequence<UInt8>, maxDepth: Int = defaultMaxDepth) throws(FlagJSONError) -> FlagValue {
+        let result: Result<FlagValue, FlagJSONError>? = bytes.withContiguousStorageIfAvailable { buffer in
+            parseBuffer(buffer, maxDepth: maxDepth)
+        }
+        if let result { return try result.get() }
+        let copy = Array(bytes)
+        return try copy.withUnsafeBufferPointer { parseBuffer($0, maxDepth: maxDepth) }.get()
+    }
+
+    /// Parses one JSON document held in `data`.
+    public static func parse(_ data: Data, maxDepth: Int = defaultMaxDepth) throws(FlagJSONError) -> FlagValue {
+        let result = data.withUnsafeBytes { raw in
+            parseBuffer(raw.bindMemory(to: UInt8.self), maxDepth: maxDepth)
+        }
+        return try result.get()
+    }
+
+    /// Parses one JSON document held in `text`.
+    public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(FlagJSONError) -> FlagValue {
+        try parse(Array(text.utf8), maxDepth: maxDepth)
+    }
+
+    private static func parseBuffer(_ buffer: UnsafeBufferPointer<UInt8>, maxDepth: Int) -> Result<FlagValue, FlagJSONError> {
+        var parser = JSONParser(bytes: buffer, maxDepth: maxDepth)
+        do throws(FlagJSONError) {
+            return .success(try parser.parseDocument())
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Compact JSON bytes. With `sortedKeys` the output is canonical: equal values give equal bytes.
+    public static func bytes(_ value: FlagValue, sortedKeys: Bool = false) -> [UInt8] {
+        var writer = JSONWriter(sortedKeys: sortedKeys)
+        writer.write(value)
+        return writer.bytes
+    }
+
+    /// Compact JSON text.
+    public static func string(_ value: FlagValue, sortedKeys: Bool = false) -> String {
+        String(decoding: bytes(value, sortedKeys: sortedKeys), as: UTF8.self)
+    }
+}

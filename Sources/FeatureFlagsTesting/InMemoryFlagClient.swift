@@ -1,0 +1,98 @@
+import Foundation
+import FeatureFlags
+
+/// A ``FeatureFlagClient`` whose values a test sets directly. No disk, no network, no
+/// globals: build one per test and inject it.
+///
+/// ```swift
+/// let flags = InMemoryFlagClient(["new_checkout": true])
+/// let model = CheckoutModel(flags: flags)
+/// flags.set(.newCheckout, false)   // emits a change, like a real provider
+/// ```
+///
+/// Values report source `override` and reason `STATIC`.
+public final class InMemoryFlagClient: FeatureFlagClient {
+    private let serving: FlagServing
+    private let mutations = Locked(())
+
+    /// A client serving `values` with `status`.
+    /// - Parameters:
+    ///   - killSwitchKey: the flag whose `true` forces every read to its safe default.
+    ///   - now: the clock used for ages.
+    public init(
+        _ values: [String: FlagValue] = [:], status: ProviderStatus = .ready, version: String? = nil,
+        killSwitchKey: String = "kill_switch", now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        serving = FlagServing(
+            snapshot: FlagSnapshot(values: values, version: version, fetchedAt: now(), origin: .override),
+            status: status, killSwitchKey: killSwitchKey, now: now)
+    }
+
+    // MARK: FeatureFlagClient
+
+    /// The value set for the key, or the key's default.
+    public func value<Value>(_ key: FlagKey<Value>) -> Value { serving.value(key) }
+    /// The value with source `override`, or the default with the reason it was used.
+    public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> { serving.details(key) }
+    /// The values as a snapshot.
+    public var snapshot: FlagSnapshot { serving.snapshot }
+    /// The status set with ``setStatus(_:)`` (`READY` unless set).
+    public var status: ProviderStatus { serving.status }
+    /// Whether `kill_switch` (or the configured key) is set to `true`.
+    public var isKillSwitchActive: Bool { serving.isKillSwitchActive }
+    /// A change for every ``set(_:_:)``, ``remove(_:)`` or ``replaceAll(with:)`` that alters a value.
+    public func changes() -> AsyncStream<FlagChange> { serving.changeBroadcaster.subscribe() }
+    /// `configurationChanged`, `killSwitch` and anything sent with ``emit(_:)``.
+    public func events() -> AsyncStream<FlagEvent> { serving.eventBroadcaster.subscribe() }
+
+    /// The most recent events (up to 32), oldest first.
+    public var recentEvents: [FlagEvent] { serving.eventBroadcaster.history }
+
+    // MARK: Setting values
+
+    /// Sets the flag `key` to `value`.
+    public func set<Value>(_ key: FlagKey<Value>, _ value: Value) {
+        guard let encoded = key.flagValue(for: value) else { return }
+        set(key.name, encoded)
+    }
+
+    /// Sets the flag `name` to a raw value.
+    public func set(_ name: String, _ value: FlagValue) { set(name, entry: FlagEntry(value: value)) }
+
+    /// Sets the flag `name` to a full entry (variant, reason, error code, metadata).
+    public func set(_ name: String, entry: FlagEntry) {
+        update { $0[name] = entry }
+    }
+
+    /// Removes the flag `name`: reads return the key's default with `FLAG_NOT_FOUND`.
+    public func remove(_ name: String) { update { $0[name] = nil } }
+
+    /// Replaces every value at once (one change event).
+    public func replaceAll(with values: [String: FlagValue]) {
+        update { $0 = values.mapValues { FlagEntry(value: $0) } }
+    }
+
+    /// Turns the kill switch on or off.
+    public func setKillSwitch(_ active: Bool) { set(serving.killSwitchKey, .bool(active)) }
+
+    /// Sets the status a consumer sees.
+    public func setStatus(_ status: ProviderStatus) { serving.setStatus(status) }
+
+    /// Sends `event` to event subscribers, as a real provider would.
+    public func emit(_ event: FlagEvent) { serving.emit(event) }
+
+    /// Ends the change and event streams.
+    public func shutdown() { serving.finish() }
+
+    private func update(_ change: (inout [String: FlagEntry]) -> Void) {
+        mutations.withLock { _ in
+            let old = serving.snapshot
+            var flags = old.flags
+            change(&flags)
+            let next = FlagSnapshot(
+                flags: flags, version: old.version, fetchedAt: serving.now(), origin: .override,
+                contextFingerprint: old.contextFingerprint)
+            serving.activate(next, reasonOverride: nil)
+        }
+    }
+}

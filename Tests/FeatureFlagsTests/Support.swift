@@ -1,0 +1,61 @@
+import Foundation
+@testable import FeatureFlags
+
+/// A fresh directory under the system temp dir, removed when released.
+final class TempDir: Sendable {
+    let path: String
+
+    init() {
+        var template = Array((NSTemporaryDirectory() + "/ff-test-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        path = made.map { String(cString: $0) } ?? NSTemporaryDirectory() + "/ff-test-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func url(_ name: String) -> URL { URL(fileURLWithPath: path).appendingPathComponent(name) }
+
+    func files() -> [String] { (try? FileManager.default.contentsOfDirectory(atPath: path))?.sorted() ?? [] }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// A clock tests move by hand.
+final class TestClock: Sendable {
+    private let current: Locked<Date>
+    init(_ start: Date = Date(timeIntervalSince1970: 1_750_000_000)) { current = Locked(start) }
+    var now: Date { current.withLock { $0 } }
+    func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+    var function: @Sendable () -> Date { { self.now } }
+}
+
+/// The first `count` elements of `stream`.
+func first<S: AsyncSequence & Sendable>(_ count: Int, of stream: S) async -> [S.Element] where S.Element: Sendable {
+    var out: [S.Element] = []
+    var iterator = stream.makeAsyncIterator()
+    while out.count < count, let next = try? await iterator.next() { out.append(next) }
+    return out
+}
+
+/// Seed 001's AuraLink Personal values.
+let auraLinkPersonal: [String: FlagValue] = [
+    "plan_displayName": "AuraLink Personal",
+    "plan_themeColor": "#3498DB",
+    "plan_data_limit": 150,
+    "plan_priority_support": false,
+    "plan_feature_list": ["usage", "billing", "support_chat", "map", "status"],
+    "kill_switch": false,
+]
+
+/// Seed 001's AuraLink Business values.
+let auraLinkBusiness: [String: FlagValue] = [
+    "plan_displayName": "AuraLink Business",
+    "plan_themeColor": "#2C3E50",
+    "plan_data_limit": 750,
+    "plan_priority_support": true,
+    "plan_feature_list": ["usage", "billing", "support_chat", "map", "status", "team"],
+    "kill_switch": false,
+]
+
+func snapshot(_ values: [String: FlagValue], version: String = "v1", at date: Date = Date(timeIntervalSince1970: 1_750_000_000)) -> FlagSnapshot {
+    FlagSnapshot(values: values, version: version, fetchedAt: date, ttl: 86_400, etag: "\"e-\(version)\"", origin: .network)
+}
