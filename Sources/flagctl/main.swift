@@ -10,7 +10,7 @@ let usage = """
     USAGE: flagctl <command> [options]
 
     COMMANDS:
-      demo       play the seeds' demo script against a loopback flag server (coming)
+      demo       show flags surviving a relaunch offline, the kill switch and a damaged file
       eval       evaluate flags against an endpoint (coming)
       serve      run a loopback flag server on a flag document (coming)
       lint       check a flag document against a schema (coming)
@@ -26,6 +26,8 @@ case nil, "-h", "--help", "help":
     print(usage)
 case "--version", "version":
     print(version)
+case "demo":
+    exit(FallbackDemo.run())
 case let command?:
     let message = "flagctl: '\(command)' is not available in this build yet.\n\n\(usage)\n"
     FileHandle.standardError.write(Data(message.utf8))
