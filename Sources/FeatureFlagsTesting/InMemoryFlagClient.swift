@@ -32,6 +32,8 @@ public final class InMemoryFlagClient: FeatureFlagClient {
 
     /// The value set for the key, or the key's default.
     public func value<Value>(_ key: FlagKey<Value>) -> Value { serving.value(key) }
+    /// The raw value of `name` (nil when missing, valueless or killed).
+    public func flagValue(_ name: String) -> FlagValue? { serving.lookup(name) }
     /// The value with source `override`, or the default with the reason it was used.
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> { serving.details(key) }
     /// The values as a snapshot.

@@ -76,6 +76,17 @@ struct ClientReadTests {
         #expect(flags.value(FlagKey("plan_feature_list", default: [String]())).contains("map"))
     }
 
+    @Test func rawFlagValueLookup() {
+        let flags = InMemoryFlagClient(["a": 1, "kill_switch": false])
+        flags.set("v", entry: FlagEntry(value: nil, errorCode: .general))
+        #expect(flags.flagValue("a") == 1)
+        #expect(flags.flagValue("missing") == nil)
+        #expect(flags.flagValue("v") == nil)
+        flags.setKillSwitch(true)
+        #expect(flags.flagValue("a") == nil)
+        #expect(flags.flagValue("kill_switch") == true)
+    }
+
     @Test func entryWithoutValueUsesCodeDefaultAndKeepsTheServiceReason() {
         let flags = InMemoryFlagClient()
         flags.set("f", entry: FlagEntry(value: nil, variant: "off", reason: .disabled, errorCode: .targetingKeyMissing))

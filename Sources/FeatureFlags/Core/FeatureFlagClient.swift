@@ -8,6 +8,9 @@
 public protocol FeatureFlagClient: Sendable {
     /// The flag's value, or the key's default when it is missing, mistyped or killed.
     func value<Value>(_ key: FlagKey<Value>) -> Value
+    /// The raw value a read of `name` starts from: nil when the flag is missing, carries no
+    /// value, or is forced to its default by the kill switch. Untyped lookups use it.
+    func flagValue(_ name: String) -> FlagValue?
     /// The value plus variant, reason, error code, source, snapshot version and age.
     func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value>
     /// The snapshot being served now.
@@ -25,22 +28,22 @@ public protocol FeatureFlagClient: Sendable {
 extension FeatureFlagClient {
     /// The Boolean flag `name`, or `defaultValue` (seed 000's `getFlag`).
     public func bool(_ name: String, default defaultValue: Bool) -> Bool {
-        value(FlagKey(name, default: defaultValue))
+        flagValue(name).flatMap(Bool.init(flagValue:)) ?? defaultValue
     }
 
     /// The integer flag `name`, or `defaultValue` (seed 000's `getInt`).
     public func int(_ name: String, default defaultValue: Int) -> Int {
-        value(FlagKey(name, default: defaultValue))
+        flagValue(name).flatMap(Int.init(flagValue:)) ?? defaultValue
     }
 
     /// The number flag `name`, or `defaultValue`.
     public func double(_ name: String, default defaultValue: Double) -> Double {
-        value(FlagKey(name, default: defaultValue))
+        flagValue(name).flatMap(Double.init(flagValue:)) ?? defaultValue
     }
 
     /// The string flag `name`, or `defaultValue` (seed 000's `getString`).
     public func string(_ name: String, default defaultValue: String) -> String {
-        value(FlagKey(name, default: defaultValue))
+        flagValue(name).flatMap(String.init(flagValue:)) ?? defaultValue
     }
 
     /// Whether the Boolean flag `key` is on.

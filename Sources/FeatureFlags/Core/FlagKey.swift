@@ -12,17 +12,25 @@ import Foundation
 /// The default is what a read returns when the flag is missing or has the wrong type, and
 /// it is the **safe value** every read returns while the kill switch is on.
 public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
+    // Fixed-size fields first and `defaultValue` last: then a generic read can find `name`
+    // and `resolve` at constant offsets without instantiating `FlagKey<Value>`'s metadata.
+
     /// The flag's name on the wire and on disk.
     public let name: String
-    /// The code default, also the safe value under the kill switch.
-    public let defaultValue: Value
+    /// `convert` or the default in one call, built where the key is created so that the
+    /// conversion is specialised for `Value` even when the read itself is not (reads through
+    /// `any FeatureFlagClient` are generic at run time).
+    @usableFromInline let resolve: @Sendable (FlagValue?) -> Value
     @usableFromInline let convert: @Sendable (FlagValue) -> Value?
     @usableFromInline let encode: @Sendable (Value) -> FlagValue?
+    /// The code default, also the safe value under the kill switch.
+    public let defaultValue: Value
 
     /// A key with custom conversions, for types none of the other initialisers fit.
     /// - Parameters:
     ///   - convert: the Swift value for a flag value, or nil when it does not fit (TYPE_MISMATCH).
     ///   - encode: the flag value for a Swift value, used by overrides and test clients.
+    @inlinable
     public init(
         _ name: String,
         default defaultValue: Value,
@@ -33,6 +41,10 @@ public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
         self.defaultValue = defaultValue
         self.convert = convert
         self.encode = encode
+        self.resolve = { found in
+            if let found, let typed = convert(found) { return typed }
+            return defaultValue
+        }
     }
 
     /// The Swift value for `flagValue`, or nil when its type does not fit.
@@ -47,6 +59,7 @@ public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
 
 extension FlagKey where Value: FlagValueConvertible {
     /// A key for `Bool`, `Int`, `Double`, `String`, ``FlagValue`` and lists or objects of them.
+    @inlinable
     public init(_ name: String, default defaultValue: Value) {
         self.init(name, default: defaultValue, convert: { Value(flagValue: $0) }, encode: { $0.flagValue })
     }
@@ -55,6 +68,7 @@ extension FlagKey where Value: FlagValueConvertible {
 extension FlagKey where Value: RawRepresentable, Value.RawValue: FlagValueConvertible {
     /// A key for an enum (or any `RawRepresentable`) carried as its raw value; an unknown
     /// raw value is a TYPE_MISMATCH and reads as the default.
+    @inlinable
     public init(_ name: String, default defaultValue: Value) {
         self.init(
             name, default: defaultValue,
@@ -65,6 +79,7 @@ extension FlagKey where Value: RawRepresentable, Value.RawValue: FlagValueConver
 
 extension FlagKey where Value: RawRepresentable & Decodable, Value.RawValue: FlagValueConvertible {
     /// A key for a `Codable` enum with raw values: read by raw value, like any `RawRepresentable`.
+    @inlinable
     public init(_ name: String, default defaultValue: Value) {
         self.init(
             name, default: defaultValue,

@@ -37,27 +37,22 @@ package final class FlagServing: Sendable {
                 killed: snapshot.isKillSwitchOn(key: killSwitchKey), reasonOverride: reasonOverride))
     }
 
-    private enum Hit {
-        case value(FlagValue)
-        case killed
-        case absent
+    /// The non-generic half of a read: the flag's value, or nil when the kill switch is on
+    /// (and `name` is not the kill-switch key), the flag is missing or it carries no value.
+    /// One lock, one or two dictionary lookups. Kept out of the generic function so that
+    /// reads through `any FeatureFlagClient` (unspecialised) pay no generic overhead here.
+    package func lookup(_ name: String) -> FlagValue? {
+        state.withLock { s in
+            if s.killed, name != killSwitchKey { return nil }
+            if let entry = s.snapshot.flags[name] { return entry.value }
+            return s.defaults[name]?.value
+        }
     }
 
     /// The typed read: the value, or the key's default.
     @inline(__always)
     package func value<Value>(_ key: FlagKey<Value>) -> Value {
-        let killKey = killSwitchKey
-        let hit: Hit = state.withLock { s in
-            if s.killed, key.name != killKey { return .killed }
-            if let entry = s.snapshot.flags[key.name] {
-                if let v = entry.value { return .value(v) }
-                return .absent
-            }
-            if let v = s.defaults[key.name]?.value { return .value(v) }
-            return .absent
-        }
-        if case .value(let v) = hit, let typed = key.convert(v) { return typed }
-        return key.defaultValue
+        key.resolve(lookup(key.name))
     }
 
     /// The read with its explanation.
