@@ -9,15 +9,17 @@ let package = Package(
     products: [
         .library(name: "FeatureFlags", targets: ["FeatureFlags"]),
         .library(name: "FeatureFlagsTesting", targets: ["FeatureFlagsTesting"]),
+        .library(name: "FlagServer", targets: ["FlagServer"]),
         .executable(name: "flagctl", targets: ["flagctl"]),
     ],
     targets: [
         .target(name: "FeatureFlags"),
         .target(name: "FeatureFlagsTesting", dependencies: ["FeatureFlags"]),
-        .executableTarget(name: "flagctl", dependencies: ["FeatureFlags"]),
+        .target(name: "FlagServer", dependencies: ["FeatureFlags"]),
+        .executableTarget(name: "flagctl", dependencies: ["FeatureFlags", "FlagServer"]),
         .testTarget(
             name: "FeatureFlagsTests",
-            dependencies: ["FeatureFlags", "FeatureFlagsTesting"]
+            dependencies: ["FeatureFlags", "FeatureFlagsTesting", "FlagServer"]
         ),
     ],
     swiftLanguageModes: [.v6]

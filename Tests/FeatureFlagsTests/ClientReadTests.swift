@@ -187,14 +187,13 @@ struct ClientReadTests {
         #expect(n == 0)
     }
 
-    @Test func readsFromManyThreadsWhileWriting() async {
+    @Test func readsFromManyThreadsWhileWriting() async throws {
         let flags = InMemoryFlagClient(["n": 0])
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for i in 1...2_000 { flags.set("n", .int(i)) }
-            }
-            for _ in 0..<2 {
-                group.addTask {
+        // One writer and two readers on threads of their own; every reader sees values only grow.
+        let writer = Task.detached { try await blocking { for i in 1...2_000 { flags.set("n", .int(i)) } } }
+        let readers = (0..<2).map { _ in
+            Task.detached {
+                try await blocking {
                     var last = 0
                     for _ in 0..<20_000 {
                         let now = flags.int("n", default: -1)
@@ -204,6 +203,8 @@ struct ClientReadTests {
                 }
             }
         }
+        try await writer.value
+        for reader in readers { try await reader.value }
         #expect(flags.int("n", default: -1) == 2_000)
     }
 }

@@ -43,175 +43,203 @@ struct FallbackCorruptionTests {
         #expect(client.value(.themeColor) == "#000000", sourceLocation: sourceLocation)
     }
 
-    @Test func truncatedAtEveryByteOffset() throws {
-        let bytes = try validFileBytes()
-        #expect(bytes.count > 300)
-        for length in 0..<bytes.count {
+    @Test func truncatedAtEveryByteOffset() async throws {
+        try await blocking {
+            let bytes = try validFileBytes()
+            #expect(bytes.count > 300)
+            for length in 0..<bytes.count {
+                let dir = TempDir()
+                let url = dir.url("flags.lkg")
+                let truncated = Array(bytes[0..<length])
+                try Data(truncated).write(to: url)
+                let client = FallbackClient(fileURL: url, context: context)
+                guard case .rejected(_, let keptAt) = client.loadOutcome else {
+                    Issue.record("truncation at \(length) was accepted")
+                    continue
+                }
+                #expect(keptAt == url.path + ".corrupt")
+                #expect(client.snapshot == .empty)
+                #expect(client.recentEvents.contains { if case .fallbackRejected = $0 { true } else { false } })
+            }
+            // The whole file still loads.
+            let dir = TempDir()
+            try Data(bytes).write(to: dir.url("f"))
+            #expect(FallbackClient(fileURL: dir.url("f"), context: context).value(FlagKey("kill_switch", default: true)) == false)
+        }
+    }
+
+    @Test func everySingleByteFlipIsDetected() async throws {
+        try await blocking {
+            let bytes = try validFileBytes()
+            for i in bytes.indices {
+                var flipped = bytes
+                flipped[i] ^= 0x40
+                let dir = TempDir()
+                try Data(flipped).write(to: dir.url("f"))
+                let client = FallbackClient(fileURL: dir.url("f"), context: context)
+                #expect(rejection(client) != nil, "flip at byte \(i) went unnoticed")
+            }
+        }
+    }
+
+    @Test func appendedBytesAreDetected() async throws {
+        try await blocking {
+            try expectRejected(try validFileBytes() + [0], reasonContains: "truncated or padded")
+        }
+    }
+
+    @Test func randomBytes() async throws {
+        try await blocking {
+            var generator = SplitMix(seed: 42)
+            for size in [1, 3, 4, 27, 28, 29, 100, 4_096] {
+                let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                try expectRejected(bytes)
+            }
+            // Random bytes behind a valid magic and version.
+            for size in [6, 28, 64, 1_000] {
+                var bytes = Array("FFLK".utf8) + [1, 0]
+                bytes += (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                try expectRejected(bytes)
+            }
+        }
+    }
+
+    @Test func emptyFile() async throws {
+        try await blocking {
+            try expectRejected([], reasonContains: "empty")
+        }
+    }
+
+    @Test func wrongVersion() async throws {
+        try await blocking {
+            var bytes = try validFileBytes()
+            bytes[4] = 2
+            try expectRejected(bytes, reasonContains: "format version 2 is not supported")
+        }
+    }
+
+    @Test func foreignFile() async throws {
+        try await blocking {
+            try expectRejected(Array(#"{"flags":{}}"#.utf8), reasonContains: "not a fallback file")
+        }
+    }
+
+    @Test func directoryInPlaceOfTheFile() async throws {
+        try await blocking {
             let dir = TempDir()
             let url = dir.url("flags.lkg")
-            let truncated = Array(bytes[0..<length])
-            try Data(truncated).write(to: url)
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+            try Data("keep me".utf8).write(to: url.appendingPathComponent("inside.txt"))
             let client = FallbackClient(fileURL: url, context: context)
-            guard case .rejected(_, let keptAt) = client.loadOutcome else {
-                Issue.record("truncation at \(length) was accepted")
-                continue
-            }
-            #expect(keptAt == url.path + ".corrupt")
+            #expect(client.loadOutcome == .rejected(reason: "a directory stands where the file should be", keptAt: nil))
             #expect(client.snapshot == .empty)
-            #expect(client.recentEvents.contains { if case .fallbackRejected = $0 { true } else { false } })
+            // Saving fails with an error and an event; the directory is untouched.
+            #expect(throws: FallbackWriteError.self) { try client.save(snapshot(auraLinkPersonal), for: context) }
+            #expect(client.recentEvents.contains { if case .fallbackWriteFailed = $0 { true } else { false } })
+            #expect(try String(contentsOf: url.appendingPathComponent("inside.txt"), encoding: .utf8) == "keep me")
+            // The values are still served from memory for this session.
+            #expect(client.value(.themeColor) == "#3498DB")
+            #expect(dir.files() == ["flags.lkg"])
         }
-        // The whole file still loads.
-        let dir = TempDir()
-        try Data(bytes).write(to: dir.url("f"))
-        #expect(FallbackClient(fileURL: dir.url("f"), context: context).value(FlagKey("kill_switch", default: true)) == false)
     }
 
-    @Test func everySingleByteFlipIsDetected() throws {
-        let bytes = try validFileBytes()
-        for i in bytes.indices {
-            var flipped = bytes
-            flipped[i] ^= 0x40
+    @Test func unreadableFileIsSetAside() async throws {
+        try await blocking {
             let dir = TempDir()
-            try Data(flipped).write(to: dir.url("f"))
-            let client = FallbackClient(fileURL: dir.url("f"), context: context)
-            #expect(rejection(client) != nil, "flip at byte \(i) went unnoticed")
+            let url = dir.url("flags.lkg")
+            let bytes = try validFileBytes()
+            try Data(bytes).write(to: url)
+            // Root reads any file whatever its mode, so inject the failure the kernel gives others.
+            let client = FallbackClient(
+                fileURL: url, context: context, bundledDefaults: .none, capacity: 5, killSwitchKey: "kill_switch",
+                now: { Date() }, read: { _ throws(FileIOError) in throw .permissionDenied })
+            #expect(client.loadOutcome == .rejected(reason: "unreadable: permission denied", keptAt: url.path + ".corrupt"))
+            #expect(try FileIO.read(url.path + ".corrupt") == bytes)
+            #expect(client.snapshot == .empty)
         }
-    }
-
-    @Test func appendedBytesAreDetected() throws {
-        try expectRejected(try validFileBytes() + [0], reasonContains: "truncated or padded")
-    }
-
-    @Test func randomBytes() throws {
-        var generator = SplitMix(seed: 42)
-        for size in [1, 3, 4, 27, 28, 29, 100, 4_096] {
-            let bytes = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            try expectRejected(bytes)
-        }
-        // Random bytes behind a valid magic and version.
-        for size in [6, 28, 64, 1_000] {
-            var bytes = Array("FFLK".utf8) + [1, 0]
-            bytes += (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            try expectRejected(bytes)
-        }
-    }
-
-    @Test func emptyFile() throws {
-        try expectRejected([], reasonContains: "empty")
-    }
-
-    @Test func wrongVersion() throws {
-        var bytes = try validFileBytes()
-        bytes[4] = 2
-        try expectRejected(bytes, reasonContains: "format version 2 is not supported")
-    }
-
-    @Test func foreignFile() throws {
-        try expectRejected(Array(#"{"flags":{}}"#.utf8), reasonContains: "not a fallback file")
-    }
-
-    @Test func directoryInPlaceOfTheFile() throws {
-        let dir = TempDir()
-        let url = dir.url("flags.lkg")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
-        try Data("keep me".utf8).write(to: url.appendingPathComponent("inside.txt"))
-        let client = FallbackClient(fileURL: url, context: context)
-        #expect(client.loadOutcome == .rejected(reason: "a directory stands where the file should be", keptAt: nil))
-        #expect(client.snapshot == .empty)
-        // Saving fails with an error and an event; the directory is untouched.
-        #expect(throws: FallbackWriteError.self) { try client.save(snapshot(auraLinkPersonal), for: context) }
-        #expect(client.recentEvents.contains { if case .fallbackWriteFailed = $0 { true } else { false } })
-        #expect(try String(contentsOf: url.appendingPathComponent("inside.txt"), encoding: .utf8) == "keep me")
-        // The values are still served from memory for this session.
-        #expect(client.value(.themeColor) == "#3498DB")
-        #expect(dir.files() == ["flags.lkg"])
-    }
-
-    @Test func unreadableFileIsSetAside() throws {
-        let dir = TempDir()
-        let url = dir.url("flags.lkg")
-        let bytes = try validFileBytes()
-        try Data(bytes).write(to: url)
-        // Root reads any file whatever its mode, so inject the failure the kernel gives others.
-        let client = FallbackClient(
-            fileURL: url, context: context, bundledDefaults: .none, capacity: 5, killSwitchKey: "kill_switch",
-            now: { Date() }, read: { _ throws(FileIOError) in throw .permissionDenied })
-        #expect(client.loadOutcome == .rejected(reason: "unreadable: permission denied", keptAt: url.path + ".corrupt"))
-        #expect(try FileIO.read(url.path + ".corrupt") == bytes)
-        #expect(client.snapshot == .empty)
     }
 
     @Test(.enabled(if: geteuid() != 0, "root ignores file modes"))
-    func noReadPermission() throws {
-        let dir = TempDir()
-        let url = dir.url("flags.lkg")
-        try Data(try validFileBytes()).write(to: url)
-        chmod(url.path, 0o000)
-        let client = FallbackClient(fileURL: url, context: context)
-        #expect(client.loadOutcome == .rejected(reason: "unreadable: permission denied", keptAt: url.path + ".corrupt"))
-        #expect(client.snapshot == .empty)
-    }
-
-    @Test func fifoInPlaceOfTheFileDoesNotBlock() throws {
-        let dir = TempDir()
-        let url = dir.url("flags.lkg")
-        #expect(mkfifo(url.path, 0o600) == 0)
-        let client = FallbackClient(fileURL: url, context: context)
-        #expect(client.loadOutcome == .rejected(reason: "unreadable: not a regular file", keptAt: url.path + ".corrupt"))
-        try client.save(snapshot(auraLinkPersonal), for: context)
-        #expect(FallbackClient(fileURL: url, context: context).value(.themeColor) == "#3498DB")
-    }
-
-    @Test func badFileIsNeverOverwrittenWhenItCannotBeSetAside() throws {
-        let dir = TempDir()
-        let url = dir.url("flags.lkg")
-        let garbage = Array("not a fallback file".utf8)
-        try Data(garbage).write(to: url)
-        // A non-empty directory at the quarantine path makes the move fail.
-        try FileManager.default.createDirectory(atPath: url.path + ".corrupt/x", withIntermediateDirectories: true)
-        let client = FallbackClient(fileURL: url, context: context)
-        #expect(client.loadOutcome == .rejected(reason: "the file is not a fallback file (bad magic)", keptAt: nil))
-        #expect(throws: FallbackWriteError.self) { try client.save(snapshot(auraLinkPersonal), for: context) }
-        #expect(try FileIO.read(url.path) == garbage)
-        #expect(client.value(.themeColor) == "#3498DB")
-    }
-
-    @Test func afterRejectionTheStoreStartsAfresh() throws {
-        let dir = TempDir()
-        let url = dir.url("flags.lkg")
-        try Data([1, 2, 3]).write(to: url)
-        let client = FallbackClient(fileURL: url, context: context)
-        try client.save(snapshot(auraLinkPersonal), for: context)
-        let relaunched = FallbackClient(fileURL: url, context: context)
-        #expect(relaunched.loadOutcome == .loaded(contexts: 1, bytes: try FileIO.read(url.path).count))
-        #expect(relaunched.value(.themeColor) == "#3498DB")
-        #expect(try FileIO.read(url.path + ".corrupt") == [1, 2, 3])
-    }
-
-    @Test func hostileSnapshotPayloadsAreRejectedWithoutCrashing() throws {
-        // Valid container and checksums around payloads a buggy or hostile writer produced.
-        var deep: [UInt8] = []  // a list holding a list holding … 100,000 deep
-        for _ in 0..<100_000 { deep += [6, 1] }
-        let head: [UInt8] = [1, 0] + [UInt8](repeating: 0, count: 8)  // encoding 1, no optionals, time 0
-        let overlong: [UInt8] = [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]
-        let oneFlagNamedA: [UInt8] = [1, 1, 0x61, 1]
-        let payloads: [[UInt8]] = [
-            [],
-            [9],  // unknown snapshot encoding
-            head + overlong,  // flag count varint too long
-            head + [0xFF, 0xFF, 0xFF, 0x0F],  // count beyond the data
-            head + oneFlagNamedA + deep,  // nesting 100,000 deep
-            head + oneFlagNamedA + [42],  // unknown value tag
-        ]
-        for payload in payloads {
+    func noReadPermission() async throws {
+        try await blocking {
             let dir = TempDir()
-            let url = dir.url("f")
-            let file = FallbackFileFormat.encode([.init(fingerprint: context.fingerprint, payload: ArraySlice(payload))])
-            try Data(file).write(to: url)
+            let url = dir.url("flags.lkg")
+            try Data(try validFileBytes()).write(to: url)
+            chmod(url.path, 0o000)
             let client = FallbackClient(fileURL: url, context: context)
+            #expect(client.loadOutcome == .rejected(reason: "unreadable: permission denied", keptAt: url.path + ".corrupt"))
             #expect(client.snapshot == .empty)
-            #expect(client.recentEvents.contains { if case .fallbackRejected = $0 { true } else { false } })
-            #expect(client.storedContextFingerprints.isEmpty)
+        }
+    }
+
+    @Test func fifoInPlaceOfTheFileDoesNotBlock() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let url = dir.url("flags.lkg")
+            #expect(mkfifo(url.path, 0o600) == 0)
+            let client = FallbackClient(fileURL: url, context: context)
+            #expect(client.loadOutcome == .rejected(reason: "unreadable: not a regular file", keptAt: url.path + ".corrupt"))
+            try client.save(snapshot(auraLinkPersonal), for: context)
+            #expect(FallbackClient(fileURL: url, context: context).value(.themeColor) == "#3498DB")
+        }
+    }
+
+    @Test func badFileIsNeverOverwrittenWhenItCannotBeSetAside() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let url = dir.url("flags.lkg")
+            let garbage = Array("not a fallback file".utf8)
+            try Data(garbage).write(to: url)
+            // A non-empty directory at the quarantine path makes the move fail.
+            try FileManager.default.createDirectory(atPath: url.path + ".corrupt/x", withIntermediateDirectories: true)
+            let client = FallbackClient(fileURL: url, context: context)
+            #expect(client.loadOutcome == .rejected(reason: "the file is not a fallback file (bad magic)", keptAt: nil))
+            #expect(throws: FallbackWriteError.self) { try client.save(snapshot(auraLinkPersonal), for: context) }
+            #expect(try FileIO.read(url.path) == garbage)
+            #expect(client.value(.themeColor) == "#3498DB")
+        }
+    }
+
+    @Test func afterRejectionTheStoreStartsAfresh() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let url = dir.url("flags.lkg")
+            try Data([1, 2, 3]).write(to: url)
+            let client = FallbackClient(fileURL: url, context: context)
+            try client.save(snapshot(auraLinkPersonal), for: context)
+            let relaunched = FallbackClient(fileURL: url, context: context)
+            #expect(relaunched.loadOutcome == .loaded(contexts: 1, bytes: try FileIO.read(url.path).count))
+            #expect(relaunched.value(.themeColor) == "#3498DB")
+            #expect(try FileIO.read(url.path + ".corrupt") == [1, 2, 3])
+        }
+    }
+
+    @Test func hostileSnapshotPayloadsAreRejectedWithoutCrashing() async throws {
+        try await blocking {
+            // Valid container and checksums around payloads a buggy or hostile writer produced.
+            var deep: [UInt8] = []  // a list holding a list holding … 100,000 deep
+            for _ in 0..<100_000 { deep += [6, 1] }
+            let head: [UInt8] = [1, 0] + [UInt8](repeating: 0, count: 8)  // encoding 1, no optionals, time 0
+            let overlong: [UInt8] = [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01]
+            let oneFlagNamedA: [UInt8] = [1, 1, 0x61, 1]
+            let payloads: [[UInt8]] = [
+                [],
+                [9],  // unknown snapshot encoding
+                head + overlong,  // flag count varint too long
+                head + [0xFF, 0xFF, 0xFF, 0x0F],  // count beyond the data
+                head + oneFlagNamedA + deep,  // nesting 100,000 deep
+                head + oneFlagNamedA + [42],  // unknown value tag
+            ]
+            for payload in payloads {
+                let dir = TempDir()
+                let url = dir.url("f")
+                let file = FallbackFileFormat.encode([.init(fingerprint: context.fingerprint, payload: ArraySlice(payload))])
+                try Data(file).write(to: url)
+                let client = FallbackClient(fileURL: url, context: context)
+                #expect(client.snapshot == .empty)
+                #expect(client.recentEvents.contains { if case .fallbackRejected = $0 { true } else { false } })
+                #expect(client.storedContextFingerprints.isEmpty)
+            }
         }
     }
 }

@@ -59,3 +59,13 @@ let auraLinkBusiness: [String: FlagValue] = [
 func snapshot(_ values: [String: FlagValue], version: String = "v1", at date: Date = Date(timeIntervalSince1970: 1_750_000_000)) -> FlagSnapshot {
     FlagSnapshot(values: values, version: version, fetchedAt: date, ttl: 86_400, etag: "\"e-\(version)\"", origin: .network)
 }
+
+/// Runs CPU- or disk-heavy test work on a thread of its own, so it does not occupy one of
+/// the few threads of Swift's global executor that the timing-sensitive loopback tests need
+/// (one per core: two here). Not `DispatchQueue.global()`: on Linux its worker threads are
+/// the very pool the global executor runs on.
+func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}

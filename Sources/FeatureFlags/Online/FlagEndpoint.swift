@@ -1,0 +1,91 @@
+import Foundation
+
+/// One flag service's wire format: how to ask for a context's flags and how to read the
+/// answer. Pure — no I/O, no clocks beyond the `fetchedAt` it is handed — so every
+/// provider's mapping is testable byte for byte. ``OnlineClient`` does the HTTP.
+public protocol FlagEndpoint: Sendable {
+    /// A short name for events and logs, e.g. `"json"` or `"ofrep"`.
+    var name: String { get }
+
+    /// The request for `context`. `etag` is the entity tag of the snapshot the caller holds;
+    /// send it as `If-None-Match` when the service supports conditional requests.
+    func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest
+
+    /// Reads a 2xx response (never called for 304, which ``OnlineClient`` answers itself).
+    func decode(_ response: FlagResponse, for context: EvaluationContext, fetchedAt: Date) throws(FlagEndpointError) -> FlagFetchResult
+
+    /// What a non-2xx response says about itself, for the error (no secrets, no context values).
+    /// The default reads nothing.
+    func failureDetail(_ response: FlagResponse) -> String?
+}
+
+extension FlagEndpoint {
+    /// No detail.
+    public func failureDetail(_ response: FlagResponse) -> String? { nil }
+}
+
+/// An HTTP request as an endpoint describes it.
+public struct FlagRequest: Sendable, Equatable {
+    /// The absolute URL.
+    public var url: URL
+    /// `GET`, `POST`, `REPORT` …
+    public var method: String
+    /// Header fields. Values may be secrets (authorisation): they are sent, never logged.
+    public var headers: [String: String]
+    /// The body, if any.
+    public var body: [UInt8]?
+
+    /// A request.
+    public init(url: URL, method: String = "GET", headers: [String: String] = [:], body: [UInt8]? = nil) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// An HTTP response as the client received it.
+public struct FlagResponse: Sendable, Equatable {
+    /// The status code.
+    public var status: Int
+    /// Header fields with lower-cased names.
+    public var headers: [String: String]
+    /// The body bytes (never more than the client's size limit).
+    public var body: [UInt8]
+
+    /// A response; header names are lower-cased.
+    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
+        self.status = status
+        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { _, last in last })
+        self.body = body
+    }
+
+    /// The header `name` (case-insensitive).
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// What a fetch produced.
+public enum FlagFetchResult: Sendable, Equatable {
+    /// A complete new snapshot.
+    case snapshot(FlagSnapshot)
+    /// The service says the caller's snapshot is still current (HTTP 304, or a service's own
+    /// "no change" state).
+    case notModified
+}
+
+/// Why an endpoint could not build a request or read a response.
+public struct FlagEndpointError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// OpenFeature's code for the failure: `PARSE_ERROR`, `INVALID_CONTEXT`, `GENERAL` …
+    public let code: FlagErrorCode
+    /// What was wrong, without context attribute values or secrets.
+    public let message: String
+
+    /// An error.
+    public init(_ code: FlagErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// `CODE: message`.
+    public var description: String { "\(code.rawValue): \(message)" }
+}

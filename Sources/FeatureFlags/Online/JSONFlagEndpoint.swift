@@ -1,0 +1,106 @@
+import Foundation
+
+/// The project's own endpoint: a ``FlagDocument`` evaluated for the context, carried one of
+/// two ways —
+///
+/// - **POST** the context as `{"context": {"targetingKey": …, …attributes}}` to a URL, or
+/// - **GET** a URL template such as `https://cdn.example.com/flags/{venue}.json`, so that a
+///   static file host or CDN can serve pre-evaluated documents. `{name}` is replaced by the
+///   context's attribute `name` (or `targetingKey`), percent-encoded as one path segment.
+///
+/// Conditional requests use the stored entity tag (`If-None-Match`).
+public struct JSONFlagEndpoint: FlagEndpoint {
+    private enum Mode: Sendable {
+        case post(URL)
+        case template(String)
+    }
+
+    private let mode: Mode
+    private let headers: [String: String]
+
+    /// `"json"`.
+    public var name: String { "json" }
+
+    /// POSTs the context to `url`; `headers` (authorisation …) go with every request.
+    public init(post url: URL, headers: [String: String] = [:]) {
+        mode = .post(url)
+        self.headers = headers
+    }
+
+    /// GETs `urlTemplate` with `{attribute}` placeholders filled from the context.
+    public init(urlTemplate: String, headers: [String: String] = [:]) {
+        mode = .template(urlTemplate)
+        self.headers = headers
+    }
+
+    /// The request for `context`.
+    public func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+        var fields = headers
+        fields["Accept"] = "application/json"
+        if let etag { fields["If-None-Match"] = etag }
+        switch mode {
+        case .post(let url):
+            fields["Content-Type"] = "application/json"
+            let body = FlagJSON.bytes(.object(["context": context.flagValue]), sortedKeys: true)
+            return FlagRequest(url: url, method: "POST", headers: fields, body: body)
+        case .template(let template):
+            let expanded = try URLTemplate.expand(template, with: context)
+            guard let url = URL(string: expanded) else {
+                throw FlagEndpointError(.invalidContext, "the URL template does not give a valid URL")
+            }
+            return FlagRequest(url: url, method: "GET", headers: fields)
+        }
+    }
+
+    /// Reads a ``FlagDocument``.
+    public func decode(_ response: FlagResponse, for context: EvaluationContext, fetchedAt: Date) throws(FlagEndpointError) -> FlagFetchResult {
+        let document = try FlagDocument(json: response.body)
+        return .snapshot(
+            document.snapshot(fetchedAt: fetchedAt, etag: response.header("etag"), contextFingerprint: context.fingerprint))
+    }
+
+    /// The `error` member of a JSON error body, if there is one.
+    public func failureDetail(_ response: FlagResponse) -> String? {
+        guard let value = try? FlagJSON.parse(response.body), case .string(let message)? = value.objectValue?["error"] else {
+            return nil
+        }
+        return String(message.prefix(200))
+    }
+}
+
+/// `{name}` placeholders in a URL template.
+enum URLTemplate {
+    /// Characters left as they are in a path segment (RFC 3986 unreserved).
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    static func expand(_ template: String, with context: EvaluationContext) throws(FlagEndpointError) -> String {
+        var out = ""
+        var rest = Substring(template)
+        while let open = rest.firstIndex(of: "{") {
+            out += rest[..<open]
+            guard let close = rest[open...].firstIndex(of: "}") else {
+                throw FlagEndpointError(.general, "the URL template has an unclosed {")
+            }
+            let name = String(rest[rest.index(after: open)..<close])
+            let value: String?
+            if name == "targetingKey" {
+                value = context.targetingKey
+            } else {
+                switch context[name] {
+                case .string(let s)?: value = s
+                case .int(let i)?: value = String(i)
+                case .bool(let b)?: value = String(b)
+                case .double(let d)?: value = String(d)
+                default: value = nil
+                }
+            }
+            guard let value, !value.isEmpty else {
+                throw FlagEndpointError(.invalidContext, "the URL template needs the context attribute \"\(name)\"")
+            }
+            out += value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+            rest = rest[rest.index(after: close)...]
+        }
+        out += rest
+        return out
+    }
+}

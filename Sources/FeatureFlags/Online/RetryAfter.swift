@@ -1,0 +1,59 @@
+import Foundation
+
+/// Parses `Retry-After` (RFC 9110 §10.2.3) in its three forms seen in practice: delay
+/// seconds (`120`), an HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`, plus the obsolete RFC 850
+/// and asctime forms), and ISO-8601 (`2026-11-21T14:30:00Z`), which some services send.
+public enum RetryAfter {
+    /// Seconds to wait from `now`, never negative; nil when the header is unreadable.
+    public static func delay(_ header: String, now: Date) -> TimeInterval? {
+        let text = header.trimmingCharacters(in: .whitespaces)
+        if text.isEmpty { return nil }
+        if text.allSatisfy(\.isASCIIDigit) {
+            guard let seconds = Double(text), seconds.isFinite else { return nil }
+            return seconds
+        }
+        guard let date = httpDate(text) ?? iso8601(text) else { return nil }
+        return max(0, date.timeIntervalSince(now))
+    }
+
+    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`)
+    /// or asctime (`Sun Nov  6 08:49:37 1994`); always UTC.
+    static func httpDate(_ text: String) -> Date? {
+        let t = text.split(separator: " ").map(String.init)
+        let day: String, month: String, year: String, time: String
+        if t.count == 6, t[0].hasSuffix(","), t[5] == "GMT" {
+            (day, month, year, time) = (t[1], t[2], t[3], t[4])
+        } else if t.count == 4, t[0].hasSuffix(","), t[3] == "GMT" {
+            let dmy = t[1].split(separator: "-").map(String.init)
+            guard dmy.count == 3, let yy = Int(dmy[2]), dmy[2].count == 2 else { return nil }
+            // RFC 9110: a two-digit year more than 50 years ahead belongs to the past century.
+            (day, month, year, time) = (dmy[0], dmy[1], String(yy < 70 ? 2000 + yy : 1900 + yy), t[2])
+        } else if t.count == 5 {
+            (day, month, year, time) = (t[2], t[1], t[4], t[3])
+        } else {
+            return nil
+        }
+        let hms = time.split(separator: ":").compactMap { Int($0) }
+        guard let d = Int(day), let m = months.firstIndex(of: month), let y = Int(year), year.count == 4, hms.count == 3,
+            (1...31).contains(d), (0...23).contains(hms[0]), (0...59).contains(hms[1]), (0...60).contains(hms[2])
+        else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let components = DateComponents(year: y, month: m + 1, day: d, hour: hms[0], minute: hms[1], second: hms[2])
+        return calendar.date(from: components)
+    }
+
+    static func iso8601(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}

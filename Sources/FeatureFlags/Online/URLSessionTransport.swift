@@ -1,0 +1,236 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// ``FlagTransport`` over `URLSession`, with a delegate so the size limit applies to the bytes
+/// as they arrive. No cache (`urlCache = nil`), no cookies.
+///
+/// Every call into `URLSession` (creating, resuming, cancelling a task) happens on the
+/// transport's own serial queue, never on the caller's thread: on Linux those calls can
+/// block for up to a second inside libcurl, which must not stall Swift's small cooperative
+/// thread pool. A cancelled caller is answered at once; the task is cancelled behind it.
+/// After ``shutdown()`` every send fails at once — creating a task on an invalidated
+/// session would crash on Linux.
+public final class URLSessionTransport: NSObject, FlagTransport, URLSessionDataDelegate, @unchecked Sendable {
+    // @unchecked: mutable state lives in `Locked` boxes; `URLSession` is thread-safe and is
+    // only called on `control`; delegate callbacks touch only `Locked` state.
+
+    /// One request's life: the waiter, what has arrived, and the task once created.
+    private final class Exchange: Sendable {
+        struct State {
+            var continuation: CheckedContinuation<FlagResponse, any Error>?
+            var task: URLSessionDataTask?
+            var cancelled = false
+            var status = 0
+            var headers: [String: String] = [:]
+            var body: [UInt8] = []
+        }
+        let maxBytes: Int
+        let state: Locked<State>
+
+        init(maxBytes: Int) {
+            self.maxBytes = maxBytes
+            state = Locked(State())
+        }
+
+        /// Resumes the waiter once; later calls do nothing.
+        func finish(_ result: Result<FlagResponse, any Error>) {
+            let continuation = state.withLock { s in
+                defer { s.continuation = nil }
+                return s.continuation
+            }
+            continuation?.resume(with: result)
+        }
+    }
+
+    private let session: Locked<URLSession?> = Locked(nil)
+    private let exchanges = Locked<[Int: Exchange]>([:])
+    private let control = DispatchQueue(label: "FeatureFlags.URLSessionTransport.control")
+    private let allowInsecureRedirects: Bool
+
+    /// A transport with its own session. `allowInsecureRedirects` lets redirects go to plain
+    /// HTTP on other hosts (off: a redirect to `http://` off loopback is refused).
+    public init(allowInsecureRedirects: Bool = false) {
+        self.allowInsecureRedirects = allowInsecureRedirects
+        super.init()
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpMaximumConnectionsPerHost = 4
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.name = "FeatureFlags.URLSessionTransport.delegate"
+        let created = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
+        session.withLock { $0 = created }
+    }
+
+    /// Sends `request`; see ``FlagTransport``.
+    public func send(_ request: FlagRequest, maxBytes: Int, timeout: TimeInterval) async throws(FetchError) -> FlagResponse {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method
+        urlRequest.httpBody = request.body.map { Data($0) }
+        urlRequest.cachePolicy = .reloadIgnoringLocalAndRemoteCacheData
+        urlRequest.timeoutInterval = max(1, timeout.rounded(.up))
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        let prepared = urlRequest
+        let exchange = Exchange(maxBytes: maxBytes)
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<FlagResponse, any Error>) in
+                    let cancelledAlready = exchange.state.withLock { s in
+                        s.continuation = continuation
+                        return s.cancelled
+                    }
+                    if cancelledAlready {
+                        exchange.finish(.failure(FetchError.cancelled))
+                        return
+                    }
+                    control.async { [self] in start(prepared, exchange) }
+                }
+            } onCancel: {
+                let task = exchange.state.withLock { s in
+                    s.cancelled = true
+                    return s.task
+                }
+                exchange.finish(.failure(FetchError.cancelled))
+                if let task { control.async { task.cancel() } }
+            }
+        } catch let error as FetchError {
+            throw error
+        } catch {
+            throw .transport(String(describing: type(of: error)))
+        }
+    }
+
+    /// On `control`: creates and resumes the task, unless cancelled or shut down meanwhile.
+    private func start(_ urlRequest: URLRequest, _ exchange: Exchange) {
+        guard let session = session.withLock({ $0 }) else {
+            exchange.finish(.failure(FetchError.cancelled))
+            return
+        }
+        let task = session.dataTask(with: urlRequest)
+        let cancelled = exchange.state.withLock { s in
+            s.task = task
+            return s.cancelled
+        }
+        if cancelled {
+            task.cancel()
+            return
+        }
+        exchanges.withLock { $0[task.taskIdentifier] = exchange }
+        task.resume()
+    }
+
+    private func exchange(for task: URLSessionTask) -> Exchange? {
+        exchanges.withLock { $0[task.taskIdentifier] }
+    }
+
+    /// Ends one task's exchange with `result` and cancels the task on `control`.
+    private func abort(_ task: URLSessionTask, with error: FetchError) {
+        exchanges.withLock { $0.removeValue(forKey: task.taskIdentifier) }?.finish(.failure(error))
+        control.async { task.cancel() }
+    }
+
+    /// Cancels every request in flight and invalidates the session. Idempotent.
+    public func shutdown() {
+        let closing = session.withLock { box -> URLSession? in
+            defer { box = nil }
+            return box
+        }
+        let waiting = exchanges.withLock { all -> [Exchange] in
+            defer { all.removeAll() }
+            return Array(all.values)
+        }
+        for exchange in waiting { exchange.finish(.failure(FetchError.cancelled)) }
+        if let closing { control.async { closing.invalidateAndCancel() } }
+    }
+
+    deinit { shutdown() }
+
+    // MARK: URLSessionDataDelegate
+
+    /// Records the status and headers; refuses a declared length above the limit.
+    public func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        guard let exchange = exchange(for: dataTask), let http = response as? HTTPURLResponse else {
+            return completionHandler(.allow)
+        }
+        exchange.state.withLock { s in
+            s.status = http.statusCode
+            for (name, value) in http.allHeaderFields {
+                if let name = name as? String, let value = value as? String { s.headers[name.lowercased()] = value }
+            }
+        }
+        if response.expectedContentLength > Int64(exchange.maxBytes) {
+            abort(dataTask, with: .payloadTooLarge(limit: exchange.maxBytes))
+            return completionHandler(.cancel)
+        }
+        completionHandler(.allow)
+    }
+
+    /// Appends body bytes; cancels once they exceed the limit.
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let exchange = exchange(for: dataTask) else { return }
+        let fits = exchange.state.withLock { s -> Bool in
+            guard s.body.count + data.count <= exchange.maxBytes else { return false }
+            s.body.append(contentsOf: data)
+            return true
+        }
+        if !fits { abort(dataTask, with: .payloadTooLarge(limit: exchange.maxBytes)) }
+    }
+
+    /// Completes the waiter with the response or the mapped error.
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        if let error {
+            exchange.finish(.failure(Self.map(error)))
+        } else {
+            let response = exchange.state.withLock { FlagResponse(status: $0.status, headers: $0.headers, body: $0.body) }
+            exchange.finish(.success(response))
+        }
+    }
+
+    /// Follows redirects only where the HTTPS rule allows.
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        guard let url = request.url else { return completionHandler(nil) }
+        do {
+            try URLPolicy.check(url, allowInsecureHTTP: allowInsecureRedirects)
+            completionHandler(request)
+        } catch {
+            exchanges.withLock { $0.removeValue(forKey: task.taskIdentifier) }?.finish(.failure(error))
+            completionHandler(nil)
+        }
+    }
+
+    static func map(_ error: any Error) -> FetchError {
+        if let fetch = error as? FetchError { return fetch }
+        let nsError = error as NSError
+        guard nsError.domain == NSURLErrorDomain else { return .transport(nsError.localizedDescription) }
+        switch nsError.code {
+        case NSURLErrorCancelled: return .cancelled
+        case NSURLErrorTimedOut: return .offline("the connection timed out")
+        case NSURLErrorCannotConnectToHost: return .offline("cannot connect to the host")
+        case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed: return .offline("cannot resolve the host")
+        case NSURLErrorNotConnectedToInternet: return .offline("not connected to the internet")
+        case NSURLErrorNetworkConnectionLost: return .offline("the connection was lost")
+        case NSURLErrorDataNotAllowed, NSURLErrorInternationalRoamingOff: return .offline("data not allowed")
+        case NSURLErrorBadServerResponse, NSURLErrorZeroByteResource: return .transport("bad server response")
+        case NSURLErrorSecureConnectionFailed, NSURLErrorServerCertificateUntrusted, NSURLErrorServerCertificateHasBadDate,
+            NSURLErrorServerCertificateNotYetValid, NSURLErrorServerCertificateHasUnknownRoot:
+            return .transport("TLS failure")
+        default:
+            // The description is libcurl's or the system's message (host and port at most);
+            // never the URL, whose query may carry an API key.
+            let message = nsError.localizedDescription.split(separator: "?").first.map(String.init) ?? ""
+            return .transport("URL error \(nsError.code): \(message)")
+        }
+    }
+}

@@ -1,0 +1,341 @@
+import FeatureFlags
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A loopback HTTP/1.1 flag server for tests and for rehearsing outages: it serves a
+/// ``ServerDocument`` (from memory or from a file it reloads when the file changes),
+/// evaluated per request for the asking context, with strong ETags and 304s, a request log
+/// to assert on, and faults switchable at run time.
+///
+/// Routes: `POST /flags` with `{"context": {…}}`; `GET /flags/<value>.json` (the value sets
+/// ``Configuration/pathAttribute``, `venue` by default); `GET /flags?attr=value&…`. Query
+/// parameters add attributes, `targetingKey` sets the targeting key.
+///
+/// The server starts in its initialiser, on its own threads (POSIX sockets, no
+/// dependencies), and ``stop()`` ends every thread and connection.
+public final class FlagServer: Sendable {
+    private enum Source: Sendable {
+        case memory
+        case file(path: String)
+    }
+
+    private struct FileStamp: Equatable {
+        let modified: FileTime
+        let size: Int
+        let inode: UInt64
+    }
+
+    private struct State {
+        var document: ServerDocument
+        var fileStamp: FileStamp?
+        var reloads = 0
+        var lastReloadError: String?
+        var fault: Fault?
+        var latency: Duration = .zero
+        var log: [RequestRecord] = []
+        var activeConnections: Set<Int32> = []
+        var stopping = false
+    }
+
+    /// The port the server listens on.
+    public let port: UInt16
+    /// How it listens.
+    public let configuration: Configuration
+
+    private let source: Source
+    private let state: Locked<State>
+    private let listenFD: Int32
+    private let stopPipe: (read: Int32, write: Int32)
+    private let threads = DispatchGroup()
+    private let onRequest: (@Sendable (RequestRecord) -> Void)?
+
+    /// Serves `document` from memory.
+    /// - Parameter onRequest: called after each request is answered (for logging).
+    public convenience init(
+        document: ServerDocument, configuration: Configuration = Configuration(),
+        onRequest: (@Sendable (RequestRecord) -> Void)? = nil
+    ) throws {
+        try self.init(source: .memory, document: document, configuration: configuration, onRequest: onRequest)
+    }
+
+    /// Serves the server document in the JSON file at `path`, reloading it whenever it
+    /// changes; a change that does not parse keeps the previous document (see ``lastReloadError``).
+    public convenience init(
+        file path: String, configuration: Configuration = Configuration(),
+        onRequest: (@Sendable (RequestRecord) -> Void)? = nil
+    ) throws {
+        let document = try ServerDocument(json: try Data(contentsOf: URL(fileURLWithPath: path)))
+        try self.init(source: .file(path: path), document: document, configuration: configuration, onRequest: onRequest)
+        state.withLock { $0.fileStamp = Self.stamp(path) }
+    }
+
+    private init(
+        source: Source, document: ServerDocument, configuration: Configuration,
+        onRequest: (@Sendable (RequestRecord) -> Void)?
+    ) throws {
+        self.source = source
+        self.configuration = configuration
+        self.onRequest = onRequest
+        self.state = Locked(State(document: document))
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw Socket.Failure(operation: "pipe", code: errno) }
+        stopPipe = (fds[0], fds[1])
+        do {
+            (listenFD, port) = try Socket.listen(host: configuration.host, port: configuration.port)
+        } catch {
+            close(fds[0])
+            close(fds[1])
+            throw error
+        }
+        spawn { [self] in acceptLoop() }
+    }
+
+    deinit { stop() }
+
+    /// `http://127.0.0.1:<port>`.
+    public var baseURL: URL {
+        URL(string: "http://\(configuration.host):\(port)") ?? URL(fileURLWithPath: "/")
+    }
+
+    /// The URL of `POST /flags`.
+    public var flagsURL: URL { baseURL.appendingPathComponent("flags") }
+
+    // MARK: Control
+
+    /// The fault applied to flag requests from now on (nil: behave).
+    public var fault: Fault? {
+        get { state.withLock { $0.fault } }
+        set { state.withLock { $0.fault = newValue } }
+    }
+
+    /// Extra delay before every answer.
+    public var latency: Duration {
+        get { state.withLock { $0.latency } }
+        set { state.withLock { $0.latency = newValue } }
+    }
+
+    /// The document served now.
+    public var document: ServerDocument {
+        get { state.withLock { $0.document } }
+        set { state.withLock { $0.document = newValue } }
+    }
+
+    /// How often the file was reloaded after a change.
+    public var reloadCount: Int { state.withLock { $0.reloads } }
+
+    /// Why the last reload failed, if it did (the previous document is still served).
+    public var lastReloadError: String? { state.withLock { $0.lastReloadError } }
+
+    /// Every request so far, in arrival order.
+    public var requests: [RequestRecord] { state.withLock { $0.log } }
+
+    /// How many requests arrived so far.
+    public var requestCount: Int { state.withLock { $0.log.count } }
+
+    /// Forgets the request log.
+    public func clearLog() { state.withLock { $0.log.removeAll() } }
+
+    /// Stops listening, ends every connection (hanging ones included) and waits for the
+    /// server's threads to finish. Idempotent.
+    public func stop() {
+        let first: Bool = state.withLock { s in
+            if s.stopping { return false }
+            s.stopping = true
+            for fd in s.activeConnections { shutdown(fd, Int32(SHUT_RDWR)) }
+            return true
+        }
+        guard first else { return }
+        var byte: UInt8 = 1
+        _ = write(stopPipe.write, &byte, 1)
+        _ = threads.wait(timeout: .now() + 5)
+        close(listenFD)
+        close(stopPipe.read)
+        close(stopPipe.write)
+    }
+
+    // MARK: Threads
+
+    private func spawn(_ body: @escaping @Sendable () -> Void) {
+        threads.enter()
+        let thread = Thread { [threads] in
+            body()
+            threads.leave()
+        }
+        thread.name = "FlagServer"
+        thread.start()
+    }
+
+    private func acceptLoop() {
+        while true {
+            guard Socket.waitReadable(listenFD, stopFD: stopPipe.read, milliseconds: -1) == .ready else { return }
+            let fd = accept(listenFD, nil, nil)
+            if fd < 0 { continue }
+            #if canImport(Darwin)
+            var yes: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &yes, socklen_t(MemoryLayout<Int32>.size))
+            #endif
+            let admitted = state.withLock { s -> Bool in
+                guard !s.stopping, s.activeConnections.count < configuration.maxConnections else { return false }
+                s.activeConnections.insert(fd)
+                return true
+            }
+            guard admitted else {
+                respondAndClose(fd, status: 503, message: "too many connections")
+                continue
+            }
+            spawn { [self] in
+                serve(fd)
+                // Remove and close under the lock: `stop()` shuts down the descriptors in the
+                // set under the same lock, so it can never hit a number already reused.
+                state.withLock { s in
+                    s.activeConnections.remove(fd)
+                    close(fd)
+                }
+            }
+        }
+    }
+
+    private func respondAndClose(_ fd: Int32, status: Int, message: String) {
+        let body = FlagJSON.bytes(.object(["error": .string(message)]))
+        Socket.send(
+            fd,
+            HTTPResponse.head(
+                status: status,
+                headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)"), ("Connection", "close")])
+                + body)
+        close(fd)
+    }
+
+    private func serve(_ fd: Int32) {
+        let idle = Int32(clamping: configuration.idleTimeout.components.seconds * 1000)
+        var reader = HTTPReader(
+            fd: fd, stopFD: stopPipe.read, maxHeaderBytes: configuration.maxHeaderBytes,
+            maxBodyBytes: configuration.maxBodyBytes, idleMilliseconds: max(idle, 100))
+        while true {
+            switch reader.next() {
+            case .closed:
+                return
+            case .reject(let status, let reason):
+                let body = FlagJSON.bytes(.object(["error": .string(reason)]))
+                Socket.send(
+                    fd,
+                    HTTPResponse.head(
+                        status: status,
+                        headers: [
+                            ("Content-Type", "application/json"), ("Content-Length", "\(body.count)"), ("Connection", "close"),
+                        ]) + body)
+                return
+            case .request(let request):
+                let keepOpen = handle(request, on: fd)
+                if !keepOpen || !request.keepAlive { return }
+            }
+        }
+    }
+
+    // MARK: Requests
+
+    /// Answers one request; false when the connection must close.
+    private func handle(_ request: HTTPRequest, on fd: Int32) -> Bool {
+        let started = ContinuousClock.now
+        reloadIfChanged()
+        let route = Route(request, pathAttribute: configuration.pathAttribute)
+        let (index, fault, latency, document) = state.withLock { s in
+            let fault = route.context == nil ? nil : s.fault
+            let record = RequestRecord(
+                index: s.log.count, method: request.method, path: request.path, headers: request.headers,
+                contextFingerprint: route.context?.fingerprint, fault: fault, status: nil, bytesSent: 0, duration: nil)
+            s.log.append(record)
+            return (record.index, fault, s.latency, s.document)
+        }
+        let responder = Responder(fd: fd, stopFD: stopPipe.read) { [state] status, bodyBytes in
+            let elapsed = ContinuousClock.now - started
+            state.withLock { s in
+                guard index < s.log.count else { return }
+                s.log[index].status = status
+                s.log[index].bytesSent = bodyBytes
+                s.log[index].duration = elapsed
+            }
+        }
+        if latency > .zero, !Socket.pause(milliseconds: Int(latency.components.seconds * 1000 + latency.components.attoseconds / 1_000_000_000_000_000), connection: fd, stopFD: stopPipe.read) {
+            finish(index, status: nil, bytes: 0, started: started)
+            return false
+        }
+        let outcome: Responder.Outcome
+        switch route {
+        case .failure(let status, let message):
+            outcome = responder.json(status: status, ["error": .string(message)])
+        case .flags(let context):
+            let evaluated = document.evaluate(for: context)
+            if let fault {
+                outcome = responder.apply(fault, document: evaluated)
+            } else {
+                outcome = responder.document(evaluated, ifNoneMatch: request.headers["if-none-match"])
+            }
+        }
+        finish(index, status: outcome.status, bytes: outcome.bytes, started: started)
+        return outcome.keepOpen
+    }
+
+    /// Records how the request ended (bytes actually sent, total time) and reports it.
+    private func finish(_ index: Int, status: Int?, bytes: Int, started: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - started
+        let record: RequestRecord? = state.withLock { s in
+            guard index < s.log.count, s.log[index].index == index else { return nil }
+            s.log[index].status = status
+            s.log[index].bytesSent = bytes
+            if s.log[index].duration == nil || status == nil { s.log[index].duration = elapsed }
+            return s.log[index]
+        }
+        if let record, let onRequest { onRequest(record) }
+    }
+
+    // MARK: Hot reload
+
+    private func reloadIfChanged() {
+        guard case .file(let path) = source else { return }
+        let stamp = Self.stamp(path)
+        let changed = state.withLock { s -> Bool in
+            guard stamp != s.fileStamp else { return false }
+            s.fileStamp = stamp
+            return true
+        }
+        guard changed else { return }
+        do {
+            let document = try ServerDocument(json: try Data(contentsOf: URL(fileURLWithPath: path)))
+            state.withLock { s in
+                s.document = document
+                s.reloads += 1
+                s.lastReloadError = nil
+            }
+        } catch {
+            state.withLock { $0.lastReloadError = "\(error)" }
+        }
+    }
+
+    private static func stamp(_ path: String) -> FileStamp? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        #if canImport(Darwin)
+        let modified = FileTime(info.st_mtimespec)
+        #else
+        let modified = FileTime(info.st_mtim)
+        #endif
+        return FileStamp(modified: modified, size: Int(info.st_size), inode: UInt64(info.st_ino))
+    }
+}
+
+/// `timespec` with equality, for file change stamps.
+struct FileTime: Equatable, Sendable {
+    let seconds: Int
+    let nanoseconds: Int
+    init(_ t: timespec) {
+        seconds = Int(t.tv_sec)
+        nanoseconds = Int(t.tv_nsec)
+    }
+}

@@ -1,0 +1,95 @@
+import FeatureFlags
+import Foundation
+
+extension FlagServer {
+    /// How the server listens and what it accepts.
+    public struct Configuration: Sendable {
+        /// The address to bind. Default `127.0.0.1`: the server is for loopback use.
+        public var host: String
+        /// The port; 0 (default) takes any free port, reported by ``FlagServer/port``.
+        public var port: UInt16
+        /// Connections served at once; more are answered 503 and closed.
+        public var maxConnections: Int
+        /// Largest request header section, in bytes (431 beyond).
+        public var maxHeaderBytes: Int
+        /// Largest request body, in bytes (413 beyond).
+        public var maxBodyBytes: Int
+        /// How long an idle keep-alive connection stays open.
+        public var idleTimeout: Duration
+        /// For `GET /flags/<value>.json`: the context attribute `<value>` sets.
+        public var pathAttribute: String
+
+        /// A configuration.
+        public init(
+            host: String = "127.0.0.1", port: UInt16 = 0, maxConnections: Int = 32, maxHeaderBytes: Int = 16 << 10,
+            maxBodyBytes: Int = 64 << 10, idleTimeout: Duration = .seconds(5), pathAttribute: String = "venue"
+        ) {
+            self.host = host
+            self.port = port
+            self.maxConnections = maxConnections
+            self.maxHeaderBytes = maxHeaderBytes
+            self.maxBodyBytes = maxBodyBytes
+            self.idleTimeout = idleTimeout
+            self.pathAttribute = pathAttribute
+        }
+    }
+
+    /// A misbehaviour to rehearse, applied to every flag request until cleared.
+    public enum Fault: Sendable, Equatable, CustomStringConvertible {
+        /// Read the request, then send nothing until the client gives up.
+        case hangBeforeHeaders
+        /// Send the headers and half the body, then nothing.
+        case stallMidBody
+        /// Close the connection without answering.
+        case closeConnection
+        /// Answer this status, with `Retry-After` when given (sent exactly as written).
+        case status(Int, retryAfter: String?)
+        /// Answer 200 with a body that is not JSON.
+        case garbageBody
+        /// Answer 200 with `bytes` of body, Content-Length declared.
+        case oversizedBody(bytes: Int)
+        /// Answer 200 with `bytes` of chunked body, no Content-Length.
+        case oversizedChunkedBody(bytes: Int)
+        /// Answer 200 with a chunked body that never ends.
+        case endlessChunkedBody
+
+        /// A short name for logs.
+        public var description: String {
+            switch self {
+            case .hangBeforeHeaders: return "hang"
+            case .stallMidBody: return "stall"
+            case .closeConnection: return "close"
+            case .status(let s, let r): return "status \(s)" + (r.map { " retry-after \($0)" } ?? "")
+            case .garbageBody: return "garbage"
+            case .oversizedBody(let n): return "oversized \(n)"
+            case .oversizedChunkedBody(let n): return "oversized-chunked \(n)"
+            case .endlessChunkedBody: return "endless"
+            }
+        }
+    }
+
+    /// One request as the server saw it.
+    public struct RequestRecord: Sendable {
+        /// Its position in the log, from 0.
+        public let index: Int
+        /// `GET`, `POST` …
+        public let method: String
+        /// The path without the query.
+        public let path: String
+        /// Header fields, lower-cased names.
+        public let headers: [String: String]
+        /// The fingerprint of the context the request carried (nil if it carried none).
+        public let contextFingerprint: String?
+        /// The fault applied, if any.
+        public let fault: Fault?
+        /// The status answered; nil while in progress, or if none was sent.
+        public internal(set) var status: Int?
+        /// Body bytes sent.
+        public internal(set) var bytesSent: Int
+        /// Time from the request's arrival to the end of the answer; nil while in progress.
+        public internal(set) var duration: Duration?
+
+        /// The `If-None-Match` the client sent.
+        public var ifNoneMatch: String? { headers["if-none-match"] }
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One parsed HTTP/1.1 request.
+struct HTTPRequest {
+    var method: String
+    /// The path without the query.
+    var path: String
+    /// Query parameters, percent-decoded.
+    var query: [String: String]
+    /// Header fields with lower-cased names.
+    var headers: [String: String]
+    var body: [UInt8]
+
+    var keepAlive: Bool { headers["connection"]?.lowercased() != "close" }
+}
+
+/// Reads requests from one connection with limits on header and body size.
+struct HTTPReader {
+    enum Outcome {
+        case request(HTTPRequest)
+        case closed
+        /// The request broke a rule; answer `status` and close.
+        case reject(status: Int, reason: String)
+    }
+
+    let fd: Int32
+    let stopFD: Int32
+    let maxHeaderBytes: Int
+    let maxBodyBytes: Int
+    let idleMilliseconds: Int32
+    private var buffer: [UInt8] = []
+
+    init(fd: Int32, stopFD: Int32, maxHeaderBytes: Int, maxBodyBytes: Int, idleMilliseconds: Int32) {
+        self.fd = fd
+        self.stopFD = stopFD
+        self.maxHeaderBytes = maxHeaderBytes
+        self.maxBodyBytes = maxBodyBytes
+        self.idleMilliseconds = idleMilliseconds
+    }
+
+    /// More bytes, or false when the peer closed, the server stopped or the idle time passed.
+    private mutating func fill() -> Bool {
+        guard Socket.waitReadable(fd, stopFD: stopFD, milliseconds: idleMilliseconds) == .ready else { return false }
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        let n = recv(fd, &chunk, chunk.count, 0)
+        guard n > 0 else { return false }
+        buffer.append(contentsOf: chunk[0..<n])
+        return true
+    }
+
+    mutating func next() -> Outcome {
+        var headerEnd: Int?
+        while true {
+            headerEnd = Self.find([13, 10, 13, 10], in: buffer)
+            if headerEnd != nil { break }
+            if buffer.count > maxHeaderBytes { return .reject(status: 431, reason: "header section too large") }
+            guard fill() else { return .closed }
+        }
+        guard let end = headerEnd else { return .closed }
+        let head = String(decoding: buffer[0..<end], as: UTF8.self)
+        buffer.removeFirst(end + 4)
+        var lines = head.components(separatedBy: "\r\n")
+        let requestLine = lines.removeFirst().split(separator: " ")
+        guard requestLine.count == 3, requestLine[2].hasPrefix("HTTP/1.") else {
+            return .reject(status: 400, reason: "malformed request line")
+        }
+        var headers: [String: String] = [:]
+        for line in lines where !line.isEmpty {
+            guard let colon = line.firstIndex(of: ":") else { return .reject(status: 400, reason: "malformed header") }
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[name] = headers[name].map { $0 + ", " + value } ?? value
+        }
+        if headers["transfer-encoding"] != nil { return .reject(status: 501, reason: "chunked request bodies are not supported") }
+        let length = Int(headers["content-length"] ?? "0") ?? -1
+        guard length >= 0 else { return .reject(status: 400, reason: "bad Content-Length") }
+        guard length <= maxBodyBytes else { return .reject(status: 413, reason: "request body too large") }
+        while buffer.count < length {
+            guard fill() else { return .closed }
+        }
+        let body = Array(buffer[0..<length])
+        buffer.removeFirst(length)
+        let target = String(requestLine[1])
+        let (path, query) = Self.splitTarget(target)
+        return .request(HTTPRequest(method: String(requestLine[0]), path: path, query: query, headers: headers, body: body))
+    }
+
+    static func splitTarget(_ target: String) -> (String, [String: String]) {
+        guard let mark = target.firstIndex(of: "?") else { return (percentDecode(target), [:]) }
+        var query: [String: String] = [:]
+        for pair in target[target.index(after: mark)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            let name = percentDecode(String(parts[0]).replacingOccurrences(of: "+", with: " "))
+            let value = parts.count > 1 ? percentDecode(String(parts[1]).replacingOccurrences(of: "+", with: " ")) : ""
+            query[name] = value
+        }
+        return (percentDecode(String(target[..<mark])), query)
+    }
+
+    static func percentDecode(_ text: String) -> String {
+        text.removingPercentEncoding ?? text
+    }
+
+    static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        var i = 0
+        while i <= haystack.count - needle.count {
+            if haystack[i] == needle[0], Array(haystack[i..<(i + needle.count)]) == needle { return i }
+            i += 1
+        }
+        return nil
+    }
+}
+
+/// Builds HTTP/1.1 responses.
+enum HTTPResponse {
+    static let reasons: [Int: String] = [
+        200: "OK", 304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+        405: "Method Not Allowed", 413: "Content Too Large", 429: "Too Many Requests", 431: "Request Header Fields Too Large",
+        500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
+    ]
+
+    static func head(status: Int, headers: [(String, String)]) -> [UInt8] {
+        var text = "HTTP/1.1 \(status) \(reasons[status] ?? "Status")\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        text += "\r\n"
+        return Array(text.utf8)
+    }
+}

@@ -1,0 +1,135 @@
+import FeatureFlags
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes answers — proper ones and every rehearsed fault — to one connection.
+struct Responder {
+    struct Outcome {
+        /// The status sent, nil when no status line went out.
+        let status: Int?
+        let bytes: Int
+        let keepOpen: Bool
+    }
+
+    let fd: Int32
+    let stopFD: Int32
+    /// Called with the status and planned body size just before the status line goes out,
+    /// so the request log is up to date by the time the client reads the answer.
+    let announce: (_ status: Int, _ bodyBytes: Int) -> Void
+
+    /// Announces, then writes `bytes`; false if the peer went away.
+    private func send(status: Int, bodyBytes: Int, _ bytes: [UInt8]) -> Bool {
+        announce(status, bodyBytes)
+        return Socket.send(fd, bytes)
+    }
+
+    /// The strong entity tag of a body.
+    static func etag(_ body: [UInt8]) -> String { "\"" + SHA256.hex(body).prefix(32) + "\"" }
+
+    /// Whether an `If-None-Match` value matches `etag` (weak comparison, `*`, lists).
+    static func matches(_ ifNoneMatch: String?, _ etag: String) -> Bool {
+        guard let ifNoneMatch else { return false }
+        let strip = { (tag: Substring) -> Substring in
+            let t = tag.trimmingCharacters(in: .whitespaces)
+            return Substring(t.hasPrefix("W/") ? String(t.dropFirst(2)) : t)
+        }
+        return ifNoneMatch.split(separator: ",").contains { strip($0) == "*" || strip($0) == strip(Substring(etag)) }
+    }
+
+    func json(status: Int, _ members: [String: FlagValue], extra: [(String, String)] = []) -> Outcome {
+        let body = FlagJSON.bytes(.object(members))
+        let head = HTTPResponse.head(
+            status: status, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")] + extra)
+        let sent = send(status: status, bodyBytes: body.count, head + body)
+        return Outcome(status: status, bytes: sent ? body.count : 0, keepOpen: sent)
+    }
+
+    func document(_ document: FlagDocument, ifNoneMatch: String?) -> Outcome {
+        let body = document.jsonBytes()
+        let tag = Self.etag(body)
+        if Self.matches(ifNoneMatch, tag) {
+            let sent = send(status: 304, bodyBytes: 0, HTTPResponse.head(status: 304, headers: [("ETag", tag), ("Content-Length", "0")]))
+            return Outcome(status: 304, bytes: 0, keepOpen: sent)
+        }
+        let head = HTTPResponse.head(
+            status: 200,
+            headers: [
+                ("Content-Type", "application/json"), ("Content-Length", "\(body.count)"), ("ETag", tag),
+                ("Cache-Control", "no-cache"),
+            ])
+        let sent = send(status: 200, bodyBytes: body.count, head + body)
+        return Outcome(status: 200, bytes: sent ? body.count : 0, keepOpen: sent)
+    }
+
+    func apply(_ fault: FlagServer.Fault, document: FlagDocument) -> Outcome {
+        switch fault {
+        case .hangBeforeHeaders:
+            Socket.holdUntilClosed(fd, stopFD: stopFD)
+            return Outcome(status: nil, bytes: 0, keepOpen: false)
+        case .closeConnection:
+            return Outcome(status: nil, bytes: 0, keepOpen: false)
+        case .status(let status, let retryAfter):
+            let extra = retryAfter.map { [("Retry-After", $0)] } ?? []
+            return json(status: status, ["error": .string("injected status \(status)")], extra: extra)
+        case .garbageBody:
+            let body = Array("<html>this is not a flag document".utf8)
+            let head = HTTPResponse.head(
+                status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")])
+            let sent = send(status: 200, bodyBytes: body.count, head + body)
+            return Outcome(status: 200, bytes: sent ? body.count : 0, keepOpen: sent)
+        case .stallMidBody:
+            let body = document.jsonBytes()
+            let half = Array(body[0..<(body.count / 2)])
+            let head = HTTPResponse.head(
+                status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")])
+            guard send(status: 200, bodyBytes: half.count, head + half) else { return Outcome(status: 200, bytes: 0, keepOpen: false) }
+            Socket.holdUntilClosed(fd, stopFD: stopFD)
+            return Outcome(status: 200, bytes: half.count, keepOpen: false)
+        case .oversizedBody(let size):
+            let head = HTTPResponse.head(
+                status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(size)")])
+            guard send(status: 200, bodyBytes: size, head) else { return Outcome(status: 200, bytes: 0, keepOpen: false) }
+            let sent = sendFiller(size) { Socket.send(fd, $0) }
+            return Outcome(status: 200, bytes: sent, keepOpen: sent == size)
+        case .oversizedChunkedBody(let size):
+            let head = HTTPResponse.head(
+                status: 200, headers: [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")])
+            guard send(status: 200, bodyBytes: size, head) else { return Outcome(status: 200, bytes: 0, keepOpen: false) }
+            let sent = sendFiller(size) { Socket.send(fd, Self.chunk($0)) }
+            let ended = sent == size && Socket.send(fd, Array("0\r\n\r\n".utf8))
+            return Outcome(status: 200, bytes: sent, keepOpen: ended)
+        case .endlessChunkedBody:
+            let head = HTTPResponse.head(
+                status: 200, headers: [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")])
+            guard send(status: 200, bodyBytes: 10, head + Self.chunk(Array("{\"flags\":{".utf8))) else {
+                return Outcome(status: 200, bytes: 0, keepOpen: false)
+            }
+            var sent = 10
+            while Socket.pause(milliseconds: 50, connection: fd, stopFD: stopFD), Socket.send(fd, Self.chunk([0x20])) {
+                sent += 1
+            }
+            return Outcome(status: 200, bytes: sent, keepOpen: false)
+        }
+    }
+
+    /// Sends `size` bytes of spaces in pieces; returns how many went out.
+    private func sendFiller(_ size: Int, _ send: ([UInt8]) -> Bool) -> Int {
+        let piece = [UInt8](repeating: 0x20, count: 64 << 10)
+        var sent = 0
+        while sent < size {
+            let n = min(piece.count, size - sent)
+            guard send(Array(piece[0..<n])) else { break }
+            sent += n
+        }
+        return sent
+    }
+
+    private static func chunk(_ bytes: [UInt8]) -> [UInt8] {
+        Array(String(bytes.count, radix: 16).utf8) + [13, 10] + bytes + [13, 10]
+    }
+}

@@ -1,0 +1,145 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Thin POSIX socket helpers for the loopback server. Every wait also watches `stopFD`
+/// (the read end of a pipe that becomes readable when the server stops), so no thread
+/// outlives ``FlagServer/stop()``.
+enum Socket {
+    struct Failure: Error, CustomStringConvertible {
+        let operation: String
+        let code: Int32
+        var description: String { "\(operation): \(String(cString: strerror(code)))" }
+    }
+
+    /// A listening TCP socket on `host:port` (port 0 = any free port); returns it and the port.
+    static func listen(host: String, port: UInt16, backlog: Int32 = 64) throws(Failure) -> (Int32, UInt16) {
+        #if canImport(Darwin)
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #else
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #endif
+        guard fd >= 0 else { throw Failure(operation: "socket", code: errno) }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            close(fd)
+            throw Failure(operation: "inet_pton \(host)", code: EINVAL)
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            let code = errno
+            close(fd)
+            throw Failure(operation: "bind", code: code)
+        }
+        guard systemListen(fd, backlog) == 0 else {
+            let code = errno
+            close(fd)
+            throw Failure(operation: "listen", code: code)
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return (fd, UInt16(bigEndian: actual.sin_port))
+    }
+
+    enum Wait { case ready, stopped, timedOut, failed }
+
+    /// Waits until `fd` is readable (or hung up), the server stops, or `milliseconds` pass (-1 = forever).
+    static func waitReadable(_ fd: Int32, stopFD: Int32, milliseconds: Int32) -> Wait {
+        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0)]
+        while true {
+            let n = poll(&fds, 2, milliseconds)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return .failed
+            }
+            if n == 0 { return .timedOut }
+            if fds[1].revents != 0 { return .stopped }
+            return .ready
+        }
+    }
+
+    /// Sleeps up to `milliseconds`, returning early (false) when the server stops or the peer
+    /// closes `fd`.
+    static func pause(milliseconds: Int, connection fd: Int32, stopFD: Int32) -> Bool {
+        var remaining = milliseconds
+        while remaining > 0 {
+            let slice = Int32(min(remaining, 100))
+            switch waitReadable(fd, stopFD: stopFD, milliseconds: slice) {
+            case .timedOut: remaining -= Int(slice)
+            case .ready:
+                if peerClosed(fd) { return false }
+                remaining -= Int(slice)
+            default: return false
+            }
+        }
+        return true
+    }
+
+    /// Whether the peer has closed: readable with nothing to read.
+    static func peerClosed(_ fd: Int32) -> Bool {
+        var byte: UInt8 = 0
+        let n = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+    }
+
+    /// Waits until the peer closes `fd` or the server stops.
+    static func holdUntilClosed(_ fd: Int32, stopFD: Int32) {
+        while true {
+            switch waitReadable(fd, stopFD: stopFD, milliseconds: 1_000) {
+            case .timedOut: continue
+            case .ready:
+                if peerClosed(fd) { return }
+                // The client sent more (a pipelined request): drain and keep holding.
+                var scratch = [UInt8](repeating: 0, count: 4_096)
+                if recv(fd, &scratch, scratch.count, 0) <= 0 { return }
+            default: return
+            }
+        }
+    }
+
+    /// Writes every byte; false if the peer went away.
+    @discardableResult
+    static func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { raw in
+                sendNoSignal(fd, raw.baseAddress, raw.count)
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += n
+        }
+        return true
+    }
+
+    private static func sendNoSignal(_ fd: Int32, _ base: UnsafeRawPointer?, _ count: Int) -> Int {
+        #if canImport(Darwin)
+        return Darwin.send(fd, base, count, 0)
+        #else
+        return Glibc.send(fd, base, count, Int32(MSG_NOSIGNAL))
+        #endif
+    }
+}
+
+#if canImport(Darwin)
+private func systemListen(_ fd: Int32, _ backlog: Int32) -> Int32 { Darwin.listen(fd, backlog) }
+#elseif canImport(Musl)
+private func systemListen(_ fd: Int32, _ backlog: Int32) -> Int32 { Musl.listen(fd, backlog) }
+#else
+private func systemListen(_ fd: Int32, _ backlog: Int32) -> Int32 { Glibc.listen(fd, backlog) }
+#endif
