@@ -138,6 +138,9 @@ public final class FlagServer: Sendable {
     /// How many requests arrived so far.
     public var requestCount: Int { state.withLock { $0.log.count } }
 
+    /// How many connections are open now.
+    public var connectionCount: Int { state.withLock { $0.activeConnections.count } }
+
     /// Forgets the request log.
     public func clearLog() { state.withLock { $0.log.removeAll() } }
 

@@ -64,6 +64,7 @@ struct HTTPReader {
             guard fill() else { return .closed }
         }
         guard let end = headerEnd else { return .closed }
+        if end > maxHeaderBytes { return .reject(status: 431, reason: "header section too large") }
         let head = String(decoding: buffer[0..<end], as: UTF8.self)
         buffer.removeFirst(end + 4)
         var lines = head.components(separatedBy: "\r\n")

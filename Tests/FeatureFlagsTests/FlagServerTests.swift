@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+@testable import FeatureFlags
+import FlagServer
+
+@Suite("FlagServer")
+struct FlagServerTests {
+    @Test func bindsLoopbackOnAFreePort() throws {
+        let a = try FlagServer(document: .seedExample)
+        let b = try FlagServer(document: .seedExample)
+        defer { a.stop(); b.stop() }
+        #expect(a.port != 0 && b.port != 0 && a.port != b.port)
+        #expect(a.baseURL.absoluteString == "http://127.0.0.1:\(a.port)")
+        #expect(a.flagsURL.absoluteString == "http://127.0.0.1:\(a.port)/flags")
+    }
+
+    @Test func routesAndTheirErrors() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        func raw(_ request: String) -> Int? {
+            guard let connection = RawConnection(port: server.port) else { return nil }
+            connection.send(request)
+            return connection.status()
+        }
+        #expect(raw("GET /nope HTTP/1.1\r\nHost: x\r\n\r\n") == 404)
+        #expect(raw("PUT /flags HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n") == 405)
+        #expect(raw("POST /flags/venue-1.json HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n") == 405)
+        #expect(raw("POST /flags HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n[1,2]") == 400)
+        #expect(raw("POST /flags HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\n{x}") == 400)
+        #expect(raw("garbage\r\n\r\n") == 400)
+        #expect(raw("POST /flags HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n") == 501)
+        #expect(raw("POST /flags HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n") == 200)
+        // Errors never carry a context, so faults do not apply to them and the log says so.
+        #expect(server.requests.filter { $0.contextFingerprint == nil }.count >= 4)
+    }
+
+    @Test func queryParametersTarget() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let client = OnlineClient(endpoint: JSONFlagEndpoint(urlTemplate: server.baseURL.absoluteString + "/flags?partner={partner}&plan_tier={plan_tier}&targetingKey={targetingKey}"))
+        defer { client.shutdown() }
+        let result = try await client.fetch(for: EvaluationContext(targetingKey: "u", partner: "zenithsat", planTier: "business"))
+        #expect(snapshot(of: result)?.flags["plan_displayName"]?.value == "ZenithSat Pro")
+        #expect(server.requests.first?.contextFingerprint == EvaluationContext(targetingKey: "u", partner: "zenithsat", planTier: "business").fingerprint)
+    }
+
+    @Test func requestSizeLimits() throws {
+        let server = try FlagServer(document: .seedExample, configuration: .init(maxHeaderBytes: 1_024, maxBodyBytes: 512))
+        defer { server.stop() }
+        let big = RawConnection(port: server.port)
+        big?.send("GET /flags HTTP/1.1\r\nHost: x\r\nX-Filler: " + String(repeating: "a", count: 4_000) + "\r\n\r\n")
+        #expect(big?.status() == 431)
+        let body = RawConnection(port: server.port)
+        body?.send("POST /flags HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+        #expect(body?.status() == 413)
+        let bad = RawConnection(port: server.port)
+        bad?.send("POST /flags HTTP/1.1\r\nHost: x\r\nContent-Length: -3\r\n\r\n")
+        #expect(bad?.status() == 400)
+    }
+
+    @Test func connectionsAreBounded() async throws {
+        let server = try FlagServer(document: .seedExample, configuration: .init(maxConnections: 2))
+        defer { server.stop() }
+        let idle = [RawConnection(port: server.port), RawConnection(port: server.port)]
+        #expect(idle.allSatisfy { $0 != nil })
+        let clock = ContinuousClock()
+        let start = clock.now
+        while server.connectionCount < 2, clock.now - start < .seconds(2) { await Task.yield() }
+        #expect(server.connectionCount == 2)
+        let third = RawConnection(port: server.port)
+        third?.send("GET /flags HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(third?.status() == 503)
+        #expect(server.connectionCount == 2)
+    }
+
+    @Test func stopEndsHangingConnectionsPromptly() async throws {
+        let server = try FlagServer(document: .seedExample)
+        server.fault = .hangBeforeHeaders
+        let hanging = (0..<3).compactMap { _ in RawConnection(port: server.port) }
+        for connection in hanging { connection.send("POST /flags HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n") }
+        let clock = ContinuousClock()
+        var start = clock.now
+        while server.requestCount < 3, clock.now - start < .seconds(2) { await Task.yield() }
+        #expect(server.requestCount == 3)
+        start = clock.now
+        server.stop()
+        #expect(clock.now - start < .seconds(1))
+        #expect(server.connectionCount == 0)
+        for connection in hanging { #expect(connection.receive(timeout: 500) == "") }
+        server.stop()
+        #expect(RawConnection(port: server.port) == nil, "the port is closed after stop")
+    }
+
+    @Test func etagsAreStrongStableAndCompareWeakly() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let client = OnlineClient(endpoint: JSONFlagEndpoint(post: server.flagsURL))
+        defer { client.shutdown() }
+        let first = try #require(snapshot(of: try await client.fetch(for: auraPersonal))?.etag)
+        client.setETag(nil, for: auraPersonal)
+        let second = try #require(snapshot(of: try await client.fetch(for: auraPersonal))?.etag)
+        #expect(first == second)
+        #expect(first.hasPrefix("\"") && !first.hasPrefix("W/"))
+        for tag in ["W/" + first, "\"other\", " + first, "*"] {
+            client.setETag(tag, for: auraPersonal)
+            #expect(try await client.fetch(for: auraPersonal) == .notModified, "\(tag)")
+        }
+        // Another context's document has another tag.
+        let business = try #require(snapshot(of: try await client.fetch(for: auraBusiness))?.etag)
+        #expect(business != first)
+        // A document change changes the tag.
+        var changed = ServerDocument.seedExample
+        changed.base.version = "2025-08-05T00:00:00Z"
+        server.document = changed
+        client.setETag(first, for: auraPersonal)
+        #expect(snapshot(of: try await client.fetch(for: auraPersonal))?.version == "2025-08-05T00:00:00Z")
+    }
+
+    @Test func requestLogAndCallback() async throws {
+        let seen = Locked<[FlagServer.RequestRecord]>([])
+        let server = try FlagServer(document: .seedExample, onRequest: { record in seen.withLock { $0.append(record) } })
+        defer { server.stop() }
+        let client = OnlineClient(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(headers: ["X-Api-Key": "k"]))
+        defer { client.shutdown() }
+        _ = try await client.fetch(for: auraPersonal)
+        server.fault = .status(503, retryAfter: "1")
+        _ = try? await client.fetch(for: auraPersonal)
+        let log = server.requests
+        #expect(log.count == 2)
+        #expect(log[0].index == 0 && log[1].index == 1)
+        #expect(log[0].method == "POST" && log[0].path == "/flags")
+        #expect(log[0].headers["x-api-key"] == "k")
+        #expect(log[0].status == 200 && log[0].bytesSent > 100)
+        #expect(log[0].fault == nil && log[1].fault == .status(503, retryAfter: "1"))
+        #expect(log[1].status == 503)
+        #expect(log.allSatisfy { $0.duration != nil })
+        let clock = ContinuousClock()
+        let start = clock.now
+        while seen.withLock({ $0.count }) < 2, clock.now - start < .seconds(2) { await Task.yield() }
+        #expect(seen.withLock { $0.map(\.status) } == [200, 503])
+        server.clearLog()
+        #expect(server.requestCount == 0)
+    }
+
+    @Test func faultDescriptions() {
+        let faults: [FlagServer.Fault] = [
+            .hangBeforeHeaders, .stallMidBody, .closeConnection, .status(429, retryAfter: "5"), .garbageBody,
+            .oversizedBody(bytes: 10), .oversizedChunkedBody(bytes: 10), .endlessChunkedBody,
+        ]
+        #expect(Set(faults.map(\.description)).count == faults.count)
+        #expect(FlagServer.Fault.status(429, retryAfter: "5").description == "status 429 retry-after 5")
+    }
+}

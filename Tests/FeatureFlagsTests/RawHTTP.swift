@@ -1,0 +1,65 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A bare TCP client for requests URLSession would not send (huge headers, idle sockets).
+final class RawConnection {
+    let fd: Int32
+
+    init?(port: UInt16) {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if connected != 0 {
+            close(fd)
+            return nil
+        }
+    }
+
+    deinit { close(fd) }
+
+    @discardableResult
+    func send(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return false }
+            offset += n
+        }
+        return true
+    }
+
+    /// Everything received until the peer closes or `timeout` passes with nothing new.
+    func receive(timeout: Int32 = 2_000) -> String {
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, timeout) > 0 else { break }
+            let n = recv(fd, &chunk, chunk.count, 0)
+            if n <= 0 { break }
+            out.append(contentsOf: chunk[0..<n])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The status code of the first response line received within `timeout`.
+    func status(timeout: Int32 = 2_000) -> Int? {
+        var out: [UInt8] = []
+        var byte: UInt8 = 0
+        while !out.contains(10) {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, timeout) > 0, recv(fd, &byte, 1, 0) == 1 else { return nil }
+            out.append(byte)
+        }
+        let line = String(decoding: out, as: UTF8.self).split(separator: " ")
+        return line.count > 1 ? Int(line[1]) : nil
+    }
+}
