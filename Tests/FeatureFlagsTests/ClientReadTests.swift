@@ -25,7 +25,7 @@ struct ClientReadTests {
     }
 
     @Test func presentValue() {
-        let clock = TestClock()
+        let clock = ManualDate()
         let flags = InMemoryFlagClient(["plan_themeColor": "#3498DB"], version: "2025-08-04", now: clock.function)
         clock.advance(30)
         let details = flags.details(.themeColor)

@@ -39,7 +39,7 @@ struct FallbackClientTests {
                 try client.save(fetched, for: personal)
                 #expect(client.value(.themeColor) == "#3498DB")
             }
-            let clock = TestClock(Date(timeIntervalSince1970: 1_750_000_100.5))
+            let clock = ManualDate(Date(timeIntervalSince1970: 1_750_000_100.5))
             let relaunched = FallbackClient(fileURL: url, now: clock.function)
             #expect(relaunched.loadOutcome == .loaded(contexts: 1, bytes: try Data(contentsOf: url).count))
             #expect(relaunched.currentContextFingerprint == personal.fingerprint)

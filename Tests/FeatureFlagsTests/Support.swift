@@ -19,8 +19,8 @@ final class TempDir: Sendable {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// A clock tests move by hand.
-final class TestClock: Sendable {
+/// A wall-clock date tests move by hand.
+final class ManualDate: Sendable {
     private let current: Locked<Date>
     init(_ start: Date = Date(timeIntervalSince1970: 1_750_000_000)) { current = Locked(start) }
     var now: Date { current.withLock { $0 } }

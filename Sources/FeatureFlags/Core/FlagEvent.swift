@@ -26,6 +26,13 @@ public enum FlagEvent: Sendable, Equatable {
     case fallbackWriteFailed(reason: String)
     /// The kill switch turned on (every read returns its safe default) or off.
     case killSwitch(active: Bool)
+    /// A fetched snapshot was activated (seed 000's `rc_activation_success`), with the
+    /// fetch latency (`rc_fetch_latency_ms`).
+    case activated(version: String?, latencyMilliseconds: Int)
+    /// A fetch failed; the Last-Known-Good stays.
+    case fetchFailed(FetchError)
+    /// Values now come from the service (`online`) or from the fallback, and why.
+    case modeChanged(ProviderMode, reason: String)
 
     /// The OpenFeature event name, for the lifecycle cases.
     public var openFeatureName: String? {

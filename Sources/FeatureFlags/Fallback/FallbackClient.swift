@@ -122,6 +122,12 @@ public final class FallbackClient: FeatureFlagClient {
     /// receives the recent history, so problems found at load are never missed.
     public func events() -> AsyncStream<FlagEvent> { serving.eventBroadcaster.subscribe() }
 
+    /// The flag whose `true` forces every read to its safe default.
+    public var killSwitchKey: String { serving.killSwitchKey }
+
+    /// The bundled defaults beneath every snapshot.
+    package var bundledDefaults: [String: FlagEntry] { serving.defaults }
+
     /// The most recent events (up to 32), oldest first: for debug screens and diagnostics.
     public var recentEvents: [FlagEvent] { serving.eventBroadcaster.history }
 

@@ -143,8 +143,13 @@ public final class OnlineClient: Sendable {
         let cancelRequest: Bool = state.withLock { s in
             guard var entry = s.inFlight[key], entry.id == flight.id else { return false }
             entry.waiters -= 1
-            s.inFlight[key] = entry
-            return cancelling && entry.waiters == 0
+            guard cancelling, entry.waiters == 0 else {
+                s.inFlight[key] = entry
+                return false
+            }
+            // A cancelled request must not be joined by a later caller: it ends in `.cancelled`.
+            s.inFlight[key] = nil
+            return true
         }
         if cancelRequest { flight.task.cancel() }
     }

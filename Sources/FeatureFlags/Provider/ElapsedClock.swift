@@ -1,0 +1,67 @@
+/// Any `Clock<Duration>` seen as "time since the provider started", so that instants can be
+/// stored without making the provider generic over its clock.
+protocol ElapsedClock: Sendable {
+    /// Time since creation.
+    func now() -> Duration
+    /// Sleeps until `now() >= deadline`.
+    func sleep(until deadline: Duration) async throws
+}
+
+struct ClockAdapter<C: Clock>: ElapsedClock where C.Duration == Duration {
+    let clock: C
+    let start: C.Instant
+
+    init(_ clock: C) {
+        self.clock = clock
+        self.start = clock.now
+    }
+
+    func now() -> Duration { start.duration(to: clock.now) }
+
+    func sleep(until deadline: Duration) async throws {
+        try await clock.sleep(until: start.advanced(by: deadline), tolerance: nil)
+    }
+}
+
+func makeElapsedClock(_ clock: some Clock<Duration>) -> any ElapsedClock { ClockAdapter(clock) }
+
+/// A one-shot wake-up for a single waiting task: ``fire()`` before ``wait()`` is remembered.
+final class Wakeup: Sendable {
+    private let state = Locked<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    /// Wakes the waiter, or the next one to wait.
+    func fire() {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            guard let waiter = s.waiter else {
+                s.pending = true
+                return nil
+            }
+            s.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns when fired (at once if fired since the last wait) or when the task is cancelled.
+    func wait() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { s -> Bool in
+                    if s.pending || Task.isCancelled {
+                        s.pending = false
+                        return true
+                    }
+                    s.waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+                defer { s.waiter = nil }
+                return s.waiter
+            }
+            waiter?.resume()
+        }
+    }
+}

@@ -1,0 +1,162 @@
+#if os(Linux)
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// ``Reachability`` on Linux: reachable while a default route (IPv4 or IPv6) leaves through
+/// an interface that is up. Route and link changes arrive as netlink events on a thread of
+/// the monitor's own; where netlink is unavailable (some sandboxes) it re-checks every
+/// `fallbackInterval` instead. A periodic re-check also runs beside netlink, in case an
+/// event is missed.
+public final class LinuxReachability: Reachability {
+    private let current: Locked<Bool>
+    private let stream = Broadcaster<Bool>(replay: 1)
+    private let stopPipe: (read: Int32, write: Int32)
+    private let stopped = Locked(false)
+    private let done = DispatchSemaphore(value: 0)
+    private let files: RouteFiles
+    /// Whether route changes arrive as netlink events (false: periodic checks only).
+    public let usesNetlink: Bool
+
+    /// Where the route tables and link states are read; replaceable for tests.
+    struct RouteFiles: Sendable {
+        var ipv4 = "/proc/net/route"
+        var ipv6 = "/proc/net/ipv6_route"
+        var operstate: @Sendable (String) -> String? = { name in
+            (try? String(contentsOfFile: "/sys/class/net/\(name)/operstate", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
+
+    /// Starts monitoring.
+    /// - Parameter fallbackInterval: how often to re-check when netlink is unavailable (and,
+    ///   ten times slower, beside it).
+    public convenience init(fallbackInterval: Duration = .seconds(5)) {
+        self.init(files: RouteFiles(), fallbackInterval: fallbackInterval)
+    }
+
+    init(files: RouteFiles, fallbackInterval: Duration) {
+        self.files = files
+        let initial = Self.evaluate(files)
+        current = Locked(initial)
+        stream.yield(initial)
+        var fds: [Int32] = [-1, -1]
+        if pipe(&fds) != 0 { fds = [-1, -1] }
+        stopPipe = (fds[0], fds[1])
+        let netlink = Self.openNetlink()
+        usesNetlink = netlink >= 0
+        let interval = Int32(clamping: fallbackInterval.components.seconds * 1000 + fallbackInterval.components.attoseconds / 1_000_000_000_000_000)
+        let thread = Thread { [self] in
+            watch(netlink: netlink, periodMilliseconds: netlink >= 0 ? interval * 10 : interval)
+            if netlink >= 0 { close(netlink) }
+            done.signal()
+        }
+        thread.name = "FeatureFlags.LinuxReachability"
+        thread.start()
+    }
+
+    deinit { stop() }
+
+    /// Whether a default route through an up interface exists now.
+    public var isReachable: Bool { current.withLock { $0 } }
+    /// The current answer, then changes.
+    public func updates() -> AsyncStream<Bool> { stream.subscribe() }
+
+    /// Ends the monitor thread and the streams. Idempotent.
+    public func stop() {
+        let first = stopped.withLock { s -> Bool in
+            defer { s = true }
+            return !s
+        }
+        guard first else { return }
+        var byte: UInt8 = 1
+        _ = write(stopPipe.write, &byte, 1)
+        done.wait()
+        close(stopPipe.read)
+        close(stopPipe.write)
+        stream.finish()
+    }
+
+    /// Re-reads the route tables now and reports a change.
+    public func recheck() {
+        let reachable = Self.evaluate(files)
+        let changed = current.withLock { value -> Bool in
+            defer { value = reachable }
+            return value != reachable
+        }
+        if changed { stream.yield(reachable) }
+    }
+
+    private func watch(netlink: Int32, periodMilliseconds: Int32) {
+        var fds = [pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
+        if netlink >= 0 { fds.append(pollfd(fd: netlink, events: Int16(POLLIN), revents: 0)) }
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            for i in fds.indices { fds[i].revents = 0 }
+            let n = poll(&fds, nfds_t(fds.count), periodMilliseconds)
+            if n < 0, errno != EINTR { return }
+            if fds[0].revents != 0 { return }
+            if fds.count > 1, fds[1].revents != 0 {
+                // Drain every pending message; one re-check covers them all.
+                while recv(netlink, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0 {}
+            }
+            recheck()
+        }
+    }
+
+    /// A netlink socket subscribed to link, address and route changes; -1 if unavailable.
+    private static func openNetlink() -> Int32 {
+        let fd = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0 /* NETLINK_ROUTE */)
+        guard fd >= 0 else { return -1 }
+        // struct sockaddr_nl { sa_family_t nl_family; unsigned short nl_pad; u32 nl_pid; u32 nl_groups; }
+        let groups: UInt32 = 0x1 | 0x10 | 0x40 | 0x100 | 0x400  // LINK, IPV4_IFADDR, IPV4_ROUTE, IPV6_IFADDR, IPV6_ROUTE
+        var address = [UInt8](repeating: 0, count: 12)
+        address[0] = UInt8(AF_NETLINK & 0xFF)
+        address[1] = UInt8((AF_NETLINK >> 8) & 0xFF)
+        for i in 0..<4 { address[8 + i] = UInt8((groups >> UInt32(8 * i)) & 0xFF) }
+        let bound = address.withUnsafeBytes { raw -> Int32 in
+            guard let base = raw.baseAddress else { return -1 }
+            return bind(fd, base.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
+        }
+        guard bound == 0 else {
+            close(fd)
+            return -1
+        }
+        return fd
+    }
+
+    /// Whether the tables in `files` hold a default route through an interface that is up.
+    static func evaluate(_ files: RouteFiles) -> Bool {
+        let v4 = (try? String(contentsOfFile: files.ipv4, encoding: .utf8)) ?? ""
+        let v6 = (try? String(contentsOfFile: files.ipv6, encoding: .utf8)) ?? ""
+        let interfaces = defaultRouteInterfaces(ipv4: v4, ipv6: v6)
+        return interfaces.contains { name in
+            let state = files.operstate(name)
+            return state == nil || state == "up" || state == "unknown"
+        }
+    }
+
+    /// Interfaces carrying a usable default route, from `/proc/net/route` and
+    /// `/proc/net/ipv6_route` text (loopback and reject routes excluded).
+    static func defaultRouteInterfaces(ipv4: String, ipv6: String) -> Set<String> {
+        let up: UInt32 = 0x0001, reject: UInt32 = 0x0200
+        var names = Set<String>()
+        for line in ipv4.split(separator: "\n").dropFirst() {
+            let f = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard f.count >= 8, f[1] == "00000000", f[7] == "00000000", let flags = UInt32(f[3], radix: 16) else { continue }
+            if flags & up != 0, flags & reject == 0, f[0] != "lo" { names.insert(String(f[0])) }
+        }
+        for line in ipv6.split(separator: "\n") {
+            let f = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard f.count >= 10, f[0] == String(repeating: "0", count: 32), f[1] == "00",
+                let flags = UInt32(f[8], radix: 16)
+            else { continue }
+            if flags & up != 0, flags & reject == 0, f[9] != "lo" { names.insert(String(f[9])) }
+        }
+        return names
+    }
+}
+#endif

@@ -1,0 +1,39 @@
+#if canImport(Network)
+import Dispatch
+import Network
+
+/// ``Reachability`` from `NWPathMonitor`: reachable while the path's status is `.satisfied`.
+public final class PathMonitorReachability: Reachability {
+    private let monitor: NWPathMonitor
+    private let queue = DispatchQueue(label: "FeatureFlags.PathMonitorReachability")
+    private let current = Locked<Bool>(true)
+    private let stream = Broadcaster<Bool>(replay: 1)
+
+    /// Starts monitoring every interface type.
+    public init() {
+        monitor = NWPathMonitor()
+        monitor.pathUpdateHandler = { [current, stream] path in
+            let reachable = path.status == .satisfied
+            let changed = current.withLock { value -> Bool in
+                defer { value = reachable }
+                return value != reachable
+            }
+            if changed { stream.yield(reachable) }
+        }
+        stream.yield(true)
+        monitor.start(queue: queue)
+    }
+
+    /// Whether the current path is satisfied.
+    public var isReachable: Bool { current.withLock { $0 } }
+    /// The current answer, then changes.
+    public func updates() -> AsyncStream<Bool> { stream.subscribe() }
+    /// Cancels the monitor. Idempotent.
+    public func stop() {
+        monitor.cancel()
+        stream.finish()
+    }
+
+    deinit { stop() }
+}
+#endif

@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+@testable import FeatureFlags
+import FeatureFlagsTesting
+import FlagServer
+
+/// Everything a provider test needs: a loopback server on the seeds' document, a fallback
+/// file in a temporary directory, a test clock (for the provider's schedule and, unless a
+/// real deadline is asked for, the online client's deadline), manual reachability and a
+/// seeded random source.
+final class ProviderFixture: Sendable {
+    let server: FlagServer
+    let dir: TempDir
+    let clock: TestClock
+    let reachability: ManualReachability
+    let endpoint: CountingEndpoint
+    let online: OnlineClient
+    let fallback: FallbackClient
+    let provider: FeatureFlagProvider
+    let start = Date(timeIntervalSince1970: 1_750_000_000)
+
+    var fallbackURL: URL { dir.url("flags.lkg") }
+
+    init(
+        context: EvaluationContext = auraPersonal, reachable: Bool = true, document: ServerDocument = .seedExample,
+        server existing: FlagServer? = nil, dir existingDir: TempDir? = nil, transport: (any FlagTransport)? = nil,
+        configuration: FeatureFlagProvider.Configuration = .init(), seed: UInt64 = 1
+    ) throws {
+        server = try existing ?? FlagServer(document: document)
+        dir = existingDir ?? TempDir()
+        clock = TestClock()
+        reachability = ManualReachability(reachable)
+        endpoint = CountingEndpoint(JSONFlagEndpoint(post: server.flagsURL))
+        let clock = self.clock
+        let start = self.start
+        let now: @Sendable () -> Date = { start.addingTimeInterval(clock.now.offset.seconds) }
+        online = OnlineClient(endpoint: endpoint, transport: transport, clock: clock, now: now)
+        fallback = FallbackClient(fileURL: dir.url("flags.lkg"), context: context, now: now)
+        provider = FeatureFlagProvider(
+            context: context, online: online, fallback: fallback, reachability: reachability,
+            configuration: configuration, clock: clock, now: now, random: SplitMix(seed: seed))
+    }
+
+    /// Starts `run()` in a task.
+    func run() -> Task<Void, Never> {
+        let provider = self.provider
+        return Task { await provider.run() }
+    }
+
+    /// Shuts the provider down and stops the server.
+    func stop() {
+        provider.shutdown()
+        server.stop()
+    }
+}
+
+/// Waits (bounded, without sleeping) until `condition` holds; false if it never does.
+func eventually(
+    within limit: Duration = .seconds(5), _ condition: @Sendable () -> Bool
+) async -> Bool {
+    let clock = ContinuousClock()
+    let start = clock.now
+    while !condition() {
+        if clock.now - start > limit { return false }
+        await Task.yield()
+    }
+    return true
+}
+
+/// A transport that performs real HTTP through URLSession, but only when the test releases
+/// the request's context — and then ignores cancellation, like a slow network that delivers
+/// answers nobody waits for any more.
+final class GatedTransport: FlagTransport {
+    private let inner = URLSessionTransport()
+    private let state = Locked<(held: Set<String>, waiting: [(String, CheckedContinuation<Void, Never>)])>(([], []))
+
+    func hold(_ context: EvaluationContext) { state.withLock { _ = $0.held.insert(context.fingerprint) } }
+
+    func release(_ context: EvaluationContext) {
+        let ready = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.held.remove(context.fingerprint)
+            let ready = s.waiting.filter { $0.0 == context.fingerprint }.map(\.1)
+            s.waiting.removeAll { $0.0 == context.fingerprint }
+            return ready
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    /// Requests waiting at the gate now.
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
+
+    func send(_ request: FlagRequest, maxBytes: Int, timeout: TimeInterval) async throws(FetchError) -> FlagResponse {
+        let body = (try? FlagJSON.parse(request.body ?? [])) ?? .null
+        let fingerprint = body.objectValue?["context"].flatMap(EvaluationContext.init(flagValue:))?.fingerprint ?? ""
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let held = state.withLock { s -> Bool in
+                guard s.held.contains(fingerprint) else { return false }
+                s.waiting.append((fingerprint, continuation))
+                return true
+            }
+            if !held { continuation.resume() }
+        }
+        let inner = self.inner
+        let result = await Task.detached { () -> Result<FlagResponse, FetchError> in
+            do throws(FetchError) {
+                return .success(try await inner.send(request, maxBytes: maxBytes, timeout: timeout))
+            } catch {
+                return .failure(error)
+            }
+        }.value
+        return try result.get()
+    }
+
+    func shutdown() { inner.shutdown() }
+}

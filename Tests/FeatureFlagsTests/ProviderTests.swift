@@ -1,0 +1,436 @@
+import Foundation
+import Testing
+@testable import FeatureFlags
+import FeatureFlagsTesting
+import FlagServer
+
+extension FlagKey where Value == String {
+    static let displayName = FlagKey("plan_displayName", default: "Limited mode")
+}
+
+/// The provider against a real loopback server, with a test clock and manual reachability:
+/// no wall-clock sleeps.
+@Suite("FeatureFlagProvider", .timeLimit(.minutes(1)))
+struct ProviderTests {
+    /// Saves `values` as `context`'s Last-Known-Good in `dir`.
+    private func seedFallback(_ dir: TempDir, _ values: [String: FlagValue], for context: EvaluationContext = auraPersonal, ttl: TimeInterval = 86_400) throws {
+        try FallbackClient(fileURL: dir.url("flags.lkg")).save(
+            FlagSnapshot(values: values, version: "lkg", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000), ttl: ttl, origin: .network),
+            for: context)
+    }
+
+    @Test func startOfflineServesTheFallbackAtOnce() async throws {
+        let dir = TempDir()
+        try seedFallback(dir, ["plan_themeColor": "#ABCDEF"])
+        let f = try ProviderFixture(reachable: false, dir: dir)
+        defer { f.stop() }
+        // Before anything runs: the Last-Known-Good, synchronously.
+        #expect(f.provider.value(.themeColor) == "#ABCDEF")
+        let d = f.provider.details(.themeColor)
+        #expect(d.source == .fallback && d.reason == .cached && d.snapshotVersion == "lkg")
+        #expect(f.provider.status == .notReady)
+        let run = f.run()
+        #expect(await eventually { f.provider.status == .error })
+        #expect(f.provider.mode == .fallback)
+        #expect(f.server.requestCount == 0)
+        #expect(f.provider.value(.themeColor) == "#ABCDEF")
+        #expect(f.provider.recentEvents.contains(.error(.general, message: "no network path")))
+        f.provider.shutdown()
+        await run.value
+    }
+
+    @Test func hangingServerFallsBackAtTheBudgetThenGoesOnline() async throws {
+        let dir = TempDir()
+        try seedFallback(dir, ["plan_themeColor": "#ABCDEF"])
+        let f = try ProviderFixture(dir: dir)
+        defer { f.stop() }
+        f.server.fault = .hangBeforeHeaders
+        let run = f.run()
+        let provider = f.provider
+        let ready = Task { await provider.waitUntilReady(timeout: .seconds(2)) }
+        #expect(await eventually { f.server.requestCount == 1 })
+        // Sleeping now: the fetch's 2 s deadline and the splash screen's 2 s wait.
+        await f.clock.sleepers(atLeast: 2)
+        #expect(f.provider.status == .notReady)
+        #expect(f.provider.value(.themeColor) == "#ABCDEF")
+        f.clock.advance(by: .milliseconds(1_999))
+        #expect(f.provider.status == .notReady)
+        f.clock.advance(by: .milliseconds(1))
+        // The splash screen's wait and the fetch's deadline end at the same instant: the wait
+        // reports what it sees then; the fetch's failure lands at once.
+        let atBudget = await ready.value
+        #expect(atBudget == .error || atBudget == .notReady)
+        #expect(await eventually { f.provider.status == .error })
+        #expect(f.provider.lastError == .timeout(.seconds(2)))
+        #expect(f.provider.mode == .fallback)
+        #expect(f.provider.value(.themeColor) == "#ABCDEF")
+        // The server answers again; the backoff timer brings the online values.
+        f.server.fault = nil
+        await f.clock.sleepers(atLeast: 1)
+        f.clock.advanceToNextDeadline()
+        #expect(await eventually { f.provider.status == .ready })
+        #expect(f.provider.value(.themeColor) == "#3498DB")
+        #expect(f.provider.details(.themeColor).source == .network)
+        #expect(f.provider.mode == .online)
+        f.provider.shutdown()
+        await run.value
+    }
+
+    @Test func serverDownThenUp() async throws {
+        let f = try ProviderFixture()
+        defer { f.stop() }
+        let run = f.run()
+        #expect(await eventually { f.provider.status == .ready })
+        let port = f.server.port
+        f.server.stop()
+        await f.clock.sleepers(atLeast: 1)
+        f.clock.advanceToNextDeadline()  // the next poll meets a closed port
+        #expect(await eventually { f.provider.status == .error })
+        #expect(f.provider.mode == .fallback)
+        #expect(f.provider.lastError?.suggestsOffline == true)
+        #expect(f.provider.details(.themeColor).source == .fallback)
+        #expect(f.provider.value(.themeColor) == "#3498DB")
+        // The server comes back on the same port; the backoff retry finds it.
+        let revived = try FlagServer(document: .seedExample, configuration: .init(port: port))
+        defer { revived.stop() }
+        await f.clock.sleepers(atLeast: 1)
+        f.clock.advanceToNextDeadline()
+        #expect(await eventually { f.provider.status == .ready })
+        #expect(f.provider.mode == .online)
+        #expect(revived.requestCount == 1)
+        #expect(f.provider.recentEvents.contains(.modeChanged(.online, reason: "fetch succeeded")))
+        f.provider.shutdown()
+        await run.value
+    }
+
+    @Test func pathDownSendsNothingAndPathBackFetchesAtOnce() async throws {
+        let f = try ProviderFixture()
+        defer { f.stop() }
+        let run = f.run()
+        #expect(await eventually { f.provider.status == .ready })
+        #expect(f.server.requestCount == 1)
+        f.reachability.set(false)
+        #expect(await eventually { f.provider.status == .error && f.provider.mode == .fallback })
+        #expect(f.provider.details(.themeColor).source == .fallback)
+        // Half an hour of polls and backoffs: nothing is sent while the path is down.
+        for _ in 0..<12 {
+            f.clock.advance(by: .seconds(150))
+            await Task.yield()
+        }
+        #expect(await f.provider.refresh() == .skipped("no network path"))
+        #expect(f.server.requestCount == 1)
+        // The path returns: a fetch at once, without advancing the clock.
+        f.reachability.set(true)
+        #expect(await eventually { f.server.requestCount == 2 })
+        #expect(await eventually { f.provider.status == .ready && f.provider.mode == .online })
+        f.provider.shutdown()
+        await run.value
+    }
+
+    @Test func identifyRaceEndsOnTheLastContext() async throws {
+        let gate = GatedTransport()
+        let f = try ProviderFixture(transport: gate)
+        defer { f.stop(); gate.shutdown() }
+        let a = auraPersonal, b = auraBusiness
+        gate.hold(a)
+        gate.hold(b)
+        let provider = f.provider
+        let first = Task { await provider.refresh() }  // A, generation 0
+        #expect(await eventually { gate.waitingCount == 1 })
+        provider.identify(b)
+        #expect(provider.status == .reconciling)
+        let second = Task { await provider.refresh() }  // B, generation 1
+        #expect(await eventually { gate.waitingCount == 2 })
+        provider.identify(a)
+        let third = Task { await provider.refresh() }  // A again, generation 2
+        #expect(await eventually { gate.waitingCount == 3 })
+        // A's answers come first, B's last: B's must not win.
+        gate.release(a)
+        #expect(await third.value == .updated(Set(ServerDocument.seedExample.base.flags.keys)))
+        #expect(await first.value == .discarded)
+        gate.release(b)
+        #expect(await second.value == .discarded)
+        #expect(await eventually { f.server.requestCount == 3 })
+        #expect(provider.value(.themeColor) == "#3498DB")
+        #expect(provider.value(.displayName) == "AuraLink Personal")
+        #expect(provider.context == a)
+        #expect(provider.status == .ready)
+        #expect(provider.snapshot.contextFingerprint == a.fingerprint)
+    }
+
+    @Test func venueChangeTriggersExactlyOneRefetch() async throws {
+        let f = try ProviderFixture()
+        defer { f.stop() }
+        let run = f.run()
+        #expect(await eventually { f.provider.status == .ready })
+        #expect(f.provider.isEnabled(.newCheckout) == false)
+        let moved = auraPersonal.with("venue", "venue-42")
+        let events = f.provider.events()
+        f.provider.identify(moved)
+        #expect(await eventually { f.server.requestCount == 2 })
+        #expect(await eventually { f.provider.status == .ready })
+        #expect(f.provider.isEnabled(.newCheckout))
+        #expect(f.server.requests.last?.contextFingerprint == moved.fingerprint)
+        // The same context again changes nothing and sends nothing.
+        f.provider.identify(moved)
+        for _ in 0..<50 { await Task.yield() }
+        #expect(f.server.requestCount == 2)
+        f.provider.shutdown()
+        await run.value
+        let seen = await first(64, of: events)
+        let lifecycle = seen.compactMap(\.openFeatureName)
+        #expect(lifecycle.contains("PROVIDER_RECONCILING"))
+        #expect(lifecycle.contains("PROVIDER_CONTEXT_CHANGED"))
+        #expect(lifecycle.firstIndex(of: "PROVIDER_RECONCILING")! < lifecycle.lastIndex(of: "PROVIDER_CONTEXT_CHANGED")!)
+    }
+
+    @Test func identifyServesTheNewContextsFallbackNeverThePrevious() async throws {
+        let dir = TempDir()
+        try seedFallback(dir, ["plan_themeColor": "#BBBBBB"], for: auraBusiness)
+        try seedFallback(dir, ["plan_themeColor": "#AAAAAA"], for: auraPersonal)
+        let f = try ProviderFixture(reachable: false, dir: dir)
+        defer { f.stop() }
+        #expect(f.provider.value(.themeColor) == "#AAAAAA")
+        f.provider.identify(auraBusiness)
+        #expect(f.provider.value(.themeColor) == "#BBBBBB")
+        let stranger = EvaluationContext(targetingKey: "someone-else")
+        f.provider.identify(stranger)
+        #expect(f.provider.value(.themeColor) == "#000000")
+        #expect(f.provider.details(.themeColor).source == .codeDefault)
+    }
+
+    @Test func killSwitchIsPersistedAndHoldsAcrossAnOfflineRelaunch() async throws {
+        var killed = ServerDocument.seedExample
+        killed.base.flags["kill_switch"] = FlagEntry(value: true)
+        let server = try FlagServer(document: killed)
+        defer { server.stop() }
+        let dir = TempDir()
+        do {
+            let f = try ProviderFixture(server: server, dir: dir)
+            #expect(await f.provider.refresh() != .discarded)
+            #expect(f.provider.isKillSwitchActive)
+            #expect(f.provider.value(.themeColor) == "#000000")
+            #expect(f.provider.details(.themeColor).reason == .disabled)
+            #expect(f.provider.details(.themeColor).source == .killSwitch)
+            #expect(f.provider.recentEvents.contains(.killSwitch(active: true)))
+            f.provider.shutdown()
+        }
+        // Relaunch with no network: still killed, before any fetch.
+        let offline = try ProviderFixture(reachable: false, server: server, dir: dir)
+        #expect(offline.provider.isKillSwitchActive)
+        #expect(offline.provider.value(.themeColor) == "#000000")
+        #expect(offline.provider.details(.themeColor).source == .killSwitch)
+        #expect(offline.provider.bool("kill_switch", default: false))
+        // The operator turns it off; the network returns.
+        server.document = .seedExample
+        offline.reachability.set(true)
+        #expect(await offline.provider.refresh() != .discarded)
+        #expect(!offline.provider.isKillSwitchActive)
+        #expect(offline.provider.value(.themeColor) == "#3498DB")
+        #expect(offline.provider.recentEvents.contains(.killSwitch(active: false)))
+        offline.provider.shutdown()
+    }
+
+    @Test func pollCadenceFollowsTheIntervalWithJitter() async throws {
+        let f = try ProviderFixture()
+        defer { f.stop() }
+        let run = f.run()
+        #expect(await eventually { f.server.requestCount == 1 && f.provider.status == .ready })
+        var intervals: [Double] = []
+        for n in 2...6 {
+            await f.clock.sleepers(atLeast: 1)
+            let step = try #require(f.clock.advanceToNextDeadline())
+            intervals.append(step.seconds)
+            #expect(await eventually { f.server.requestCount == n })
+            // Let the fetch finish, so the next sleeper is the poll timer, not its deadline.
+            #expect(await eventually { f.online.fetchesInFlight == 0 })
+        }
+        #expect(intervals.allSatisfy { $0 >= 270 && $0 <= 330 }, "\(intervals)")
+        #expect(Set(intervals).count > 1, "jitter should vary the intervals")
+        #expect(f.server.requests.dropFirst().allSatisfy { $0.status == 304 })
+        f.provider.shutdown()
+        await run.value
+    }
+
+    @Test func pollIntervalHasAFloor() {
+        #expect(FeatureFlagProvider.Configuration(pollInterval: .seconds(1)).pollInterval == .seconds(30))
+        var configuration = FeatureFlagProvider.Configuration()
+        configuration.pollInterval = .seconds(5)
+        #expect(configuration.pollInterval == .seconds(30))
+        #expect(FeatureFlagProvider.Configuration().pollInterval == .seconds(300))
+    }
+
+    @Test func notModifiedCostsNoDecodeAndNoDiskWrite() async throws {
+        let f = try ProviderFixture()
+        defer { f.stop() }
+        #expect(await f.provider.refresh() == .updated(Set(ServerDocument.seedExample.base.flags.keys)))
+        let before = try stamp(f.fallbackURL.path)
+        #expect(f.endpoint.decodeCount == 1)
+        for _ in 0..<3 { #expect(await f.provider.refresh() == .unchanged) }
+        #expect(f.server.requests.map(\.status) == [200, 304, 304, 304])
+        #expect(f.endpoint.decodeCount == 1)
+        #expect(try stamp(f.fallbackURL.path) == before, "a 304 must not rewrite the fallback file")
+        #expect(f.provider.details(.themeColor).source == .network)
+    }
+
+    @Test func relaunchSendsTheStoredETag() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let dir = TempDir()
+        let first = try ProviderFixture(server: server, dir: dir)
+        _ = await first.provider.refresh()
+        first.provider.shutdown()
+        let second = try ProviderFixture(server: server, dir: dir)
+        defer { second.provider.shutdown() }
+        #expect(second.provider.details(.themeColor).source == .fallback)
+        #expect(await second.provider.refresh() == .unchanged)
+        #expect(server.requests.map(\.status) == [200, 304])
+        #expect(second.endpoint.decodeCount == 0)
+        #expect(second.provider.status == .ready)
+        #expect(second.provider.details(.themeColor).source == .network)
+    }
+
+    @Test func failuresBackOffExponentiallyWithJitter() async throws {
+        let f = try ProviderFixture(configuration: .init(pollInterval: .seconds(30)), seed: 99)
+        defer { f.stop() }
+        f.server.fault = .status(500, retryAfter: nil)
+        let run = f.run()
+        var expectedRandom = SplitMix(seed: 99)
+        let backoff = f.provider.configuration.backoff
+        var observed: [Duration] = []
+        for failures in 1...7 {
+            #expect(await eventually { f.provider.consecutiveFailures == failures })
+            await f.clock.sleepers(atLeast: 1)
+            let step = try #require(f.clock.advanceToNextDeadline())
+            observed.append(step)
+            let expected = backoff.delay(afterFailures: failures, using: &expectedRandom)
+            #expect(step == expected, "failure \(failures)")
+            #expect(step <= backoff.ceiling(afterFailures: failures))
+        }
+        #expect(backoff.ceiling(afterFailures: 6) == .seconds(30), "capped at the poll interval")
+        #expect(f.provider.status == .error)
+        f.provider.shutdown()
+        await run.value
+        _ = observed
+    }
+
+    @Test func retryAfterIsHonoured() async throws {
+        let f = try ProviderFixture()
+        defer { f.stop() }
+        f.server.fault = .status(429, retryAfter: "120")
+        let run = f.run()
+        #expect(await eventually { f.provider.consecutiveFailures == 1 })
+        await f.clock.sleepers(atLeast: 1)
+        #expect(f.clock.sleeperDeadlines.first == TestClock.Instant(offset: .seconds(120)))
+        f.server.fault = nil
+        f.clock.advance(by: .seconds(119))
+        #expect(await f.provider.refresh() == .skipped("waiting for Retry-After"))
+        #expect(f.server.requestCount == 1)
+        f.clock.advance(by: .seconds(1))
+        #expect(await eventually { f.server.requestCount == 2 })
+        #expect(await eventually { f.provider.status == .ready })
+        f.provider.shutdown()
+        await run.value
+    }
+
+    @Test func unauthorizedIsFatalAndPollingStops() async throws {
+        let f = try ProviderFixture()
+        defer { f.stop() }
+        f.server.fault = .status(401, retryAfter: nil)
+        let run = f.run()
+        await run.value  // run() returns by itself
+        #expect(f.provider.status == .fatal)
+        #expect(f.provider.recentEvents.contains(.error(.providerFatal, message: "HTTP 401: injected status 401")))
+        f.clock.advance(by: .seconds(3_600))
+        #expect(await f.provider.refresh() == .skipped("stopped after a fatal error"))
+        #expect(f.server.requestCount == 1)
+        #expect(f.clock.sleeperCount == 0)
+    }
+
+    @Test func staleWhenOlderThanTheTTLAndFetchFails() async throws {
+        var short = ServerDocument.seedExample
+        short.base.ttl = 60
+        let f = try ProviderFixture(document: short)
+        defer { f.stop() }
+        _ = await f.provider.refresh()
+        #expect(f.provider.status == .ready)
+        f.server.fault = .status(500, retryAfter: nil)
+        f.clock.advance(by: .seconds(30))
+        _ = await f.provider.refresh()
+        #expect(f.provider.status == .error)
+        #expect(f.provider.details(.themeColor).reason == .cached)
+        f.clock.advance(by: .seconds(60))
+        _ = await f.provider.refresh()
+        #expect(f.provider.status == .stale)
+        #expect(f.provider.details(.themeColor).reason == .stale)
+        #expect(f.provider.value(.themeColor) == "#3498DB")
+        #expect(f.provider.recentEvents.contains { if case .stale = $0 { true } else { false } })
+        f.server.fault = nil
+        _ = await f.provider.refresh()
+        #expect(f.provider.status == .ready)
+        #expect(f.provider.details(.themeColor).reason == .targetingMatch)
+    }
+
+    @Test func lifecycleEventsInOrder() async throws {
+        let f = try ProviderFixture()
+        defer { f.stop() }
+        let events = f.provider.events()
+        _ = await f.provider.refresh()
+        f.provider.shutdown()
+        let seen = await first(100, of: events)
+        guard let activated = seen.firstIndex(where: { if case .activated = $0 { true } else { false } }),
+            let changed = seen.firstIndex(where: { if case .configurationChanged = $0 { true } else { false } }),
+            let online = seen.firstIndex(of: .modeChanged(.online, reason: "fetch succeeded")),
+            let ready = seen.firstIndex(of: .ready)
+        else {
+            Issue.record("missing events: \(seen)")
+            return
+        }
+        #expect(changed < activated && activated < online && online < ready)
+        #expect(f.provider.status == .ready)
+    }
+
+    @Test func shutdownIsIdempotentAndEndsEverything() async throws {
+        let f = try ProviderFixture()
+        defer { f.server.stop() }
+        let run = f.run()
+        #expect(await eventually { f.provider.status == .ready })
+        await f.clock.sleepers(atLeast: 1)
+        let changes = f.provider.changes()
+        f.provider.shutdown()
+        f.provider.shutdown()
+        await run.value
+        #expect(f.clock.sleeperCount == 0)
+        #expect(await first(1, of: changes).isEmpty)
+        #expect(await f.provider.refresh() == .skipped("shut down"))
+        #expect(f.online.fetchesInFlight == 0)
+        // Reads keep working with the last values.
+        #expect(f.provider.value(.themeColor) == "#3498DB")
+    }
+
+    @Test func aSecondRunReturnsAtOnce() async throws {
+        let f = try ProviderFixture(reachable: false)
+        defer { f.stop() }
+        let run = f.run()
+        #expect(await eventually { f.provider.status == .error })
+        await f.provider.run()
+        f.provider.shutdown()
+        await run.value
+    }
+
+    @Test func waitUntilReadyReturnsAsSoonAsTheFetchEnds() async throws {
+        let f = try ProviderFixture()
+        defer { f.stop() }
+        let run = f.run()
+        #expect(await f.provider.waitUntilReady(timeout: .seconds(2)) == .ready)
+        f.provider.shutdown()
+        await run.value
+    }
+}
+
+/// Modification time and inode of a file: an atomic replace changes both.
+private func stamp(_ path: String) throws -> [Int] {
+    var info = stat()
+    guard stat(path, &info) == 0 else { throw CocoaError(.fileNoSuchFile) }
+    return [Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec), Int(info.st_ino)]
+}
