@@ -17,9 +17,11 @@ let package = Package(
         .target(name: "FeatureFlagsTesting", dependencies: ["FeatureFlags"]),
         .target(name: "FlagServer", dependencies: ["FeatureFlags"]),
         .executableTarget(name: "flagctl", dependencies: ["FeatureFlags", "FlagServer"]),
+        // An example app's modules, each taking `any FeatureFlagClient` (see Docs/Testing.md).
+        .target(name: "POSExample", dependencies: ["FeatureFlags"]),
         .testTarget(
             name: "FeatureFlagsTests",
-            dependencies: ["FeatureFlags", "FeatureFlagsTesting", "FlagServer"]
+            dependencies: ["FeatureFlags", "FeatureFlagsTesting", "FlagServer", "POSExample"]
         ),
     ],
     swiftLanguageModes: [.v6]

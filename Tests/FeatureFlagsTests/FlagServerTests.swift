@@ -63,10 +63,7 @@ struct FlagServerTests {
         defer { server.stop() }
         let idle = [RawConnection(port: server.port), RawConnection(port: server.port)]
         #expect(idle.allSatisfy { $0 != nil })
-        let clock = ContinuousClock()
-        let start = clock.now
-        while server.connectionCount < 2, clock.now - start < .seconds(2) { await Task.yield() }
-        #expect(server.connectionCount == 2)
+        #expect(await eventually { server.connectionCount == 2 })
         let third = RawConnection(port: server.port)
         third?.send("GET /flags HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(third?.status() == 503)
@@ -78,11 +75,9 @@ struct FlagServerTests {
         server.fault = .hangBeforeHeaders
         let hanging = (0..<3).compactMap { _ in RawConnection(port: server.port) }
         for connection in hanging { connection.send("POST /flags HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n") }
+        #expect(await eventually { server.requestCount == 3 })
         let clock = ContinuousClock()
-        var start = clock.now
-        while server.requestCount < 3, clock.now - start < .seconds(2) { await Task.yield() }
-        #expect(server.requestCount == 3)
-        start = clock.now
+        let start = clock.now
         server.stop()
         #expect(clock.now - start < .seconds(1))
         #expect(server.connectionCount == 0)
@@ -134,9 +129,7 @@ struct FlagServerTests {
         #expect(log[0].fault == nil && log[1].fault == .status(503, retryAfter: "1"))
         #expect(log[1].status == 503)
         #expect(log.allSatisfy { $0.duration != nil })
-        let clock = ContinuousClock()
-        let start = clock.now
-        while seen.withLock({ $0.count }) < 2, clock.now - start < .seconds(2) { await Task.yield() }
+        #expect(await eventually { seen.withLock { $0.count } == 2 })
         #expect(seen.withLock { $0.map(\.status) } == [200, 503])
         server.clearLog()
         #expect(server.requestCount == 0)

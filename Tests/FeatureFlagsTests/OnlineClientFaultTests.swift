@@ -161,7 +161,7 @@ struct OnlineClientFaultTests {
             }
         }
         // Wait (bounded) until the request reached the server, then cancel.
-        while server.requestCount == 0, clock.now - start < .seconds(2) { await Task.yield() }
+        #expect(await eventually { server.requestCount == 1 })
         task.cancel()
         #expect(await task.value == .cancelled)
         #expect(clock.now - start < .seconds(2))

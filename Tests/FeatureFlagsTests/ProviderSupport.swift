@@ -54,7 +54,10 @@ final class ProviderFixture: Sendable {
     }
 }
 
-/// Waits (bounded, without sleeping) until `condition` holds; false if it never does.
+/// Waits (bounded) until `condition` holds; false if it never does. It re-checks every
+/// millisecond from a Dispatch timer rather than spinning with `Task.yield()`: a spinning
+/// test occupies one of the global executor's two threads and delays every other test's
+/// timers. Nothing here measures time; the bound only keeps a broken test from hanging.
 func eventually(
     within limit: Duration = .seconds(5), _ condition: @Sendable () -> Bool
 ) async -> Bool {
@@ -62,9 +65,16 @@ func eventually(
     let start = clock.now
     while !condition() {
         if clock.now - start > limit { return false }
-        await Task.yield()
+        await pause()
     }
     return true
+}
+
+/// Lets a millisecond pass without holding an executor thread.
+func pause() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) { continuation.resume() }
+    }
 }
 
 /// A transport that performs real HTTP through URLSession, but only when the test releases

@@ -115,7 +115,7 @@ struct ProviderTests {
         // Half an hour of polls and backoffs: nothing is sent while the path is down.
         for _ in 0..<12 {
             f.clock.advance(by: .seconds(150))
-            await Task.yield()
+            await pause()
         }
         #expect(await f.provider.refresh() == .skipped("no network path"))
         #expect(f.server.requestCount == 1)
@@ -173,7 +173,7 @@ struct ProviderTests {
         #expect(f.server.requests.last?.contextFingerprint == moved.fingerprint)
         // The same context again changes nothing and sends nothing.
         f.provider.identify(moved)
-        for _ in 0..<50 { await Task.yield() }
+        for _ in 0..<20 { await pause() }
         #expect(f.server.requestCount == 2)
         f.provider.shutdown()
         await run.value

@@ -1,0 +1,64 @@
+import Foundation
+import Observation
+import Testing
+@testable import FeatureFlags
+import FeatureFlagsTesting
+
+@Suite("Observation")
+struct ObservationTests {
+    @MainActor
+    @Test func observableFlagsTrackValuesStatusAndKillSwitch() async throws {
+        let client = InMemoryFlagClient(["new_checkout": false])
+        let flags = ObservableFlags(client: client)
+        #expect(flags.value(.newCheckout) == false)
+        #expect(!flags.isLimitedMode)
+
+        // A view reading `value` is told when the value changes.
+        let changed = Locked(false)
+        withObservationTracking {
+            _ = flags.value(.newCheckout)
+        } onChange: {
+            changed.withLock { $0 = true }
+        }
+        client.set(.newCheckout, true)
+        #expect(await eventually { changed.withLock { $0 } })
+        #expect(flags.value(.newCheckout))
+        #expect(flags.lastChangedKeys == ["new_checkout"])
+
+        client.setKillSwitch(true)
+        #expect(await onMain { flags.isLimitedMode })
+        #expect(flags.value(.newCheckout) == false)
+
+        client.setStatus(.stale)
+        client.emit(.stale(age: 1))
+        #expect(await onMain { flags.status == .stale })
+        flags.stop()
+    }
+
+    @Test func valuesOfOneKeyFromAProvider() async throws {
+        let f = try ProviderFixture()
+        defer { f.stop() }
+        let values = f.provider.values(of: .themeColor)
+        var iterator = values.makeAsyncIterator()
+        #expect(await iterator.next() == "#000000")
+        _ = await f.provider.refresh()
+        #expect(await iterator.next() == "#3498DB")
+        // The new context has no Last-Known-Good: its code default, never the old context's value.
+        f.provider.identify(auraBusiness)
+        #expect(await iterator.next() == "#000000")
+        _ = await f.provider.refresh()
+        #expect(await iterator.next() == "#2C3E50")
+    }
+}
+
+/// `eventually` for main-actor state.
+@MainActor
+func onMain(within limit: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
+    let clock = ContinuousClock()
+    let start = clock.now
+    while !condition() {
+        if clock.now - start > limit { return false }
+        await pause()
+    }
+    return true
+}

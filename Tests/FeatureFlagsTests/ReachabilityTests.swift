@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+@testable import FeatureFlags
+import FeatureFlagsTesting
+
+@Suite("Reachability")
+struct ReachabilityTests {
+    static let ipv4WithDefault = """
+        Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT
+        eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\t0\t0\t0
+        eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0
+        """
+    static let ipv4LocalOnly = """
+        Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT
+        eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0
+        """
+    static let ipv6WithDefault = """
+        fe800000000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000002 00000000 00000001     eth0
+        00000000000000000000000000000000 00 00000000000000000000000000000000 00 fd000000000000000000000000000001 00000400 00000002 00000000 00000003     wlan0
+        00000000000000000000000000000000 00 00000000000000000000000000000000 00 00000000000000000000000000000000 ffffffff 00000001 00000000 00200200       lo
+        """
+    static let ipv6RejectOnly = """
+        00000000000000000000000000000000 00 00000000000000000000000000000000 00 00000000000000000000000000000000 ffffffff 00000001 00000000 00200200       lo
+        00000000000000000000000000000000 00 00000000000000000000000000000000 00 00000000000000000000000000000000 ffffffff 00000001 00000000 00200201     eth0
+        """
+
+    #if os(Linux)
+    @Test func defaultRoutesAreFoundInTheRouteTables() {
+        #expect(LinuxReachability.defaultRouteInterfaces(ipv4: Self.ipv4WithDefault, ipv6: "") == ["eth0"])
+        #expect(LinuxReachability.defaultRouteInterfaces(ipv4: Self.ipv4LocalOnly, ipv6: "").isEmpty)
+        #expect(LinuxReachability.defaultRouteInterfaces(ipv4: "", ipv6: Self.ipv6WithDefault) == ["wlan0"])
+        #expect(LinuxReachability.defaultRouteInterfaces(ipv4: "", ipv6: Self.ipv6RejectOnly).isEmpty)
+        #expect(LinuxReachability.defaultRouteInterfaces(ipv4: "", ipv6: "").isEmpty)
+        #expect(LinuxReachability.defaultRouteInterfaces(ipv4: "garbage\nmore garbage", ipv6: "x y z").isEmpty)
+    }
+
+    @Test func anInterfaceThatIsDownDoesNotCount() throws {
+        let dir = TempDir()
+        try Self.ipv4WithDefault.write(toFile: dir.url("route").path, atomically: true, encoding: .utf8)
+        var files = LinuxReachability.RouteFiles(ipv4: dir.url("route").path, ipv6: dir.url("none").path)
+        files.operstate = { _ in "down" }
+        #expect(!LinuxReachability.evaluate(files))
+        files.operstate = { _ in "up" }
+        #expect(LinuxReachability.evaluate(files))
+        files.operstate = { _ in nil }
+        #expect(LinuxReachability.evaluate(files))
+    }
+
+    @Test func recheckReportsChanges() async throws {
+        let dir = TempDir()
+        let route = dir.url("route").path
+        try Self.ipv4LocalOnly.write(toFile: route, atomically: true, encoding: .utf8)
+        var files = LinuxReachability.RouteFiles(ipv4: route, ipv6: dir.url("none").path)
+        files.operstate = { _ in "up" }
+        let monitor = LinuxReachability(files: files, fallbackInterval: .seconds(60))
+        #expect(!monitor.isReachable)
+        var updates = monitor.updates().makeAsyncIterator()
+        #expect(await updates.next() == false)
+        try Self.ipv4WithDefault.write(toFile: route, atomically: true, encoding: .utf8)
+        monitor.recheck()
+        #expect(await updates.next() == true)
+        #expect(monitor.isReachable)
+        monitor.stop()
+        monitor.stop()
+        #expect(await updates.next() == nil)
+    }
+
+    @Test func liveMonitorAgreesWithTheRouteTables() async throws {
+        let monitor = LinuxReachability()
+        defer { monitor.stop() }
+        #expect(monitor.isReachable == LinuxReachability.evaluate(.init()))
+        var updates = monitor.updates().makeAsyncIterator()
+        #expect(await updates.next() == monitor.isReachable)
+        print("LinuxReachability: reachable \(monitor.isReachable), netlink \(monitor.usesNetlink)")
+    }
+    #endif
+
+    @Test func manualReachabilityAnnouncesOnlyChanges() async {
+        let manual = ManualReachability(true)
+        var updates = manual.updates().makeAsyncIterator()
+        #expect(await updates.next() == true)
+        manual.set(true)
+        manual.set(false)
+        #expect(await updates.next() == false)
+        #expect(!manual.isReachable)
+        manual.stop()
+        #expect(await updates.next() == nil)
+    }
+
+    @Test func alwaysReachable() async {
+        let always = AlwaysReachable()
+        #expect(always.isReachable)
+        var updates = always.updates().makeAsyncIterator()
+        #expect(await updates.next() == true)
+        always.stop()
+        #expect(await updates.next() == nil)
+        let system = SystemReachability.make()
+        var first = system.updates().makeAsyncIterator()
+        #expect(await first.next() == system.isReachable)
+        system.stop()
+    }
+}
