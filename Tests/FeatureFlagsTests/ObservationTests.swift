@@ -26,12 +26,12 @@ struct ObservationTests {
         #expect(flags.lastChangedKeys == ["new_checkout"])
 
         client.setKillSwitch(true)
-        #expect(await onMain { flags.isLimitedMode })
+        #expect(await eventually { flags.isLimitedMode })
         #expect(flags.value(.newCheckout) == false)
 
         client.setStatus(.stale)
         client.emit(.stale(age: 1))
-        #expect(await onMain { flags.status == .stale })
+        #expect(await eventually { flags.status == .stale })
         flags.stop()
     }
 
@@ -51,14 +51,3 @@ struct ObservationTests {
     }
 }
 
-/// `eventually` for main-actor state.
-@MainActor
-func onMain(within limit: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
-    let clock = ContinuousClock()
-    let start = clock.now
-    while !condition() {
-        if clock.now - start > limit { return false }
-        await pause()
-    }
-    return true
-}

@@ -72,9 +72,9 @@ struct OnlineClientFaultTests {
     }
 
     @Test func connectionRefusedIsOffline() async throws {
-        let (server, client, _) = try makeServerAndClient(deadline: .seconds(2))
+        let closed = try #require(PortReservation())
+        let client = OnlineClient(endpoint: JSONFlagEndpoint(post: URL(string: "http://127.0.0.1:\(closed.port)/flags")!))
         defer { client.shutdown() }
-        server.stop()
         let error = await fetchError(client, auraPersonal)
         #expect(error?.suggestsOffline == true, "\(String(describing: error))")
     }

@@ -83,6 +83,9 @@ struct ProviderTests {
         #expect(await eventually { f.provider.status == .ready })
         let port = f.server.port
         f.server.stop()
+        // Hold the port, closed, so that no other test's server is given it meanwhile.
+        var hold = PortReservation(port: port)
+        #expect(hold != nil)
         await f.clock.sleepers(atLeast: 1)
         f.clock.advanceToNextDeadline()  // the next poll meets a closed port
         #expect(await eventually { f.provider.status == .error })
@@ -91,6 +94,8 @@ struct ProviderTests {
         #expect(f.provider.details(.themeColor).source == .fallback)
         #expect(f.provider.value(.themeColor) == "#3498DB")
         // The server comes back on the same port; the backoff retry finds it.
+        hold = nil
+        _ = hold
         let revived = try FlagServer(document: .seedExample, configuration: .init(port: port))
         defer { revived.stop() }
         await f.clock.sleepers(atLeast: 1)

@@ -70,6 +70,12 @@ extension FlagKey where Value: RawRepresentable, Value.RawValue: FlagValueConver
     /// raw value is a TYPE_MISMATCH and reads as the default.
     @inlinable
     public init(_ name: String, default defaultValue: Value) {
+        self.init(rawValueKey: name, default: defaultValue)
+    }
+
+    /// The raw-value conversions shared by both `RawRepresentable` initialisers.
+    @inlinable
+    init(rawValueKey name: String, default defaultValue: Value) {
         self.init(
             name, default: defaultValue,
             convert: { Value.RawValue(flagValue: $0).flatMap(Value.init(rawValue:)) },
@@ -79,12 +85,10 @@ extension FlagKey where Value: RawRepresentable, Value.RawValue: FlagValueConver
 
 extension FlagKey where Value: RawRepresentable & Decodable, Value.RawValue: FlagValueConvertible {
     /// A key for a `Codable` enum with raw values: read by raw value, like any `RawRepresentable`.
+    /// (This overload only settles which of the two others applies.)
     @inlinable
     public init(_ name: String, default defaultValue: Value) {
-        self.init(
-            name, default: defaultValue,
-            convert: { Value.RawValue(flagValue: $0).flatMap(Value.init(rawValue:)) },
-            encode: { $0.rawValue.flagValue })
+        self.init(rawValueKey: name, default: defaultValue)
     }
 }
 
