@@ -16,12 +16,13 @@ let package = Package(
         .target(name: "FeatureFlags"),
         .target(name: "FeatureFlagsTesting", dependencies: ["FeatureFlags"]),
         .target(name: "FlagServer", dependencies: ["FeatureFlags"]),
-        .executableTarget(name: "flagctl", dependencies: ["FeatureFlags", "FlagServer"]),
+        .target(name: "FlagCtlCore", dependencies: ["FeatureFlags", "FlagServer"]),
+        .executableTarget(name: "flagctl", dependencies: ["FlagCtlCore"]),
         // An example app's modules, each taking `any FeatureFlagClient` (see Docs/Testing.md).
         .target(name: "POSExample", dependencies: ["FeatureFlags"]),
         .testTarget(
             name: "FeatureFlagsTests",
-            dependencies: ["FeatureFlags", "FeatureFlagsTesting", "FlagServer", "POSExample"]
+            dependencies: ["FeatureFlags", "FeatureFlagsTesting", "FlagServer", "POSExample", "FlagCtlCore"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -38,6 +38,7 @@ public final class FlagServer: Sendable {
         var lastReloadError: String?
         var fault: Fault?
         var latency: Duration = .zero
+        var failRate: Double = 0
         var log: [RequestRecord] = []
         var activeConnections: Set<Int32> = []
         var stopping = false
@@ -54,6 +55,7 @@ public final class FlagServer: Sendable {
     private let stopPipe: (read: Int32, write: Int32)
     private let threads = DispatchGroup()
     private let onRequest: (@Sendable (RequestRecord) -> Void)?
+    private let onReload: (@Sendable (Result<ServerDocument, FlagEndpointError>) -> Void)?
 
     /// Serves `document` from memory.
     /// - Parameter onRequest: called after each request is answered (for logging).
@@ -66,22 +68,28 @@ public final class FlagServer: Sendable {
 
     /// Serves the server document in the JSON file at `path`, reloading it whenever it
     /// changes; a change that does not parse keeps the previous document (see ``lastReloadError``).
+    /// - Parameter onReload: called after each reload attempt: the new document, or why the
+    ///   changed file was not used.
     public convenience init(
         file path: String, configuration: Configuration = Configuration(),
-        onRequest: (@Sendable (RequestRecord) -> Void)? = nil
+        onRequest: (@Sendable (RequestRecord) -> Void)? = nil,
+        onReload: (@Sendable (Result<ServerDocument, FlagEndpointError>) -> Void)? = nil
     ) throws {
         let document = try ServerDocument(json: try Data(contentsOf: URL(fileURLWithPath: path)))
-        try self.init(source: .file(path: path), document: document, configuration: configuration, onRequest: onRequest)
-        state.withLock { $0.fileStamp = Self.stamp(path) }
+        try self.init(
+            source: .file(path: path), document: document, configuration: configuration, onRequest: onRequest,
+            onReload: onReload)
     }
 
     private init(
         source: Source, document: ServerDocument, configuration: Configuration,
-        onRequest: (@Sendable (RequestRecord) -> Void)?
+        onRequest: (@Sendable (RequestRecord) -> Void)?,
+        onReload: (@Sendable (Result<ServerDocument, FlagEndpointError>) -> Void)? = nil
     ) throws {
         self.source = source
         self.configuration = configuration
         self.onRequest = onRequest
+        self.onReload = onReload
         self.state = Locked(State(document: document))
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw Socket.Failure(operation: "pipe", code: errno) }
@@ -92,6 +100,10 @@ public final class FlagServer: Sendable {
             close(fds[0])
             close(fds[1])
             throw error
+        }
+        if case .file(let path) = source {
+            state.withLock { $0.fileStamp = Self.stamp(path) }
+            spawn { [self] in watchFile() }
         }
         spawn { [self] in acceptLoop() }
     }
@@ -118,6 +130,12 @@ public final class FlagServer: Sendable {
     public var latency: Duration {
         get { state.withLock { $0.latency } }
         set { state.withLock { $0.latency = newValue } }
+    }
+
+    /// The share of flag requests (0…1) answered 503 at random, when no fault is set.
+    public var failRate: Double {
+        get { state.withLock { $0.failRate } }
+        set { state.withLock { $0.failRate = min(max(newValue, 0), 1) } }
     }
 
     /// The document served now.
@@ -249,7 +267,10 @@ public final class FlagServer: Sendable {
         reloadIfChanged()
         let route = Route(request, pathAttribute: configuration.pathAttribute)
         let (index, fault, latency, document) = state.withLock { s in
-            let fault = route.context == nil ? nil : s.fault
+            var fault = route.context == nil ? nil : s.fault
+            if route.context != nil, fault == nil, s.failRate > 0, Double.random(in: 0..<1) < s.failRate {
+                fault = .status(503, retryAfter: nil)
+            }
             let record = RequestRecord(
                 index: s.log.count, method: request.method, path: request.path, headers: request.headers,
                 contextFingerprint: route.context?.fingerprint, fault: fault, status: nil, bytesSent: 0, duration: nil)
@@ -309,15 +330,32 @@ public final class FlagServer: Sendable {
             return true
         }
         guard changed else { return }
+        let result: Result<ServerDocument, FlagEndpointError>
         do {
-            let document = try ServerDocument(json: try Data(contentsOf: URL(fileURLWithPath: path)))
-            state.withLock { s in
+            result = .success(try ServerDocument(json: try FileIO.read(path)))
+        } catch let error as FlagEndpointError {
+            result = .failure(error)
+        } catch {
+            result = .failure(FlagEndpointError(.general, "cannot read \(path): \(error)"))
+        }
+        state.withLock { s in
+            switch result {
+            case .success(let document):
                 s.document = document
                 s.reloads += 1
                 s.lastReloadError = nil
+            case .failure(let error):
+                s.lastReloadError = error.description
             }
-        } catch {
-            state.withLock { $0.lastReloadError = "\(error)" }
+        }
+        onReload?(result)
+    }
+
+    /// Re-checks the served file every 200 ms, so edits apply even before the next request.
+    private func watchFile() {
+        var fds = [pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
+        while poll(&fds, 1, 200) == 0 || (fds[0].revents == 0 && errno == EINTR) {
+            reloadIfChanged()
         }
     }
 

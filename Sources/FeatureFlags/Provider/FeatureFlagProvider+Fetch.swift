@@ -10,29 +10,27 @@ extension FeatureFlagProvider {
     public func refresh() async -> FetchOutcome {
         enum Start {
             case skip(String)
-            case flight(generation: Int, task: Task<FetchOutcome, Never>)
+            case flight(Task<FetchOutcome, Never>)
         }
         let pathUp = reachability.isReachable
         let start: Start = state.withLock { s in
             s.pathUp = pathUp
             if let reason = Self.skipReason(s, now: clock.now()) { return .skip(reason) }
-            if let flight = s.inFlight, flight.generation == s.generation { return .flight(generation: flight.generation, task: flight.task) }
+            if let flight = s.inFlight, flight.generation == s.generation { return .flight(flight.task) }
             let generation = s.generation
             let context = s.context
-            let task = Task { await self.fetch(context, generation: generation) }
-            s.inFlight = (generation, task)
-            return .flight(generation: generation, task: task)
+            s.nextFetchID += 1
+            let id = s.nextFetchID
+            let task = Task { await self.fetch(context, generation: generation, id: id) }
+            s.inFlight = (generation, id, task)
+            return .flight(task)
         }
         switch start {
         case .skip(let reason):
             if !pathUp { enterFallback(reason: reason, status: nil) }
             return .skipped(reason)
-        case .flight(let generation, let task):
-            let outcome = await task.value
-            state.withLock { s in
-                if s.inFlight?.generation == generation, s.inFlight?.task == task { s.inFlight = nil }
-            }
-            return outcome
+        case .flight(let task):
+            return await task.value
         }
     }
 
@@ -44,13 +42,18 @@ extension FeatureFlagProvider {
         return nil
     }
 
-    func fetch(_ context: EvaluationContext, generation: Int, retried: Bool = false) async -> FetchOutcome {
+    func fetch(_ context: EvaluationContext, generation: Int, id: Int, retried: Bool = false) async -> FetchOutcome {
         let started = clock.now()
         let result: Result<FlagFetchResult, FetchError>
         do {
             result = .success(try await online.fetch(for: context))
         } catch {
             result = .failure(error)
+        }
+        // The request is over: leave the slot now, so a refresh from here on sends a new
+        // request instead of joining this one's activation (which may still write to disk).
+        state.withLock { s in
+            if s.inFlight?.id == id { s.inFlight = nil }
         }
         let current = state.withLock { $0.generation == generation && !$0.shutDown }
         guard current else { return .discarded }
@@ -66,7 +69,7 @@ extension FeatureFlagProvider {
                     let error = FetchError.decode(FlagEndpointError(.general, "304 Not Modified to a request without If-None-Match"))
                     return failed(error, generation: generation)
                 }
-                return await fetch(context, generation: generation, retried: true)
+                return await fetch(context, generation: generation, id: id, retried: true)
             }
             return confirm(generation: generation)
         case .failure(.cancelled):

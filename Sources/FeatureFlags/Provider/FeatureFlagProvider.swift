@@ -25,7 +25,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         var failures = 0
         var retryNotBefore: Duration?
         var lastError: FetchError?
-        var inFlight: (generation: Int, task: Task<FetchOutcome, Never>)?
+        var inFlight: (generation: Int, id: Int, task: Task<FetchOutcome, Never>)?
+        var nextFetchID = 0
         var running = false
         var fatal = false
         var shutDown = false

@@ -1,0 +1,135 @@
+import Foundation
+
+/// Config as data (seeds 000 §6.4 and 002): what each flag may hold. A JSON document —
+///
+/// ```json
+/// { "max_payload_bytes": 16384,
+///   "unknown_keys": "allow",
+///   "flags": {
+///     "plan_themeColor":   { "type": "string", "format": "hex-color", "required": true },
+///     "plan_displayName":  { "type": "string", "minLength": 1, "maxLength": 40 },
+///     "plan_data_limit":   { "type": "int", "min": 0, "max": 100000 },
+///     "plan_feature_list": { "type": "list", "maxItems": 20,
+///                            "items": { "type": "string", "enum": ["usage", "billing"] } },
+///     "kill_switch":       { "type": "bool", "required": true } } }
+/// ```
+///
+/// Types: `bool`, `int`, `double` (accepts integers), `number` (same), `string`, `list`,
+/// `object`, `any`. Constraints: `min`/`max` (numbers), `minLength`/`maxLength` (strings,
+/// in characters), `pattern` (a regular expression the whole string must match), `format`
+/// (`hex-color` = `#RRGGBB`, `iso8601`), `enum` (allowed values), `items` (a rule for every
+/// list element), `minItems`/`maxItems`, `required`. `unknown_keys`: `allow` (default;
+/// counted) or `reject`.
+public struct FlagSchema: Sendable {
+    /// One flag's rule.
+    public struct Rule: Sendable {
+        /// The expected JSON type, or nil for any.
+        public var type: String?
+        /// Inclusive numeric bounds.
+        public var min: Double?
+        /// Inclusive numeric bounds.
+        public var max: Double?
+        /// String length bounds, in characters.
+        public var minLength: Int?
+        /// String length bounds, in characters.
+        public var maxLength: Int?
+        /// A regular expression the whole string must match.
+        public var pattern: String?
+        /// A named format: `hex-color` or `iso8601`.
+        public var format: String?
+        /// The allowed values.
+        public var allowed: [FlagValue]?
+        /// The rule for list elements.
+        public var items: [Rule]
+        /// List length bounds.
+        public var minItems: Int?
+        /// List length bounds.
+        public var maxItems: Int?
+        /// Whether the flag must be present (top level only).
+        public var required: Bool
+    }
+
+    /// Rules by flag name.
+    public var rules: [String: Rule]
+    /// The largest payload accepted, in bytes.
+    public var maxPayloadBytes: Int?
+    /// Whether flags without a rule are errors.
+    public var rejectUnknownKeys: Bool
+
+    /// Reads a schema document.
+    /// - Throws: ``FlagEndpointError`` (`PARSE_ERROR`) naming the offending rule.
+    public init(parsing value: FlagValue) throws(FlagEndpointError) {
+        guard case .object(let top) = value, case .object(let flags)? = top["flags"] else {
+            throw FlagEndpointError(.parseError, "a schema is an object with a \"flags\" object")
+        }
+        var rules: [String: Rule] = [:]
+        for (name, spec) in flags { rules[name] = try Self.rule(spec, path: "flags.\(name)") }
+        self.rules = rules
+        maxPayloadBytes = top["max_payload_bytes"]?.intValue
+        switch top["unknown_keys"]?.stringValue {
+        case nil, "allow"?: rejectUnknownKeys = false
+        case "reject"?: rejectUnknownKeys = true
+        case let other?: throw FlagEndpointError(.parseError, "unknown_keys must be allow or reject, not \(other)")
+        }
+    }
+
+    /// Reads a schema from JSON bytes.
+    public init(json bytes: some Sequence<UInt8>) throws(FlagEndpointError) {
+        let value: FlagValue
+        do {
+            value = try FlagJSON.parse(bytes)
+        } catch {
+            throw FlagEndpointError(.parseError, "schema: \(error.description)")
+        }
+        try self.init(parsing: value)
+    }
+
+    private static let types: Set<String> = ["bool", "int", "double", "number", "string", "list", "object", "any"]
+    private static let formats: Set<String> = ["hex-color", "iso8601"]
+
+    private static func rule(_ spec: FlagValue, path: String) throws(FlagEndpointError) -> Rule {
+        guard case .object(let o) = spec else { throw FlagEndpointError(.parseError, "\(path): a rule is an object") }
+        let type = o["type"]?.stringValue
+        if let type, !types.contains(type) { throw FlagEndpointError(.parseError, "\(path): unknown type \(type)") }
+        let format = o["format"]?.stringValue
+        if let format, !formats.contains(format) { throw FlagEndpointError(.parseError, "\(path): unknown format \(format)") }
+        let pattern = o["pattern"]?.stringValue
+        if let pattern, (try? NSRegularExpression(pattern: pattern)) == nil {
+            throw FlagEndpointError(.parseError, "\(path): pattern is not a valid regular expression")
+        }
+        var items: [Rule] = []
+        if let itemSpec = o["items"] { items = [try rule(itemSpec, path: path + ".items")] }
+        return Rule(
+            type: type == "any" ? nil : type, min: o["min"]?.doubleValue, max: o["max"]?.doubleValue,
+            minLength: o["minLength"]?.intValue, maxLength: o["maxLength"]?.intValue, pattern: pattern, format: format,
+            allowed: o["enum"]?.listValue, items: items, minItems: o["minItems"]?.intValue, maxItems: o["maxItems"]?.intValue,
+            required: o["required"]?.boolValue ?? false)
+    }
+}
+
+/// One broken rule, with where.
+public struct FlagViolation: Sendable, Equatable, CustomStringConvertible {
+    /// Where: `flags.plan_themeColor`, `rules[1].flags.plan_feature_list[3]`, `payload`.
+    public let path: String
+    /// What is wrong (names no secrets; values only as far as the schema concerns them).
+    public let message: String
+
+    /// A violation.
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    /// `path: message`.
+    public var description: String { "\(path): \(message)" }
+}
+
+/// The outcome of checking flags against a ``FlagSchema``.
+public struct FlagValidationReport: Sendable, Equatable {
+    /// Every broken rule, in a stable order.
+    public var violations: [FlagViolation] = []
+    /// Flags the schema has no rule for (allowed unless the schema rejects them).
+    public var unknownKeys: [String] = []
+    /// No violations.
+    public var isValid: Bool { violations.isEmpty }
+}

@@ -1,0 +1,144 @@
+/// A command's options, for parsing and for its `--help`.
+struct CommandSpec: Sendable {
+    struct Option: Sendable {
+        /// The name without dashes.
+        let name: String
+        /// The value's placeholder (`URL`), or nil for a flag without a value.
+        let value: String?
+        let help: String
+        var repeatable = false
+    }
+
+    let name: String
+    let summary: String
+    /// Required positional arguments' names, e.g. `["FILE"]`.
+    let positionals: [String]
+    let options: [Option]
+    /// Example invocations for the help text.
+    let examples: [String]
+
+    var usageLine: String {
+        var parts = ["flagctl", name]
+        parts += positionals
+        for option in options {
+            let text = option.value.map { "--\(option.name) \($0)" } ?? "--\(option.name)"
+            parts.append(option.repeatable ? "[\(text)]…" : "[\(text)]")
+        }
+        return parts.joined(separator: " ")
+    }
+
+    var help: String {
+        var lines = ["flagctl \(name) — \(summary)", "", "USAGE: \(usageLine)", "", "OPTIONS:"]
+        for option in options {
+            let left = option.value.map { "--\(option.name) \($0)" } ?? "--\(option.name)"
+            lines.append("  " + left.padding(toLength: 26, withPad: " ", startingAt: 0) + option.help)
+        }
+        lines.append("  " + "-h, --help".padding(toLength: 26, withPad: " ", startingAt: 0) + "show this help")
+        if !examples.isEmpty {
+            lines += ["", "EXAMPLES:"] + examples.map { "  " + $0 }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Parsed arguments of one command.
+struct ParsedArguments: Sendable {
+    var positionals: [String] = []
+    var values: [String: [String]] = [:]
+    var flags: Set<String> = []
+    var wantsHelp = false
+
+    func value(_ name: String) -> String? { values[name]?.last }
+    func all(_ name: String) -> [String] { values[name] ?? [] }
+    func has(_ flag: String) -> Bool { flags.contains(flag) }
+}
+
+/// A command line that cannot be run: one line saying what was wrong and what to type.
+struct UsageError: Error, Equatable {
+    let message: String
+}
+
+enum ArgumentParser {
+    /// Parses `arguments` (after the command name) against `spec`.
+    static func parse(_ arguments: [String], _ spec: CommandSpec) throws(UsageError) -> ParsedArguments {
+        var parsed = ParsedArguments()
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "-h" || argument == "--help" {
+                parsed.wantsHelp = true
+                continue
+            }
+            if argument == "--" {
+                parsed.positionals += arguments[index...]
+                break
+            }
+            guard argument.hasPrefix("--") else {
+                if argument.hasPrefix("-"), argument.count > 1, Double(argument) == nil {
+                    throw UsageError(message: "unknown option \(argument); options start with two dashes, see flagctl \(spec.name) --help")
+                }
+                parsed.positionals.append(argument)
+                continue
+            }
+            var name = String(argument.dropFirst(2))
+            var inlineValue: String?
+            if let equals = name.firstIndex(of: "=") {
+                inlineValue = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            guard let option = spec.options.first(where: { $0.name == name }) else {
+                let hint = suggestion(for: name, among: spec.options.map(\.name)).map { " (did you mean --\($0)?)" } ?? ""
+                throw UsageError(message: "unknown option --\(name)\(hint); see flagctl \(spec.name) --help")
+            }
+            guard let placeholder = option.value else {
+                if inlineValue != nil { throw UsageError(message: "--\(name) takes no value") }
+                parsed.flags.insert(name)
+                continue
+            }
+            let value: String
+            if let inlineValue {
+                value = inlineValue
+            } else {
+                guard index < arguments.count, !arguments[index].hasPrefix("--") else {
+                    throw UsageError(message: "--\(name) needs a value: --\(name) \(placeholder)")
+                }
+                value = arguments[index]
+                index += 1
+            }
+            if !option.repeatable, parsed.values[name] != nil {
+                throw UsageError(message: "--\(name) given twice; give it once")
+            }
+            parsed.values[name, default: []].append(value)
+        }
+        if parsed.wantsHelp { return parsed }
+        if parsed.positionals.count < spec.positionals.count {
+            let missing = spec.positionals[parsed.positionals.count]
+            throw UsageError(message: "missing \(missing): \(spec.usageLine)")
+        }
+        if parsed.positionals.count > spec.positionals.count {
+            throw UsageError(message: "unexpected argument \(parsed.positionals[spec.positionals.count]): \(spec.usageLine)")
+        }
+        return parsed
+    }
+
+    /// The closest name within two edits, if any.
+    static func suggestion(for name: String, among names: [String]) -> String? {
+        names.map { ($0, distance(name, $0)) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
+    }
+
+    private static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + [Int](repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}

@@ -1,0 +1,187 @@
+import FeatureFlags
+import FlagServer
+import Foundation
+
+/// `flagctl demo`: seed 000's demo script (§16.2) end to end, through a real
+/// `FeatureFlagProvider` against an embedded loopback `FlagServer` serving the seeds' data.
+enum DemoCommand {
+    static let spec = CommandSpec(
+        name: "demo", summary: "play seed 000's demo script against a loopback flag server",
+        positionals: [],
+        options: [
+            .init(name: "json", value: nil, help: "print one JSON line per step"),
+            .init(name: "state", value: "DIR", help: "keep the fallback file here (default: a temporary directory)"),
+        ],
+        examples: ["flagctl demo", "flagctl demo --json"])
+
+    static let themeColor = FlagKey("plan_themeColor", default: "#7F8C8D")
+    static let displayName = FlagKey("plan_displayName", default: "Limited mode")
+    static let dataLimit = FlagKey("plan_data_limit", default: 0)
+    static let features = FlagKey("plan_feature_list", default: [String]())
+    static let newCheckout = FlagKey("new_checkout", default: false)
+
+    /// One line of the timeline.
+    struct Step {
+        let number: Int
+        let title: String
+        let theme: String
+        let name: String
+        let limit: Int
+        let features: [String]
+        let newCheckout: Bool
+        let limited: Bool
+        let source: FlagSource
+        let reason: FlagReason
+        let version: String?
+        let status: ProviderStatus
+        let mode: ProviderMode
+        let milliseconds: Int
+        let note: String
+
+        var json: [String: FlagValue] {
+            var members: [String: FlagValue] = [
+                "step": .int(number), "title": .string(title), "plan_themeColor": .string(theme),
+                "plan_displayName": .string(name), "plan_data_limit": .int(limit),
+                "plan_feature_list": .list(features.map(FlagValue.string)), "new_checkout": .bool(newCheckout),
+                "limited_mode": .bool(limited), "source": .string(source.rawValue), "reason": .string(reason.rawValue),
+                "status": .string(status.rawValue), "mode": .string(mode.rawValue), "ms": .int(milliseconds),
+                "note": .string(note),
+            ]
+            members["version"] = version.map(FlagValue.string)
+            return members
+        }
+
+        var cells: [String] {
+            [
+                "\(number)", title, theme, name, "\(limit)", "\(features.count)", newCheckout ? "on" : "off",
+                limited ? "LIMITED" : "-", source.rawValue, reason.rawValue, version ?? "-", status.rawValue, "\(milliseconds)",
+                note,
+            ]
+        }
+    }
+
+    static func run(_ arguments: ParsedArguments, console: Console) async throws -> Int32 {
+        let json = arguments.has("json")
+        let given = arguments.value("state").map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
+        let directory = given ?? Formatting.temporaryDirectory("flagctl-demo")
+        defer { if given == nil { try? FileManager.default.removeItem(at: directory) } }
+        var emitted = 0
+        let steps = try await play(in: directory) { step in
+            emitted += 1
+            if json {
+                console.out(Formatting.json(step.json))
+            } else {
+                if emitted == 1 { console.out(Formatting.row(header, widths: widths)) }
+                console.out(Formatting.row(step.cells, widths: widths))
+            }
+        } intro: { line in
+            if !json { console.out(line) }
+        }
+        if !json {
+            let where_ = given == nil ? "a temporary directory, removed now (--state DIR keeps it)" : directory.appendingPathComponent("flags.lkg").path
+            console.out("\(steps.count) steps · fallback file in \(where_)")
+        }
+        return 0
+    }
+
+    static let header = ["#", "STEP", "THEME", "NAME", "LIMIT", "FEATURES", "NEW_CHECKOUT", "MODE", "SOURCE", "REASON", "VERSION", "STATUS", "MS", "NOTE"]
+    static let widths = [2, 38, 7, 17, 5, 8, 12, 7, 11, 15, 20, 9, 4]
+
+    /// Plays the script; reports each step as it completes.
+    static func play(
+        in directory: URL, report: (Step) -> Void, intro: (String) -> Void
+    ) async throws -> [Step] {
+        var document = ServerDocument.seedExample
+        var server = try FlagServer(document: document)
+        let port = server.port
+        let anonymous = EvaluationContext(targetingKey: nil, venue: "venue-7")
+        let personal = EvaluationContext(targetingKey: "demo-user", venue: "venue-7", partner: "auralink", planTier: "personal")
+        let business = personal.with(EvaluationContext.Attribute.planTier, "business")
+        let venue42 = business.with(EvaluationContext.Attribute.venue, "venue-42")
+
+        let fallback = FallbackClient(fileURL: directory.appendingPathComponent("flags.lkg"), context: anonymous)
+        let online = OnlineClient(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(deadline: .seconds(2)))
+        let provider = FeatureFlagProvider(context: anonymous, online: online, fallback: fallback, reachability: AlwaysReachable())
+        intro("FeatureFlags demo — seed 000 §16.2 through a FeatureFlagProvider on a loopback FlagServer at \(server.baseURL.absoluteString)")
+        let loop = Task { await provider.run() }
+        defer {
+            provider.shutdown()
+            server.stop()
+        }
+
+        var steps: [Step] = []
+        func record(_ title: String, since start: ContinuousClock.Instant, note: String = "") {
+            let d = provider.details(themeColor)
+            let step = Step(
+                number: steps.count + 1, title: title, theme: d.value, name: provider.value(displayName),
+                limit: provider.value(dataLimit), features: provider.value(features), newCheckout: provider.value(newCheckout),
+                limited: provider.isKillSwitchActive, source: d.source, reason: d.reason, version: d.snapshotVersion,
+                status: provider.status, mode: provider.mode,
+                milliseconds: Int((ContinuousClock.now - start).components.seconds * 1000
+                    + (ContinuousClock.now - start).components.attoseconds / 1_000_000_000_000_000),
+                note: note)
+            steps.append(step)
+            report(step)
+        }
+
+        var start = ContinuousClock.now
+        _ = await provider.waitUntilReady(timeout: .seconds(5))
+        record("launch (anonymous, venue-7)", since: start, note: "fallback first, then the server's defaults")
+
+        start = ContinuousClock.now
+        provider.identify(personal)
+        _ = await provider.waitUntilReady(timeout: .seconds(5))
+        record("log in: AuraLink Personal", since: start, note: "identify → one fetch")
+
+        start = ContinuousClock.now
+        provider.identify(business)
+        _ = await provider.waitUntilReady(timeout: .seconds(5))
+        record("switch to AuraLink Business", since: start, note: "features expanded (+team)")
+
+        start = ContinuousClock.now
+        if let index = document.rules.firstIndex(where: { $0.name == "auralink-business" }) {
+            document.rules[index].flags["plan_themeColor"] = FlagEntry(value: "#1ABC9C")
+        }
+        document.base.version = "2025-08-04T11:00:00Z"
+        server.document = document
+        _ = await provider.refresh()
+        record("server publishes a new plan_themeColor", since: start, note: "force fetch")
+
+        start = ContinuousClock.now
+        document.base.flags["kill_switch"] = FlagEntry(value: true)
+        document.base.version = "2025-08-04T12:00:00Z"
+        server.document = document
+        _ = await provider.refresh()
+        record("kill_switch on", since: start, note: "safe defaults, limited mode")
+
+        start = ContinuousClock.now
+        document.base.flags["kill_switch"] = FlagEntry(value: false)
+        document.base.version = "2025-08-04T12:05:00Z"
+        server.document = document
+        _ = await provider.refresh()
+        record("kill_switch off", since: start, note: "values back")
+
+        start = ContinuousClock.now
+        server.stop()
+        let outage = await provider.refresh()
+        let why: String
+        if case .failed(let error) = outage { why = "\(error)" } else { why = "\(outage)" }
+        record("the server goes away", since: start, note: "Last-Known-Good kept: \(why)")
+
+        start = ContinuousClock.now
+        server = try FlagServer(document: document, configuration: .init(port: port))
+        _ = await provider.refresh()
+        record("the server returns", since: start, note: "online again")
+
+        start = ContinuousClock.now
+        let before = server.requests.filter { $0.contextFingerprint == venue42.fingerprint }.count
+        provider.identify(venue42)
+        _ = await provider.waitUntilReady(timeout: .seconds(5))
+        let refetches = server.requests.filter { $0.contextFingerprint == venue42.fingerprint }.count - before
+        record("venue changes to venue-42", since: start, note: "\(refetches) re-fetch; new_checkout pilot")
+
+        provider.shutdown()
+        await loop.value
+        return steps
+    }
+}

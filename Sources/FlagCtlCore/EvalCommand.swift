@@ -1,0 +1,88 @@
+import FeatureFlags
+import Foundation
+
+/// `flagctl eval`: one real provider cycle for one context — the fallback file first, then
+/// the endpoint within the timeout — and every flag with where its value came from.
+enum EvalCommand {
+    static let spec = CommandSpec(
+        name: "eval", summary: "evaluate every flag for a context, falling back to the last good values",
+        positionals: [],
+        options: [
+            .init(name: "endpoint", value: "URL", help: "the flag endpoint (required)"),
+            .init(name: "provider", value: "NAME", help: "wire format: \(EndpointChoice.names.joined(separator: ", ")) (default json)"),
+            .init(name: "context", value: "KEY=VALUE", help: "one context attribute; targetingKey=… sets the key", repeatable: true),
+            .init(name: "header", value: "'NAME: VALUE'", help: "an extra request header, e.g. authorisation", repeatable: true),
+            .init(name: "state", value: "DIR", help: "keep the fallback file here (default: a temporary directory)"),
+            .init(name: "timeout", value: "SECONDS", help: "the fetch budget (default 2)"),
+            .init(name: "allow-http", value: nil, help: "allow plain HTTP to hosts that are not loopback"),
+            .init(name: "json", value: nil, help: "print JSON lines instead of a table"),
+        ],
+        examples: [
+            "flagctl eval --endpoint http://127.0.0.1:8080/flags --context targetingKey=u1 --context venue=venue-42",
+            "flagctl eval --endpoint 'https://cdn.example.com/flags/{venue}.json' --context venue=venue-42 --state ~/.flags",
+        ])
+
+    static func run(_ arguments: ParsedArguments, console: Console) async throws -> Int32 {
+        guard let endpointURL = arguments.value("endpoint") else {
+            throw UsageError(message: "--endpoint is required: flagctl eval --endpoint URL")
+        }
+        var headers: [String: String] = [:]
+        for header in arguments.all("header") {
+            guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
+                throw UsageError(message: "--header takes 'Name: value', got '\(header)'")
+            }
+            headers[String(header[..<colon])] = header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let timeout: Double
+        if let text = arguments.value("timeout") {
+            guard let seconds = Double(text), seconds > 0, seconds <= 60 else {
+                throw UsageError(message: "--timeout takes seconds between 0 and 60, got '\(text)'; e.g. --timeout 0.5")
+            }
+            timeout = seconds
+        } else {
+            timeout = 2
+        }
+        let endpoint = try EndpointChoice.make(arguments.value("provider") ?? "json", url: endpointURL, headers: [:])
+        let context = try Formatting.context(arguments.all("context"))
+        let stateDirectory = arguments.value("state").map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
+        let directory = stateDirectory ?? Formatting.temporaryDirectory("flagctl-eval")
+        defer { if stateDirectory == nil { try? FileManager.default.removeItem(at: directory) } }
+
+        let fallback = FallbackClient(fileURL: directory.appendingPathComponent("flags.lkg"), context: context)
+        let online = OnlineClient(
+            endpoint: endpoint,
+            configuration: .init(
+                deadline: .milliseconds(Int64(timeout * 1000)), allowInsecureHTTP: arguments.has("allow-http"), headers: headers))
+        let provider = FeatureFlagProvider(context: context, online: online, fallback: fallback, reachability: AlwaysReachable())
+        defer { provider.shutdown() }
+        let outcome = await provider.refresh()
+        let summary = describe(outcome)
+        let names = Formatting.flagNames(provider)
+        if arguments.has("json") {
+            console.out(
+                Formatting.json([
+                    "status": .string(provider.status.rawValue), "mode": .string(provider.mode.rawValue),
+                    "outcome": .string(summary), "context": .string(context.fingerprint), "flags": .int(names.count),
+                ]))
+            for name in names { console.out(Formatting.json(Formatting.describe(name, in: provider).json)) }
+        } else {
+            console.out("status \(provider.status.rawValue) · \(provider.mode.rawValue) · \(summary)")
+            console.out("context \(context.fingerprint) · \(names.count) flags · fallback file \(fallback.fileURL.path)")
+            let rows = [["FLAG", "VALUE", "SOURCE", "REASON", "VARIANT", "VERSION", "AGE"]]
+                + names.map { Formatting.describe($0, in: provider).cells }
+            for line in Formatting.table(rows) { console.out(line) }
+            if names.isEmpty { console.out("(no flags: nothing fetched and nothing stored for this context)") }
+        }
+        return 0
+    }
+
+    static func describe(_ outcome: FeatureFlagProvider.FetchOutcome) -> String {
+        switch outcome {
+        case .updated(let keys): return "fetched, \(keys.count) flags changed"
+        case .unchanged: return "fetched, unchanged"
+        case .failed(let error): return "fetch failed (\(error)); serving the fallback"
+        case .discarded: return "answer discarded"
+        case .skipped(let why): return "not fetched (\(why))"
+        }
+    }
+}

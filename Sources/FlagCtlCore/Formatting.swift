@@ -1,0 +1,89 @@
+import FeatureFlags
+import Foundation
+
+/// Shared pieces of command output.
+enum Formatting {
+    /// `12s`, `4m`, `3h`, `2d`.
+    static func age(_ seconds: TimeInterval?) -> String {
+        guard let seconds else { return "-" }
+        let s = Int(seconds.rounded())
+        if s < 120 { return "\(s)s" }
+        if s < 7_200 { return "\(s / 60)m" }
+        if s < 172_800 { return "\(s / 3_600)h" }
+        return "\(s / 86_400)d"
+    }
+
+    /// Left-aligned columns.
+    static func table(_ rows: [[String]]) -> [String] {
+        guard let width = rows.map(\.count).max() else { return [] }
+        var widths = [Int](repeating: 0, count: width)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        return rows.map { row in
+            row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ")
+        }
+    }
+
+    /// One row with fixed column widths (for output that streams, row by row).
+    static func row(_ cells: [String], widths: [Int]) -> String {
+        cells.enumerated().map { i, cell in
+            i < widths.count && i < cells.count - 1 ? cell.padding(toLength: max(widths[i], cell.count), withPad: " ", startingAt: 0) : cell
+        }.joined(separator: "  ")
+    }
+
+    /// One JSON line.
+    static func json(_ members: [String: FlagValue]) -> String { FlagJSON.string(.object(members), sortedKeys: true) }
+
+    /// Every flag a client can explain: the snapshot's names, sorted.
+    static func flagNames(_ client: any FeatureFlagClient) -> [String] { client.snapshot.flags.keys.sorted() }
+
+    /// The explanation of one flag as table cells and as JSON.
+    static func describe(_ name: String, in client: any FeatureFlagClient) -> (cells: [String], json: [String: FlagValue]) {
+        let d = client.details(FlagKey(name, default: FlagValue.null))
+        let value = FlagJSON.string(d.value)
+        let cells = [
+            name, value.count > 48 ? String(value.prefix(45)) + "…" : value, d.source.rawValue, d.reason.rawValue,
+            d.variant ?? "-", d.snapshotVersion ?? "-", age(d.age),
+        ]
+        var json: [String: FlagValue] = [
+            "flag": .string(name), "value": d.value, "source": .string(d.source.rawValue), "reason": .string(d.reason.rawValue),
+        ]
+        json["variant"] = d.variant.map(FlagValue.string)
+        json["version"] = d.snapshotVersion.map(FlagValue.string)
+        json["age_seconds"] = d.age.map { FlagValue.int(Int($0.rounded())) }
+        json["error"] = d.errorCode.map { FlagValue.string($0.rawValue) }
+        return (cells, json)
+    }
+
+    /// `key=value` pairs into a context; `targetingKey=…` sets the targeting key.
+    static func context(_ pairs: [String]) throws(UsageError) -> EvaluationContext {
+        var targetingKey: String?
+        var attributes: [String: FlagValue] = [:]
+        for pair in pairs {
+            guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
+                throw UsageError(message: "--context takes key=value, got '\(pair)'; e.g. --context venue=venue-42")
+            }
+            let key = String(pair[..<equals])
+            let value = String(pair[pair.index(after: equals)...])
+            if key == "targetingKey" { targetingKey = value } else { attributes[key] = .string(value) }
+        }
+        return EvaluationContext(targetingKey: targetingKey, attributes: attributes)
+    }
+
+    /// An absolute http(s) URL.
+    static func url(_ text: String, option: String) throws(UsageError) -> URL {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            url.host != nil
+        else {
+            throw UsageError(message: "--\(option) needs an http(s) URL, got '\(text)'; e.g. --\(option) http://127.0.0.1:8080/flags")
+        }
+        return url
+    }
+
+    /// A fresh temporary directory.
+    static func temporaryDirectory(_ prefix: String) -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}

@@ -1,0 +1,152 @@
+import FeatureFlags
+import FlagServer
+import Foundation
+
+/// `flagctl lint`: config as data (seed 002's rc_lint). Checks that a flag document parses,
+/// that its targeting rules are well formed and — with `--schema` — that every value (the
+/// defaults and each rule's) obeys the schema: required keys, types, hex colours, enums,
+/// string lengths, payload size. `--bump` sets `meta_config_version` to the current time.
+enum LintCommand {
+    static let spec = CommandSpec(
+        name: "lint", summary: "check a flag document against a schema; bump its version",
+        positionals: ["FILE"],
+        options: [
+            .init(name: "schema", value: "FILE", help: "the schema to check against (see Docs/FlagDocument.md)"),
+            .init(name: "bump", value: nil, help: "set meta_config_version to the current ISO-8601 time"),
+            .init(name: "write", value: nil, help: "with --bump: write the file back (only if it passes)"),
+            .init(name: "json", value: nil, help: "print JSON lines"),
+        ],
+        examples: [
+            "flagctl lint config/flags.json --schema config/flags.schema.json",
+            "flagctl lint config/flags.json --schema config/flags.schema.json --bump --write",
+        ])
+
+    /// What a lint run found.
+    struct Report {
+        var violations: [FlagViolation] = []
+        var warnings: [String] = []
+        var flags = 0
+        var rules = 0
+        var version: String?
+    }
+
+    static func run(_ arguments: ParsedArguments, console: Console, now: Date = Date()) throws -> Int32 {
+        let file = arguments.positionals[0]
+        if arguments.has("write"), !arguments.has("bump") {
+            throw UsageError(message: "--write only goes with --bump: flagctl lint FILE --bump --write")
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try FileIO.read(file)
+        } catch {
+            console.err("flagctl lint: cannot read \(file): \(error)")
+            return 66
+        }
+        var schema: FlagSchema?
+        if let schemaFile = arguments.value("schema") {
+            do {
+                schema = try FlagSchema(json: try FileIO.read(schemaFile))
+            } catch let error as FlagEndpointError {
+                console.err("flagctl lint: the schema \(schemaFile) is unusable: \(error.message)")
+                return 65
+            } catch {
+                console.err("flagctl lint: cannot read the schema \(schemaFile): \(error)")
+                return 66
+            }
+        }
+        let report = lint(bytes, schema: schema)
+        let json = arguments.has("json")
+        for violation in report.violations {
+            console.out(json ? Formatting.json(["path": .string(violation.path), "message": .string(violation.message)]) : "\(file): \(violation)")
+        }
+        for warning in report.warnings {
+            console.out(json ? Formatting.json(["warning": .string(warning)]) : "\(file): warning: \(warning)")
+        }
+        let summary = report.violations.isEmpty
+            ? "ok: \(report.flags) flags, \(report.rules) rules, version \(report.version ?? "-")"
+            : "\(report.violations.count) violation\(report.violations.count == 1 ? "" : "s")"
+        console.out(json ? Formatting.json(["summary": .string(summary), "violations": .int(report.violations.count)]) : summary)
+        guard report.violations.isEmpty else { return 1 }
+
+        if arguments.has("bump") {
+            let version = ISO8601DateFormatter().string(from: now)
+            let bumped = bump(String(decoding: bytes, as: UTF8.self), to: version)
+            if arguments.has("write") {
+                do {
+                    try Data(bumped.utf8).write(to: URL(fileURLWithPath: file), options: .atomic)
+                } catch {
+                    console.err("flagctl lint: cannot write \(file): \(error)")
+                    return 73
+                }
+                console.out(json ? Formatting.json(["bumped": .string(version), "written": true]) : "meta_config_version → \(version) (written)")
+            } else {
+                console.out(json ? Formatting.json(["bumped": .string(version), "written": false]) : "meta_config_version → \(version) (not written; add --write)")
+            }
+        }
+        return 0
+    }
+
+    /// Lints document bytes.
+    static func lint(_ bytes: [UInt8], schema: FlagSchema?) -> Report {
+        var report = Report()
+        let value: FlagValue
+        do {
+            value = try FlagJSON.parse(bytes)
+        } catch {
+            report.violations.append(FlagViolation(path: "document", message: error.description))
+            return report
+        }
+        let document: ServerDocument
+        do {
+            document = try ServerDocument(parsing: value)
+        } catch {
+            report.violations.append(FlagViolation(path: "document", message: error.message))
+            return report
+        }
+        report.flags = document.base.flags.count
+        report.rules = document.rules.count
+        report.version = document.base.version
+        if let version = document.base.version {
+            if !FlagSchema.matchesFormat(version, "iso8601") {
+                report.warnings.append("meta_config_version \"\(version)\" is not an ISO-8601 time (flagctl lint --bump sets one)")
+            }
+        } else {
+            report.warnings.append("no meta_config_version (flagctl lint --bump sets one)")
+        }
+        let limit = schema?.maxPayloadBytes ?? OnlineClient.Configuration().maxResponseBytes
+        if bytes.count > limit {
+            report.violations.append(FlagViolation(path: "payload", message: "\(bytes.count) bytes, more than the \(limit) allowed"))
+        }
+        guard let schema else { return report }
+        let base = schema.validate(document.base.flags, path: "flags")
+        report.violations += base.violations.filter { $0.path != "payload" }
+        for (i, rule) in document.rules.enumerated() {
+            report.violations += schema.validatePartial(rule.flags, path: "rules[\(i)](\(rule.name)).flags").violations
+        }
+        let unknown = Set(base.unknownKeys).sorted()
+        if !unknown.isEmpty, !schema.rejectUnknownKeys {
+            report.warnings.append("\(unknown.count) flag\(unknown.count == 1 ? "" : "s") not in the schema: \(unknown.joined(separator: ", "))")
+        }
+        return report
+    }
+
+    /// `text` with `meta_config_version` set to `version`, keeping the rest of the text as written.
+    static func bump(_ text: String, to version: String) -> String {
+        let replacement = "\"meta_config_version\": \"\(version)\""
+        if let regex = try? NSRegularExpression(pattern: #""meta_config_version"\s*:\s*("(?:[^"\\]|\\.)*"|null)"#),
+            let match = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+            let range = Range(match.range, in: text)
+        {
+            return text.replacingCharacters(in: range, with: replacement)
+        }
+        if let brace = text.firstIndex(of: "{") {
+            var inserted = text
+            inserted.insert(contentsOf: "\n  \(replacement),", at: inserted.index(after: brace))
+            if (try? FlagJSON.parse(inserted)) != nil { return inserted }
+        }
+        // Not expressible as an edit (e.g. an empty object): rewrite canonically.
+        guard case .object(var members)? = try? FlagJSON.parse(text) else { return text }
+        members["meta_config_version"] = .string(version)
+        return FlagJSON.string(.object(members), sortedKeys: true)
+    }
+}

@@ -1,0 +1,114 @@
+import FeatureFlags
+import FlagServer
+import Foundation
+
+/// `flagctl serve`: a loopback flag server in the foreground, for development and for
+/// rehearsing outages. Logs every request, reloads the file on change, stops on Ctrl-C.
+enum ServeCommand {
+    static let spec = CommandSpec(
+        name: "serve", summary: "run a loopback flag server on a flag document",
+        positionals: ["FILE"],
+        options: [
+            .init(name: "port", value: "N", help: "port to listen on (default: any free port)"),
+            .init(name: "host", value: "ADDRESS", help: "IPv4 address to bind (default 127.0.0.1)"),
+            .init(name: "latency", value: "MS", help: "delay every answer by MS milliseconds"),
+            .init(name: "fail-rate", value: "P", help: "answer this share of requests (0…1) with 503"),
+            .init(
+                name: "fault", value: "NAME",
+                help: "hang | stall | close | garbage | endless | status:N[:RETRY] | oversized[:BYTES]"),
+            .init(name: "path-attribute", value: "NAME", help: "attribute set by GET /flags/<value>.json (default venue)"),
+        ],
+        examples: [
+            "flagctl serve flags.json --port 8080",
+            "flagctl serve flags.json --latency 2500 --fail-rate 0.2",
+            "flagctl serve flags.json --fault status:503:120",
+        ])
+
+    static func run(_ arguments: ParsedArguments, console: Console, stop: StopSignal) async throws -> Int32 {
+        let file = arguments.positionals[0]
+        var configuration = FlagServer.Configuration()
+        if let text = arguments.value("port") {
+            guard let port = UInt16(text) else { throw UsageError(message: "--port takes 0…65535, got '\(text)'") }
+            configuration.port = port
+        }
+        if let host = arguments.value("host") { configuration.host = host }
+        if let name = arguments.value("path-attribute") { configuration.pathAttribute = name }
+        let latency = try arguments.value("latency").map { text throws(UsageError) -> Duration in
+            guard let ms = Int64(text), ms >= 0 else { throw UsageError(message: "--latency takes milliseconds, got '\(text)'") }
+            return .milliseconds(ms)
+        }
+        let failRate = try arguments.value("fail-rate").map { text throws(UsageError) -> Double in
+            guard let p = Double(text), (0...1).contains(p) else {
+                throw UsageError(message: "--fail-rate takes a share between 0 and 1, got '\(text)'; e.g. --fail-rate 0.2")
+            }
+            return p
+        }
+        let fault = try arguments.value("fault").map(parseFault)
+        guard FileManager.default.fileExists(atPath: file) else {
+            console.err("flagctl serve: no such file: \(file)")
+            return 66
+        }
+        let server: FlagServer
+        do {
+            server = try FlagServer(
+                file: file, configuration: configuration,
+                onRequest: { record in console.out(logLine(record)) },
+                onReload: { result in
+                    switch result {
+                    case .success(let document):
+                        console.out("\(timestamp()) reloaded \(file) (version \(document.base.version ?? "-"))")
+                    case .failure(let error):
+                        console.err("\(timestamp()) reload of \(file) failed, still serving the previous document: \(error.message)")
+                    }
+                })
+        } catch let error as FlagEndpointError {
+            console.err("flagctl serve: \(file) is not a flag document: \(error.message)")
+            return 65
+        }
+        if let latency { server.latency = latency }
+        if let failRate { server.failRate = failRate }
+        server.fault = fault
+        console.out("serving \(file) on \(server.baseURL.absoluteString) — POST /flags, GET /flags/<\(configuration.pathAttribute)>.json; Ctrl-C stops")
+        if let fault { console.out("fault: \(fault)") }
+        await stop.wait()
+        server.stop()
+        console.out("stopped after \(server.requestCount) requests")
+        return 0
+    }
+
+    static func parseFault(_ text: String) throws(UsageError) -> FlagServer.Fault {
+        let parts = text.split(separator: ":").map(String.init)
+        switch parts.first {
+        case "hang": return .hangBeforeHeaders
+        case "stall": return .stallMidBody
+        case "close": return .closeConnection
+        case "garbage": return .garbageBody
+        case "endless": return .endlessChunkedBody
+        case "status":
+            guard parts.count >= 2, let status = Int(parts[1]), (100...599).contains(status) else {
+                throw UsageError(message: "--fault status:N needs a status code, e.g. status:503 or status:429:120")
+            }
+            return .status(status, retryAfter: parts.count > 2 ? parts[2...].joined(separator: ":") : nil)
+        case "oversized":
+            let bytes = parts.count > 1 ? Int(parts[1]) : 2 << 20
+            guard let bytes, bytes > 0 else { throw UsageError(message: "--fault oversized:BYTES needs a byte count") }
+            return .oversizedBody(bytes: bytes)
+        default:
+            throw UsageError(message: "unknown fault '\(text)'; choose hang, stall, close, garbage, endless, status:N[:RETRY], oversized[:BYTES]")
+        }
+    }
+
+    /// `2026-11-21T14:00:00Z POST /flags ctx=3f2a… 200 1234B 3ms`.
+    static func logLine(_ record: FlagServer.RequestRecord) -> String {
+        let context = record.contextFingerprint.map { "ctx=" + $0.prefix(12) } ?? "ctx=-"
+        let status = record.status.map(String.init) ?? "---"
+        let ms = record.duration.map { String($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? "-"
+        let fault = record.fault.map { " fault=\($0)" } ?? ""
+        return "\(timestamp()) \(record.method) \(record.path) \(context) \(status) \(record.bytesSent)B \(ms)ms\(fault)"
+    }
+
+    static func timestamp() -> String {
+        let formatter = ISO8601DateFormatter()
+        return formatter.string(from: Date())
+    }
+}

@@ -1,0 +1,354 @@
+import Foundation
+import Testing
+@testable import FeatureFlags
+@testable import FlagCtlCore
+import FlagServer
+
+/// flagctl in-process: arguments, demo, eval, serve and lint, with captured output.
+@Suite("flagctl")
+struct FlagCtlTests {
+    private func run(_ arguments: [String], stop: StopSignal = StopSignal {}) async -> (Int32, CapturedOutput) {
+        let (console, captured) = Console.capturing()
+        let status = await FlagCtl.run(arguments, console: console, signals: stop)
+        return (status, captured)
+    }
+
+    private func jsonLines(_ lines: [String]) -> [[String: FlagValue]] {
+        lines.compactMap { try? FlagJSON.parse($0).objectValue }
+    }
+
+    // MARK: Arguments
+
+    @Test func helpVersionAndUnknownCommands() async {
+        let (help, helpOut) = await run(["--help"])
+        #expect(help == 0 && helpOut.out.joined().contains("COMMANDS:"))
+        let (version, versionOut) = await run(["--version"])
+        #expect(version == 0 && versionOut.out == [FlagCtl.version])
+        let (unknown, unknownOut) = await run(["evl"])
+        #expect(unknown == 64)
+        #expect(unknownOut.err.first == "flagctl: unknown command 'evl' (did you mean eval?)")
+        for command in ["demo", "eval", "serve", "lint"] {
+            let (status, out) = await run([command, "--help"])
+            #expect(status == 0)
+            #expect(out.out.joined().contains("USAGE: flagctl \(command)"))
+        }
+    }
+
+    @Test func usageErrorsSayWhatToTypeInstead() async {
+        let cases: [([String], String)] = [
+            (["eval"], "flagctl eval: --endpoint is required: flagctl eval --endpoint URL"),
+            (["eval", "--endpont", "x"], "flagctl eval: unknown option --endpont (did you mean --endpoint?); see flagctl eval --help"),
+            (["eval", "--endpoint"], "flagctl eval: --endpoint needs a value: --endpoint URL"),
+            (["eval", "--endpoint", "ftp://x/y"], "flagctl eval: --endpoint needs an http(s) URL, got 'ftp://x/y'; e.g. --endpoint http://127.0.0.1:8080/flags"),
+            (["eval", "--endpoint", "http://127.0.0.1:1/f", "--context", "venue"], "flagctl eval: --context takes key=value, got 'venue'; e.g. --context venue=venue-42"),
+            (["eval", "--endpoint", "http://127.0.0.1:1/f", "--timeout", "0"], "flagctl eval: --timeout takes seconds between 0 and 60, got '0'; e.g. --timeout 0.5"),
+            (["eval", "--endpoint", "http://127.0.0.1:1/f", "--provider", "jsn"], "flagctl eval: unknown provider 'jsn' (did you mean json?); choose one of: json"),
+            (["eval", "--endpoint", "http://127.0.0.1:1/f", "--timeout", "1", "--timeout", "2"], "flagctl eval: --timeout given twice; give it once"),
+            (["eval", "--json=yes", "--endpoint", "http://127.0.0.1:1/f"], "flagctl eval: --json takes no value"),
+            (["lint"], "flagctl lint: missing FILE: flagctl lint FILE [--schema FILE] [--bump] [--write] [--json]"),
+            (["lint", "a.json", "b.json"], "flagctl lint: unexpected argument b.json: flagctl lint FILE [--schema FILE] [--bump] [--write] [--json]"),
+            (["lint", "a.json", "--write"], "flagctl lint: --write only goes with --bump: flagctl lint FILE --bump --write"),
+            (["serve", "f.json", "--port", "http"], "flagctl serve: --port takes 0…65535, got 'http'"),
+            (["serve", "f.json", "--fail-rate", "2"], "flagctl serve: --fail-rate takes a share between 0 and 1, got '2'; e.g. --fail-rate 0.2"),
+            (["serve", "f.json", "--fault", "explode"], "flagctl serve: unknown fault 'explode'; choose hang, stall, close, garbage, endless, status:N[:RETRY], oversized[:BYTES]"),
+            (["demo", "-x"], "flagctl demo: unknown option -x; options start with two dashes, see flagctl demo --help"),
+        ]
+        for (arguments, expected) in cases {
+            let (status, out) = await run(arguments)
+            #expect(status == 64, "\(arguments)")
+            #expect(out.err.first == expected, "\(arguments)")
+            #expect(out.err.count == 2 && out.err[1].hasPrefix("usage: flagctl "), "\(arguments)")
+            #expect(out.out.isEmpty)
+        }
+    }
+
+    @Test func parserDetails() throws {
+        let parsed = try ArgumentParser.parse(
+            ["--context=a=b", "--context", "c=d", "--json", "--", "--literal"],
+            CommandSpec(
+                name: "x", summary: "", positionals: ["ARG"],
+                options: [.init(name: "context", value: "KV", help: "", repeatable: true), .init(name: "json", value: nil, help: "")],
+                examples: []))
+        #expect(parsed.all("context") == ["a=b", "c=d"])
+        #expect(parsed.has("json"))
+        #expect(parsed.positionals == ["--literal"])
+        #expect(ArgumentParser.suggestion(for: "stat", among: ["state", "timeout"]) == "state")
+        #expect(ArgumentParser.suggestion(for: "zzzzzz", among: ["state"]) == nil)
+    }
+
+    // MARK: demo
+
+    @Test func demoPlaysTheSeedScriptStepByStep() async throws {
+        let (status, out) = await run(["demo", "--json"])
+        #expect(status == 0)
+        let steps = jsonLines(out.out)
+        #expect(steps.count == 9)
+        func field(_ n: Int, _ name: String) -> FlagValue? { steps[n - 1][name] }
+        // 1 launch: the server's defaults for an anonymous user.
+        #expect(field(1, "plan_themeColor") == "#7F8C8D" && field(1, "status") == "READY")
+        // 2 AuraLink Personal → Personal theme.
+        #expect(field(2, "plan_themeColor") == "#3498DB" && field(2, "plan_displayName") == "AuraLink Personal")
+        #expect(field(2, "source") == "network" && field(2, "reason") == "TARGETING_MATCH")
+        // 3 Business → Business theme, features expanded.
+        #expect(field(3, "plan_themeColor") == "#2C3E50")
+        #expect(field(3, "plan_feature_list")?.listValue?.contains("team") == true)
+        #expect((field(3, "plan_feature_list")?.listValue?.count ?? 0) > (field(2, "plan_feature_list")?.listValue?.count ?? 0))
+        // 4 the server changes plan_themeColor → refresh → colour updates, version bumped.
+        #expect(field(4, "plan_themeColor") == "#1ABC9C" && field(4, "version") == "2025-08-04T11:00:00Z")
+        // 5 kill switch → safe defaults, limited mode.
+        #expect(field(5, "limited_mode") == true && field(5, "source") == "kill_switch" && field(5, "reason") == "DISABLED")
+        #expect(field(5, "plan_themeColor") == "#7F8C8D" && field(5, "plan_feature_list") == [])
+        // 6 kill switch off → values back.
+        #expect(field(6, "plan_themeColor") == "#1ABC9C" && field(6, "limited_mode") == false)
+        // 7 the server goes away → Last-Known-Good, still serving.
+        #expect(field(7, "plan_themeColor") == "#1ABC9C" && field(7, "source") == "fallback" && field(7, "status") == "ERROR")
+        #expect(field(7, "mode") == "fallback")
+        // 8 back online.
+        #expect(field(8, "source") == "network" && field(8, "status") == "READY" && field(8, "mode") == "online")
+        // 9 venue change → exactly one re-fetch, the venue pilot on.
+        #expect(field(9, "new_checkout") == true)
+        #expect(field(9, "note")?.stringValue?.hasPrefix("1 re-fetch") == true)
+        #expect(steps.allSatisfy { $0["ms"]?.intValue != nil && $0["title"]?.stringValue != nil })
+    }
+
+    @Test func demoKeepsItsStateWhereAsked() async throws {
+        let dir = TempDir()
+        let (status, out) = await run(["demo", "--state", dir.path])
+        #expect(status == 0)
+        #expect(out.out.first?.hasPrefix("FeatureFlags demo") == true)
+        #expect(out.out.last?.contains(dir.path) == true)
+        #expect(FileManager.default.fileExists(atPath: dir.url("flags.lkg").path))
+    }
+
+    // MARK: eval
+
+    @Test func evalOnlineThenOfflineFromTheSameState() async throws {
+        let server = try FlagServer(document: .seedExample)
+        let state = TempDir()
+        let arguments = [
+            "eval", "--endpoint", server.flagsURL.absoluteString, "--context", "targetingKey=u1", "--context", "partner=auralink",
+            "--context", "plan_tier=business", "--state", state.path, "--json",
+        ]
+        let (online, onlineOut) = await run(arguments)
+        #expect(online == 0)
+        let lines = jsonLines(onlineOut.out)
+        #expect(lines.first?["status"] == "READY" && lines.first?["mode"] == "online")
+        let theme = lines.first { $0["flag"] == "plan_themeColor" }
+        #expect(theme?["value"] == "#2C3E50" && theme?["source"] == "network" && theme?["reason"] == "TARGETING_MATCH")
+        #expect(theme?["variant"] == "auralink-business" && theme?["version"] == "2025-08-04T10:00:00Z")
+        #expect(lines.count == 1 + ServerDocument.seedExample.base.flags.count)
+
+        server.stop()
+        let (offline, offlineOut) = await run(arguments)
+        #expect(offline == 0)
+        let again = jsonLines(offlineOut.out)
+        #expect(again.first?["status"] == "ERROR" && again.first?["mode"] == "fallback")
+        #expect(again.first?["outcome"]?.stringValue?.contains("serving the fallback") == true)
+        let cached = again.first { $0["flag"] == "plan_themeColor" }
+        #expect(cached?["value"] == "#2C3E50" && cached?["source"] == "fallback" && cached?["reason"] == "CACHED")
+    }
+
+    @Test func evalTableAndTimeout() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let (status, out) = await run(["eval", "--endpoint", server.flagsURL.absoluteString, "--context", "partner=zenithsat", "--context", "plan_tier=personal"])
+        #expect(status == 0)
+        #expect(out.out.first?.hasPrefix("status READY · online · fetched") == true)
+        #expect(out.out.contains { $0.hasPrefix("FLAG ") && $0.contains("SOURCE") })
+        #expect(out.out.contains { $0.hasPrefix("plan_displayName") && $0.contains("\"ZenithSat Home\"") && $0.contains("network") })
+        server.fault = .hangBeforeHeaders
+        let (timedOut, timedOutOut) = await run(["eval", "--endpoint", server.flagsURL.absoluteString, "--timeout", "0.3"])
+        #expect(timedOut == 0)
+        #expect(timedOutOut.out.first == "status ERROR · fallback · fetch failed (no answer within 300 ms); serving the fallback")
+        #expect(timedOutOut.out.contains("(no flags: nothing fetched and nothing stored for this context)"))
+    }
+
+    @Test func evalWithAURLTemplateAndHeaders() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let template = server.baseURL.absoluteString + "/flags/{venue}.json"
+        let (status, out) = await run(["eval", "--endpoint", template, "--context", "venue=venue-42", "--header", "Authorization: Bearer t0k3n", "--json"])
+        #expect(status == 0)
+        #expect(jsonLines(out.out).first { $0["flag"] == "new_checkout" }?["value"] == true)
+        #expect(server.requests.first?.headers["authorization"] == "Bearer t0k3n")
+        #expect(!out.out.joined().contains("t0k3n"))
+    }
+
+    // MARK: serve
+
+    @Test func serveLogsReloadsAndStops() async throws {
+        let dir = TempDir()
+        let file = dir.url("flags.json")
+        try Data(ServerDocument.seedExample.jsonBytes()).write(to: file)
+        let release = Locked<CheckedContinuation<Void, Never>?>(nil)
+        let stop = StopSignal {
+            await withCheckedContinuation { continuation in release.withLock { $0 = continuation } }
+        }
+        let (console, captured) = Console.capturing()
+        let serving = Task { await FlagCtl.run(["serve", file.path, "--latency", "1"], console: console, signals: stop) }
+        #expect(await eventually { captured.out.first?.hasPrefix("serving ") == true })
+        let banner = try #require(captured.out.first)
+        let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
+        let client = OnlineClient(endpoint: JSONFlagEndpoint(post: URL(string: base + "/flags")!))
+        defer { client.shutdown() }
+        _ = try await client.fetch(for: auraPersonal)
+        #expect(await eventually { captured.out.contains { $0.contains("POST /flags ctx=\(auraPersonal.fingerprint.prefix(12)) 200") } })
+        // Editing the file is picked up without a request.
+        var changed = ServerDocument.seedExample
+        changed.base.version = "2025-09-01T00:00:00Z"
+        try Data(changed.jsonBytes()).write(to: file)
+        #expect(await eventually { captured.out.contains { $0.hasSuffix("reloaded \(file.path) (version 2025-09-01T00:00:00Z)") } })
+        try Data("{oops".utf8).write(to: file)
+        #expect(await eventually { captured.err.contains { $0.contains("still serving the previous document") } })
+        #expect(await eventually { release.withLock { $0 != nil } })
+        release.withLock { $0?.resume() }
+        #expect(await serving.value == 0)
+        #expect(captured.out.last == "stopped after 1 requests")
+    }
+
+    @Test func serveRejectsMissingAndInvalidFiles() async throws {
+        let dir = TempDir()
+        let (missing, missingOut) = await run(["serve", dir.url("none.json").path])
+        #expect(missing == 66 && missingOut.err.first?.contains("no such file") == true)
+        try Data("[1]".utf8).write(to: dir.url("bad.json"))
+        let (invalid, invalidOut) = await run(["serve", dir.url("bad.json").path])
+        #expect(invalid == 65 && invalidOut.err.first?.contains("is not a flag document") == true)
+        #expect(try ServeCommand.parseFault("status:429:120") == .status(429, retryAfter: "120"))
+        #expect(try ServeCommand.parseFault("oversized:10") == .oversizedBody(bytes: 10))
+        #expect(try ServeCommand.parseFault("endless") == .endlessChunkedBody)
+    }
+
+    @Test func theBuiltToolStopsCleanlyOnCtrlC() async throws {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("flagctl")
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            Issue.record("flagctl was not built next to the tests at \(binary.path)")
+            return
+        }
+        let dir = TempDir()
+        try Data(ServerDocument.seedExample.jsonBytes()).write(to: dir.url("flags.json"))
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["serve", dir.url("flags.json").path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let handle = output.fileHandleForReading
+        // Read until the banner says it listens (the process writes unbuffered), then interrupt.
+        let banner = try await blocking { () -> String in
+            var text = ""
+            while !text.contains("Ctrl-C stops") {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                text += String(decoding: data, as: UTF8.self)
+            }
+            return text
+        }
+        #expect(banner.contains("serving "))
+        kill(process.processIdentifier, SIGINT)
+        let rest = try await blocking { () -> String in
+            let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return text
+        }
+        #expect(process.terminationStatus == 0, "\(banner)\(rest)")
+        #expect(rest.contains("stopped after 0 requests"))
+    }
+
+    // MARK: lint
+
+    static let schemaJSON = #"""
+        {"max_payload_bytes": 16384,
+         "flags": {"plan_themeColor": {"type": "string", "format": "hex-color", "required": true},
+                   "plan_displayName": {"type": "string", "maxLength": 40},
+                   "plan_feature_list": {"type": "list", "items": {"type": "string", "enum": ["usage", "billing", "support_chat", "map", "status", "team"]}},
+                   "kill_switch": {"type": "bool", "required": true}}}
+        """#
+
+    private func files(_ document: String) throws -> (TempDir, String, String) {
+        let dir = TempDir()
+        try Data(document.utf8).write(to: dir.url("flags.json"))
+        try Data(Self.schemaJSON.utf8).write(to: dir.url("schema.json"))
+        return (dir, dir.url("flags.json").path, dir.url("schema.json").path)
+    }
+
+    @Test func lintAcceptsTheSeedsDocument() async throws {
+        let (dir, file, schema) = try files(String(decoding: ServerDocument.seedExample.jsonBytes(), as: UTF8.self))
+        defer { withExtendedLifetime(dir) {} }
+        let (status, out) = await run(["lint", file, "--schema", schema])
+        #expect(status == 0)
+        #expect(out.out.last == "ok: 7 flags, 5 rules, version 2025-08-04T10:00:00Z")
+        #expect(out.out.contains { $0.contains("warning: 3 flags not in the schema") })
+    }
+
+    @Test func lintReportsEveryViolationWithItsPath() async throws {
+        let document = #"""
+            {
+              "flags": { "plan_themeColor": "blue", "plan_displayName": "AuraLink Personal", "plan_feature_list": ["usage"] },
+              "rules": [ { "name": "biz", "when": { "plan_tier": "business" },
+                           "flags": { "plan_feature_list": ["usage", "teleport"], "plan_displayName": 7 } } ]
+            }
+            """#
+        let (dir, file, schema) = try files(document)
+        defer { withExtendedLifetime(dir) {} }
+        let (status, out) = await run(["lint", file, "--schema", schema])
+        #expect(status == 1)
+        #expect(out.out == [
+            "\(file): flags.kill_switch: required",
+            "\(file): flags.plan_themeColor: \"blue\" is not a hex-color",
+            "\(file): rules[0](biz).flags.plan_displayName: expected string, found int",
+            "\(file): rules[0](biz).flags.plan_feature_list[1]: \"teleport\" is not one of [\"usage\",\"billing\",\"support_chat\",\"map\",\"status\",\"team\"]",
+            "\(file): warning: no meta_config_version (flagctl lint --bump sets one)",
+            "4 violations",
+        ])
+    }
+
+    @Test func lintReportsBrokenJSONWithItsOffset() async throws {
+        let (dir, file, _) = try files("{\"flags\": {\"a\": tru}}")
+        defer { withExtendedLifetime(dir) {} }
+        let (status, out) = await run(["lint", file, "--json"])
+        #expect(status == 1)
+        let lines = jsonLines(out.out)
+        #expect(lines.first?["path"] == "document")
+        #expect(lines.first?["message"]?.stringValue?.hasPrefix("JSON unexpected byte") == true)
+        #expect(lines.last?["violations"] == 1)
+    }
+
+    @Test func lintBumpsTheVersionKeepingTheFormatting() async throws {
+        let document = "{\n  \"meta_config_version\": \"2025-08-04T10:00:00Z\",\n  \"flags\": {\n    \"plan_themeColor\": \"#3498DB\",\n    \"kill_switch\": false\n  }\n}\n"
+        let (dir, file, schema) = try files(document)
+        defer { withExtendedLifetime(dir) {} }
+        let (dry, dryOut) = await run(["lint", file, "--schema", schema, "--bump"])
+        #expect(dry == 0 && dryOut.out.last?.hasSuffix("(not written; add --write)") == true)
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == document)
+        let now = Date(timeIntervalSince1970: 1_790_000_000)
+        let parsed = try ArgumentParser.parse([file, "--schema", schema, "--bump", "--write"], LintCommand.spec)
+        let (console, captured) = Console.capturing()
+        #expect(try LintCommand.run(parsed, console: console, now: now) == 0)
+        let expected = document.replacingOccurrences(of: "2025-08-04T10:00:00Z", with: "2026-09-21T14:13:20Z")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == expected)
+        #expect(captured.out.last == "meta_config_version → 2026-09-21T14:13:20Z (written)")
+        // A document without a version gets one inserted.
+        #expect(LintCommand.bump("{\"flags\": {}}", to: "V") == "{\n  \"meta_config_version\": \"V\",\"flags\": {}}")
+        #expect(LintCommand.bump("{}", to: "V") == "{\"meta_config_version\":\"V\"}")
+    }
+
+    @Test func lintDoesNotWriteAFailingDocument() async throws {
+        let (dir, file, schema) = try files("{\"flags\": {\"plan_themeColor\": \"nope\", \"kill_switch\": false}}")
+        defer { withExtendedLifetime(dir) {} }
+        let before = try String(contentsOfFile: file, encoding: .utf8)
+        let (status, _) = await run(["lint", file, "--schema", schema, "--bump", "--write"])
+        #expect(status == 1)
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == before)
+    }
+
+    @Test func lintInputErrors() async throws {
+        let dir = TempDir()
+        let (missing, _) = await run(["lint", dir.url("none.json").path])
+        #expect(missing == 66)
+        try Data("{\"flags\":{}}".utf8).write(to: dir.url("f.json"))
+        try Data("{\"flags\":{\"a\":{\"type\":\"uuid\"}}}".utf8).write(to: dir.url("s.json"))
+        let (badSchema, out) = await run(["lint", dir.url("f.json").path, "--schema", dir.url("s.json").path])
+        #expect(badSchema == 65)
+        #expect(out.err.first?.contains("unknown type uuid") == true)
+    }
+}
