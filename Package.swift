@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "FeatureFlagsTesting", targets: ["FeatureFlagsTesting"]),
         .library(name: "FlagServer", targets: ["FlagServer"]),
         .executable(name: "flagctl", targets: ["flagctl"]),
+        .executable(name: "flag-benchmarks", targets: ["flag-benchmarks"]),
     ],
     targets: [
         .target(name: "FeatureFlags"),
@@ -18,6 +19,8 @@ let package = Package(
         .target(name: "FlagServer", dependencies: ["FeatureFlags"]),
         .target(name: "FlagCtlCore", dependencies: ["FeatureFlags", "FlagServer"]),
         .executableTarget(name: "flagctl", dependencies: ["FlagCtlCore"]),
+        // The budgets of DESIGN §5: `swift run -c release flag-benchmarks --check`.
+        .executableTarget(name: "flag-benchmarks", dependencies: ["FeatureFlags", "FlagServer"]),
         // An example app's modules, each taking `any FeatureFlagClient` (see Docs/Testing.md).
         .target(name: "POSExample", dependencies: ["FeatureFlags"]),
         .testTarget(

@@ -30,8 +30,6 @@ public final class InMemoryFlagClient: FeatureFlagClient {
 
     // MARK: FeatureFlagClient
 
-    /// The value set for the key, or the key's default.
-    public func value<Value>(_ key: FlagKey<Value>) -> Value { serving.value(key) }
     /// The raw value of `name` (nil when missing, valueless or killed).
     public func flagValue(_ name: String) -> FlagValue? { serving.lookup(name) }
     /// The value with source `override`, or the default with the reason it was used.

@@ -32,7 +32,17 @@ public final class FlagServer: Sendable {
     }
 
     private struct State {
-        var document: ServerDocument
+        var document: ServerDocument {
+            didSet {
+                revision += 1
+                rendered.removeAll()
+            }
+        }
+        /// Bumped on every document change; rendered answers carry the revision they came from.
+        var revision = 0
+        /// Evaluated, serialised answers and their ETags per context fingerprint, so a poll
+        /// that ends in 304 costs the server a lookup, not an evaluation and a hash.
+        var rendered: [String: (revision: Int, body: [UInt8], etag: String)] = [:]
         var fileStamp: FileStamp?
         var reloads = 0
         var lastReloadError: String?
@@ -266,23 +276,25 @@ public final class FlagServer: Sendable {
         let started = ContinuousClock.now
         reloadIfChanged()
         let route = Route(request, pathAttribute: configuration.pathAttribute)
-        let (index, fault, latency, document) = state.withLock { s in
+        let (index, fault, latency, document, revision) = state.withLock { s in
             var fault = route.context == nil ? nil : s.fault
             if route.context != nil, fault == nil, s.failRate > 0, Double.random(in: 0..<1) < s.failRate {
                 fault = .status(503, retryAfter: nil)
             }
             let record = RequestRecord(
                 index: s.log.count, method: request.method, path: request.path, headers: request.headers,
-                contextFingerprint: route.context?.fingerprint, fault: fault, status: nil, bytesSent: 0, duration: nil)
+                contextFingerprint: route.context?.fingerprint, fault: fault, status: nil, bytesSent: 0, duration: nil,
+                requestBytes: request.wireBytes, responseHeadBytes: 0)
             s.log.append(record)
-            return (record.index, fault, s.latency, s.document)
+            return (record.index, fault, s.latency, s.document, s.revision)
         }
-        let responder = Responder(fd: fd, stopFD: stopPipe.read) { [state] status, bodyBytes in
+        let responder = Responder(fd: fd, stopFD: stopPipe.read) { [state] status, bodyBytes, headBytes in
             let elapsed = ContinuousClock.now - started
             state.withLock { s in
                 guard index < s.log.count else { return }
                 s.log[index].status = status
                 s.log[index].bytesSent = bodyBytes
+                s.log[index].responseHeadBytes = headBytes
                 s.log[index].duration = elapsed
             }
         }
@@ -295,15 +307,29 @@ public final class FlagServer: Sendable {
         case .failure(let status, let message):
             outcome = responder.json(status: status, ["error": .string(message)])
         case .flags(let context):
-            let evaluated = document.evaluate(for: context)
             if let fault {
-                outcome = responder.apply(fault, document: evaluated)
+                outcome = responder.apply(fault, document: document.evaluate(for: context))
             } else {
-                outcome = responder.document(evaluated, ifNoneMatch: request.headers["if-none-match"])
+                let (body, etag) = render(document, revision: revision, for: context)
+                outcome = responder.document(body: body, etag: etag, ifNoneMatch: request.headers["if-none-match"])
             }
         }
         finish(index, status: outcome.status, bytes: outcome.bytes, started: started)
         return outcome.keepOpen
+    }
+
+    /// The answer for `context`: from the cache when the document has not changed since.
+    private func render(_ document: ServerDocument, revision: Int, for context: EvaluationContext) -> ([UInt8], String) {
+        let key = context.fingerprint
+        if let cached = state.withLock({ $0.rendered[key] }), cached.revision == revision { return (cached.body, cached.etag) }
+        let body = document.evaluate(for: context).jsonBytes()
+        let etag = Responder.etag(body)
+        state.withLock { s in
+            guard s.revision == revision else { return }
+            if s.rendered.count >= 256 { s.rendered.removeAll() }
+            s.rendered[key] = (revision, body, etag)
+        }
+        return (body, etag)
     }
 
     /// Records how the request ended (bytes actually sent, total time) and reports it.

@@ -88,6 +88,10 @@ extension FlagServer {
         public internal(set) var bytesSent: Int
         /// Time from the request's arrival to the end of the answer; nil while in progress.
         public internal(set) var duration: Duration?
+        /// Bytes of the request as received: request line, headers and body.
+        public let requestBytes: Int
+        /// Bytes of the answer's status line and headers (the body is ``bytesSent``).
+        public internal(set) var responseHeadBytes: Int
 
         /// The `If-None-Match` the client sent.
         public var ifNoneMatch: String? { headers["if-none-match"] }

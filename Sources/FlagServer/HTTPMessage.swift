@@ -17,6 +17,8 @@ struct HTTPRequest {
     /// Header fields with lower-cased names.
     var headers: [String: String]
     var body: [UInt8]
+    /// Request line, headers and body as received.
+    var wireBytes: Int
 
     var keepAlive: Bool { headers["connection"]?.lowercased() != "close" }
 }
@@ -66,6 +68,7 @@ struct HTTPReader {
         guard let end = headerEnd else { return .closed }
         if end > maxHeaderBytes { return .reject(status: 431, reason: "header section too large") }
         let head = String(decoding: buffer[0..<end], as: UTF8.self)
+        let headBytes = end + 4
         buffer.removeFirst(end + 4)
         var lines = head.components(separatedBy: "\r\n")
         let requestLine = lines.removeFirst().split(separator: " ")
@@ -90,7 +93,10 @@ struct HTTPReader {
         buffer.removeFirst(length)
         let target = String(requestLine[1])
         let (path, query) = Self.splitTarget(target)
-        return .request(HTTPRequest(method: String(requestLine[0]), path: path, query: query, headers: headers, body: body))
+        return .request(
+            HTTPRequest(
+                method: String(requestLine[0]), path: path, query: query, headers: headers, body: body,
+                wireBytes: headBytes + length))
     }
 
     static func splitTarget(_ target: String) -> (String, [String: String]) {

@@ -20,12 +20,13 @@ struct Responder {
     let stopFD: Int32
     /// Called with the status and planned body size just before the status line goes out,
     /// so the request log is up to date by the time the client reads the answer.
-    let announce: (_ status: Int, _ bodyBytes: Int) -> Void
+    let announce: (_ status: Int, _ bodyBytes: Int, _ headBytes: Int) -> Void
 
-    /// Announces, then writes `bytes`; false if the peer went away.
-    private func send(status: Int, bodyBytes: Int, _ bytes: [UInt8]) -> Bool {
-        announce(status, bodyBytes)
-        return Socket.send(fd, bytes)
+    /// Announces, then writes the head and whatever part of the body is given; false if the
+    /// peer went away. `bodyBytes` is the whole body's planned size.
+    private func send(status: Int, head: [UInt8], body: ArraySlice<UInt8> = [], bodyBytes: Int) -> Bool {
+        announce(status, bodyBytes, head.count)
+        return Socket.send(fd, head + body)
     }
 
     /// The strong entity tag of a body.
@@ -45,15 +46,14 @@ struct Responder {
         let body = FlagJSON.bytes(.object(members))
         let head = HTTPResponse.head(
             status: status, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")] + extra)
-        let sent = send(status: status, bodyBytes: body.count, head + body)
+        let sent = send(status: status, head: head, body: body[...], bodyBytes: body.count)
         return Outcome(status: status, bytes: sent ? body.count : 0, keepOpen: sent)
     }
 
-    func document(_ document: FlagDocument, ifNoneMatch: String?) -> Outcome {
-        let body = document.jsonBytes()
-        let tag = Self.etag(body)
+    func document(body: [UInt8], etag tag: String, ifNoneMatch: String?) -> Outcome {
         if Self.matches(ifNoneMatch, tag) {
-            let sent = send(status: 304, bodyBytes: 0, HTTPResponse.head(status: 304, headers: [("ETag", tag), ("Content-Length", "0")]))
+            let sent = send(
+                status: 304, head: HTTPResponse.head(status: 304, headers: [("ETag", tag), ("Content-Length", "0")]), bodyBytes: 0)
             return Outcome(status: 304, bytes: 0, keepOpen: sent)
         }
         let head = HTTPResponse.head(
@@ -62,7 +62,7 @@ struct Responder {
                 ("Content-Type", "application/json"), ("Content-Length", "\(body.count)"), ("ETag", tag),
                 ("Cache-Control", "no-cache"),
             ])
-        let sent = send(status: 200, bodyBytes: body.count, head + body)
+        let sent = send(status: 200, head: head, body: body[...], bodyBytes: body.count)
         return Outcome(status: 200, bytes: sent ? body.count : 0, keepOpen: sent)
     }
 
@@ -80,33 +80,33 @@ struct Responder {
             let body = Array("<html>this is not a flag document".utf8)
             let head = HTTPResponse.head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")])
-            let sent = send(status: 200, bodyBytes: body.count, head + body)
+            let sent = send(status: 200, head: head, body: body[...], bodyBytes: body.count)
             return Outcome(status: 200, bytes: sent ? body.count : 0, keepOpen: sent)
         case .stallMidBody:
             let body = document.jsonBytes()
             let half = Array(body[0..<(body.count / 2)])
             let head = HTTPResponse.head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")])
-            guard send(status: 200, bodyBytes: half.count, head + half) else { return Outcome(status: 200, bytes: 0, keepOpen: false) }
+            guard send(status: 200, head: head, body: half[...], bodyBytes: half.count) else { return Outcome(status: 200, bytes: 0, keepOpen: false) }
             Socket.holdUntilClosed(fd, stopFD: stopFD)
             return Outcome(status: 200, bytes: half.count, keepOpen: false)
         case .oversizedBody(let size):
             let head = HTTPResponse.head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(size)")])
-            guard send(status: 200, bodyBytes: size, head) else { return Outcome(status: 200, bytes: 0, keepOpen: false) }
+            guard send(status: 200, head: head, bodyBytes: size) else { return Outcome(status: 200, bytes: 0, keepOpen: false) }
             let sent = sendFiller(size) { Socket.send(fd, $0) }
             return Outcome(status: 200, bytes: sent, keepOpen: sent == size)
         case .oversizedChunkedBody(let size):
             let head = HTTPResponse.head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")])
-            guard send(status: 200, bodyBytes: size, head) else { return Outcome(status: 200, bytes: 0, keepOpen: false) }
+            guard send(status: 200, head: head, bodyBytes: size) else { return Outcome(status: 200, bytes: 0, keepOpen: false) }
             let sent = sendFiller(size) { Socket.send(fd, Self.chunk($0)) }
             let ended = sent == size && Socket.send(fd, Array("0\r\n\r\n".utf8))
             return Outcome(status: 200, bytes: sent, keepOpen: ended)
         case .endlessChunkedBody:
             let head = HTTPResponse.head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")])
-            guard send(status: 200, bodyBytes: 10, head + Self.chunk(Array("{\"flags\":{".utf8))) else {
+            guard send(status: 200, head: head + Self.chunk(Array("{\"flags\":{".utf8)), bodyBytes: 10) else {
                 return Outcome(status: 200, bytes: 0, keepOpen: false)
             }
             var sent = 10

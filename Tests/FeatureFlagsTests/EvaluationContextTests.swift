@@ -78,6 +78,29 @@ struct EvaluationContextTests {
         }
     }
 
+    @Test func sha256InPiecesEqualsAtOnce() {
+        let message = (0..<1_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let whole = SHA256.hex(message)
+        for pieces in [1, 3, 63, 64, 65, 200] {
+            var hash = SHA256()
+            var offset = 0
+            while offset < message.count {
+                let end = min(message.count, offset + pieces)
+                hash.update(message[offset..<end])
+                offset = end
+            }
+            #expect(Hex.encode(hash.finalize()) == whole, "pieces of \(pieces)")
+        }
+        // Lengths around the padding boundary.
+        for n in 54...66 {
+            let bytes = [UInt8](repeating: 0x61, count: n)
+            var hash = SHA256()
+            hash.update(bytes.lazy.map { $0 })  // not contiguous: the copying path
+            #expect(Hex.encode(hash.finalize()) == SHA256.hex(bytes))
+        }
+        #expect(SHA256.hex([UInt8](repeating: 0x61, count: 56)) == "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a")
+    }
+
     @Test func checksumSeesEverySingleByteChange() async throws {
         try await blocking {
             let base = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 7) }

@@ -6,8 +6,6 @@
 /// Reads never throw, never block on I/O and never crash: a missing flag returns the key's
 /// default with `FLAG_NOT_FOUND`, a value of the wrong type returns it with `TYPE_MISMATCH`.
 public protocol FeatureFlagClient: Sendable {
-    /// The flag's value, or the key's default when it is missing, mistyped or killed.
-    func value<Value>(_ key: FlagKey<Value>) -> Value
     /// The raw value a read of `name` starts from: nil when the flag is missing, carries no
     /// value, or is forced to its default by the kill switch. Untyped lookups use it.
     func flagValue(_ name: String) -> FlagValue?
@@ -26,6 +24,15 @@ public protocol FeatureFlagClient: Sendable {
 }
 
 extension FeatureFlagClient {
+    /// The flag's value, or the key's default when it is missing, mistyped or killed.
+    ///
+    /// Not a protocol requirement on purpose: every client answers it from
+    /// ``flagValue(_:)``, and as an inlinable extension it is specialised for the key's type
+    /// at the call site even through `any FeatureFlagClient`, instead of running generic code
+    /// behind a witness table.
+    @inlinable
+    public func value<Value>(_ key: FlagKey<Value>) -> Value { key.resolve(flagValue(key.name)) }
+
     /// The Boolean flag `name`, or `defaultValue` (seed 000's `getFlag`).
     public func bool(_ name: String, default defaultValue: Bool) -> Bool {
         flagValue(name).flatMap(Bool.init(flagValue:)) ?? defaultValue

@@ -37,14 +37,26 @@ public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
         convert: @escaping @Sendable (FlagValue) -> Value?,
         encode: @escaping @Sendable (Value) -> FlagValue?
     ) {
+        self.init(
+            name, default: defaultValue, convert: convert, encode: encode,
+            resolve: { found in
+                if let found, let typed = convert(found) { return typed }
+                return defaultValue
+            })
+    }
+
+    /// The memberwise form, for initialisers that can give `resolve` a body of its own
+    /// (one call on the read path instead of a closure calling a closure).
+    @inlinable
+    init(
+        _ name: String, default defaultValue: Value, convert: @escaping @Sendable (FlagValue) -> Value?,
+        encode: @escaping @Sendable (Value) -> FlagValue?, resolve: @escaping @Sendable (FlagValue?) -> Value
+    ) {
         self.name = name
         self.defaultValue = defaultValue
         self.convert = convert
         self.encode = encode
-        self.resolve = { found in
-            if let found, let typed = convert(found) { return typed }
-            return defaultValue
-        }
+        self.resolve = resolve
     }
 
     /// The Swift value for `flagValue`, or nil when its type does not fit.
@@ -61,7 +73,12 @@ extension FlagKey where Value: FlagValueConvertible {
     /// A key for `Bool`, `Int`, `Double`, `String`, ``FlagValue`` and lists or objects of them.
     @inlinable
     public init(_ name: String, default defaultValue: Value) {
-        self.init(name, default: defaultValue, convert: { Value(flagValue: $0) }, encode: { $0.flagValue })
+        self.init(
+            name, default: defaultValue, convert: { Value(flagValue: $0) }, encode: { $0.flagValue },
+            resolve: { found in
+                guard let found, let typed = Value(flagValue: found) else { return defaultValue }
+                return typed
+            })
     }
 }
 

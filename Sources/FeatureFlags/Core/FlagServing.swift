@@ -4,7 +4,10 @@ import Foundation
 /// whether the kill switch is on. Replaced whole under the lock; never mutated in place.
 package struct ServingState: Sendable {
     var snapshot: FlagSnapshot
-    var defaults: [String: FlagEntry]
+    /// What a plain read returns, precomputed at activation: the bundled defaults overlaid
+    /// by the snapshot's values (an entry without a value removes the name). One lookup of a
+    /// small value type per read, instead of two lookups copying whole entries.
+    var values: [String: FlagValue]
     var status: ProviderStatus
     var killed: Bool
     /// Set while serving cached or stale data: every snapshot value reports this reason.
@@ -18,6 +21,8 @@ package final class FlagServing: Sendable {
     /// The flag whose `true` forces every read to its key's default.
     package let killSwitchKey: String
     private let state: Locked<ServingState>
+    /// The bundled defaults beneath every snapshot; fixed for the client's life.
+    package let defaults: [String: FlagEntry]
     private let clock: @Sendable () -> Date
     /// Subscribers to value changes.
     package let changeBroadcaster = Broadcaster<FlagChange>()
@@ -31,36 +36,41 @@ package final class FlagServing: Sendable {
     ) {
         self.killSwitchKey = killSwitchKey
         self.clock = now
+        self.defaults = defaults
         state = Locked(
             ServingState(
-                snapshot: snapshot, defaults: defaults, status: status,
+                snapshot: snapshot, values: Self.effectiveValues(snapshot, defaults), status: status,
                 killed: snapshot.isKillSwitchOn(key: killSwitchKey), reasonOverride: reasonOverride))
+    }
+
+    /// The defaults overlaid by the snapshot's values.
+    private static func effectiveValues(_ snapshot: FlagSnapshot, _ defaults: [String: FlagEntry]) -> [String: FlagValue] {
+        var values: [String: FlagValue] = [:]
+        values.reserveCapacity(snapshot.flags.count + defaults.count)
+        for (name, entry) in defaults { values[name] = entry.value }
+        for (name, entry) in snapshot.flags { values[name] = entry.value }
+        return values
     }
 
     /// The non-generic half of a read: the flag's value, or nil when the kill switch is on
     /// (and `name` is not the kill-switch key), the flag is missing or it carries no value.
     /// One lock, one or two dictionary lookups. Kept out of the generic function so that
     /// reads through `any FeatureFlagClient` (unspecialised) pay no generic overhead here.
+    @inline(__always)
     package func lookup(_ name: String) -> FlagValue? {
         state.withLock { s in
             if s.killed, name != killSwitchKey { return nil }
-            if let entry = s.snapshot.flags[name] { return entry.value }
-            return s.defaults[name]?.value
+            return s.values[name]
         }
-    }
-
-    /// The typed read: the value, or the key's default.
-    @inline(__always)
-    package func value<Value>(_ key: FlagKey<Value>) -> Value {
-        key.resolve(lookup(key.name))
     }
 
     /// The read with its explanation.
     package func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
         let killKey = killSwitchKey
+        let defaults = self.defaults
         let (s, fromSnapshot, entry) = state.withLock { s -> (ServingState, Bool, FlagEntry?) in
             if let e = s.snapshot.flags[key.name] { return (s, true, e) }
-            return (s, false, s.defaults[key.name])
+            return (s, false, defaults[key.name])
         }
         let now = clock()
         let version = s.snapshot.version
@@ -105,8 +115,6 @@ package final class FlagServing: Sendable {
 
     /// The snapshot served now.
     package var snapshot: FlagSnapshot { state.withLock { $0.snapshot } }
-    /// The bundled defaults beneath the snapshot.
-    package var defaults: [String: FlagEntry] { state.withLock { $0.defaults } }
     /// The status now.
     package var status: ProviderStatus { state.withLock { $0.status } }
     /// Whether the kill switch is on now.
@@ -119,9 +127,11 @@ package final class FlagServing: Sendable {
     @discardableResult
     package func activate(_ snapshot: FlagSnapshot, status: ProviderStatus? = nil, reasonOverride: FlagReason?) -> Set<String> {
         let newKilled = snapshot.isKillSwitchOn(key: killSwitchKey)
-        let (old, oldKilled, defaults) = state.withLock { s in
-            let previous = (s.snapshot, s.killed, s.defaults)
+        let values = Self.effectiveValues(snapshot, defaults)
+        let (old, oldKilled) = state.withLock { s in
+            let previous = (s.snapshot, s.killed)
             s.snapshot = snapshot
+            s.values = values
             s.killed = newKilled
             s.reasonOverride = reasonOverride
             if let status { s.status = status }

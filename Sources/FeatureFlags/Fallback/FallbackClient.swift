@@ -103,9 +103,6 @@ public final class FallbackClient: FeatureFlagClient {
 
     // MARK: FeatureFlagClient
 
-    /// The flag's value from the stored snapshot, else the bundled defaults, else the key's default.
-    @inline(__always)
-    public func value<Value>(_ key: FlagKey<Value>) -> Value { serving.value(key) }
     /// The raw value of `name` (nil when missing, valueless or killed).
     public func flagValue(_ name: String) -> FlagValue? { serving.lookup(name) }
     /// The value and where it came from (`fallback`, `bundled_defaults`, `code_default`, `kill_switch`).

@@ -93,8 +93,6 @@ public final class FeatureFlagProvider: FeatureFlagClient {
 
     // MARK: FeatureFlagClient
 
-    /// The flag's value; never blocks, never throws.
-    public func value<Value>(_ key: FlagKey<Value>) -> Value { serving.value(key) }
     /// The raw value of `name` (nil when missing, valueless or killed).
     public func flagValue(_ name: String) -> FlagValue? { serving.lookup(name) }
     /// The value and where it came from: `network` when online, `fallback` (reason `CACHED`,

@@ -1,0 +1,84 @@
+import Foundation
+
+/// Timing with medians over repeated runs, after warm-up runs that are thrown away.
+enum Harness {
+    /// One measured figure: nanoseconds per operation across runs.
+    struct Stats {
+        let median: Double
+        let p10: Double
+        let p90: Double
+        let runs: Int
+
+        /// (p90 − p10) / median: how much the runs disagree.
+        var spread: Double { median > 0 ? (p90 - p10) / median : 0 }
+    }
+
+    /// Runs `body(operations)` `warmup + runs` times and reports ns per operation.
+    static func measure(operations: Int, runs: Int = 15, warmup: Int = 3, _ body: (Int) -> Void) -> Stats {
+        var samples: [Double] = []
+        for run in 0..<(warmup + runs) {
+            let start = DispatchTime.now().uptimeNanoseconds
+            body(operations)
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start)
+            if run >= warmup { samples.append(elapsed / Double(operations)) }
+        }
+        samples.sort()
+        func percentile(_ p: Double) -> Double { samples[min(samples.count - 1, Int(Double(samples.count - 1) * p + 0.5))] }
+        return Stats(median: percentile(0.5), p10: percentile(0.1), p90: percentile(0.9), runs: runs)
+    }
+
+    /// Measures `floor` and `candidate` in alternating runs, so both see the same machine
+    /// state, and reports the median of the per-pair ratios (candidate / floor).
+    static func compare(
+        operations: Int, runs: Int = 15, warmup: Int = 3, floor: (Int) -> Void, candidate: (Int) -> Void
+    ) -> (floor: Stats, candidate: Stats, ratio: Double) {
+        var floorSamples: [Double] = [], candidateSamples: [Double] = [], ratios: [Double] = []
+        func time(_ body: (Int) -> Void) -> Double {
+            let start = DispatchTime.now().uptimeNanoseconds
+            body(operations)
+            return Double(DispatchTime.now().uptimeNanoseconds - start) / Double(operations)
+        }
+        for run in 0..<(warmup + runs) {
+            let f = time(floor)
+            let c = time(candidate)
+            if run >= warmup {
+                floorSamples.append(f)
+                candidateSamples.append(c)
+                ratios.append(c / f)
+            }
+        }
+        ratios.sort()
+        return (stats(floorSamples, runs), stats(candidateSamples, runs), ratios[ratios.count / 2])
+    }
+
+    static func stats(_ values: [Double], _ runs: Int) -> Stats {
+        let sorted = values.sorted()
+        func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p + 0.5))] }
+        return Stats(median: percentile(0.5), p10: percentile(0.1), p90: percentile(0.9), runs: runs)
+    }
+
+    /// Runs `body` on `threads` threads at once, each doing `operations`; reports the wall
+    /// time per operation per thread (the latency each reader sees under contention).
+    static func measureConcurrent(threads: Int, operations: Int, runs: Int = 9, warmup: Int = 2, _ body: @escaping @Sendable (Int) -> Void) -> Stats {
+        measure(operations: operations, runs: runs, warmup: warmup) { n in
+            let group = DispatchGroup()
+            let start = DispatchSemaphore(value: 0)
+            for _ in 0..<threads {
+                group.enter()
+                Thread {
+                    start.wait()
+                    body(n)
+                    group.leave()
+                }.start()
+            }
+            for _ in 0..<threads { start.signal() }
+            group.wait()
+        }
+    }
+}
+
+/// Keeps a value alive so the optimiser cannot drop the work that produced it.
+@inline(never)
+func blackHole<T>(_ value: T) {
+    withExtendedLifetime(value) {}
+}

@@ -1,0 +1,80 @@
+import FeatureFlags
+import FlagServer
+import Foundation
+
+/// One unchanged poll cycle against a loopback FlagServer: a conditional request, a 304,
+/// no decode, no disk write.
+enum PollBenchmarks {
+    /// Counts decodes, to prove a 304 costs none.
+    final class CountingEndpoint: FlagEndpoint {
+        let inner = JSONFlagEndpoint(post: URL(fileURLWithPath: "/"))
+        let url: URL
+        private let count = Locked(0)
+        init(url: URL) { self.url = url }
+        var name: String { "json" }
+        var decodes: Int { count.withLock { $0 } }
+        func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+            try JSONFlagEndpoint(post: url).request(for: context, etag: etag)
+        }
+        func decode(_ response: FlagResponse, for context: EvaluationContext, fetchedAt: Date) throws(FlagEndpointError) -> FlagFetchResult {
+            count.withLock { $0 += 1 }
+            return try inner.decode(response, for: context, fetchedAt: fetchedAt)
+        }
+    }
+
+    static func run(_ report: Report, quick: Bool) async throws {
+        report.section("Unchanged poll — provider.refresh() against a loopback FlagServer serving 1,000 flags")
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try FlagServer(document: ServerDocument(base: FlagDocument(version: "bench", ttl: 300, flags: sampleFlags(1_000))))
+        defer { server.stop() }
+        let context = EvaluationContext(targetingKey: "bench", venue: "venue-42")
+        let endpoint = CountingEndpoint(url: server.flagsURL)
+        let file = directory.appendingPathComponent("flags.lkg")
+        let provider = FeatureFlagProvider(
+            context: context, online: OnlineClient(endpoint: endpoint), fallback: FallbackClient(fileURL: file, context: context),
+            reachability: AlwaysReachable())
+        defer { provider.shutdown() }
+        guard case .updated = await provider.refresh() else { throw BenchmarkError("the first fetch failed") }
+        let full = server.requests[0]
+        let stamp = fileStamp(file.path)
+        let decodesBefore = endpoint.decodes
+
+        let polls = quick ? 20 : 50
+        let runs = quick ? 5 : 10
+        var samples: [Double] = []
+        var unchanged = true
+        for run in 0..<(runs + 1) {
+            let start = DispatchTime.now().uptimeNanoseconds
+            for _ in 0..<polls where await provider.refresh() != .unchanged { unchanged = false }
+            if run > 0 { samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / Double(polls)) }
+        }
+        samples.sort()
+        let median = samples[samples.count / 2]
+        let last = server.requests[server.requests.count - 1]
+        let wire = last.requestBytes + last.responseHeadBytes + last.bytesSent
+        let fullWire = full.requestBytes + full.responseHeadBytes + full.bytesSent
+        report.add(.init(section: "poll", name: "unchanged poll (304), per cycle", value: median / 1_000, unit: "µs", spread: (samples[samples.count * 9 / 10] - samples[samples.count / 10]) / median))
+        let serverTimes = server.requests.dropFirst().compactMap { $0.duration.map { Double($0.components.attoseconds) / 1e12 + Double($0.components.seconds) * 1e6 } }.sorted()
+        if !serverTimes.isEmpty {
+            report.add(.init(section: "poll", name: "of which the FlagServer's own time per 304", value: serverTimes[serverTimes.count / 2], unit: "µs"))
+        }
+        report.add(.init(section: "poll", name: "bytes on the wire per unchanged poll", value: Double(wire), unit: "bytes", floor: "full 200 fetch", ratio: Double(wire) / Double(fullWire)))
+        report.add(.init(section: "poll", name: "bytes on the wire for the full 200 fetch", value: Double(fullWire), unit: "bytes"))
+        let decodes = endpoint.decodes - decodesBefore
+        report.add(.init(section: "poll", name: "decodes during \(polls * (runs + 1)) unchanged polls", value: Double(decodes), unit: "count", budget: "= 0", passed: decodes == 0 && unchanged))
+        let written = fileStamp(file.path) != stamp
+        report.add(.init(section: "poll", name: "fallback file rewritten by unchanged polls", value: written ? 1 : 0, unit: "count", budget: "= 0", passed: !written))
+    }
+
+    /// Modification time and inode: an atomic replace changes both.
+    static func fileStamp(_ path: String) -> [Int] {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return [] }
+        #if canImport(Darwin)
+        return [Int(info.st_mtimespec.tv_sec), Int(info.st_mtimespec.tv_nsec), Int(info.st_ino)]
+        #else
+        return [Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec), Int(info.st_ino)]
+        #endif
+    }
+}
