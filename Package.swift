@@ -21,6 +21,8 @@ let package = Package(
         .executableTarget(name: "flagctl", dependencies: ["FlagCtlCore"]),
         // The budgets of DESIGN §5: `swift run -c release flag-benchmarks --check`.
         .executableTarget(name: "flag-benchmarks", dependencies: ["FeatureFlags", "FlagServer"]),
+        // A fallback-file writer that the crash and two-process tests kill and race.
+        .executableTarget(name: "flag-stress", dependencies: ["FeatureFlags"]),
         // An example app's modules, each taking `any FeatureFlagClient` (see Docs/Testing.md).
         .target(name: "POSExample", dependencies: ["FeatureFlags"]),
         .testTarget(

@@ -139,7 +139,7 @@ struct FallbackCorruptionTests {
             #expect(try String(contentsOf: url.appendingPathComponent("inside.txt"), encoding: .utf8) == "keep me")
             // The values are still served from memory for this session.
             #expect(client.value(.themeColor) == "#3498DB")
-            #expect(dir.files() == ["flags.lkg"])
+            #expect(dir.files() == ["flags.lkg", "flags.lkg.lock"])
         }
     }
 

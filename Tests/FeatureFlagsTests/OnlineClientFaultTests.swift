@@ -7,8 +7,8 @@ import FlagServer
 /// suite stays fast; each failure must arrive within deadline + 150 ms.
 @Suite("OnlineClient under faults")
 struct OnlineClientFaultTests {
-    static let deadline = Duration.milliseconds(300)
-    static let slack = Duration.milliseconds(150)
+    static let deadline = TestTiming.scaled(.milliseconds(300))
+    static let slack = TestTiming.scaled(.milliseconds(150))
 
     /// Runs one fetch under `fault`; returns the error and how long it took.
     private func failing(
@@ -54,7 +54,7 @@ struct OnlineClientFaultTests {
     }
 
     @Test func latencyWithinTheDeadlineSucceeds() async throws {
-        let (server, client, _) = try makeServerAndClient(deadline: .seconds(2))
+        let (server, client, _) = try makeServerAndClient(deadline: TestTiming.scaled(.seconds(2)))
         defer { server.stop(); client.shutdown() }
         server.latency = .milliseconds(150)
         #expect(snapshot(of: try await client.fetch(for: auraPersonal)) != nil)
@@ -118,21 +118,21 @@ struct OnlineClientFaultTests {
     }
 
     @Test func oversizedBodyWithContentLength() async throws {
-        let (error, elapsed, server) = try await failing(.oversizedBody(bytes: 2 << 20), deadline: .seconds(2))
+        let (error, elapsed, server) = try await failing(.oversizedBody(bytes: 2 << 20), deadline: TestTiming.scaled(.seconds(2)))
         defer { server.stop() }
         #expect(error == .payloadTooLarge(limit: 1 << 20))
-        #expect(elapsed < .seconds(1))
+        #expect(elapsed < TestTiming.scaled(.seconds(1)))
     }
 
     @Test func oversizedChunkedBodyIsCountedAsItArrives() async throws {
-        let (error, elapsed, server) = try await failing(.oversizedChunkedBody(bytes: 3 << 20), deadline: .seconds(2))
+        let (error, elapsed, server) = try await failing(.oversizedChunkedBody(bytes: 3 << 20), deadline: TestTiming.scaled(.seconds(2)))
         defer { server.stop() }
         #expect(error == .payloadTooLarge(limit: 1 << 20))
-        #expect(elapsed < .seconds(1))
+        #expect(elapsed < TestTiming.scaled(.seconds(1)))
     }
 
     @Test func smallerLimitAppliesToRealDocuments() async throws {
-        let (error, _, server) = try await failing(nil, deadline: .seconds(2), maxBytes: 64)
+        let (error, _, server) = try await failing(nil, deadline: TestTiming.scaled(.seconds(2)), maxBytes: 64)
         defer { server.stop() }
         #expect(error == .payloadTooLarge(limit: 64))
     }
@@ -147,7 +147,7 @@ struct OnlineClientFaultTests {
     }
 
     @Test func cancellationStopsTheRequest() async throws {
-        let (server, client, _) = try makeServerAndClient(deadline: .seconds(5))
+        let (server, client, _) = try makeServerAndClient(deadline: TestTiming.scaled(.seconds(5)))
         defer { server.stop(); client.shutdown() }
         server.fault = .hangBeforeHeaders
         let clock = ContinuousClock()
@@ -164,7 +164,7 @@ struct OnlineClientFaultTests {
         #expect(await eventually { server.requestCount == 1 })
         task.cancel()
         #expect(await task.value == .cancelled)
-        #expect(clock.now - start < .seconds(2))
+        #expect(clock.now - start < TestTiming.scaled(.seconds(2)))
         #expect(client.fetchesInFlight == 0)
     }
 
@@ -173,7 +173,7 @@ struct OnlineClientFaultTests {
         defer { server.stop() }
         server.fault = .hangBeforeHeaders
         var overshoots: [Duration] = []
-        for requested in [Duration.milliseconds(100), .milliseconds(250)] {
+        for requested in [TestTiming.scaled(.milliseconds(100)), TestTiming.scaled(.milliseconds(250))] {
             let client = OnlineClient(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(deadline: requested))
             defer { client.shutdown() }
             for _ in 0..<10 {

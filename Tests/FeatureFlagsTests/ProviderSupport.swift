@@ -59,7 +59,7 @@ final class ProviderFixture: Sendable {
 /// test occupies one of the global executor's two threads and delays every other test's
 /// timers. Nothing here measures time; the bound only keeps a broken test from hanging.
 func eventually(
-    isolation: isolated (any Actor)? = #isolation, within limit: Duration = .seconds(5), _ condition: () -> Bool
+    isolation: isolated (any Actor)? = #isolation, within limit: Duration = TestTiming.scaled(.seconds(5)), _ condition: () -> Bool
 ) async -> Bool {
     let clock = ContinuousClock()
     let start = clock.now

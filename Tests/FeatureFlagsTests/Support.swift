@@ -69,3 +69,19 @@ func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thr
         Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
+
+/// Wall-clock allowances for the few tests that measure real time (deadlines over loopback).
+/// Under ThreadSanitizer everything runs several times slower, so the allowances grow —
+/// detected from the sanitizer's runtime being linked in, so that a plain
+/// `swift test --sanitize=thread` passes without extra settings.
+enum TestTiming {
+    static let scale: Int64 = {
+        if let value = ProcessInfo.processInfo.environment["FEATUREFLAGS_TEST_TIME_SCALE"], let scale = Int64(value), scale > 0 {
+            return scale
+        }
+        return dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") != nil ? 10 : 1
+    }()
+
+    /// `duration` stretched for the current build.
+    static func scaled(_ duration: Duration) -> Duration { duration * Int(scale) }
+}

@@ -178,10 +178,10 @@ public final class FallbackClient: FeatureFlagClient {
         let stored = FlagSnapshot(
             flags: snapshot.flags, version: snapshot.version, fetchedAt: snapshot.fetchedAt, ttl: snapshot.ttl,
             etag: snapshot.etag, origin: .fallback, contextFingerprint: context.fingerprint)
+        let payload = SnapshotCodec.encode(stored)
         let (isCurrent, failure) = store.withLock { s -> (Bool, FileIOError?) in
-            s.store.put(stored, for: context.fingerprint)
             do throws(FileIOError) {
-                try s.store.persist()
+                try s.store.commit { $0.put(payload: payload, snapshot: stored, for: context.fingerprint) }
                 return (s.current == context.fingerprint, nil)
             } catch {
                 return (s.current == context.fingerprint, error)
@@ -209,9 +209,8 @@ public final class FallbackClient: FeatureFlagClient {
 
     private func mutateAndPersist(_ change: (inout FallbackStore) -> Void) throws(FallbackWriteError) {
         let failure = store.withLock { s -> FileIOError? in
-            change(&s.store)
             do throws(FileIOError) {
-                try s.store.persist()
+                try s.store.commit(change)
                 return nil
             } catch {
                 return error
