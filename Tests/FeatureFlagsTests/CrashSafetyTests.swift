@@ -4,7 +4,8 @@ import Testing
 
 /// The fallback file under real processes: writers killed with SIGKILL at random moments,
 /// and two writers (an app and its extension) racing on one file.
-@Suite("Crash safety and contention of the fallback file", .serialized)
+extension WallClockSensitive {
+@Suite("Crash safety and contention of the fallback file")
 struct CrashSafetyTests {
     /// The `flag-stress` writer built beside the tests.
     private func writer() -> URL? {
@@ -162,4 +163,5 @@ struct CrashSafetyTests {
         #expect(client.storedSnapshot(for: EvaluationContext(targetingKey: "x"))?.flags["n"]?.value == 1)
         }
     }
+}
 }
