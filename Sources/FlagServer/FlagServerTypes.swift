@@ -52,6 +52,8 @@ extension FlagServer {
         case oversizedChunkedBody(bytes: Int)
         /// Answer 200 with a chunked body that never ends.
         case endlessChunkedBody
+        /// Answer 200 with exactly these bytes as the body (hostile payloads).
+        case body([UInt8])
 
         /// A short name for logs.
         public var description: String {
@@ -64,6 +66,7 @@ extension FlagServer {
             case .oversizedBody(let n): return "oversized \(n)"
             case .oversizedChunkedBody(let n): return "oversized-chunked \(n)"
             case .endlessChunkedBody: return "endless"
+            case .body(let bytes): return "body \(bytes.count) bytes"
             }
         }
     }

@@ -76,6 +76,11 @@ struct Responder {
         case .status(let status, let retryAfter):
             let extra = retryAfter.map { [("Retry-After", $0)] } ?? []
             return json(status: status, ["error": .string("injected status \(status)")], extra: extra)
+        case .body(let body):
+            let head = HTTPResponse.head(
+                status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")])
+            let sent = send(status: 200, head: head, body: body[...], bodyBytes: body.count)
+            return Outcome(status: 200, bytes: sent ? body.count : 0, keepOpen: sent)
         case .garbageBody:
             let body = Array("<html>this is not a flag document".utf8)
             let head = HTTPResponse.head(

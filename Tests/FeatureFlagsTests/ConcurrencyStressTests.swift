@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+@testable import FeatureFlags
+import FeatureFlagsTesting
+import FlagServer
+
+@Suite("Concurrency")
+struct ConcurrencyStressTests {
+    @Test func readersOnTwoThreadsDuringAThousandActivationsIdentifiesAndRefreshes() async throws {
+        let f = try ProviderFixture()
+        defer { f.stop() }
+        let provider = f.provider
+        let themes: Set<String> = ["#000000", "#3498DB", "#2C3E50"]
+        let stop = Locked(false)
+        let readers = (0..<2).map { _ in
+            Task.detached {
+                try await blocking { () -> Int in
+                    var reads = 0
+                    while !stop.withLock({ $0 }) {
+                        let theme = provider.value(.themeColor)
+                        let details = provider.details(.themeColor)
+                        #expect(themes.contains(theme), "read \(theme)")
+                        #expect(details.source != .killSwitch)
+                        _ = provider.bool("plan_priority_support", default: false)
+                        _ = provider.snapshot.flags.count
+                        reads += 1
+                    }
+                    return reads
+                }
+            }
+        }
+        var operations = 0
+        for i in 0..<1_000 {
+            switch i % 4 {
+            case 0: provider.identify(i % 8 == 0 ? auraPersonal : auraBusiness)
+            case 1, 2: _ = await provider.refresh()
+            default:
+                // An activation straight from the fallback: another identify round trip.
+                provider.identify(auraPersonal)
+                provider.identify(auraBusiness)
+            }
+            operations += 1
+        }
+        stop.withLock { $0 = true }
+        var reads = 0
+        for reader in readers { reads += try await reader.value }
+        #expect(operations == 1_000)
+        #expect(reads > 1_000)
+        _ = await provider.refresh()
+        #expect(provider.status == .ready)
+        #expect(provider.value(.themeColor) == "#2C3E50")
+    }
+
+    @Test func shutdownDuringAFetch() async throws {
+        let f = try ProviderFixture()
+        defer { f.server.stop() }
+        f.server.fault = .hangBeforeHeaders
+        let provider = f.provider
+        let run = Task { await provider.run() }
+        let refresh = Task { await provider.refresh() }
+        #expect(await eventually { f.server.requestCount >= 1 })
+        provider.shutdown()
+        let outcome = await refresh.value
+        #expect(outcome == .discarded || outcome == .skipped("shut down"))
+        await run.value
+        #expect(f.clock.sleeperCount == 0)
+        #expect(f.online.fetchesInFlight == 0)
+        #expect(await provider.refresh() == .skipped("shut down"))
+    }
+
+    @Test func droppingAProviderWithoutShutdownFreesEverything() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let dir = TempDir()
+        weak var weakProvider: FeatureFlagProvider?
+        weak var weakOnline: OnlineClient?
+        weak var weakFallback: FallbackClient?
+        do {
+            let online = OnlineClient(endpoint: JSONFlagEndpoint(post: server.flagsURL))
+            let fallback = FallbackClient(fileURL: dir.url("flags.lkg"), context: auraPersonal)
+            let provider = FeatureFlagProvider(
+                context: auraPersonal, online: online, fallback: fallback, reachability: ManualReachability(true))
+            _ = await provider.refresh()
+            let changes = provider.changes()
+            _ = changes
+            weakProvider = provider
+            weakOnline = online
+            weakFallback = fallback
+        }
+        #expect(await eventually { weakProvider == nil && weakOnline == nil && weakFallback == nil })
+    }
+
+    @Test func aRunLoopEndsWhenItsTaskIsCancelled() async throws {
+        let f = try ProviderFixture()
+        defer { f.stop() }
+        let provider = f.provider
+        let run = Task { await provider.run() }
+        #expect(await eventually { provider.status == .ready })
+        await f.clock.sleepers(atLeast: 1)
+        run.cancel()
+        await run.value
+        #expect(await eventually { f.clock.sleeperCount == 0 })
+    }
+}

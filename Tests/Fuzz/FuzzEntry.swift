@@ -1,0 +1,63 @@
+// libFuzzer entry points for every decoder that reads untrusted bytes. Not part of the
+// package build: `.ci/fuzz` compiles this file together with Sources/FeatureFlags into one
+// module with `-sanitize=fuzzer,address` and picks the target with FUZZ_TARGET.
+import Foundation
+
+/// The decoder under test, chosen once per process.
+let fuzzTarget = ProcessInfo.processInfo.environment["FUZZ_TARGET"] ?? "json"
+
+private struct Banner: Decodable {
+    let title: String
+    let priority: Int
+    let ratio: Double
+    let link: URL?
+    let tags: [String]
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    switch fuzzTarget {
+    case "json":
+        if let value = try? FlagJSON.parse(bytes) {
+            // Whatever parses must write and parse back to the same value.
+            let again = try? FlagJSON.parse(FlagJSON.bytes(value))
+            precondition(again == value || containsNaN(value), "JSON round trip changed the value")
+        }
+    case "document":
+        if let document = try? FlagDocument(json: bytes) {
+            precondition((try? FlagDocument(json: document.jsonBytes())) == document, "document round trip changed it")
+        }
+    case "fallback-file":
+        if let entries = try? FallbackFileFormat.decode(bytes) {
+            for entry in entries {
+                _ = entry.payload.withUnsafeBytes { raw in try? SnapshotCodec.decode(raw) }
+            }
+        }
+    case "snapshot":
+        _ = bytes.withUnsafeBytes { raw in try? SnapshotCodec.decode(raw) }
+    case "schema":
+        if let schema = try? FlagSchema(json: bytes) {
+            _ = schema.validate(["plan_themeColor": FlagEntry(value: "#3498DB"), "n": FlagEntry(value: [1, 2.5, "x"])], payloadBytes: size)
+        }
+        if let value = try? FlagJSON.parse(bytes), case .object(let members) = value {
+            _ = FlagSchema.seedExample.validate(members.mapValues { FlagEntry(value: $0) }, payloadBytes: size)
+        }
+    case "decoder":
+        if let value = try? FlagJSON.parse(bytes) { _ = try? FlagValueDecoder().decode(Banner.self, from: value) }
+    case "retry-after":
+        _ = RetryAfter.delay(String(decoding: bytes, as: UTF8.self), now: Date(timeIntervalSince1970: 1_750_000_000))
+    default:
+        fatalError("unknown FUZZ_TARGET \(fuzzTarget)")
+    }
+    return 0
+}
+
+private func containsNaN(_ value: FlagValue) -> Bool {
+    switch value {
+    case .double(let d): return d.isNaN
+    case .list(let items): return items.contains(where: containsNaN)
+    case .object(let members): return members.values.contains(where: containsNaN)
+    default: return false
+    }
+}
