@@ -3,18 +3,46 @@ import Foundation
 
 /// The `--provider` names `flagctl eval` understands, and the endpoint each makes.
 enum EndpointChoice {
-    static let names = ["json"]
+    static let names = ["json", "ofrep", "launchdarkly", "firebase", "unleash"]
 
-    /// The endpoint `name` for `url`. For `json`, a URL with `{placeholders}` is a GET
-    /// template (a CDN), any other URL receives the context by POST.
-    static func make(_ name: String, url: String, headers: [String: String]) throws(UsageError) -> any FlagEndpoint {
+    /// What a provider may need beyond the endpoint URL.
+    struct Credentials {
+        var key: String?
+        var project: String?
+        var appID: String?
+        var appName: String?
+    }
+
+    /// The endpoint `name` for `url`. For `json`, a URL with `{placeholders}` is a GET template
+    /// (a CDN), any other URL receives the context by POST; for the others `url` is the
+    /// service's base URL.
+    static func make(_ name: String, url: String, credentials: Credentials = Credentials()) throws(UsageError) -> any FlagEndpoint {
+        func require(_ value: String?, _ option: String, _ what: String) throws(UsageError) -> String {
+            guard let value, !value.isEmpty else { throw UsageError(message: "--provider \(name) needs --\(option) (\(what))") }
+            return value
+        }
         switch name {
         case "json":
             if url.contains("{") {
                 _ = try Formatting.url(url.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: ""), option: "endpoint")
-                return JSONFlagEndpoint(urlTemplate: url, headers: headers)
+                return JSONFlagEndpoint(urlTemplate: url)
             }
-            return JSONFlagEndpoint(post: try Formatting.url(url, option: "endpoint"), headers: headers)
+            return JSONFlagEndpoint(post: try Formatting.url(url, option: "endpoint"))
+        case "ofrep":
+            return OFREPEndpoint(baseURL: try Formatting.url(url, option: "endpoint"))
+        case "launchdarkly":
+            return LaunchDarklyEndpoint(
+                mobileKey: try require(credentials.key, "key", "the mobile key"), baseURL: try Formatting.url(url, option: "endpoint"))
+        case "firebase":
+            return FirebaseRemoteConfigEndpoint(
+                projectID: try require(credentials.project, "project", "the project number"),
+                apiKey: try require(credentials.key, "key", "the API key"),
+                appID: try require(credentials.appID, "app-id", "the app id, 1:…:ios:…"), appInstanceID: "flagctl",
+                baseURL: try Formatting.url(url, option: "endpoint"))
+        case "unleash":
+            return UnleashEndpoint(
+                baseURL: try Formatting.url(url, option: "endpoint"), clientKey: try require(credentials.key, "key", "the frontend key"),
+                appName: credentials.appName)
         default:
             let hint = ArgumentParser.suggestion(for: name, among: names).map { " (did you mean \($0)?)" } ?? ""
             throw UsageError(message: "unknown provider '\(name)'\(hint); choose one of: \(names.joined(separator: ", "))")

@@ -12,6 +12,10 @@ enum EvalCommand {
             .init(name: "provider", value: "NAME", help: "wire format: \(EndpointChoice.names.joined(separator: ", ")) (default json)"),
             .init(name: "context", value: "KEY=VALUE", help: "one context attribute; targetingKey=… sets the key", repeatable: true),
             .init(name: "header", value: "'NAME: VALUE'", help: "an extra request header, e.g. authorisation", repeatable: true),
+            .init(name: "key", value: "SECRET", help: "launchdarkly mobile key, firebase API key, unleash frontend key"),
+            .init(name: "project", value: "ID", help: "firebase: the project number"),
+            .init(name: "app-id", value: "ID", help: "firebase: the app id (1:…:ios:…)"),
+            .init(name: "app-name", value: "NAME", help: "unleash: the application name"),
             .init(name: "state", value: "DIR", help: "keep the fallback file here (default: a temporary directory)"),
             .init(name: "timeout", value: "SECONDS", help: "the fetch budget (default 2)"),
             .init(name: "allow-http", value: nil, help: "allow plain HTTP to hosts that are not loopback"),
@@ -20,6 +24,8 @@ enum EvalCommand {
         examples: [
             "flagctl eval --endpoint http://127.0.0.1:8080/flags --context targetingKey=u1 --context venue=venue-42",
             "flagctl eval --endpoint 'https://cdn.example.com/flags/{venue}.json' --context venue=venue-42 --state ~/.flags",
+            "flagctl eval --provider ofrep --endpoint https://flags.example.com --header 'Authorization: Bearer …'",
+            "flagctl eval --provider launchdarkly --endpoint https://clientsdk.launchdarkly.com --key mob-… --context targetingKey=u1",
         ])
 
     static func run(_ arguments: ParsedArguments, console: Console) async throws -> Int32 {
@@ -42,7 +48,10 @@ enum EvalCommand {
         } else {
             timeout = 2
         }
-        let endpoint = try EndpointChoice.make(arguments.value("provider") ?? "json", url: endpointURL, headers: [:])
+        let credentials = EndpointChoice.Credentials(
+            key: arguments.value("key"), project: arguments.value("project"), appID: arguments.value("app-id"),
+            appName: arguments.value("app-name"))
+        let endpoint = try EndpointChoice.make(arguments.value("provider") ?? "json", url: endpointURL, credentials: credentials)
         let context = try Formatting.context(arguments.all("context"))
         let stateDirectory = arguments.value("state").map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
         let directory = stateDirectory ?? Formatting.temporaryDirectory("flagctl-eval")

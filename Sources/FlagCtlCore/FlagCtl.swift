@@ -77,34 +77,56 @@ public enum FlagCtl {
 }
 
 /// How `serve` learns it should stop: Ctrl-C in the tool, a call in tests.
+///
+/// ``arm`` runs before the server announces itself — so a Ctrl-C that comes right after the
+/// banner is already caught — and returns the wait.
 public struct StopSignal: Sendable {
-    /// Returns when the command should stop.
-    public let wait: @Sendable () async -> Void
+    /// Starts listening; the returned closure returns when the command should stop.
+    public let arm: @Sendable () -> @Sendable () async -> Void
 
-    /// A stop signal.
-    public init(wait: @escaping @Sendable () async -> Void) { self.wait = wait }
+    /// A stop signal from an arming function.
+    public init(arm: @escaping @Sendable () -> @Sendable () async -> Void) { self.arm = arm }
+
+    /// A stop signal that needs no arming: `wait` returns when the command should stop.
+    public init(wait: @escaping @Sendable () async -> Void) { self.arm = { wait } }
 
     /// SIGINT (Ctrl-C) or SIGTERM.
-    public static let interrupt = StopSignal {
+    public static let interrupt = StopSignal(arm: {
+        let fired = OneShot()
+        let queue = DispatchQueue(label: "flagctl.signals")
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { fired.fire() }
+            source.resume()
+            sources.append(source)
+        }
+        SignalSources.keep(sources)
+        return { await fired.wait() }
+    })
+}
+
+/// Fires once; waiting after it fired returns at once.
+final class OneShot: Sendable {
+    private let state = Locked<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func fire() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.fired = true
+            defer { s.waiters.removeAll() }
+            return s.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let queue = DispatchQueue(label: "flagctl.signals")
-            let fired = Locked(false)
-            var sources: [any DispatchSourceSignal] = []
-            for number in [SIGINT, SIGTERM] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-                source.setEventHandler {
-                    let first = fired.withLock { f -> Bool in
-                        defer { f = true }
-                        return !f
-                    }
-                    if first { continuation.resume() }
-                }
-                source.resume()
-                sources.append(source)
+            let fired = state.withLock { s -> Bool in
+                if !s.fired { s.waiters.append(continuation) }
+                return s.fired
             }
-            // Keep the sources alive for the life of the process.
-            SignalSources.keep(sources)
+            if fired { continuation.resume() }
         }
     }
 }

@@ -44,6 +44,7 @@ enum ServeCommand {
             return p
         }
         let fault = try arguments.value("fault").map(parseFault)
+        let waitForStop = stop.arm()
         guard FileManager.default.fileExists(atPath: file) else {
             console.err("flagctl serve: no such file: \(file)")
             return 66
@@ -70,7 +71,7 @@ enum ServeCommand {
         server.fault = fault
         console.out("serving \(file) on \(server.baseURL.absoluteString) — POST /flags, GET /flags/<\(configuration.pathAttribute)>.json; Ctrl-C stops")
         if let fault { console.out("fault: \(fault)") }
-        await stop.wait()
+        await waitForStop()
         server.stop()
         console.out("stopped after \(server.requestCount) requests")
         return 0

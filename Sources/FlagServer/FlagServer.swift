@@ -42,7 +42,7 @@ public final class FlagServer: Sendable {
         var revision = 0
         /// Evaluated, serialised answers and their ETags per context fingerprint, so a poll
         /// that ends in 304 costs the server a lookup, not an evaluation and a hash.
-        var rendered: [String: (revision: Int, body: [UInt8], etag: String)] = [:]
+        var rendered: [RenderKey: (revision: Int, body: [UInt8], etag: String)] = [:]
         var fileStamp: FileStamp?
         var reloads = 0
         var lastReloadError: String?
@@ -304,13 +304,15 @@ public final class FlagServer: Sendable {
         }
         let outcome: Responder.Outcome
         switch route {
-        case .failure(let status, let message):
-            outcome = responder.json(status: status, ["error": .string(message)])
-        case .flags(let context):
-            if let fault {
+        case .failure(let status, let message, let format):
+            outcome = responder.json(status: status, format.errorBody(status: status, message: message).objectValue ?? [:])
+        case .flags(let context, let format):
+            if let (status, message) = authorize(request) {
+                outcome = responder.json(status: status, format.errorBody(status: status, message: message).objectValue ?? [:])
+            } else if let fault {
                 outcome = responder.apply(fault, document: document.evaluate(for: context))
             } else {
-                let (body, etag) = render(document, revision: revision, for: context)
+                let (body, etag) = render(document, revision: revision, for: context, as: format)
                 outcome = responder.document(body: body, etag: etag, ifNoneMatch: request.headers["if-none-match"])
             }
         }
@@ -319,10 +321,19 @@ public final class FlagServer: Sendable {
     }
 
     /// The answer for `context`: from the cache when the document has not changed since.
-    private func render(_ document: ServerDocument, revision: Int, for context: EvaluationContext) -> ([UInt8], String) {
-        let key = context.fingerprint
+    /// 401 when a required header is missing, 403 when it has another value; nil when allowed.
+    private func authorize(_ request: HTTPRequest) -> (Int, String)? {
+        for (name, expected) in configuration.requiredHeaders {
+            guard let sent = request.headers[name.lowercased()] else { return (401, "missing credentials (\(name))") }
+            if sent != expected { return (403, "credentials refused (\(name))") }
+        }
+        return nil
+    }
+
+    private func render(_ document: ServerDocument, revision: Int, for context: EvaluationContext, as format: WireFormat) -> ([UInt8], String) {
+        let key = RenderKey(fingerprint: context.fingerprint, format: format)
         if let cached = state.withLock({ $0.rendered[key] }), cached.revision == revision { return (cached.body, cached.etag) }
-        let body = document.evaluate(for: context).jsonBytes()
+        let body = format.render(document.evaluate(for: context))
         let etag = Responder.etag(body)
         state.withLock { s in
             guard s.revision == revision else { return }
@@ -405,4 +416,10 @@ struct FileTime: Equatable, Sendable {
         seconds = Int(t.tv_sec)
         nanoseconds = Int(t.tv_nsec)
     }
+}
+
+/// A rendered answer's identity: the context and the wire format.
+struct RenderKey: Hashable {
+    let fingerprint: String
+    let format: WireFormat
 }

@@ -18,11 +18,15 @@ extension FlagServer {
         public var idleTimeout: Duration
         /// For `GET /flags/<value>.json`: the context attribute `<value>` sets.
         public var pathAttribute: String
+        /// Header fields every flag request must carry with exactly these values (credentials):
+        /// missing → 401, another value → 403. Empty (default): no check.
+        public var requiredHeaders: [String: String]
 
         /// A configuration.
         public init(
             host: String = "127.0.0.1", port: UInt16 = 0, maxConnections: Int = 32, maxHeaderBytes: Int = 16 << 10,
-            maxBodyBytes: Int = 64 << 10, idleTimeout: Duration = .seconds(5), pathAttribute: String = "venue"
+            maxBodyBytes: Int = 64 << 10, idleTimeout: Duration = .seconds(5), pathAttribute: String = "venue",
+            requiredHeaders: [String: String] = [:]
         ) {
             self.host = host
             self.port = port
@@ -31,6 +35,7 @@ extension FlagServer {
             self.maxBodyBytes = maxBodyBytes
             self.idleTimeout = idleTimeout
             self.pathAttribute = pathAttribute
+            self.requiredHeaders = requiredHeaders
         }
     }
 

@@ -2,15 +2,30 @@ import FeatureFlags
 
 /// What a request asks for.
 enum Route {
-    case flags(EvaluationContext)
-    case failure(status: Int, message: String)
+    case flags(EvaluationContext, WireFormat)
+    case failure(status: Int, message: String, format: WireFormat)
 
     var context: EvaluationContext? {
-        if case .flags(let context) = self { return context }
+        if case .flags(let context, _) = self { return context }
         return nil
     }
 
+    var format: WireFormat {
+        switch self {
+        case .flags(_, let format), .failure(_, _, let format): return format
+        }
+    }
+
     init(_ request: HTTPRequest, pathAttribute: String) {
+        if let route = Self.otherService(request) {
+            self = route
+            return
+        }
+        self = Self.json(request, pathAttribute: pathAttribute)
+    }
+
+    /// The routes of FeatureFlags' own JSON endpoint.
+    private static func json(_ request: HTTPRequest, pathAttribute: String) -> Route {
         var attributes: [String: FlagValue] = [:]
         var targetingKey: String?
         for (name, value) in request.query {
@@ -19,34 +34,29 @@ enum Route {
         if request.path == "/flags" {
             switch request.method {
             case "GET":
-                self = .flags(EvaluationContext(targetingKey: targetingKey, attributes: attributes))
+                return .flags(EvaluationContext(targetingKey: targetingKey, attributes: attributes), .json)
             case "POST":
                 guard let posted = Self.postedContext(request.body) else {
-                    self = .failure(status: 400, message: "the body must be {\"context\": {…}}")
-                    return
+                    return .failure(status: 400, message: "the body must be {\"context\": {…}}", format: .json)
                 }
                 let merged = posted.attributes.merging(attributes) { _, query in query }
-                self = .flags(EvaluationContext(targetingKey: targetingKey ?? posted.targetingKey, attributes: merged))
+                return .flags(EvaluationContext(targetingKey: targetingKey ?? posted.targetingKey, attributes: merged), .json)
             default:
-                self = .failure(status: 405, message: "use GET or POST")
+                return .failure(status: 405, message: "use GET or POST", format: .json)
             }
-            return
         }
         if request.path.hasPrefix("/flags/"), request.path.hasSuffix(".json") {
             guard request.method == "GET" else {
-                self = .failure(status: 405, message: "use GET")
-                return
+                return .failure(status: 405, message: "use GET", format: .json)
             }
             let value = String(request.path.dropFirst("/flags/".count).dropLast(".json".count))
             guard !value.isEmpty, !value.contains("/") else {
-                self = .failure(status: 404, message: "no such document")
-                return
+                return .failure(status: 404, message: "no such document", format: .json)
             }
             attributes[pathAttribute] = .string(value)
-            self = .flags(EvaluationContext(targetingKey: targetingKey, attributes: attributes))
-            return
+            return .flags(EvaluationContext(targetingKey: targetingKey, attributes: attributes), .json)
         }
-        self = .failure(status: 404, message: "no route for \(request.method) \(request.path)")
+        return .failure(status: 404, message: "no route for \(request.method) \(request.path)", format: .json)
     }
 
     /// The context in a `{"context": {…}}` body; an empty body is the anonymous context.

@@ -1,4 +1,5 @@
 import FeatureFlags
+import FlagServer
 import Foundation
 
 /// Cold start (fallback file → first read) and payload decoding.
@@ -45,21 +46,33 @@ enum StartupBenchmarks {
         }
 
         report.section("Decode — a 1,000-flag payload, per endpoint")
-        let payload = FlagDocument(version: "bench", ttl: 300, flags: sampleFlags(1_000)).jsonBytes()
-        let response = FlagResponse(status: 200, headers: ["ETag": "\"bench\""], body: payload)
+        let document = FlagDocument(version: "bench", ttl: 300, flags: sampleFlags(1_000))
+        let payload = document.jsonBytes()
         let context = EvaluationContext(targetingKey: "bench")
-        let endpoints: [(String, any FlagEndpoint)] = [("json (FeatureFlags document)", JSONFlagEndpoint(post: URL(fileURLWithPath: "/")))]
+        let base = URL(fileURLWithPath: "/")
+        let endpoints: [(String, any FlagEndpoint, WireFormat)] = [
+            ("json (FeatureFlags document)", JSONFlagEndpoint(post: base), .json),
+            ("ofrep", OFREPEndpoint(baseURL: base), .ofrep),
+            ("launchdarkly", LaunchDarklyEndpoint(mobileKey: "m", baseURL: base), .launchDarkly(withReasons: true)),
+            ("firebase", FirebaseRemoteConfigEndpoint(projectID: "p", apiKey: "k", appID: "a", appInstanceID: "i", baseURL: base), .firebase),
+            ("unleash", UnleashEndpoint(baseURL: base, clientKey: "k"), .unleash),
+        ]
         let reference = Harness.measure(operations: 1, runs: runs) { _ in
             blackHole(try? JSONDecoder().decode(Document.self, from: Data(payload)))
         }
         report.add(.init(section: "decode", name: "reference: JSONDecoder into [String: FlagValue]", value: reference.median / 1_000, unit: "µs", spread: reference.spread))
-        for (name, endpoint) in endpoints {
+        for (name, endpoint, format) in endpoints {
+            let body = format.render(document)
+            let response = FlagResponse(status: 200, headers: ["ETag": "\"bench\""], body: body)
+            guard case .snapshot? = try? endpoint.decode(response, for: context, fetchedAt: Date()) else {
+                throw BenchmarkError("\(name) did not decode its own format")
+            }
             let stats = Harness.measure(operations: 1, runs: runs) { _ in
                 blackHole(try? endpoint.decode(response, for: context, fetchedAt: Date()))
             }
             report.add(
                 .init(
-                    section: "decode", name: "\(name), \(payload.count / 1_000) KB", value: stats.median / 1_000, unit: "µs", spread: stats.spread,
+                    section: "decode", name: "\(name), \(body.count / 1_000) KB", value: stats.median / 1_000, unit: "µs", spread: stats.spread,
                     floor: "JSONDecoder", ratio: stats.median / reference.median))
         }
     }

@@ -42,7 +42,9 @@ struct FlagCtlTests {
             (["eval", "--endpoint", "ftp://x/y"], "flagctl eval: --endpoint needs an http(s) URL, got 'ftp://x/y'; e.g. --endpoint http://127.0.0.1:8080/flags"),
             (["eval", "--endpoint", "http://127.0.0.1:1/f", "--context", "venue"], "flagctl eval: --context takes key=value, got 'venue'; e.g. --context venue=venue-42"),
             (["eval", "--endpoint", "http://127.0.0.1:1/f", "--timeout", "0"], "flagctl eval: --timeout takes seconds between 0 and 60, got '0'; e.g. --timeout 0.5"),
-            (["eval", "--endpoint", "http://127.0.0.1:1/f", "--provider", "jsn"], "flagctl eval: unknown provider 'jsn' (did you mean json?); choose one of: json"),
+            (["eval", "--endpoint", "http://127.0.0.1:1/f", "--provider", "jsn"], "flagctl eval: unknown provider 'jsn' (did you mean json?); choose one of: json, ofrep, launchdarkly, firebase, unleash"),
+            (["eval", "--endpoint", "http://127.0.0.1:1", "--provider", "launchdarkly"], "flagctl eval: --provider launchdarkly needs --key (the mobile key)"),
+            (["eval", "--endpoint", "http://127.0.0.1:1", "--provider", "firebase", "--key", "k"], "flagctl eval: --provider firebase needs --project (the project number)"),
             (["eval", "--endpoint", "http://127.0.0.1:1/f", "--timeout", "1", "--timeout", "2"], "flagctl eval: --timeout given twice; give it once"),
             (["eval", "--json=yes", "--endpoint", "http://127.0.0.1:1/f"], "flagctl eval: --json takes no value"),
             (["lint"], "flagctl lint: missing FILE: flagctl lint FILE [--schema FILE] [--bump] [--write] [--json]"),
@@ -172,6 +174,27 @@ struct FlagCtlTests {
         #expect(jsonLines(out.out).first { $0["flag"] == "new_checkout" }?["value"] == true)
         #expect(server.requests.first?.headers["authorization"] == "Bearer t0k3n")
         #expect(!out.out.joined().contains("t0k3n"))
+    }
+
+    @Test func evalSpeaksEveryProvider() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let base = server.baseURL.absoluteString
+        let context = ["--context", "targetingKey=u1", "--context", "partner=auralink", "--context", "plan_tier=business", "--json"]
+        let cases: [(String, [String], String)] = [
+            ("ofrep", ["--endpoint", base], "plan_themeColor"),
+            ("launchdarkly", ["--endpoint", base, "--key", "mob-1"], "plan_themeColor"),
+            ("firebase", ["--endpoint", base, "--key", "k", "--project", "1", "--app-id", "1:1:ios:1"], "plan_themeColor"),
+            ("unleash", ["--endpoint", base, "--key", "u-key", "--app-name", "pos"], "plan_themeColor.payload"),
+        ]
+        for (provider, options, flag) in cases {
+            let (status, out) = await run(["eval", "--provider", provider] + options + context)
+            #expect(status == 0, "\(provider): \(out.err)")
+            let lines = jsonLines(out.out)
+            #expect(lines.first?["status"] == "READY", "\(provider)")
+            let theme = lines.first { $0["flag"] == .string(flag) }
+            #expect(theme?["value"] == "#2C3E50", "\(provider): \(String(describing: theme))")
+        }
     }
 
     // MARK: serve

@@ -72,12 +72,33 @@ struct FlagValueTests {
     }
 
     @Test func primitiveMismatchesAreRejected() {
-        #expect(FlagKey("b", default: false).value(from: "true") == nil)
+        #expect(FlagKey("b", default: false).value(from: "yes") == nil)
+        #expect(FlagKey("b", default: false).value(from: "TRUE") == nil)
         #expect(FlagKey("b", default: false).value(from: 1) == nil)
         #expect(FlagKey("i", default: 0).value(from: 2.5) == nil)
-        #expect(FlagKey("i", default: 0).value(from: "2") == nil)
+        #expect(FlagKey("i", default: 0).value(from: "2.5") == nil)
+        #expect(FlagKey("i", default: 0).value(from: "two") == nil)
+        #expect(FlagKey("i", default: 0).value(from: "\"2\"") == nil)
         #expect(FlagKey("s", default: "").value(from: 1) == nil)
         #expect(FlagKey("l", default: [String]()).value(from: ["a", 1]) == nil)
+    }
+
+    @Test func textHoldingJSONConvertsToTheKeysType() {
+        // Services such as Firebase Remote Config send every value as text.
+        #expect(FlagKey("b", default: false).value(from: "true") == true)
+        #expect(FlagKey("b", default: true).value(from: "false") == false)
+        #expect(FlagKey("i", default: 0).value(from: "150") == 150)
+        #expect(FlagKey("i", default: 0).value(from: "-7") == -7)
+        #expect(FlagKey("d", default: 0.0).value(from: "2.5") == 2.5)
+        #expect(FlagKey("d", default: 0.0).value(from: "3") == 3.0)
+        #expect(FlagKey("l", default: [String]()).value(from: #"["usage","map"]"#) == ["usage", "map"])
+        #expect(FlagKey("o", default: [String: Int]()).value(from: #"{"a":1}"#) == ["a": 1])
+        #expect(FlagKey("s", default: "").value(from: "150") == "150")
+        #expect(FlagKey("s", default: "").value(from: "true") == "true")
+        let banner = FlagKey("banner", default: Banner(title: "", priority: 0, ratio: 0, link: nil, tags: []))
+        #expect(banner.value(from: #"{"title":"T","priority":1,"ratio":0.5,"tags":[]}"#)?.title == "T")
+        let level = FlagKey("level", default: Level.low)
+        #expect(level.value(from: "2") == .high)
     }
 
     @Test func rawRepresentableEnums() {

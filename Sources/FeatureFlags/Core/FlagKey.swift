@@ -115,7 +115,12 @@ extension FlagKey where Value: Decodable {
     public init(_ name: String, default defaultValue: Value) {
         self.init(
             name, default: defaultValue,
-            convert: { try? FlagValueDecoder().decode(Value.self, from: $0) },
+            convert: { value in
+                if let decoded = try? FlagValueDecoder().decode(Value.self, from: value) { return decoded }
+                // Text holding JSON (a service that sends every value as a string).
+                let unwrapped = value.unwrappingText
+                return unwrapped == value ? nil : try? FlagValueDecoder().decode(Value.self, from: unwrapped)
+            },
             encode: { value in
                 guard let encodable = value as? any Encodable,
                     let data = try? JSONEncoder().encode(encodable)

@@ -37,8 +37,11 @@ public final class OnlineClient: Sendable {
         }
     }
 
-    /// The wire format spoken.
-    public let endpoint: any FlagEndpoint
+    /// The wire formats spoken, in order of preference: a fetch tries them in turn and the
+    /// first successful answer wins (see ``init(endpoints:configuration:transport:clock:now:)``).
+    public let endpoints: [any FlagEndpoint]
+    /// The first (preferred) endpoint.
+    public var endpoint: any FlagEndpoint { endpoints[0] }
     /// How fetches are made.
     public let configuration: Configuration
 
@@ -64,11 +67,25 @@ public final class OnlineClient: Sendable {
     ///   - transport: nil for a private ``URLSessionTransport``, shut down with this client.
     ///   - clock: measures the deadline.
     ///   - now: stamps `fetchedAt` and resolves HTTP-date `Retry-After` values.
-    public init(
+    public convenience init(
         endpoint: any FlagEndpoint, configuration: Configuration = Configuration(), transport: (any FlagTransport)? = nil,
         clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.endpoint = endpoint
+        self.init(endpoints: [endpoint], configuration: configuration, transport: transport, clock: clock, now: now)
+    }
+
+    /// A client for an ordered chain of endpoints — for example OFREP first, a static CDN
+    /// document second. A fetch tries them in order, each within the deadline, and the first
+    /// successful answer wins. Each endpoint keeps its own ETag per context; when one answers
+    /// with new values, the others' tags for that context are dropped, so a 304 always
+    /// refers to the values being served. When every endpoint fails, the first one's error
+    /// is reported (it is the service the app is meant to talk to).
+    /// An empty list is treated as a failing endpoint.
+    public init(
+        endpoints: [any FlagEndpoint], configuration: Configuration = Configuration(), transport: (any FlagTransport)? = nil,
+        clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.endpoints = endpoints.isEmpty ? [UnavailableEndpoint()] : endpoints
         self.configuration = configuration
         self.transport = transport ?? URLSessionTransport(allowInsecureRedirects: configuration.allowInsecureHTTP)
         self.ownsTransport = transport == nil
@@ -80,16 +97,22 @@ public final class OnlineClient: Sendable {
         if ownsTransport { transport.shutdown() }
     }
 
-    /// The entity tag sent with the next fetch for `context`.
+    /// The entity tag sent with the next fetch for `context` to the first endpoint.
     public func etag(for context: EvaluationContext) -> String? {
-        state.withLock { $0.etags[context.fingerprint] }
+        state.withLock { $0.etags[Self.etagKey(0, context)] }
     }
 
-    /// Sets (or, with nil, forgets) the entity tag for `context` — for instance to the tag of
-    /// the Last-Known-Good snapshot loaded from disk, or to nil to force a full fetch.
+    /// Sets (or, with nil, forgets) the first endpoint's entity tag for `context` — for
+    /// instance to the tag of the Last-Known-Good snapshot loaded from disk, or to nil to
+    /// force a full fetch. The other endpoints' tags for `context` are dropped.
     public func setETag(_ etag: String?, for context: EvaluationContext) {
-        state.withLock { $0.etags[context.fingerprint] = etag }
+        state.withLock { s in
+            for index in endpoints.indices { s.etags[Self.etagKey(index, context)] = nil }
+            s.etags[Self.etagKey(0, context)] = etag
+        }
     }
+
+    private static func etagKey(_ index: Int, _ context: EvaluationContext) -> String { "\(index)|\(context.fingerprint)" }
 
     /// How many fetches are in flight now (at most one per context).
     public var fetchesInFlight: Int { state.withLock { $0.inFlight.count } }
@@ -174,8 +197,23 @@ public final class OnlineClient: Sendable {
         }
     }
 
+    /// Tries the endpoints in order; the first success wins.
     private func performThrowing(_ context: EvaluationContext) async throws(FetchError) -> FlagFetchResult {
-        let etag = self.etag(for: context)
+        var firstError: FetchError?
+        for index in endpoints.indices {
+            do throws(FetchError) {
+                return try await fetch(context, from: index)
+            } catch {
+                if error == .cancelled || Task.isCancelled { throw .cancelled }
+                if firstError == nil { firstError = error }
+            }
+        }
+        throw firstError ?? .cancelled
+    }
+
+    private func fetch(_ context: EvaluationContext, from index: Int) async throws(FetchError) -> FlagFetchResult {
+        let endpoint = endpoints[index]
+        let etag = state.withLock { $0.etags[Self.etagKey(index, context)] }
         var request: FlagRequest
         do {
             request = try endpoint.request(for: context, etag: etag)
@@ -188,7 +226,9 @@ public final class OnlineClient: Sendable {
         let response = try await sendWithinDeadline(request)
         if response.status == 304 { return .notModified }
         guard (200..<300).contains(response.status) else {
-            let retryAfter = response.header("retry-after").flatMap { RetryAfter.delay($0, now: now()) }
+            // OFREP's bulk contract names the header Retry-Later; accept both spellings.
+            let header = response.header("retry-after") ?? response.header("retry-later")
+            let retryAfter = header.flatMap { RetryAfter.delay($0, now: now()) }
             throw .httpStatus(response.status, retryAfter: retryAfter, detail: endpoint.failureDetail(response))
         }
         let result: FlagFetchResult
@@ -198,7 +238,11 @@ public final class OnlineClient: Sendable {
             throw .decode(error)
         }
         if case .snapshot(let snapshot) = result {
-            setETag(snapshot.etag ?? response.header("etag"), for: context)
+            let tag = snapshot.etag ?? response.header("etag")
+            state.withLock { s in
+                for other in endpoints.indices { s.etags[Self.etagKey(other, context)] = nil }
+                s.etags[Self.etagKey(index, context)] = tag
+            }
         }
         return result
     }
@@ -228,5 +272,16 @@ public final class OnlineClient: Sendable {
         } catch {
             throw .cancelled
         }
+    }
+}
+
+/// Stands in for an empty endpoint list: every fetch fails with a clear error.
+struct UnavailableEndpoint: FlagEndpoint {
+    var name: String { "none" }
+    func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+        throw FlagEndpointError(.general, "no endpoint configured")
+    }
+    func decode(_ response: FlagResponse, for context: EvaluationContext, fetchedAt: Date) throws(FlagEndpointError) -> FlagFetchResult {
+        throw FlagEndpointError(.general, "no endpoint configured")
     }
 }

@@ -1,8 +1,14 @@
 /// A Swift type that maps to and from ``FlagValue`` directly, without Codable.
 ///
 /// Bool, Int, Double, String, ``FlagValue`` and arrays / string-keyed dictionaries of
-/// these conform. Conversions are strict: an `Int` flag does not accept `2.5` or `"2"`;
-/// a `Double` flag accepts a JSON integer.
+/// these conform. Conversions are strict about types: an `Int` flag does not accept `2.5`,
+/// a `String` flag does not accept `7`; a `Double` flag accepts a JSON integer.
+///
+/// One leniency: a *string* holding the JSON text of the wanted type converts — `"true"` for
+/// a `Bool`, `"150"` for an `Int`, `"[\"a\"]"` for a `[String]`. Services that carry every
+/// value as text (Firebase Remote Config, Unleash payloads) are typed this way, by the key
+/// that reads them. Text that is not exactly such JSON (`"yes"`, `"1.0"` for an `Int`) is
+/// still a TYPE_MISMATCH.
 public protocol FlagValueConvertible: Codable, Sendable {
     /// The Swift value for `flagValue`, or nil when its type does not fit.
     init?(flagValue: FlagValue)
@@ -11,31 +17,46 @@ public protocol FlagValueConvertible: Codable, Sendable {
 }
 
 extension Bool: FlagValueConvertible {
-    /// `.bool` only.
+    /// `.bool`, or the text `"true"` / `"false"`.
     @inlinable public init?(flagValue: FlagValue) {
-        guard case .bool(let b) = flagValue else { return nil }
-        self = b
+        switch flagValue {
+        case .bool(let b): self = b
+        case .string("true"): self = true
+        case .string("false"): self = false
+        default: return nil
+        }
     }
     /// `.bool(self)`.
     public var flagValue: FlagValue { .bool(self) }
 }
 
 extension Int: FlagValueConvertible {
-    /// `.int` only.
+    /// `.int`, or text that is a JSON integer.
     @inlinable public init?(flagValue: FlagValue) {
-        guard case .int(let i) = flagValue else { return nil }
-        self = i
+        switch flagValue {
+        case .int(let i): self = i
+        case .string(let text):
+            guard case .int(let i)? = FlagValue.parsedText(text) else { return nil }
+            self = i
+        default: return nil
+        }
     }
     /// `.int(self)`.
     public var flagValue: FlagValue { .int(self) }
 }
 
 extension Double: FlagValueConvertible {
-    /// `.double`, or `.int` widened.
+    /// `.double`, `.int` widened, or text that is a JSON number.
     @inlinable public init?(flagValue: FlagValue) {
         switch flagValue {
         case .double(let d): self = d
         case .int(let i): self = Double(i)
+        case .string(let text):
+            switch FlagValue.parsedText(text) {
+            case .double(let d)?: self = d
+            case .int(let i)?: self = Double(i)
+            default: return nil
+            }
         default: return nil
         }
     }
@@ -61,9 +82,9 @@ extension FlagValue: FlagValueConvertible {
 }
 
 extension Array: FlagValueConvertible where Element: FlagValueConvertible {
-    /// `.list` whose every element converts; nil if any does not.
+    /// `.list` (or JSON text of one) whose every element converts; nil if any does not.
     public init?(flagValue: FlagValue) {
-        guard case .list(let items) = flagValue else { return nil }
+        guard case .list(let items) = flagValue.unwrappingText else { return nil }
         var out: [Element] = []
         out.reserveCapacity(items.count)
         for item in items {
@@ -77,9 +98,9 @@ extension Array: FlagValueConvertible where Element: FlagValueConvertible {
 }
 
 extension Dictionary: FlagValueConvertible where Key == String, Value: FlagValueConvertible {
-    /// `.object` whose every member converts; nil if any does not.
+    /// `.object` (or JSON text of one) whose every member converts; nil if any does not.
     public init?(flagValue: FlagValue) {
-        guard case .object(let members) = flagValue else { return nil }
+        guard case .object(let members) = flagValue.unwrappingText else { return nil }
         var out: [String: Value] = [:]
         out.reserveCapacity(members.count)
         for (k, v) in members {
@@ -90,4 +111,22 @@ extension Dictionary: FlagValueConvertible where Key == String, Value: FlagValue
     }
     /// `.object` of the members.
     public var flagValue: FlagValue { .object(mapValues(\.flagValue)) }
+}
+
+extension FlagValue {
+    /// The value `text` holds as JSON, or nil when it is not JSON (a plain string).
+    @usableFromInline
+    static func parsedText(_ text: String) -> FlagValue? {
+        guard let first = text.utf8.first, first != UInt8(ascii: "\"") else { return nil }
+        return try? FlagJSON.parse(Array(text.utf8))
+    }
+
+    /// For a string holding a JSON list or object, that list or object; otherwise `self`.
+    @usableFromInline
+    var unwrappingText: FlagValue {
+        guard case .string(let text) = self, let first = text.utf8.first,
+            first == UInt8(ascii: "[") || first == UInt8(ascii: "{"), let parsed = FlagValue.parsedText(text)
+        else { return self }
+        return parsed
+    }
 }

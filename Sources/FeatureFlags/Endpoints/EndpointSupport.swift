@@ -1,0 +1,72 @@
+import Foundation
+
+/// Small pieces every endpoint shares.
+package enum EndpointSupport {
+    /// The JSON object of a response body, or a PARSE_ERROR naming the service.
+    static func object(_ body: [UInt8], service: String) throws(FlagEndpointError) -> [String: FlagValue] {
+        let value: FlagValue
+        do {
+            value = try FlagJSON.parse(body)
+        } catch {
+            throw FlagEndpointError(.parseError, "\(service): \(error.description)")
+        }
+        guard case .object(let members) = value else {
+            throw FlagEndpointError(.parseError, "\(service): the answer is a \(value.typeName), expected an object")
+        }
+        return members
+    }
+
+    /// A string member, nil when absent or null, PARSE_ERROR when of another type.
+    static func string(_ members: [String: FlagValue], _ name: String, at path: String) throws(FlagEndpointError) -> String? {
+        switch members[name] {
+        case nil, .null?: return nil
+        case .string(let s)?: return s
+        case let other?: throw FlagEndpointError(.parseError, "\(path).\(name) is a \(other.typeName), expected a string")
+        }
+    }
+
+    /// `url` with `components` appended as path segments (each percent-encoded).
+    static func url(_ base: URL, appending components: [String], query: [(String, String)] = []) throws(FlagEndpointError) -> URL {
+        var text = base.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        for component in components {
+            text += "/" + (component.addingPercentEncoding(withAllowedCharacters: pathSegment) ?? component)
+        }
+        if !query.isEmpty {
+            text += "?" + query.map { name, value in
+                (name.addingPercentEncoding(withAllowedCharacters: queryPart) ?? name) + "="
+                    + (value.addingPercentEncoding(withAllowedCharacters: queryPart) ?? value)
+            }.joined(separator: "&")
+        }
+        guard let url = URL(string: text) else { throw FlagEndpointError(.general, "cannot form a URL from the base URL") }
+        return url
+    }
+
+    private static let pathSegment = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:")
+    private static let queryPart = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// A scalar attribute as text (what query strings and text-only services carry).
+    static func text(_ value: FlagValue) -> String? {
+        switch value {
+        case .string(let s): return s
+        case .int(let i): return String(i)
+        case .double(let d): return String(d)
+        case .bool(let b): return String(b)
+        default: return nil
+        }
+    }
+
+    /// Base64url without padding (RFC 4648 §5), as LaunchDarkly puts contexts in paths.
+    static func base64URL(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Decodes base64url with or without padding.
+    package static func fromBase64URL(_ text: String) -> [UInt8]? {
+        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while standard.count % 4 != 0 { standard += "=" }
+        return Data(base64Encoded: standard).map { Array($0) }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+
+/// LaunchDarkly's client-side (mobile) polling: every flag evaluated for one context.
+///
+/// - Request: `GET {base}/msdk/evalx/contexts/{base64url(context JSON)}` or
+///   `REPORT {base}/msdk/evalx/context` with the context as the body; `?withReasons=true`;
+///   `Authorization: api_key {mobile key}`; `If-None-Match` with the stored ETag.
+/// - The context is a single-kind LaunchDarkly context: `{"kind": "user", "key": targetingKey,
+///   …attributes}` (an anonymous context without a targeting key uses the fingerprint as key).
+/// - 200: `{flagKey: {value, variation, version, flagVersion, reason: {kind, errorKind?}}}`:
+///   `variation` becomes the variant, reasons map to OpenFeature's (below), versions go into
+///   metadata, a `null` value means the code default.
+public struct LaunchDarklyEndpoint: FlagEndpoint {
+    /// How the context travels.
+    public enum Method: Sendable {
+        /// In the URL path, base64url-encoded (the default).
+        case get
+        /// In the body of a REPORT request (for contexts too large for a URL).
+        case report
+    }
+
+    private let mobileKey: String
+    private let baseURL: URL
+    private let method: Method
+    private let withReasons: Bool
+
+    /// `"launchdarkly"`.
+    public var name: String { "launchdarkly" }
+
+    /// The default polling host.
+    public static let defaultBaseURL = URL(string: "https://clientsdk.launchdarkly.com") ?? URL(fileURLWithPath: "/")
+
+    /// An endpoint using `mobileKey`.
+    public init(mobileKey: String, baseURL: URL = LaunchDarklyEndpoint.defaultBaseURL, method: Method = .get, withReasons: Bool = true) {
+        self.mobileKey = mobileKey
+        self.baseURL = baseURL
+        self.method = method
+        self.withReasons = withReasons
+    }
+
+    /// The LaunchDarkly context for `context`.
+    public static func contextJSON(_ context: EvaluationContext) -> FlagValue {
+        var members = context.attributes.filter { !["kind", "key", "anonymous", "_meta"].contains($0.key) }
+        members["kind"] = "user"
+        if let key = context.targetingKey {
+            members["key"] = .string(key)
+        } else {
+            members["key"] = .string(context.fingerprint)
+            members["anonymous"] = true
+        }
+        return .object(members)
+    }
+
+    /// The polling request.
+    public func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+        var headers = ["Authorization": "api_key \(mobileKey)", "Accept": "application/json"]
+        if let etag { headers["If-None-Match"] = etag }
+        let json = FlagJSON.bytes(Self.contextJSON(context), sortedKeys: true)
+        let query = withReasons ? [("withReasons", "true")] : []
+        switch method {
+        case .get:
+            let url = try EndpointSupport.url(
+                baseURL, appending: ["msdk", "evalx", "contexts", EndpointSupport.base64URL(json)], query: query)
+            return FlagRequest(url: url, method: "GET", headers: headers)
+        case .report:
+            headers["Content-Type"] = "application/json"
+            let url = try EndpointSupport.url(baseURL, appending: ["msdk", "evalx", "context"], query: query)
+            return FlagRequest(url: url, method: "REPORT", headers: headers, body: json)
+        }
+    }
+
+    /// Reads the flag map.
+    public func decode(_ response: FlagResponse, for context: EvaluationContext, fetchedAt: Date) throws(FlagEndpointError) -> FlagFetchResult {
+        let top = try EndpointSupport.object(response.body, service: "LaunchDarkly")
+        var flags: [String: FlagEntry] = [:]
+        flags.reserveCapacity(top.count)
+        for (key, item) in top {
+            guard case .object(let o) = item else {
+                throw FlagEndpointError(.parseError, "LaunchDarkly: flag \"\(key)\" is a \(item.typeName), expected an object")
+            }
+            var metadata: [String: FlagValue] = [:]
+            for name in ["version", "flagVersion", "trackEvents", "trackReason", "debugEventsUntilDate"] where o[name] != nil {
+                metadata[name] = o[name]
+            }
+            let variation = o["variation"]?.intValue
+            var reason: FlagReason?
+            var errorCode: FlagErrorCode?
+            if case .object(let r)? = o["reason"] {
+                let kind = r["kind"]?.stringValue ?? ""
+                metadata["reasonKind"] = .string(kind)
+                (reason, errorCode) = Self.map(kind: kind, errorKind: r["errorKind"]?.stringValue)
+            }
+            let value: FlagValue? = o["value"] == .null ? nil : o["value"]
+            flags[key] = FlagEntry(
+                value: value, variant: variation.map(String.init), reason: reason, errorCode: errorCode, metadata: metadata)
+        }
+        return .snapshot(
+            FlagSnapshot(
+                flags: flags, fetchedAt: fetchedAt, etag: response.header("etag"), origin: .network,
+                contextFingerprint: context.fingerprint))
+    }
+
+    /// LaunchDarkly reason kinds in OpenFeature's words.
+    public static func map(kind: String, errorKind: String?) -> (FlagReason, FlagErrorCode?) {
+        switch kind {
+        case "OFF": return (.disabled, nil)
+        case "FALLTHROUGH": return (.default, nil)
+        case "TARGET_MATCH", "RULE_MATCH": return (.targetingMatch, nil)
+        case "PREREQUISITE_FAILED": return (.default, nil)
+        case "ERROR":
+            let code: FlagErrorCode
+            switch errorKind {
+            case "FLAG_NOT_FOUND": code = .flagNotFound
+            case "MALFORMED_FLAG": code = .parseError
+            case "USER_NOT_SPECIFIED": code = .targetingKeyMissing
+            case "WRONG_TYPE": code = .typeMismatch
+            case "CLIENT_NOT_READY": code = .providerNotReady
+            default: code = .general
+            }
+            return (.error, code)
+        default: return (FlagReason(rawValue: kind.isEmpty ? "UNKNOWN" : kind), nil)
+        }
+    }
+}

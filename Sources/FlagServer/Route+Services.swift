@@ -1,0 +1,77 @@
+import Foundation
+import FeatureFlags
+
+extension Route {
+    /// The routes that emulate other flag services; nil when the path is none of theirs.
+    static func otherService(_ request: HTTPRequest) -> Route? {
+        let path = request.path
+        if path == "/ofrep/v1/evaluate/flags" { return ofrep(request) }
+        if path.hasPrefix("/msdk/evalx/") { return launchDarkly(request) }
+        if path.hasPrefix("/v1/projects/"), path.hasSuffix(":fetch") { return firebase(request) }
+        if path == "/api/frontend" { return unleash(request) }
+        return nil
+    }
+
+    private static func ofrep(_ request: HTTPRequest) -> Route {
+        guard request.method == "POST" else { return .failure(status: 405, message: "use POST", format: .ofrep) }
+        guard let value = try? FlagJSON.parse(request.body), case .object(let top) = value else {
+            return .failure(status: 400, message: "the body must be a JSON object with a context", format: .ofrep)
+        }
+        guard let context = top["context"].flatMap(EvaluationContext.init(flagValue:)) ?? (top["context"] == nil ? .anonymous : nil) else {
+            return .failure(status: 400, message: "context must be an object", format: .ofrep)
+        }
+        return .flags(context, .ofrep)
+    }
+
+    private static func launchDarkly(_ request: HTTPRequest) -> Route {
+        let format = WireFormat.launchDarkly(withReasons: request.query["withReasons"] == "true")
+        let json: [UInt8]
+        switch (request.method, request.path) {
+        case ("GET", let path) where path.hasPrefix("/msdk/evalx/contexts/"):
+            guard let bytes = EndpointSupport.fromBase64URL(String(path.dropFirst("/msdk/evalx/contexts/".count))) else {
+                return .failure(status: 400, message: "the context is not base64url", format: format)
+            }
+            json = bytes
+        case ("REPORT", "/msdk/evalx/context"):
+            json = request.body
+        default:
+            return .failure(status: 404, message: "no route for \(request.method) \(request.path)", format: format)
+        }
+        guard let value = try? FlagJSON.parse(json), case .object(var members) = value, let key = members["key"]?.stringValue else {
+            return .failure(status: 400, message: "the context must be a JSON object with a key", format: format)
+        }
+        let anonymous = members["anonymous"] == .bool(true)
+        for name in ["key", "kind", "anonymous", "_meta"] { members[name] = nil }
+        return .flags(EvaluationContext(targetingKey: anonymous ? nil : key, attributes: members), format)
+    }
+
+    private static func firebase(_ request: HTTPRequest) -> Route {
+        guard request.method == "POST" else { return .failure(status: 405, message: "use POST", format: .firebase) }
+        guard let value = try? FlagJSON.parse(request.body), case .object(let top) = value,
+            top["appInstanceId"]?.stringValue != nil, top["appId"]?.stringValue != nil
+        else {
+            return .failure(status: 400, message: "appId and appInstanceId are required", format: .firebase)
+        }
+        let properties = top["analyticsUserProperties"]?.objectValue ?? [:]
+        return .flags(EvaluationContext(targetingKey: nil, attributes: properties), .firebase)
+    }
+
+    private static func unleash(_ request: HTTPRequest) -> Route {
+        guard request.method == "GET" else { return .failure(status: 405, message: "use GET", format: .unleash) }
+        var attributes: [String: FlagValue] = [:]
+        var targetingKey: String?
+        for (name, value) in request.query {
+            if name == "userId" {
+                targetingKey = value
+            } else if name.hasPrefix("properties["), name.hasSuffix("]") {
+                attributes[String(name.dropFirst("properties[".count).dropLast())] = .string(value)
+            } else {
+                attributes[name] = .string(value)
+            }
+        }
+        // appName and environment describe the caller, not the user: not targeting attributes.
+        attributes["appName"] = nil
+        attributes["environment"] = nil
+        return .flags(EvaluationContext(targetingKey: targetingKey, attributes: attributes), .unleash)
+    }
+}

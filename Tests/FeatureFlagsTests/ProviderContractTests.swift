@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+@testable import FeatureFlags
+import FlagServer
+import FeatureFlagsTesting
+
+/// One flag service as the contract tests see it: how to reach it on a FlagServer, which
+/// credentials it needs, and under which name a document flag arrives.
+struct ServiceCase: CustomStringConvertible, Sendable {
+    let description: String
+    /// The header FlagServer demands, and its right value.
+    let credential: (name: String, value: String)
+    let make: @Sendable (_ server: FlagServer, _ credential: String) -> any FlagEndpoint
+    /// Unleash carries non-Boolean values as `name.payload`.
+    var payloadSuffix = ""
+
+    func name(_ flag: String, isBool: Bool) -> String { isBool ? flag : flag + payloadSuffix }
+
+    static let all: [ServiceCase] = [
+        ServiceCase(description: "json", credential: ("Authorization", "Bearer json-token")) { server, token in
+            JSONFlagEndpoint(post: server.flagsURL, headers: ["Authorization": token])
+        },
+        ServiceCase(description: "ofrep", credential: ("Authorization", "Bearer ofrep-token")) { server, token in
+            OFREPEndpoint(baseURL: server.baseURL, headers: ["Authorization": token])
+        },
+        ServiceCase(description: "launchdarkly", credential: ("Authorization", "api_key mob-123")) { server, token in
+            LaunchDarklyEndpoint(mobileKey: String(token.dropFirst("api_key ".count)), baseURL: server.baseURL)
+        },
+        ServiceCase(description: "launchdarkly-report", credential: ("Authorization", "api_key mob-123")) { server, token in
+            LaunchDarklyEndpoint(mobileKey: String(token.dropFirst("api_key ".count)), baseURL: server.baseURL, method: .report)
+        },
+        ServiceCase(description: "firebase", credential: ("X-Goog-Api-Key", "AIza-key")) { server, key in
+            FirebaseRemoteConfigEndpoint(
+                projectID: "508767403424", apiKey: key, appID: "1:508767403424:ios:abc", appInstanceID: "install-1",
+                baseURL: server.baseURL)
+        },
+        ServiceCase(description: "unleash", credential: ("Authorization", "default:development.unleash-key"), make: { server, key in
+            UnleashEndpoint(baseURL: server.baseURL, clientKey: key, appName: "pos", environment: "development")
+        }, payloadSuffix: ".payload"),
+    ]
+}
+
+/// The same behaviour from every provider over real loopback: happy path, 304, auth
+/// failures, rate limits, malformed bodies, context changes.
+@Suite("Every provider, one contract")
+struct ProviderContractTests {
+    private func setUp(_ service: ServiceCase, credential: String? = nil) throws -> (FlagServer, OnlineClient) {
+        let server = try FlagServer(
+            document: .seedExample,
+            configuration: .init(requiredHeaders: [service.credential.name: service.credential.value]))
+        let client = OnlineClient(endpoint: service.make(server, credential ?? service.credential.value))
+        return (server, client)
+    }
+
+    private func read(_ service: ServiceCase, _ snapshot: FlagSnapshot) -> (theme: String, limit: Int, features: [String], support: Bool, checkout: Bool) {
+        let client = InMemorySnapshot(snapshot)
+        return (
+            client.value(FlagKey(service.name("plan_themeColor", isBool: false), default: "-")),
+            client.value(FlagKey(service.name("plan_data_limit", isBool: false), default: -1)),
+            client.value(FlagKey(service.name("plan_feature_list", isBool: false), default: [String]())),
+            client.value(FlagKey(service.name("plan_priority_support", isBool: true), default: false)),
+            client.value(FlagKey(service.name("new_checkout", isBool: true), default: false))
+        )
+    }
+
+    @Test(arguments: ServiceCase.all)
+    func happyPathThenNotModified(_ service: ServiceCase) async throws {
+        let (server, client) = try setUp(service)
+        defer { server.stop(); client.shutdown() }
+        let first = try #require(snapshot(of: try await client.fetch(for: auraBusiness)))
+        let values = read(service, first)
+        #expect(values.theme == "#2C3E50")
+        #expect(values.limit == 750)
+        #expect(values.features.contains("team"))
+        #expect(values.support == true)
+        #expect(values.checkout == false)
+        #expect(first.origin == .network)
+        #expect(first.contextFingerprint == auraBusiness.fingerprint)
+        #expect(first.etag != nil)
+        #expect(try await client.fetch(for: auraBusiness) == .notModified)
+        #expect(server.requests.map(\.status) == [200, 304])
+    }
+
+    @Test(arguments: ServiceCase.all)
+    func contextChanges(_ service: ServiceCase) async throws {
+        let (server, client) = try setUp(service)
+        defer { server.stop(); client.shutdown() }
+        let personal = try #require(snapshot(of: try await client.fetch(for: auraPersonal)))
+        #expect(read(service, personal).theme == "#3498DB")
+        let zenith = EvaluationContext(targetingKey: "user-9", venue: "venue-42", partner: "zenithsat", planTier: "business")
+        let other = try #require(snapshot(of: try await client.fetch(for: zenith)))
+        #expect(read(service, other).theme == "#6C3483")
+        #expect(read(service, other).checkout == true, "the venue rule applies")
+    }
+
+    @Test(arguments: ServiceCase.all)
+    func authFailuresAreFatal(_ service: ServiceCase) async throws {
+        let (server, client) = try setUp(service, credential: "wrong")
+        defer { server.stop(); client.shutdown() }
+        let error = await fetchError(client, auraPersonal)
+        guard case .httpStatus(let status, _, _)? = error else {
+            Issue.record("expected an HTTP status, got \(String(describing: error))")
+            return
+        }
+        #expect(status == 403 || (status == 401 && service.description == "launchdarkly"))
+        #expect(error?.isFatal == true)
+        #expect(error?.description.contains("wrong") == false, "credentials never in errors")
+    }
+
+    @Test(arguments: ServiceCase.all)
+    func rateLimitsCarryRetryAfter(_ service: ServiceCase) async throws {
+        let (server, client) = try setUp(service)
+        defer { server.stop(); client.shutdown() }
+        server.fault = .status(429, retryAfter: "120")
+        guard case .httpStatus(429, let retryAfter, _)? = await fetchError(client, auraPersonal) else {
+            Issue.record("expected a 429")
+            return
+        }
+        #expect(retryAfter == 120)
+    }
+
+    @Test(arguments: ServiceCase.all)
+    func malformedBodiesAreDecodeErrors(_ service: ServiceCase) async throws {
+        let (server, client) = try setUp(service)
+        defer { server.stop(); client.shutdown() }
+        for body in ["<html>", "[]", #"{"flags":"nope","toggles":"nope","entries":7,"state":"WEIRD"}"#] {
+            server.fault = .body(Array(body.utf8))
+            let error = await fetchError(client, auraPersonal)
+            guard case .decode(let e)? = error else {
+                Issue.record("\(service) accepted \(body): \(String(describing: error))")
+                continue
+            }
+            #expect(e.code == .parseError)
+        }
+    }
+}
+
+/// A client over one snapshot, for reading typed values out of a fetch result.
+func InMemorySnapshot(_ snapshot: FlagSnapshot) -> any FeatureFlagClient {
+    let client = InMemoryFlagClient()
+    for (name, entry) in snapshot.flags { client.set(name, entry: entry) }
+    return client
+}
