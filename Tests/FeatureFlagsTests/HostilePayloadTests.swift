@@ -82,14 +82,15 @@ struct HostilePayloadTests {
         let after = residentBytes()
         #expect(outcome == .failed(.payloadTooLarge(limit: 1 << 20)))
         #expect(f.provider.value(.themeColor) == "#3498DB")
-        if let before, let after {
-            #expect(after - before < 32 << 20, "resident memory grew by \(after - before) bytes")
+        // Generous bound (other tests run in parallel in this process): far below 100 MB.
+        if let before, let after, !TestTiming.underThreadSanitizer {
+            #expect(after - before < 64 << 20, "resident memory grew by \(after - before) bytes")
         }
         // Without a Content-Length the limit applies to the bytes as they arrive.
         f.server.fault = .oversizedChunkedBody(bytes: 100_000_000)
         #expect(await f.provider.refresh() == .failed(.payloadTooLarge(limit: 1 << 20)))
-        if let before, let after = residentBytes() {
-            #expect(after - before < 32 << 20, "resident memory grew by \(after - before) bytes")
+        if let before, let after = residentBytes(), !TestTiming.underThreadSanitizer {
+            #expect(after - before < 64 << 20, "resident memory grew by \(after - before) bytes")
         }
         #expect(f.provider.value(.themeColor) == "#3498DB")
     }

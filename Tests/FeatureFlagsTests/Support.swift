@@ -79,8 +79,12 @@ enum TestTiming {
         if let value = ProcessInfo.processInfo.environment["FEATUREFLAGS_TEST_TIME_SCALE"], let scale = Int64(value), scale > 0 {
             return scale
         }
-        return dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") != nil ? 10 : 1
+        return underThreadSanitizer ? 10 : 1
     }()
+
+    /// Whether ThreadSanitizer's runtime is linked in (its shadow memory also makes resident
+    /// memory figures meaningless).
+    static let underThreadSanitizer = dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") != nil
 
     /// `duration` stretched for the current build.
     static func scaled(_ duration: Duration) -> Duration { duration * Int(scale) }
