@@ -44,6 +44,9 @@ public final class InMemoryFlagClient: FeatureFlagClient {
     public func changes() -> AsyncStream<FlagChange> { serving.changeBroadcaster.subscribe() }
     /// `configurationChanged`, `killSwitch` and anything sent with ``emit(_:)``.
     public func events() -> AsyncStream<FlagEvent> { serving.eventBroadcaster.subscribe() }
+    /// Reports unknown list members as ``FlagEvent/unknownValues(flag:values:)``, once per
+    /// flag until its values change.
+    public func noteUnknownValues(_ values: [String], in flag: String) { serving.noteUnknownValues(values, in: flag) }
 
     /// The most recent events (up to 32), oldest first.
     public var recentEvents: [FlagEvent] { serving.eventBroadcaster.history }

@@ -90,6 +90,8 @@ enum EvalCommand {
         case .updated(let keys): return "fetched, \(keys.count) flags changed"
         case .unchanged: return "fetched, unchanged"
         case .failed(let error): return "fetch failed (\(error)); serving the fallback"
+        case .rejected(let violations):
+            return "payload rejected (\(violations.map(\.description).joined(separator: "; "))); serving the fallback"
         case .discarded: return "answer discarded"
         case .skipped(let why): return "not fetched (\(why))"
         }

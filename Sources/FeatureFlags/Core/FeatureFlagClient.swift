@@ -21,6 +21,10 @@ public protocol FeatureFlagClient: Sendable {
     func changes() -> AsyncStream<FlagChange>
     /// A stream of events from now on; ends when the client shuts down.
     func events() -> AsyncStream<FlagEvent>
+    /// Told by a read that `flag` holds list members the app's enum does not know; a client
+    /// reports them as ``FlagEvent/unknownValues(flag:values:)``, once per flag until its
+    /// values change. The default does nothing.
+    func noteUnknownValues(_ values: [String], in flag: String)
 }
 
 extension FeatureFlagClient {
@@ -31,7 +35,21 @@ extension FeatureFlagClient {
     /// at the call site even through `any FeatureFlagClient`, instead of running generic code
     /// behind a witness table.
     @inlinable
-    public func value<Value>(_ key: FlagKey<Value>) -> Value { key.resolve(flagValue(key.name)) }
+    public func value<Value>(_ key: FlagKey<Value>) -> Value {
+        let raw = flagValue(key.name)
+        if let audit = key.unknownMembers, let raw {
+            let unknown = audit(raw)
+            if !unknown.isEmpty { noteUnknownValues(unknown, in: key.name) }
+        }
+        return key.resolve(raw)
+    }
+
+    /// Does nothing: clients without an event stream ignore unknown list members.
+    public func noteUnknownValues(_ values: [String], in flag: String) {}
+
+    /// Limited mode (seed 002): the kill switch is on, every read returns its safe default,
+    /// and the UI should say so — a banner, dimmed navigation, disabled feature rows.
+    public var isLimitedMode: Bool { isKillSwitchActive }
 
     /// The Boolean flag `name`, or `defaultValue` (seed 000's `getFlag`).
     public func bool(_ name: String, default defaultValue: Bool) -> Bool {

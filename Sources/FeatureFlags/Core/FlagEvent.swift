@@ -33,6 +33,18 @@ public enum FlagEvent: Sendable, Equatable {
     case fetchFailed(FetchError)
     /// Values now come from the service (`online`) or from the fallback, and why.
     case modeChanged(ProviderMode, reason: String)
+    /// A fetch ended (seed 000's `rc_fetch_latency_ms`): how long it took, in milliseconds,
+    /// and what it came to. Answers dropped because the context changed are not reported.
+    case fetchCompleted(latencyMilliseconds: Int, result: FetchResultKind)
+    /// A fetched payload broke the schema and was rejected whole; the Last-Known-Good stays
+    /// (seed 000's `rc_schema_validation_errors`). Every violation names its key.
+    /// `fingerprint` identifies the payload (an opaque hash) so repeats can be recognised.
+    case payloadRejected(violations: [FlagViolation], fingerprint: String)
+    /// An accepted payload holds flags the schema does not know; they are kept and served.
+    case unknownKeys([String])
+    /// A read met list members the app's enum does not know (newer than this build); they
+    /// were ignored or read as the enum's `unknown` case. Reported once per flag per activation.
+    case unknownValues(flag: String, values: [String])
 
     /// The OpenFeature event name, for the lifecycle cases.
     public var openFeatureName: String? {
@@ -46,6 +58,18 @@ public enum FlagEvent: Sendable, Equatable {
         default: return nil
         }
     }
+}
+
+/// What a finished fetch came to, for ``FlagEvent/fetchCompleted(latencyMilliseconds:result:)``.
+public enum FetchResultKind: String, Sendable, Equatable {
+    /// New values were activated.
+    case updated
+    /// The service confirmed the values served (304 or identical content).
+    case unchanged
+    /// The payload broke the schema; the Last-Known-Good stays.
+    case rejected
+    /// The request failed; the Last-Known-Good stays.
+    case failed
 }
 
 /// A change of served values, delivered by ``FeatureFlagClient/changes()``.

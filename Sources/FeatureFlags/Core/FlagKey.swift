@@ -23,6 +23,9 @@ public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
     @usableFromInline let resolve: @Sendable (FlagValue?) -> Value
     @usableFromInline let convert: @Sendable (FlagValue) -> Value?
     @usableFromInline let encode: @Sendable (Value) -> FlagValue?
+    /// For keys whose values may hold members this build does not know (lists of enums):
+    /// those members' raw values, so that a read can report them. Nil for other keys.
+    @usableFromInline let unknownMembers: (@Sendable (FlagValue) -> [String])?
     /// The code default, also the safe value under the kill switch.
     public let defaultValue: Value
 
@@ -50,9 +53,11 @@ public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
     @inlinable
     init(
         _ name: String, default defaultValue: Value, convert: @escaping @Sendable (FlagValue) -> Value?,
-        encode: @escaping @Sendable (Value) -> FlagValue?, resolve: @escaping @Sendable (FlagValue?) -> Value
+        encode: @escaping @Sendable (Value) -> FlagValue?, resolve: @escaping @Sendable (FlagValue?) -> Value,
+        unknownMembers: (@Sendable (FlagValue) -> [String])? = nil
     ) {
         self.name = name
+        self.unknownMembers = unknownMembers
         self.defaultValue = defaultValue
         self.convert = convert
         self.encode = encode

@@ -28,13 +28,19 @@ package final class FlagServing: Sendable {
     package let changeBroadcaster = Broadcaster<FlagChange>()
     /// Subscribers to events; a new one first receives the recent history.
     package let eventBroadcaster = Broadcaster<FlagEvent>(replay: 32)
+    /// The app's event handler, if it gave one.
+    package let eventHandler: EventHandlerQueue?
+    /// Flags whose unknown list members were reported since the last change of values.
+    private let unknownValuesReported = Locked<Set<String>>([])
 
     /// Serving `snapshot` over `defaults` with `status`.
     package init(
         snapshot: FlagSnapshot, defaults: [String: FlagEntry] = [:], status: ProviderStatus,
-        reasonOverride: FlagReason? = nil, killSwitchKey: String, now: @escaping @Sendable () -> Date
+        reasonOverride: FlagReason? = nil, killSwitchKey: String, now: @escaping @Sendable () -> Date,
+        eventHandler: (@Sendable (FlagEvent) -> Void)? = nil
     ) {
         self.killSwitchKey = killSwitchKey
+        self.eventHandler = eventHandler.map(EventHandlerQueue.init)
         self.clock = now
         self.defaults = defaults
         state = Locked(
@@ -95,6 +101,7 @@ package final class FlagServing: Sendable {
                 errorCode: entry.errorCode, errorMessage: entry.errorCode.map { "service reported \($0.rawValue)" },
                 source: .codeDefault, snapshotVersion: layerVersion, age: layerAge, metadata: entry.metadata)
         }
+        if let audit = key.unknownMembers { noteUnknownValues(audit(raw), in: key.name) }
         guard let typed = key.convert(raw) else {
             return FlagDetails(
                 key: key.name, value: key.defaultValue, variant: entry.variant, reason: .error,
@@ -145,6 +152,7 @@ package final class FlagServing: Sendable {
             emit(.killSwitch(active: newKilled))
         }
         if !keys.isEmpty {
+            unknownValuesReported.withLock { $0.removeAll() }
             changeBroadcaster.yield(FlagChange(keys: keys, snapshot: snapshot, killSwitchActive: newKilled))
             emit(.configurationChanged(keys: keys))
         }
@@ -161,7 +169,18 @@ package final class FlagServing: Sendable {
     }
 
     /// Sends `event` to event subscribers.
-    package func emit(_ event: FlagEvent) { eventBroadcaster.yield(event) }
+    package func emit(_ event: FlagEvent) {
+        eventBroadcaster.yield(event)
+        eventHandler?.deliver(event)
+    }
+
+    /// Reports list members of `flag` that the app's enum does not know — once per flag
+    /// until the served values change.
+    package func noteUnknownValues(_ values: [String], in flag: String) {
+        guard !values.isEmpty else { return }
+        let first = unknownValuesReported.withLock { $0.insert(flag).inserted }
+        if first { emit(.unknownValues(flag: flag, values: values)) }
+    }
 
     /// Ends every change and event stream.
     package func finish() {

@@ -118,6 +118,9 @@ public final class FallbackClient: FeatureFlagClient {
     /// Load results, write failures, kill-switch flips and value changes; a new stream first
     /// receives the recent history, so problems found at load are never missed.
     public func events() -> AsyncStream<FlagEvent> { serving.eventBroadcaster.subscribe() }
+    /// Reports unknown list members as ``FlagEvent/unknownValues(flag:values:)``, once per
+    /// flag until its values change.
+    public func noteUnknownValues(_ values: [String], in flag: String) { serving.noteUnknownValues(values, in: flag) }
 
     /// The flag whose `true` forces every read to its safe default.
     public var killSwitchKey: String { serving.killSwitchKey }

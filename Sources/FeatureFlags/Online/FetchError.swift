@@ -22,6 +22,9 @@ public enum FetchError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidRequest(FlagEndpointError)
     /// Any other transport failure.
     case transport(String)
+    /// The answer arrived and decoded, but broke the provider's ``FlagSchema``: it was
+    /// rejected whole and the Last-Known-Good stays.
+    case invalidPayload([FlagViolation])
 
     /// OpenFeature's error code for the failure.
     public var errorCode: FlagErrorCode {
@@ -67,6 +70,10 @@ public enum FetchError: Error, Equatable, Sendable, CustomStringConvertible {
         case .insecureURL(let host): return "refusing plain HTTP to \(host) (HTTPS required except for loopback)"
         case .invalidRequest(let e): return "cannot build the request: \(e.message)"
         case .transport(let why): return "transport error: \(why)"
+        case .invalidPayload(let violations):
+            let shown = violations.prefix(3).map(\.description).joined(separator: "; ")
+            let more = violations.count > 3 ? "; and \(violations.count - 3) more" : ""
+            return "payload rejected by the schema (\(violations.count) violation\(violations.count == 1 ? "" : "s")): \(shown)\(more)"
         }
     }
 }

@@ -19,9 +19,10 @@ extension FeatureFlagProvider {
             if let flight = s.inFlight, flight.generation == s.generation { return .flight(flight.task) }
             let generation = s.generation
             let context = s.context
+            let members = s.members
             s.nextFetchID += 1
             let id = s.nextFetchID
-            let task = Task { await self.fetch(context, generation: generation, id: id) }
+            let task = Task { await self.fetch(context, members: members, generation: generation, id: id) }
             s.inFlight = (generation, id, task)
             return .flight(task)
         }
@@ -42,14 +43,11 @@ extension FeatureFlagProvider {
         return nil
     }
 
-    func fetch(_ context: EvaluationContext, generation: Int, id: Int, retried: Bool = false) async -> FetchOutcome {
+    /// One fetch for the identity `context`: every member fetched (in parallel), judged by
+    /// the gate, merged when there are several, then activated, confirmed or rejected.
+    func fetch(_ context: EvaluationContext, members: [EvaluationContext], generation: Int, id: Int) async -> FetchOutcome {
         let started = clock.now()
-        let result: Result<FlagFetchResult, FetchError>
-        do {
-            result = .success(try await online.fetch(for: context))
-        } catch {
-            result = .failure(error)
-        }
+        let answers = await fetchMembers(members)
         // The request is over: leave the slot now, so a refresh from here on sends a new
         // request instead of joining this one's activation (which may still write to disk).
         state.withLock { s in
@@ -57,36 +55,67 @@ extension FeatureFlagProvider {
         }
         let current = state.withLock { $0.generation == generation && !$0.shutDown }
         guard current else { return .discarded }
-        switch result {
-        case .success(.snapshot(let snapshot)):
-            return await activate(snapshot, for: context, generation: generation, latency: clock.now() - started)
-        case .success(.notModified):
-            guard serving.snapshot.contextFingerprint == context.fingerprint else {
-                // A 304 for values we do not hold (the ETag outlived its snapshot): ask again
-                // in full, once; a service that answers 304 to an unconditional request is broken.
-                online.setETag(nil, for: context)
-                if retried {
-                    let error = FetchError.decode(FlagEndpointError(.general, "304 Not Modified to a request without If-None-Match"))
-                    return failed(error, generation: generation)
-                }
-                return await fetch(context, generation: generation, id: id, retried: true)
+        let latency = clock.now() - started
+        let outcome = await apply(answers, for: context, members: members, generation: generation, latency: latency)
+        let kind: FetchResultKind? =
+            switch outcome {
+            case .updated: .updated
+            case .unchanged: .unchanged
+            case .rejected: .rejected
+            case .failed: .failed
+            case .discarded, .skipped: nil
             }
-            return confirm(generation: generation)
-        case .failure(.cancelled):
-            return .discarded
-        case .failure(let error):
-            return failed(error, generation: generation)
+        if let kind { serving.emit(.fetchCompleted(latencyMilliseconds: Int(latency.milliseconds), result: kind)) }
+        return outcome
+    }
+
+    /// Combines the members' answers: any failure fails the fetch, any rejection rejects it,
+    /// all 304s confirm what is served, else the (merged) snapshot is activated.
+    func apply(
+        _ answers: [MemberAnswer], for context: EvaluationContext, members: [EvaluationContext], generation: Int,
+        latency: Duration
+    ) async -> FetchOutcome {
+        var snapshots: [FlagSnapshot] = []
+        var rejections: [PayloadGate.Rejection] = []
+        var unknownKeys: [String] = []
+        var anyFresh = false
+        for answer in answers {
+            switch answer {
+            case .failed(.cancelled): return .discarded
+            case .failed(let error): return failed(error, generation: generation)
+            case .rejected(let rejection): rejections.append(rejection)
+            case .unchanged(let previous): snapshots.append(previous)
+            case .fresh(let snapshot, let unknown):
+                anyFresh = true
+                snapshots.append(snapshot)
+                unknownKeys.append(contentsOf: unknown)
+            }
         }
+        if !rejections.isEmpty { return await reject(rejections, for: context, generation: generation) }
+        guard anyFresh else { return confirm(generation: generation) }
+        if members.count == 1 {
+            return await activate(snapshots[0], for: context, generation: generation, latency: latency, unknownKeys: unknownKeys)
+        }
+        let merged = configuration.merge.merge(
+            Array(zip(members, snapshots)), killSwitchKey: serving.killSwitchKey, identity: context)
+        let byMember = Dictionary(zip(members.map(\.fingerprint), snapshots), uniquingKeysWith: { first, _ in first })
+        return await activate(
+            merged, for: context, generation: generation, latency: latency, unknownKeys: unknownKeys, members: byMember)
     }
 
     /// A new snapshot: serve it, then persist it off the executor.
-    func activate(_ snapshot: FlagSnapshot, for context: EvaluationContext, generation: Int, latency: Duration) async -> FetchOutcome {
+    func activate(
+        _ snapshot: FlagSnapshot, for context: EvaluationContext, generation: Int, latency: Duration,
+        unknownKeys: [String] = [], members: [String: FlagSnapshot]? = nil
+    ) async -> FetchOutcome {
         let network = snapshot.servedFrom(.network)
         let changed: Set<String>? = activation.withLock { _ in
             guard state.withLock({ $0.generation == generation }) else { return nil }
+            if let members { state.withLock { $0.memberSnapshots = members } }
             let previous = serving.status
             let keys = serving.activate(network, status: .ready, reasonOverride: nil)
             serving.emit(.activated(version: network.version, latencyMilliseconds: Int(latency.milliseconds)))
+            if !unknownKeys.isEmpty { serving.emit(.unknownKeys(Array(Set(unknownKeys)).sorted())) }
             succeeded()
             announceReady(from: previous)
             return keys
@@ -94,6 +123,39 @@ extension FeatureFlagProvider {
         guard let changed else { return .discarded }
         await persist(network, for: context)
         return changed.isEmpty ? .unchanged : .updated(changed)
+    }
+
+    /// Payloads that broke the schema: the Last-Known-Good stays (labelled as the fallback,
+    /// status `ERROR` or `STALE`), each newly rejected payload is reported with all its
+    /// violations, and a kill switch any of them turns on is applied and persisted anyway.
+    func reject(_ rejections: [PayloadGate.Rejection], for context: EvaluationContext, generation: Int) async -> FetchOutcome {
+        let violations = rejections.flatMap(\.violations)
+        let error = FetchError.invalidPayload(violations)
+        let applied: (killed: FlagSnapshot?, done: Bool) = activation.withLock { _ in
+            let current = state.withLock { s -> Bool in
+                guard s.generation == generation else { return false }
+                // The service answered: no backoff, the next poll comes at the usual interval.
+                s.failures = 0
+                s.retryNotBefore = nil
+                s.lastError = error
+                return true
+            }
+            guard current else { return (nil, false) }
+            for rejection in rejections where !rejection.remembered {
+                serving.emit(.payloadRejected(violations: rejection.violations, fingerprint: rejection.fingerprint))
+            }
+            var killed: FlagSnapshot?
+            if rejections.contains(where: \.killSwitchOn), !serving.isKillSwitchActive {
+                let overlay = serving.snapshot.withKillSwitch(serving.killSwitchKey, for: context, at: wallClock())
+                serving.activate(overlay, reasonOverride: .cached)
+                killed = overlay
+            }
+            enterFallback(reason: error.description, status: nil)
+            return (killed, true)
+        }
+        guard applied.done else { return .discarded }
+        if let killed = applied.killed { await persist(killed, for: context) }
+        return .rejected(violations)
     }
 
     /// A 304: the values served are current; nothing decoded, nothing written.

@@ -18,7 +18,14 @@ import Foundation
 /// context's fetch ends.
 public final class FeatureFlagProvider: FeatureFlagClient {
     struct State {
+        /// The identity served: the context itself, or for merged contexts their
+        /// ``ContextMerge/identity(of:)``.
         var context: EvaluationContext
+        /// The contexts fetched for it, highest tier first (one, unless merged).
+        var members: [EvaluationContext]
+        /// Merged identities only: each member's last accepted snapshot, by fingerprint, to
+        /// merge with when the member answers 304.
+        var memberSnapshots: [String: FlagSnapshot] = [:]
         var generation = 0
         var mode: ProviderMode = .fallback
         var pathUp: Bool
@@ -43,6 +50,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
 
     let serving: FlagServing
     let state: Locked<State>
+    /// Validation before activation, with memory of payloads judged.
+    let gate: PayloadGate
     /// Orders identify against activations, so an answer for an old context never lands.
     let activation = Locked(())
     let clock: any ElapsedClock
@@ -79,10 +88,12 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         let lkg = fallback.currentContextFingerprint == context.fingerprint
             ? fallback.storedSnapshot(for: context) : fallback.select(context)
         online.setETag(lkg?.etag, for: context)
-        state = Locked(State(context: context, pathUp: reachability.isReachable))
+        state = Locked(State(context: context, members: [context], pathUp: reachability.isReachable))
+        gate = PayloadGate(schema: configuration.schema, killSwitchKey: fallback.killSwitchKey)
         serving = FlagServing(
             snapshot: lkg?.servedFrom(.fallback) ?? .empty, defaults: fallback.bundledDefaults, status: .notReady,
-            reasonOverride: .cached, killSwitchKey: fallback.killSwitchKey, now: now)
+            reasonOverride: .cached, killSwitchKey: fallback.killSwitchKey, now: now,
+            eventHandler: configuration.eventHandler)
         // What the fallback found at load (rejected file, bad bundled defaults) is the
         // provider's news too; its own READY is not: the provider is not ready yet.
         for event in fallback.recentEvents where event != .ready && event != .killSwitch(active: true) {
@@ -108,13 +119,19 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     public func changes() -> AsyncStream<FlagChange> { serving.changeBroadcaster.subscribe() }
     /// Lifecycle and diagnostics; a new stream first receives the last 32 events.
     public func events() -> AsyncStream<FlagEvent> { serving.eventBroadcaster.subscribe() }
+    /// Reports unknown list members as ``FlagEvent/unknownValues(flag:values:)``, once per
+    /// flag until its values change.
+    public func noteUnknownValues(_ values: [String], in flag: String) { serving.noteUnknownValues(values, in: flag) }
     /// The most recent events (up to 32), oldest first.
     public var recentEvents: [FlagEvent] { serving.eventBroadcaster.history }
 
     // MARK: State
 
-    /// The context being served.
+    /// The context being served (for merged contexts, their ``ContextMerge/identity(of:)``).
     public var context: EvaluationContext { state.withLock { $0.context } }
+    /// The contexts fetched for it, highest tier first: one, unless identified by
+    /// ``identify(merging:)``.
+    public var contexts: [EvaluationContext] { state.withLock { $0.members } }
     /// Whether values come from the service now or from the fallback.
     public var mode: ProviderMode { state.withLock { $0.mode } }
     /// The last fetch failure, cleared by a success.
@@ -129,11 +146,31 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// ``run()`` to fetch for it. Answers still on their way for earlier contexts are dropped.
     /// Calling it with the current context does nothing.
     public func identify(_ context: EvaluationContext) {
+        switchIdentity(to: context, members: [context])
+    }
+
+    /// Switches to several contexts at once — a partner's Personal and Business plans (seeds
+    /// 001 and 002): each is fetched, and their flags are merged per key by
+    /// ``Configuration/merge`` (top tier wins, union, maximum, any…) into the one snapshot
+    /// served. A kill switch in any of them applies. Like ``identify(_:)`` otherwise: the
+    /// merged identity's Last-Known-Good is served at once and persisted after each fetch,
+    /// so an offline relaunch that identifies the same contexts finds it. One context (after
+    /// removing duplicates) is the same as ``identify(_:)``; none does nothing.
+    public func identify(merging contexts: [EvaluationContext]) {
+        let ranked = configuration.merge.ranked(contexts)
+        guard let first = ranked.first else { return }
+        if ranked.count == 1 { return identify(first) }
+        switchIdentity(to: ContextMerge.identity(of: ranked), members: ranked)
+    }
+
+    private func switchIdentity(to context: EvaluationContext, members: [EvaluationContext]) {
         var superseded: Task<FetchOutcome, Never>?
         let switched: Bool = activation.withLock { _ in
             let accepted = state.withLock { s -> Bool in
                 guard s.context != context, !s.shutDown else { return false }
                 s.context = context
+                s.members = members
+                s.memberSnapshots = [:]
                 s.generation += 1
                 s.mode = .fallback
                 superseded = s.inFlight?.task
@@ -141,8 +178,14 @@ public final class FeatureFlagProvider: FeatureFlagClient {
                 return true
             }
             guard accepted else { return false }
+            gate.forget(allBut: Set(members.map(\.fingerprint)))
             let lkg = fallback.select(context)
-            online.setETag(lkg?.etag, for: context)
+            if members.count == 1 {
+                online.setETag(lkg?.etag, for: context)
+            } else {
+                // Member snapshots are not kept across identities: ask each in full.
+                for member in members { online.setETag(nil, for: member) }
+            }
             serving.activate(lkg?.servedFrom(.fallback) ?? .empty, status: .reconciling, reasonOverride: .cached)
             serving.emit(.reconciling)
             return true

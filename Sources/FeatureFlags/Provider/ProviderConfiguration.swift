@@ -1,7 +1,7 @@
 import Foundation
 
 extension FeatureFlagProvider {
-    /// How the provider polls and backs off.
+    /// How the provider polls and backs off, validates payloads, merges contexts and reports events.
     public struct Configuration: Sendable {
         /// The shortest poll interval accepted; shorter requests are raised to it.
         public static let minimumPollInterval = Duration.seconds(30)
@@ -16,16 +16,30 @@ extension FeatureFlagProvider {
         public var initialBackoff: Duration
         /// The longest `Retry-After` honoured; longer values are cut to this.
         public var maximumRetryAfter: Duration
+        /// Validation before activation (seed 000 §6.4): every fetched payload is checked
+        /// against it; one that breaks it is rejected whole and the Last-Known-Good stays.
+        /// Nil (the default) accepts every payload that decodes.
+        public var schema: FlagSchema?
+        /// How contexts given to ``FeatureFlagProvider/identify(merging:)`` are ranked and merged.
+        public var merge: ContextMerge
+        /// Called with every event, in order, on a private serial queue (a hook for logging
+        /// and metrics; see ``FlagEvent/metric``). ``FeatureFlagProvider/events()`` delivers
+        /// the same events as an `AsyncSequence`.
+        public var eventHandler: (@Sendable (FlagEvent) -> Void)?
 
         /// A configuration.
         public init(
             pollInterval: Duration = .seconds(300), jitter: Double = 0.1, initialBackoff: Duration = .seconds(1),
-            maximumRetryAfter: Duration = .seconds(86_400)
+            maximumRetryAfter: Duration = .seconds(86_400), schema: FlagSchema? = nil, merge: ContextMerge = ContextMerge(),
+            eventHandler: (@Sendable (FlagEvent) -> Void)? = nil
         ) {
             self.pollInterval = max(pollInterval, Self.minimumPollInterval)
             self.jitter = min(max(jitter, 0), 0.5)
             self.initialBackoff = initialBackoff
             self.maximumRetryAfter = maximumRetryAfter
+            self.schema = schema
+            self.merge = merge
+            self.eventHandler = eventHandler
         }
 
         /// The backoff schedule: from ``initialBackoff`` doubling up to the poll interval.
@@ -40,6 +54,8 @@ extension FeatureFlagProvider {
         case unchanged
         /// The fetch failed; the Last-Known-Good stays.
         case failed(FetchError)
+        /// The payload broke the schema and was rejected whole; the Last-Known-Good stays.
+        case rejected([FlagViolation])
         /// The answer was for a context that is no longer current, and was dropped.
         case discarded
         /// No request was sent: no network path, a `Retry-After` still running, a fatal

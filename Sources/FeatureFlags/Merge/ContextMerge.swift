@@ -1,0 +1,99 @@
+import Foundation
+
+/// How a provider identified with several contexts at once (``FeatureFlagProvider/identify(merging:)``)
+/// ranks them and merges their flags into the one snapshot it serves.
+///
+/// ```swift
+/// var merge = ContextMerge(tierAttribute: "plan_tier", tierOrder: ["business", "personal"])
+/// merge.policies = ["plan_feature_list": .union, "plan_data_limit": .maximum,
+///                   "plan_priority_support": .any]          // everything else: top tier
+/// ```
+///
+/// The kill switch is always merged with ``MergePolicy/any``: a kill in any context applies.
+public struct ContextMerge: Sendable {
+    /// Per-flag policies; flags not listed use ``defaultPolicy``.
+    public var policies: [String: MergePolicy]
+    /// The policy for flags without one of their own. Default ``MergePolicy/topTier``.
+    public var defaultPolicy: MergePolicy
+    /// The attribute that names a context's tier, e.g. `plan_tier`; nil ranks contexts in the
+    /// order given to `identify(merging:)`.
+    public var tierAttribute: String?
+    /// Tier values, highest first, e.g. `["business", "personal"]`. Contexts whose tier is
+    /// missing or unlisted rank below every listed tier, in the order given.
+    public var tierOrder: [String]
+
+    /// A merge configuration.
+    public init(
+        policies: [String: MergePolicy] = [:], defaultPolicy: MergePolicy = .topTier, tierAttribute: String? = nil,
+        tierOrder: [String] = []
+    ) {
+        self.policies = policies
+        self.defaultPolicy = defaultPolicy
+        self.tierAttribute = tierAttribute
+        self.tierOrder = tierOrder
+    }
+
+    /// The seeds' plan policies: Business over Personal (by `plan_tier`) for theme and display
+    /// name, union of `plan_feature_list`, maximum `plan_data_limit`, any
+    /// `plan_priority_support`.
+    public static let seedPlans = ContextMerge(
+        policies: ["plan_feature_list": .union, "plan_data_limit": .maximum, "plan_priority_support": .any],
+        tierAttribute: EvaluationContext.Attribute.planTier, tierOrder: ["business", "personal"])
+
+    /// `contexts` without duplicates, highest tier first (stable for equal tiers).
+    public func ranked(_ contexts: [EvaluationContext]) -> [EvaluationContext] {
+        var seen = Set<EvaluationContext>()
+        let unique = contexts.filter { seen.insert($0).inserted }
+        guard let tierAttribute else { return unique }
+        func rank(_ context: EvaluationContext) -> Int {
+            context.string(tierAttribute).flatMap { tierOrder.firstIndex(of: $0) } ?? tierOrder.count
+        }
+        return unique.enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }.map(\.element)
+    }
+
+    /// The context a merged identity is known by: its fallback entry and snapshot carry this
+    /// context's fingerprint. Its only attribute, `merged_contexts`, lists the members (ranked)
+    /// in their flat form; the targeting key is the top-ranked member's.
+    public static func identity(of ranked: [EvaluationContext]) -> EvaluationContext {
+        EvaluationContext(
+            targetingKey: ranked.first?.targetingKey,
+            attributes: ["merged_contexts": .list(ranked.map(\.flagValue))])
+    }
+
+    /// One snapshot from the members' snapshots (highest tier first), for `identity`.
+    /// Version: the members' versions joined with `+`; fetched at the oldest member's time;
+    /// TTL the shortest; no entity tag (each member keeps its own). A merged flag keeps the
+    /// top-tier entry's variant and reason when its value is that entry's, else reason
+    /// `TARGETING_MATCH` and variant `merged`.
+    public func merge(
+        _ members: [(context: EvaluationContext, snapshot: FlagSnapshot)], killSwitchKey: String,
+        identity: EvaluationContext
+    ) -> FlagSnapshot {
+        var names = Set<String>()
+        for member in members { names.formUnion(member.snapshot.flags.keys) }
+        var flags: [String: FlagEntry] = [:]
+        flags.reserveCapacity(names.count)
+        for name in names {
+            let candidates = members.compactMap { member -> MergeCandidate? in
+                member.snapshot.flags[name]?.value.map { MergeCandidate(context: member.context, value: $0) }
+            }
+            let topEntry = members.lazy.compactMap { $0.snapshot.flags[name] }.first
+            guard !candidates.isEmpty else {
+                flags[name] = topEntry
+                continue
+            }
+            let policy = name == killSwitchKey ? .any : policies[name] ?? defaultPolicy
+            let value = policy.merge(candidates)
+            if let winner = members.lazy.compactMap({ $0.snapshot.flags[name] }).first(where: { $0.value == value }) {
+                flags[name] = winner
+            } else {
+                flags[name] = FlagEntry(value: value, variant: "merged", reason: .targetingMatch)
+            }
+        }
+        let versions = members.compactMap(\.snapshot.version)
+        return FlagSnapshot(
+            flags: flags, version: versions.isEmpty ? nil : versions.joined(separator: "+"),
+            fetchedAt: members.map(\.snapshot.fetchedAt).min() ?? Date(), ttl: members.compactMap(\.snapshot.ttl).min(),
+            etag: nil, origin: .network, contextFingerprint: identity.fingerprint)
+    }
+}

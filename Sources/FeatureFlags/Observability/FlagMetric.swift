@@ -1,0 +1,76 @@
+/// A number worth recording, derived from a ``FlagEvent`` — the seed 000 §10 metrics under
+/// their seed names, ready for any metrics backend (see `Docs/Observability.md`).
+public struct FlagMetric: Sendable, Equatable, CustomStringConvertible {
+    /// How a backend should record the value.
+    public enum Kind: String, Sendable, Equatable {
+        /// Add the value to a running total.
+        case counter
+        /// Replace the current level with the value.
+        case gauge
+        /// A duration in milliseconds.
+        case timerMilliseconds = "timer_ms"
+    }
+
+    /// The metric's name, e.g. `rc_fetch_latency_ms`.
+    public let name: String
+    /// How to record it.
+    public let kind: Kind
+    /// The amount (1 for a single occurrence).
+    public let value: Double
+    /// Low-cardinality labels (never context attributes or flag values).
+    public let dimensions: [String: String]
+
+    /// A metric.
+    public init(name: String, kind: Kind, value: Double, dimensions: [String: String] = [:]) {
+        self.name = name
+        self.kind = kind
+        self.value = value
+        self.dimensions = dimensions
+    }
+
+    /// `name{dimensions} value (kind)`.
+    public var description: String {
+        let labels = dimensions.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+        let number = value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(value)
+        return "\(name)\(labels.isEmpty ? "" : "{\(labels)}") \(number) (\(kind.rawValue))"
+    }
+}
+
+extension FlagEvent {
+    /// The metric this event stands for, or nil for events that are not measurements.
+    ///
+    /// | Event | Metric |
+    /// | --- | --- |
+    /// | ``activated(version:latencyMilliseconds:)`` | `rc_activation_success` counter |
+    /// | ``fetchCompleted(latencyMilliseconds:result:)`` | `rc_fetch_latency_ms` timer, `result` label |
+    /// | ``stale(age:)`` | `rc_stale_config` gauge = 1 |
+    /// | ``payloadRejected(violations:fingerprint:)`` | `rc_schema_validation_errors` counter += violations |
+    /// | ``killSwitch(active:)`` | `rc_killswitch_active` gauge = 1 or 0 |
+    /// | ``unknownKeys(_:)`` | `rc_unknown_keys` counter += keys |
+    /// | ``unknownValues(flag:values:)`` | `rc_unknown_values` counter += values, `flag` label |
+    /// | ``fetchFailed(_:)`` | `rc_fetch_failures` counter, `code` label |
+    public var metric: FlagMetric? {
+        switch self {
+        case .activated:
+            return FlagMetric(name: "rc_activation_success", kind: .counter, value: 1)
+        case .fetchCompleted(let milliseconds, let result):
+            return FlagMetric(
+                name: "rc_fetch_latency_ms", kind: .timerMilliseconds, value: Double(milliseconds),
+                dimensions: ["result": result.rawValue])
+        case .stale:
+            return FlagMetric(name: "rc_stale_config", kind: .gauge, value: 1)
+        case .payloadRejected(let violations, _):
+            return FlagMetric(name: "rc_schema_validation_errors", kind: .counter, value: Double(violations.count))
+        case .killSwitch(let active):
+            return FlagMetric(name: "rc_killswitch_active", kind: .gauge, value: active ? 1 : 0)
+        case .unknownKeys(let names):
+            return FlagMetric(name: "rc_unknown_keys", kind: .counter, value: Double(names.count))
+        case .unknownValues(let flag, let values):
+            return FlagMetric(name: "rc_unknown_values", kind: .counter, value: Double(values.count), dimensions: ["flag": flag])
+        case .fetchFailed(let error):
+            return FlagMetric(name: "rc_fetch_failures", kind: .counter, value: 1, dimensions: ["code": error.errorCode.rawValue])
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// A required or recommended app update published as a flag (seed 004):
+///
+/// ```json
+/// { "version": "1.2.3.500", "download": "https://apps.apple.com/app/id000000000" }
+/// ```
+///
+/// The update applies when its version is newer than the app's (see ``AppVersion``): for an
+/// app at `1.2.3.400`, `1.2.3.500` and `1.2.4` apply, `1.2.3` does not (its build counts as
+/// 0). How to present it — a blocking dialog for required updates, a dismissible one for
+/// recommended ones — is the app's decision.
+public struct ApplicationUpdate: Sendable, Hashable, FlagValueConvertible {
+    /// The version the update brings.
+    public let version: AppVersion
+    /// Where to get it (typically the App Store page).
+    public let download: URL
+
+    /// An update.
+    public init(version: AppVersion, download: URL) {
+        self.version = version
+        self.download = download
+    }
+
+    /// Whether the update is newer than `appVersion`.
+    public func isApplicable(to appVersion: AppVersion) -> Bool { version > appVersion }
+
+    /// Whether the update is newer than the running app (``AppVersion/current(bundle:)``);
+    /// false when the app's version cannot be read.
+    public var isApplicable: Bool {
+        guard let current = AppVersion.current() else { return false }
+        return isApplicable(to: current)
+    }
+
+    /// From `{"version": "X.Y.Z[.a]", "download": "<absolute URL>"}` (or text holding that
+    /// JSON, as Firebase sends it). Nil — TYPE_MISMATCH — when the version does not parse or
+    /// the download is not an absolute URL with a scheme and something after it.
+    public init?(flagValue: FlagValue) {
+        guard case .object(let members) = flagValue.unwrappingText,
+            let versionText = members["version"]?.stringValue, let version = AppVersion(versionText),
+            let downloadText = members["download"]?.stringValue, let download = URL(string: downloadText),
+            let scheme = download.scheme, !scheme.isEmpty, downloadText.count > scheme.count + 1
+        else { return nil }
+        self.init(version: version, download: download)
+    }
+
+    /// `{"version": …, "download": …}`.
+    public var flagValue: FlagValue {
+        .object(["version": .string(version.description), "download": .string(download.absoluteString)])
+    }
+
+    /// Codable as the same JSON object.
+    public init(from decoder: any Decoder) throws {
+        let value = try FlagValue(from: decoder)
+        guard let update = ApplicationUpdate(flagValue: value) else {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "not an application update"))
+        }
+        self = update
+    }
+
+    /// Encodes the JSON object.
+    public func encode(to encoder: any Encoder) throws { try flagValue.encode(to: encoder) }
+}
+
+/// Which update, if any, the app should offer now.
+public enum UpdateAdvice: Sendable, Equatable {
+    /// A required update applies: block until the user installs it.
+    case required(ApplicationUpdate)
+    /// A recommended update applies: offer it.
+    case recommended(ApplicationUpdate)
+    /// Nothing to offer.
+    case none
+}
+
+extension FlagKey where Value == ApplicationUpdate? {
+    /// Seed 004's `ios_required_update`.
+    public static var requiredUpdate: FlagKey { .update(named: "ios_required_update") }
+    /// Seed 004's `ios_recommended_update`.
+    public static var recommendedUpdate: FlagKey { .update(named: "ios_recommended_update") }
+
+    /// An update key under another name (e.g. `android_required_update`); default nil.
+    public static func update(named name: String) -> FlagKey {
+        FlagKey(
+            name, default: nil, convert: { ApplicationUpdate(flagValue: $0) },
+            encode: { $0?.flagValue ?? .null })
+    }
+}
+
+extension FeatureFlagClient {
+    /// The update to offer an app at `appVersion`: a required one if it applies, else a
+    /// recommended one if it applies, else none. Under the kill switch both keys read as
+    /// their default (nil): no update is advised.
+    public func updateAdvice(
+        for appVersion: AppVersion, required: FlagKey<ApplicationUpdate?> = .requiredUpdate,
+        recommended: FlagKey<ApplicationUpdate?> = .recommendedUpdate
+    ) -> UpdateAdvice {
+        if let update = value(required), update.isApplicable(to: appVersion) { return .required(update) }
+        if let update = value(recommended), update.isApplicable(to: appVersion) { return .recommended(update) }
+        return .none
+    }
+}
