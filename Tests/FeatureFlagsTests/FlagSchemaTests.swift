@@ -36,11 +36,11 @@ struct FlagSchemaTests {
         values["plan_data_limit"] = -1
         values["plan_displayName"] = .string(String(repeating: "x", count: 41))
         values["plan_priority_support"] = "yes"
-        values["plan_feature_list"] = ["usage", "teleport", 3]
+        values["plan_feature_list"] = ["usage", "Teleport!", 3, "teleport"]
         #expect(violations(values) == [
             "flags.plan_data_limit: -1 is below the minimum 0",
             "flags.plan_displayName: longer than 40 characters",
-            "flags.plan_feature_list[1]: \"teleport\" is not one of [\"usage\",\"billing\",\"support_chat\",\"map\",\"status\",\"team\"]",
+            "flags.plan_feature_list[1]: does not match [a-z][a-z0-9_]*",
             "flags.plan_feature_list[2]: expected string, found int",
             "flags.plan_priority_support: expected bool, found string",
         ])

@@ -54,6 +54,15 @@ final class ProviderFixture: Sendable {
     }
 }
 
+/// Saves `values` as `context`'s Last-Known-Good (version `lkg`) in `dir`'s fallback file.
+func seedFallback(
+    _ dir: TempDir, _ values: [String: FlagValue], for context: EvaluationContext = auraPersonal, ttl: TimeInterval = 86_400
+) throws {
+    try FallbackClient(fileURL: dir.url("flags.lkg")).save(
+        FlagSnapshot(values: values, version: "lkg", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000), ttl: ttl, origin: .network),
+        for: context)
+}
+
 /// Waits (bounded) until `condition` holds; false if it never does. It re-checks every
 /// millisecond from a Dispatch timer rather than spinning with `Task.yield()`: a spinning
 /// test occupies one of the global executor's two threads and delays every other test's

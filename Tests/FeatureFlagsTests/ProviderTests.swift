@@ -12,13 +12,6 @@ extension FlagKey where Value == String {
 /// no wall-clock sleeps.
 @Suite("FeatureFlagProvider", .timeLimit(.minutes(1)))
 struct ProviderTests {
-    /// Saves `values` as `context`'s Last-Known-Good in `dir`.
-    private func seedFallback(_ dir: TempDir, _ values: [String: FlagValue], for context: EvaluationContext = auraPersonal, ttl: TimeInterval = 86_400) throws {
-        try FallbackClient(fileURL: dir.url("flags.lkg")).save(
-            FlagSnapshot(values: values, version: "lkg", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000), ttl: ttl, origin: .network),
-            for: context)
-    }
-
     @Test func startOfflineServesTheFallbackAtOnce() async throws {
         let dir = TempDir()
         try seedFallback(dir, ["plan_themeColor": "#ABCDEF"])

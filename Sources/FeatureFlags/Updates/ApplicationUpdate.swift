@@ -80,9 +80,16 @@ extension FlagKey where Value == ApplicationUpdate? {
     public static var recommendedUpdate: FlagKey { .update(named: "ios_recommended_update") }
 
     /// An update key under another name (e.g. `android_required_update`); default nil.
+    /// `null` or an empty string reads as "no update"; anything else that is not an update
+    /// is a TYPE_MISMATCH (and reads as nil too).
     public static func update(named name: String) -> FlagKey {
         FlagKey(
-            name, default: nil, convert: { ApplicationUpdate(flagValue: $0) },
+            name, default: nil,
+            convert: { value -> ApplicationUpdate?? in
+                if value == .null || value == .string("") { return .some(nil) }
+                guard let update = ApplicationUpdate(flagValue: value) else { return nil }
+                return .some(update)
+            },
             encode: { $0?.flagValue ?? .null })
     }
 }

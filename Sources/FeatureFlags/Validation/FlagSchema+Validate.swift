@@ -37,6 +37,10 @@ extension FlagSchema {
     }
 
     static func check(_ value: FlagValue, against rule: Rule, path: String, into violations: inout [FlagViolation]) {
+        // Text holding JSON counts as what it holds when the rule wants another type, the
+        // same leniency keys apply when reading (Firebase and Unleash send every value as text).
+        var value = value
+        if case .string = value, let type = rule.type, type != "string" { value = value.readingText }
         func fail(_ message: String) { violations.append(FlagViolation(path: path, message: message)) }
         if let type = rule.type, !matches(value, type: type) {
             fail("expected \(type), found \(value.typeName)")

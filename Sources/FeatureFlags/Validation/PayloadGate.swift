@@ -33,6 +33,7 @@ package final class PayloadGate: Sendable {
     private struct Memory {
         var accepted: [String: [String: FlagEntry]] = [:]
         var rejected: [String: (flags: [String: FlagEntry], rejection: Rejection)] = [:]
+        var validations = 0
     }
 
     /// The schema; nil accepts everything without keeping memory.
@@ -57,6 +58,7 @@ package final class PayloadGate: Sendable {
                 return .rejected(rejection)
             }
             if m.accepted[context] == flags { return .accepted(unknownKeys: []) }
+            m.validations += 1
             return nil
         }
         if let known { return known }
@@ -86,6 +88,9 @@ package final class PayloadGate: Sendable {
             return rejection
         }
     }
+
+    /// How many payloads were validated (judged payloads seen again are not counted).
+    package var validationCount: Int { memory.withLock { $0.validations } }
 
     /// Forgets every context but `kept` (called when the provider's identity changes).
     package func forget(allBut kept: Set<String>) {

@@ -10,7 +10,25 @@ public protocol UnknownCaseRepresentable: RawRepresentable {
     static var unknown: Self { get }
 }
 
-extension FlagKey {
+/// A list of `RawRepresentable` members (an array of enum cases): the lists a forward-
+/// compatible ``FlagKey`` reads. Arrays conform; nothing else needs to.
+public protocol RawValueList {
+    /// The member type, e.g. a feature enum.
+    associatedtype Member: RawRepresentable where Member.RawValue: FlagValueConvertible
+    /// The list of `members`.
+    init(members: [Member])
+    /// The members, in order.
+    var members: [Member] { get }
+}
+
+extension Array: RawValueList where Element: RawRepresentable, Element.RawValue: FlagValueConvertible {
+    /// The list of `members`.
+    public init(members: [Element]) { self = members }
+    /// The members, in order.
+    public var members: [Element] { self }
+}
+
+extension FlagKey where Value: RawValueList, Value.Member: Sendable {
     /// A forward-compatible key for a list of enum members (seed 001): members this build
     /// does not know — a feature added on the server after the app shipped — never fail the
     /// flag. They are dropped, or read as `.unknown` when the enum is
@@ -22,48 +40,50 @@ extension FlagKey {
     /// ```
     ///
     /// A value that is not a list at all (nor text holding one) is still a TYPE_MISMATCH.
-    public init<Element>(_ name: String, default defaultValue: [Element])
-    where Value == [Element], Element: RawRepresentable & Sendable, Element.RawValue: FlagValueConvertible {
+    public init(_ name: String, default defaultValue: Value) {
         self.init(forwardCompatibleList: name, default: defaultValue)
     }
 
-    /// The same key for `Codable` enums (this overload only settles which initialiser applies).
-    public init<Element>(_ name: String, default defaultValue: [Element])
-    where Value == [Element], Element: RawRepresentable & Sendable & Decodable, Element.RawValue: FlagValueConvertible {
-        self.init(forwardCompatibleList: name, default: defaultValue)
-    }
-
-    private init<Element>(forwardCompatibleList name: String, default defaultValue: [Element])
-    where Value == [Element], Element: RawRepresentable & Sendable, Element.RawValue: FlagValueConvertible {
-        let unknownCase = (Element.self as? any UnknownCaseRepresentable.Type).flatMap { $0.unknown as? Element }
-        let convert: @Sendable (FlagValue) -> [Element]? = { value in
+    private init(forwardCompatibleList name: String, default defaultValue: Value) {
+        typealias Member = Value.Member
+        let unknownCase = (Member.self as? any UnknownCaseRepresentable.Type).flatMap { $0.unknown as? Member }
+        let convert: @Sendable (FlagValue) -> Value? = { value in
             guard case .list(let items) = value.unwrappingText else { return nil }
-            var members: [Element] = []
+            var members: [Member] = []
             members.reserveCapacity(items.count)
             for item in items {
-                if let member = ForwardCompatibleList.member(item, as: Element.self) {
+                if let member = ListMembers.member(item, as: Member.self) {
                     members.append(member)
                 } else if let unknownCase {
                     members.append(unknownCase)
                 }
             }
-            return members
+            return Value(members: members)
         }
         self.init(
             name, default: defaultValue, convert: convert,
-            encode: { .list($0.map(\.rawValue.flagValue)) },
+            encode: { .list($0.members.map(\.rawValue.flagValue)) },
             resolve: { found in found.flatMap(convert) ?? defaultValue },
             unknownMembers: { value in
                 guard case .list(let items) = value.unwrappingText else { return [] }
                 return items.compactMap { item in
-                    ForwardCompatibleList.member(item, as: Element.self) == nil ? ForwardCompatibleList.describe(item) : nil
+                    ListMembers.member(item, as: Member.self) == nil ? ListMembers.describe(item) : nil
                 }
             })
     }
 }
 
+extension FlagKey where Value: RawValueList & Decodable, Value.Member: Sendable {
+    /// The forward-compatible list key, for lists of `Codable` enums too (this overload only
+    /// settles which initialiser applies: a plain `Decodable` key would fail the whole list
+    /// on one unknown member).
+    public init(_ name: String, default defaultValue: Value) {
+        self.init(forwardCompatibleList: name, default: defaultValue)
+    }
+}
+
 /// Helpers for forward-compatible lists.
-enum ForwardCompatibleList {
+enum ListMembers {
     /// The enum member for one list item, or nil when this build has no case for it.
     static func member<Element: RawRepresentable>(_ item: FlagValue, as: Element.Type) -> Element?
     where Element.RawValue: FlagValueConvertible {

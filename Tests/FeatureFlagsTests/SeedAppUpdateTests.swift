@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+@testable import FeatureFlags
+import FeatureFlagsTesting
+import FlagServer
+
+/// Seed 004: required and recommended updates compared with an app version `X.Y.Z.a`.
+@Suite("Seed 004 · app update policy")
+struct SeedAppUpdateTests {
+    /// The seed's example app: `CFBundleVersion` 1.2.3.400.
+    private let app = AppVersion(major: 1, minor: 2, patch: 3, build: 400)
+
+    private func update(_ version: String) throws -> ApplicationUpdate {
+        try #require(ApplicationUpdate(flagValue: ["version": .string(version), "download": "https://your.appstore.link/"]))
+    }
+
+    @Test func aGreaterBuildNumberIsApplicable() throws {
+        // "the build number 500 is greater than the application's build number 400"
+        #expect(try update("1.2.3.500").isApplicable(to: app))
+    }
+
+    @Test func anOmittedBuildNumberIsNotApplicableToTheSameVersionWithABuild() throws {
+        // "if you supply 1.2.3 - isApplicable returns false"
+        #expect(try !update("1.2.3").isApplicable(to: app))
+    }
+
+    @Test func aGreaterPatchIsApplicable() throws {
+        // "if you supply 1.2.4 - isApplicable returns true"
+        #expect(try update("1.2.4").isApplicable(to: app))
+    }
+
+    @Test(arguments: [
+        ("1.2.3.400", false), ("1.2.3.399", false), ("1.2.2.900", false), ("1.1.9", false), ("0.9.9.999", false),
+        ("1.3.0", true), ("2.0.0", true), ("1.2.3.401", true), ("1.2.10", true),
+    ])
+    func versionsCompareComponentByComponent(_ remote: String, _ applicable: Bool) throws {
+        #expect(try update(remote).isApplicable(to: app) == applicable)
+    }
+
+    @Test func anAppWithoutABuildNumberCountsItAsZero() throws {
+        let plain = try #require(AppVersion("1.2.3"))
+        #expect(try update("1.2.3.1").isApplicable(to: plain))
+        #expect(try !update("1.2.3").isApplicable(to: plain))
+    }
+
+    @Test(arguments: ["", "1.2", "1.2.3.4.5", "v1.2.3", "1.2.3-beta", "1..3", "1.2.x", " 1.2.3", "1.2.3.", "-1.2.3", "1.2.3.9999999999"])
+    func malformedVersionsAreRejected(_ text: String) {
+        #expect(AppVersion(text) == nil)
+    }
+
+    @Test func versionsParseAndPrintAsGiven() {
+        #expect(AppVersion("1.2.3")?.description == "1.2.3")
+        #expect(AppVersion("10.20.30.40")?.description == "10.20.30.40")
+        #expect(AppVersion("01.2.3") == AppVersion(major: 1, minor: 2, patch: 3))
+        #expect(AppVersion(major: -1, minor: 0, patch: 0) == AppVersion("0.0.0"))
+    }
+
+    @Test func malformedUpdatesAreTypeMismatchesAndReadAsNone() {
+        let client = InMemoryFlagClient([
+            "ios_required_update": ["version": "1.2", "download": "https://x.example/"],
+            "ios_recommended_update": ["version": "1.2.4", "download": "not a url"],
+        ])
+        #expect(client.value(.requiredUpdate) == nil)
+        #expect(client.details(.requiredUpdate).errorCode == .typeMismatch)
+        #expect(client.value(.recommendedUpdate) == nil)
+        #expect(client.updateAdvice(for: app) == .none)
+    }
+
+    @Test func aRequiredUpdateWinsOverARecommendedOne() throws {
+        let client = InMemoryFlagClient([
+            "ios_required_update": ["version": "1.2.3.500", "download": "https://apps.example/app"],
+            "ios_recommended_update": ["version": "1.3.0", "download": "https://apps.example/app"],
+        ])
+        #expect(client.updateAdvice(for: app) == .required(try update("1.2.3.500").with(download: "https://apps.example/app")))
+        // Once installed, the recommended one remains.
+        let installed = try #require(AppVersion("1.2.3.500"))
+        guard case .recommended(let next) = client.updateAdvice(for: installed) else {
+            Issue.record("expected the recommended update")
+            return
+        }
+        #expect(next.version.description == "1.3.0")
+        #expect(client.updateAdvice(for: try #require(AppVersion("1.3.0"))) == .none)
+    }
+
+    @Test func updatesSentAsTextAreRead() throws {
+        // Firebase Remote Config sends JSON parameters as strings.
+        let client = InMemoryFlagClient([
+            "ios_recommended_update": #"{"version": "1.2.4", "download": "itms-apps://itunes.apple.com/app/id1"}"#
+        ])
+        let update = try #require(client.value(.recommendedUpdate))
+        #expect(update.download.scheme == "itms-apps")
+        #expect(client.updateAdvice(for: app) == .recommended(update))
+    }
+
+    @Test func theKeysCanBeRenamed() {
+        let android = FlagKey<ApplicationUpdate?>.update(named: "android_required_update")
+        let client = InMemoryFlagClient(["android_required_update": ["version": "9.0.0", "download": "https://play.example/"]])
+        #expect(client.updateAdvice(for: app, required: android) != .none)
+    }
+
+    @Test func updatesRoundTripThroughCodableAndFlagValues() throws {
+        let original = try update("1.2.3.500")
+        let data = try JSONEncoder().encode(original)
+        #expect(try JSONDecoder().decode(ApplicationUpdate.self, from: data) == original)
+        #expect(ApplicationUpdate(flagValue: original.flagValue) == original)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(ApplicationUpdate.self, from: Data(#"{"version":"x"}"#.utf8)) }
+    }
+
+    @Test func theRunningAppsVersionIsReadFromItsBundleWhenItHasOne() {
+        // A test runner on Linux has no Info.plist: no version, so no update applies.
+        if AppVersion.current() == nil {
+            let update = ApplicationUpdate(version: AppVersion(major: 99, minor: 0, patch: 0), download: URL(fileURLWithPath: "/"))
+            #expect(!update.isApplicable)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aRequiredUpdatePublishedOnTheServerReachesTheApp() async throws {
+        var document = ServerDocument.seedExample
+        document.base.flags["ios_required_update"] = FlagEntry(value: ["version": "1.2.3.500", "download": "https://apps.example/app"])
+        let f = try ProviderFixture(document: document)
+        defer { f.stop() }
+        _ = await f.provider.refresh()
+        guard case .required(let required) = f.provider.updateAdvice(for: app) else {
+            Issue.record("expected a required update")
+            return
+        }
+        #expect(required.version == AppVersion("1.2.3.500"))
+    }
+}
+
+extension ApplicationUpdate {
+    fileprivate func with(download: String) -> ApplicationUpdate {
+        ApplicationUpdate(version: version, download: URL(string: download) ?? self.download)
+    }
+}
+
+extension SeedAppUpdateTests {
+    @Test func nullOrEmptyMeansNoUpdateWithoutAnError() {
+        let client = InMemoryFlagClient(["ios_required_update": .null, "ios_recommended_update": ""])
+        #expect(client.value(.requiredUpdate) == nil)
+        #expect(client.details(.requiredUpdate).errorCode == nil)
+        #expect(client.details(.recommendedUpdate).errorCode == nil)
+    }
+}
