@@ -3,7 +3,9 @@ import FlagServer
 import Foundation
 
 /// `flagctl demo`: seed 000's demo script (§16.2) end to end, through a real
-/// `FeatureFlagProvider` against an embedded loopback `FlagServer` serving the seeds' data.
+/// `FeatureFlagProvider` against an embedded loopback `FlagServer` serving the seeds' data —
+/// plus seed 000 §13's "bad hex color → payload rejected, LKG used" and seed 002's
+/// "load both tiers" merge.
 enum DemoCommand {
     static let spec = CommandSpec(
         name: "demo", summary: "play seed 000's demo script against a loopback flag server",
@@ -101,7 +103,10 @@ enum DemoCommand {
 
         let fallback = FallbackClient(fileURL: directory.appendingPathComponent("flags.lkg"), context: anonymous)
         let online = OnlineClient(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(deadline: .seconds(2)))
-        let provider = FeatureFlagProvider(context: anonymous, online: online, fallback: fallback, reachability: AlwaysReachable())
+        let configuration = FeatureFlagProvider.Configuration(schema: .seedExample, merge: .seedPlans)
+        let provider = FeatureFlagProvider(
+            context: anonymous, online: online, fallback: fallback, reachability: AlwaysReachable(),
+            configuration: configuration)
         intro("FeatureFlags demo — seed 000 §16.2 through a FeatureFlagProvider on a loopback FlagServer at \(server.baseURL.absoluteString)")
         let loop = Task { await provider.run() }
         defer {
@@ -148,6 +153,22 @@ enum DemoCommand {
         record("server publishes a new plan_themeColor", since: start, note: "force fetch")
 
         start = ContinuousClock.now
+        var broken = document
+        if let index = broken.rules.firstIndex(where: { $0.name == "auralink-business" }) {
+            broken.rules[index].flags["plan_themeColor"] = FlagEntry(value: "#1ABC9G")
+        }
+        broken.base.version = "2025-08-04T11:30:00Z"
+        server.document = broken
+        let rejected = await provider.refresh()
+        let verdict: String
+        if case .rejected(let violations) = rejected {
+            verdict = "rejected (\(violations.map(\.description).joined(separator: "; "))); LKG kept"
+        } else {
+            verdict = "\(rejected)"
+        }
+        record("server publishes a bad hex colour", since: start, note: verdict)
+
+        start = ContinuousClock.now
         document.base.flags["kill_switch"] = FlagEntry(value: true)
         document.base.version = "2025-08-04T12:00:00Z"
         server.document = document
@@ -179,6 +200,11 @@ enum DemoCommand {
         _ = await provider.waitUntilReady(timeout: .seconds(5))
         let refetches = server.requests.filter { $0.contextFingerprint == venue42.fingerprint }.count - before
         record("venue changes to venue-42", since: start, note: "\(refetches) re-fetch; new_checkout pilot")
+
+        start = ContinuousClock.now
+        provider.identify(merging: [personal, business])
+        _ = await provider.waitUntilReady(timeout: .seconds(5))
+        record("load both AuraLink tiers (merged)", since: start, note: "Business theme, union of features, max limit")
 
         provider.shutdown()
         await loop.value

@@ -36,6 +36,7 @@ let started = Date()
 do {
     try ReadBenchmarks.run(report, quick: quick)
     try StartupBenchmarks.run(report, quick: quick)
+    try PolicyBenchmarks.run(report, quick: quick)
     try await PollBenchmarks.run(report, quick: quick)
     try MemoryBenchmarks.run(report)
 } catch {

@@ -84,7 +84,7 @@ struct FlagCtlTests {
         let (status, out) = await run(["demo", "--json"])
         #expect(status == 0)
         let steps = jsonLines(out.out)
-        #expect(steps.count == 9)
+        #expect(steps.count == 11)
         func field(_ n: Int, _ name: String) -> FlagValue? { steps[n - 1][name] }
         // 1 launch: the server's defaults for an anonymous user.
         #expect(field(1, "plan_themeColor") == "#7F8C8D" && field(1, "status") == "READY")
@@ -97,19 +97,26 @@ struct FlagCtlTests {
         #expect((field(3, "plan_feature_list")?.listValue?.count ?? 0) > (field(2, "plan_feature_list")?.listValue?.count ?? 0))
         // 4 the server changes plan_themeColor → refresh → colour updates, version bumped.
         #expect(field(4, "plan_themeColor") == "#1ABC9C" && field(4, "version") == "2025-08-04T11:00:00Z")
-        // 5 kill switch → safe defaults, limited mode.
-        #expect(field(5, "limited_mode") == true && field(5, "source") == "kill_switch" && field(5, "reason") == "DISABLED")
-        #expect(field(5, "plan_themeColor") == "#7F8C8D" && field(5, "plan_feature_list") == [])
-        // 6 kill switch off → values back.
-        #expect(field(6, "plan_themeColor") == "#1ABC9C" && field(6, "limited_mode") == false)
-        // 7 the server goes away → Last-Known-Good, still serving.
-        #expect(field(7, "plan_themeColor") == "#1ABC9C" && field(7, "source") == "fallback" && field(7, "status") == "ERROR")
-        #expect(field(7, "mode") == "fallback")
-        // 8 back online.
-        #expect(field(8, "source") == "network" && field(8, "status") == "READY" && field(8, "mode") == "online")
-        // 9 venue change → exactly one re-fetch, the venue pilot on.
-        #expect(field(9, "new_checkout") == true)
-        #expect(field(9, "note")?.stringValue?.hasPrefix("1 re-fetch") == true)
+        // 5 a bad hex colour → payload rejected, the Last-Known-Good stays (seed 000 §13).
+        #expect(field(5, "plan_themeColor") == "#1ABC9C" && field(5, "version") == "2025-08-04T11:00:00Z")
+        #expect(field(5, "source") == "fallback" && field(5, "status") == "ERROR")
+        #expect(field(5, "note")?.stringValue?.contains("flags.plan_themeColor: \"#1ABC9G\" is not a hex-color") == true)
+        // 6 kill switch → safe defaults, limited mode.
+        #expect(field(6, "limited_mode") == true && field(6, "source") == "kill_switch" && field(6, "reason") == "DISABLED")
+        #expect(field(6, "plan_themeColor") == "#7F8C8D" && field(6, "plan_feature_list") == [])
+        // 7 kill switch off → values back.
+        #expect(field(7, "plan_themeColor") == "#1ABC9C" && field(7, "limited_mode") == false && field(7, "status") == "READY")
+        // 8 the server goes away → Last-Known-Good, still serving.
+        #expect(field(8, "plan_themeColor") == "#1ABC9C" && field(8, "source") == "fallback" && field(8, "status") == "ERROR")
+        #expect(field(8, "mode") == "fallback")
+        // 9 back online.
+        #expect(field(9, "source") == "network" && field(9, "status") == "READY" && field(9, "mode") == "online")
+        // 10 venue change → exactly one re-fetch, the venue pilot on.
+        #expect(field(10, "new_checkout") == true)
+        #expect(field(10, "note")?.stringValue?.hasPrefix("1 re-fetch") == true)
+        // 11 both tiers merged: Business theme and name, union of features, the larger limit.
+        #expect(field(11, "plan_themeColor") == "#1ABC9C" && field(11, "plan_displayName") == "AuraLink Business")
+        #expect(field(11, "plan_data_limit") == 750 && field(11, "plan_feature_list")?.listValue?.contains("team") == true)
         #expect(steps.allSatisfy { $0["ms"]?.intValue != nil && $0["title"]?.stringValue != nil })
     }
 

@@ -36,6 +36,14 @@ extension FeatureFlagClient {
     /// behind a witness table.
     @inlinable
     public func value<Value>(_ key: FlagKey<Value>) -> Value {
+        if key.auditsMembers { return auditedValue(key) }
+        return key.resolve(flagValue(key.name))
+    }
+
+    /// The read of a key that reports unknown list members (forward-compatible enum lists),
+    /// kept out of line so that other reads pay one Boolean test for it.
+    @usableFromInline
+    func auditedValue<Value>(_ key: FlagKey<Value>) -> Value {
         let raw = flagValue(key.name)
         if let audit = key.unknownMembers, let raw {
             let unknown = audit(raw)

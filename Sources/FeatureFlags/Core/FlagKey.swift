@@ -1,5 +1,24 @@
 import Foundation
 
+/// The conversions of a ``FlagKey`` beyond its read path, shared by its copies.
+public final class FlagKeyConversions<Value: Sendable>: Sendable {
+    @usableFromInline let convert: @Sendable (FlagValue) -> Value?
+    @usableFromInline let encode: @Sendable (Value) -> FlagValue?
+    /// For keys whose values may hold members this build does not know (lists of enums):
+    /// those members' raw values, so that a read can report them. Nil for other keys.
+    @usableFromInline let unknownMembers: (@Sendable (FlagValue) -> [String])?
+
+    @usableFromInline
+    init(
+        convert: @escaping @Sendable (FlagValue) -> Value?, encode: @escaping @Sendable (Value) -> FlagValue?,
+        unknownMembers: (@Sendable (FlagValue) -> [String])?
+    ) {
+        self.convert = convert
+        self.encode = encode
+        self.unknownMembers = unknownMembers
+    }
+}
+
 /// A typed flag key with its code default, declared once and read everywhere:
 ///
 /// ```swift
@@ -21,11 +40,12 @@ public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
     /// conversion is specialised for `Value` even when the read itself is not (reads through
     /// `any FeatureFlagClient` are generic at run time).
     @usableFromInline let resolve: @Sendable (FlagValue?) -> Value
-    @usableFromInline let convert: @Sendable (FlagValue) -> Value?
-    @usableFromInline let encode: @Sendable (Value) -> FlagValue?
-    /// For keys whose values may hold members this build does not know (lists of enums):
-    /// those members' raw values, so that a read can report them. Nil for other keys.
-    @usableFromInline let unknownMembers: (@Sendable (FlagValue) -> [String])?
+    /// The conversions the read path does not need, behind one reference: a key is copied
+    /// on every read, and each reference-counted field costs a retain and a release.
+    @usableFromInline let conversions: FlagKeyConversions<Value>
+    /// Whether reads must look for unknown list members (``FlagKeyConversions/unknownMembers``
+    /// is set): one byte the read path tests without touching ``conversions``.
+    @usableFromInline let auditsMembers: Bool
     /// The code default, also the safe value under the kill switch.
     public let defaultValue: Value
 
@@ -57,18 +77,22 @@ public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
         unknownMembers: (@Sendable (FlagValue) -> [String])? = nil
     ) {
         self.name = name
-        self.unknownMembers = unknownMembers
-        self.defaultValue = defaultValue
-        self.convert = convert
-        self.encode = encode
         self.resolve = resolve
+        self.conversions = FlagKeyConversions(convert: convert, encode: encode, unknownMembers: unknownMembers)
+        self.auditsMembers = unknownMembers != nil
+        self.defaultValue = defaultValue
     }
 
     /// The Swift value for `flagValue`, or nil when its type does not fit.
-    @inlinable public func value(from flagValue: FlagValue) -> Value? { convert(flagValue) }
+    @inlinable public func value(from flagValue: FlagValue) -> Value? { conversions.convert(flagValue) }
 
     /// The flag value for `value`, or nil when the type cannot be encoded.
-    public func flagValue(for value: Value) -> FlagValue? { encode(value) }
+    public func flagValue(for value: Value) -> FlagValue? { conversions.encode(value) }
+
+    /// The Swift value for a flag value, or nil when its type does not fit.
+    @inlinable var convert: @Sendable (FlagValue) -> Value? { conversions.convert }
+    /// For keys that report unknown list members: those members' raw values.
+    @inlinable var unknownMembers: (@Sendable (FlagValue) -> [String])? { conversions.unknownMembers }
 
     /// `name`.
     public var description: String { name }

@@ -60,37 +60,54 @@ public struct ContextMerge: Sendable {
             attributes: ["merged_contexts": .list(ranked.map(\.flagValue))])
     }
 
+    /// One flag across the members: the highest-ranked entry holding the merged value, or a
+    /// new entry when the value is computed.
+    private func mergedEntry(
+        _ name: String, _ members: [(context: EvaluationContext, snapshot: FlagSnapshot)], policy: MergePolicy
+    ) -> FlagEntry? {
+        if case .topTier = policy {
+            // The common case, without building candidates.
+            var first: FlagEntry?
+            for member in members {
+                guard let entry = member.snapshot.flags[name] else { continue }
+                if entry.value != nil { return entry }
+                if first == nil { first = entry }
+            }
+            return first
+        }
+        var candidates: [MergeCandidate] = []
+        var topEntry: FlagEntry?
+        for member in members {
+            guard let entry = member.snapshot.flags[name] else { continue }
+            if topEntry == nil { topEntry = entry }
+            if let value = entry.value { candidates.append(MergeCandidate(context: member.context, value: value)) }
+        }
+        guard !candidates.isEmpty else { return topEntry }
+        let value = policy.merge(candidates)
+        for member in members {
+            if let entry = member.snapshot.flags[name], entry.value == value { return entry }
+        }
+        return FlagEntry(value: value, variant: "merged", reason: .targetingMatch)
+    }
+
     /// One snapshot from the members' snapshots (highest tier first), for `identity`.
-    /// Version: the members' versions joined with `+`; fetched at the oldest member's time;
+    /// Version: the members' distinct versions joined with `+`; fetched at the oldest member's time;
     /// TTL the shortest; no entity tag (each member keeps its own). A merged flag keeps the
-    /// top-tier entry's variant and reason when its value is that entry's, else reason
+    /// variant and reason of the highest-ranked entry holding the merged value, else reason
     /// `TARGETING_MATCH` and variant `merged`.
     public func merge(
         _ members: [(context: EvaluationContext, snapshot: FlagSnapshot)], killSwitchKey: String,
         identity: EvaluationContext
     ) -> FlagSnapshot {
-        var names = Set<String>()
-        for member in members { names.formUnion(member.snapshot.flags.keys) }
         var flags: [String: FlagEntry] = [:]
-        flags.reserveCapacity(names.count)
-        for name in names {
-            let candidates = members.compactMap { member -> MergeCandidate? in
-                member.snapshot.flags[name]?.value.map { MergeCandidate(context: member.context, value: $0) }
-            }
-            let topEntry = members.lazy.compactMap { $0.snapshot.flags[name] }.first
-            guard !candidates.isEmpty else {
-                flags[name] = topEntry
-                continue
-            }
-            let policy = name == killSwitchKey ? .any : policies[name] ?? defaultPolicy
-            let value = policy.merge(candidates)
-            if let winner = members.lazy.compactMap({ $0.snapshot.flags[name] }).first(where: { $0.value == value }) {
-                flags[name] = winner
-            } else {
-                flags[name] = FlagEntry(value: value, variant: "merged", reason: .targetingMatch)
+        flags.reserveCapacity(members.first?.snapshot.flags.count ?? 0)
+        for member in members {
+            for name in member.snapshot.flags.keys where flags[name] == nil {
+                flags[name] = mergedEntry(name, members, policy: name == killSwitchKey ? .any : policies[name] ?? defaultPolicy)
             }
         }
-        let versions = members.compactMap(\.snapshot.version)
+        var seenVersions = Set<String>()
+        let versions = members.compactMap(\.snapshot.version).filter { seenVersions.insert($0).inserted }
         return FlagSnapshot(
             flags: flags, version: versions.isEmpty ? nil : versions.joined(separator: "+"),
             fetchedAt: members.map(\.snapshot.fetchedAt).min() ?? Date(), ttl: members.compactMap(\.snapshot.ttl).min(),

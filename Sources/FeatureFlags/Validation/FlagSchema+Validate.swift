@@ -2,14 +2,15 @@ import Foundation
 
 extension FlagSchema {
     /// Checks `flags` (a whole payload: required keys apply) and, when given, its size.
+    /// Violations come sorted by path; unknown keys sorted by name.
     public func validate(_ flags: [String: FlagEntry], payloadBytes: Int? = nil, path: String = "flags") -> FlagValidationReport {
         var report = FlagValidationReport()
         if let maxPayloadBytes, let payloadBytes, payloadBytes > maxPayloadBytes {
             report.violations.append(
                 FlagViolation(path: "payload", message: "\(payloadBytes) bytes, more than the \(maxPayloadBytes) allowed"))
         }
-        for (name, rule) in rules.sorted(by: { $0.key < $1.key }) where rule.required {
-            if flags[name]?.value == nil { report.violations.append(FlagViolation(path: "\(path).\(name)", message: "required")) }
+        for (name, rule) in rules where rule.required && flags[name]?.value == nil {
+            report.violations.append(FlagViolation(path: "\(path).\(name)", message: "required"))
         }
         check(flags, path: path, into: &report)
         return report
@@ -22,9 +23,11 @@ extension FlagSchema {
         return report
     }
 
+    /// Checks every flag present, then puts the findings in a stable order. Paths are only
+    /// built for violations: a valid payload costs no string building.
     private func check(_ flags: [String: FlagEntry], path: String, into report: inout FlagValidationReport) {
-        for name in flags.keys.sorted() {
-            guard let value = flags[name]?.value else { continue }
+        for (name, entry) in flags {
+            guard let value = entry.value else { continue }
             guard let rule = rules[name] else {
                 report.unknownKeys.append(name)
                 if rejectUnknownKeys {
@@ -34,14 +37,22 @@ extension FlagSchema {
             }
             Self.check(value, against: rule, path: "\(path).\(name)", into: &report.violations)
         }
+        report.unknownKeys.sort()
+        if report.violations.count > 1 {
+            // Stable: a value's several violations keep the order they were found in.
+            report.violations = report.violations.enumerated()
+                .sorted { ($0.element.path, $0.offset) < ($1.element.path, $1.offset) }.map(\.element)
+        }
     }
 
-    static func check(_ value: FlagValue, against rule: Rule, path: String, into violations: inout [FlagViolation]) {
+    static func check(
+        _ value: FlagValue, against rule: Rule, path: @autoclosure () -> String, into violations: inout [FlagViolation]
+    ) {
         // Text holding JSON counts as what it holds when the rule wants another type, the
         // same leniency keys apply when reading (Firebase and Unleash send every value as text).
         var value = value
         if case .string = value, let type = rule.type, type != "string" { value = value.readingText }
-        func fail(_ message: String) { violations.append(FlagViolation(path: path, message: message)) }
+        func fail(_ message: String) { violations.append(FlagViolation(path: path(), message: message)) }
         if let type = rule.type, !matches(value, type: type) {
             fail("expected \(type), found \(value.typeName)")
             return
@@ -54,8 +65,8 @@ extension FlagSchema {
             if let max = rule.max, number > max { fail("\(FlagJSON.string(value)) is above the maximum \(format(max))") }
         }
         if case .string(let text) = value {
-            if let minLength = rule.minLength, text.count < minLength { fail("shorter than \(minLength) characters") }
-            if let maxLength = rule.maxLength, text.count > maxLength { fail("longer than \(maxLength) characters") }
+            if let minLength = rule.minLength, characters(text, below: minLength) { fail("shorter than \(minLength) characters") }
+            if let maxLength = rule.maxLength, characters(text, above: maxLength) { fail("longer than \(maxLength) characters") }
             if let format = rule.format, !matchesFormat(text, format) { fail("\(FlagJSON.string(value)) is not a \(format)") }
             if let pattern = rule.pattern, !matchesPattern(text, pattern) { fail("does not match \(pattern)") }
         }
@@ -63,9 +74,22 @@ extension FlagSchema {
             if let minItems = rule.minItems, items.count < minItems { fail("fewer than \(minItems) items") }
             if let maxItems = rule.maxItems, items.count > maxItems { fail("more than \(maxItems) items") }
             if let itemRule = rule.items.first {
-                for (i, item) in items.enumerated() { check(item, against: itemRule, path: "\(path)[\(i)]", into: &violations) }
+                for (i, item) in items.enumerated() { check(item, against: itemRule, path: "\(path())[\(i)]", into: &violations) }
             }
         }
+    }
+
+    /// Whether `text` has fewer than `limit` characters. A character takes 1 to 4 UTF-8 bytes
+    /// (more only for clusters), so the byte count usually settles it without counting.
+    private static func characters(_ text: String, below limit: Int) -> Bool {
+        if text.utf8.count < limit { return true }
+        return text.count < limit
+    }
+
+    /// Whether `text` has more than `limit` characters (see ``characters(_:below:)``).
+    private static func characters(_ text: String, above limit: Int) -> Bool {
+        if text.utf8.count <= limit { return false }
+        return text.count > limit
     }
 
     private static func matches(_ value: FlagValue, type: String) -> Bool {
