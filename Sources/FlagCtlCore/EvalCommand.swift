@@ -17,6 +17,7 @@ enum EvalCommand {
             .init(name: "app-id", value: "ID", help: "firebase: the app id (1:…:ios:…)"),
             .init(name: "app-name", value: "NAME", help: "unleash: the application name"),
             .init(name: "state", value: "DIR", help: "keep the fallback file here (default: a temporary directory)"),
+            .init(name: "schema", value: "FILE", help: "validate the payload first; a failing one is rejected and the fallback kept"),
             .init(name: "timeout", value: "SECONDS", help: "the fetch budget (default 2)"),
             .init(name: "allow-http", value: nil, help: "allow plain HTTP to hosts that are not loopback"),
             .init(name: "json", value: nil, help: "print JSON lines instead of a table"),
@@ -25,6 +26,7 @@ enum EvalCommand {
             "flagctl eval --endpoint http://127.0.0.1:8080/flags --context targetingKey=u1 --context venue=venue-42",
             "flagctl eval --endpoint 'https://cdn.example.com/flags/{venue}.json' --context venue=venue-42 --state ~/.flags",
             "flagctl eval --provider ofrep --endpoint https://flags.example.com --header 'Authorization: Bearer …'",
+            "flagctl eval --endpoint http://127.0.0.1:8080/flags --schema flags.schema.json --state ~/.flags",
             "flagctl eval --provider launchdarkly --endpoint https://clientsdk.launchdarkly.com --key mob-… --context targetingKey=u1",
         ])
 
@@ -53,6 +55,13 @@ enum EvalCommand {
             appName: arguments.value("app-name"))
         let endpoint = try EndpointChoice.make(arguments.value("provider") ?? "json", url: endpointURL, credentials: credentials)
         let context = try Formatting.context(arguments.all("context"))
+        var schema: FlagSchema?
+        if let schemaFile = arguments.value("schema") {
+            switch SchemaFile.load(schemaFile, command: "eval", console: console) {
+            case .success(let loaded): schema = loaded
+            case .failure(let status): return status.code
+            }
+        }
         let stateDirectory = arguments.value("state").map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
         let directory = stateDirectory ?? Formatting.temporaryDirectory("flagctl-eval")
         defer { if stateDirectory == nil { try? FileManager.default.removeItem(at: directory) } }
@@ -62,7 +71,9 @@ enum EvalCommand {
             endpoint: endpoint,
             configuration: .init(
                 deadline: .milliseconds(Int64(timeout * 1000)), allowInsecureHTTP: arguments.has("allow-http"), headers: headers))
-        let provider = FeatureFlagProvider(context: context, online: online, fallback: fallback, reachability: AlwaysReachable())
+        let provider = FeatureFlagProvider(
+            context: context, online: online, fallback: fallback, reachability: AlwaysReachable(),
+            configuration: .init(schema: schema))
         defer { provider.shutdown() }
         let outcome = await provider.refresh()
         let summary = describe(outcome)

@@ -44,14 +44,9 @@ enum LintCommand {
         }
         var schema: FlagSchema?
         if let schemaFile = arguments.value("schema") {
-            do {
-                schema = try FlagSchema(json: try FileIO.read(schemaFile))
-            } catch let error as FlagEndpointError {
-                console.err("flagctl lint: the schema \(schemaFile) is unusable: \(error.message)")
-                return 65
-            } catch {
-                console.err("flagctl lint: cannot read the schema \(schemaFile): \(error)")
-                return 66
+            switch SchemaFile.load(schemaFile, command: "lint", console: console) {
+            case .success(let loaded): schema = loaded
+            case .failure(let status): return status.code
             }
         }
         let report = lint(bytes, schema: schema)

@@ -172,6 +172,33 @@ struct FlagCtlTests {
         #expect(timedOutOut.out.contains("(no flags: nothing fetched and nothing stored for this context)"))
     }
 
+    @Test func evalWithASchemaRejectsABadPayloadAndKeepsTheFallback() async throws {
+        var document = ServerDocument.seedExample
+        let server = try FlagServer(document: document)
+        defer { server.stop() }
+        let state = TempDir()
+        try Data(Self.schemaJSON.utf8).write(to: state.url("schema.json"))
+        let arguments = ["eval", "--endpoint", server.flagsURL.absoluteString, "--schema", state.url("schema.json").path, "--state", state.path, "--json"]
+        let (first, firstOut) = await run(arguments)
+        #expect(first == 0)
+        #expect(jsonLines(firstOut.out).first?["status"] == "READY")
+        document.base.flags["plan_themeColor"] = FlagEntry(value: "#12345G")
+        server.document = document
+        let (second, secondOut) = await run(arguments)
+        #expect(second == 0)
+        let lines = jsonLines(secondOut.out)
+        #expect(lines.first?["status"] == "ERROR")
+        #expect(lines.first?["outcome"]?.stringValue?.hasPrefix("payload rejected (flags.plan_themeColor: \"#12345G\" is not a hex-color)") == true)
+        let theme = lines.first { $0["flag"] == "plan_themeColor" }
+        #expect(theme?["value"] == "#7F8C8D" && theme?["source"] == "fallback")
+        // A schema that cannot be read or parsed stops the command before any request.
+        try Data("{}".utf8).write(to: state.url("bad.json"))
+        let (unusable, unusableOut) = await run(["eval", "--endpoint", server.flagsURL.absoluteString, "--schema", state.url("bad.json").path])
+        #expect(unusable == 65 && unusableOut.err.first?.contains("is unusable") == true)
+        let (missing, _) = await run(["eval", "--endpoint", server.flagsURL.absoluteString, "--schema", state.url("none.json").path])
+        #expect(missing == 66)
+    }
+
     @Test func evalWithAURLTemplateAndHeaders() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
