@@ -6,6 +6,10 @@ import Foundation
 /// The decoder under test, chosen once per process.
 let fuzzTarget = ProcessInfo.processInfo.environment["FUZZ_TARGET"] ?? "json"
 
+private enum FuzzFeature: String, Sendable, UnknownCaseRepresentable {
+    case usage, billing, team, unknown
+}
+
 private struct Banner: Decodable {
     let title: String
     let priority: Int
@@ -45,6 +49,28 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     case "decoder":
         if let value = try? FlagJSON.parse(bytes) { _ = try? FlagValueDecoder().decode(Banner.self, from: value) }
+    case "policy":
+        // Seed policies over untrusted values: app versions and updates, forward-compatible
+        // lists, merging.
+        let text = String(decoding: bytes, as: UTF8.self)
+        if let version = AppVersion(text) {
+            precondition(AppVersion(version.description) == version, "app version round trip changed it")
+        }
+        if let value = try? FlagJSON.parse(bytes) {
+            if let update = ApplicationUpdate(flagValue: value) {
+                precondition(ApplicationUpdate(flagValue: update.flagValue) == update, "update round trip changed it")
+            }
+            let key = FlagKey<[FuzzFeature]>("features", default: [])
+            if let members = key.value(from: value), let unknown = key.unknownMembers?(value) {
+                precondition(members.filter { $0 == .unknown }.count >= unknown.count, "an unknown member was neither mapped nor reported")
+            }
+            let candidates = (value.listValue ?? [value]).prefix(16).map {
+                MergeCandidate(context: .anonymous, value: $0)
+            }
+            if !candidates.isEmpty {
+                for policy in [MergePolicy.topTier, .union, .maximum, .minimum, .any, .all] { _ = policy.merge(candidates) }
+            }
+        }
     case "retry-after":
         _ = RetryAfter.delay(String(decoding: bytes, as: UTF8.self), now: Date(timeIntervalSince1970: 1_750_000_000))
     default:
