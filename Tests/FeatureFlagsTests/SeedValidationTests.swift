@@ -20,6 +20,20 @@ struct SeedValidationTests {
         return document
     }
 
+    private func isRejection(_ outcome: FeatureFlagProvider.FetchOutcome) -> Bool {
+        if case .rejected = outcome { true } else { false }
+    }
+
+    /// A provider whose Last-Known-Good is AuraLink Personal, after a first fetch of a payload
+    /// with a bad hex colour (rejected).
+    private func providerAfterABadHexColour() async throws -> ProviderFixture {
+        let dir = TempDir()
+        try seedFallback(dir, auraLinkPersonal)
+        let f = try ProviderFixture(document: document(["plan_themeColor": "#12345G"]), dir: dir, configuration: schemaConfiguration)
+        #expect(isRejection(await f.provider.refresh()))
+        return f
+    }
+
     private func rejections(_ provider: FeatureFlagProvider) -> [[FlagViolation]] {
         provider.recentEvents.compactMap { if case .payloadRejected(let v, _) = $0 { v } else { nil } }
     }
@@ -88,29 +102,17 @@ struct SeedValidationTests {
     }
 
     @Test func aRejectedPayloadIsRememberedNotRevalidatedOnEveryPoll() async throws {
-        let dir = TempDir()
-        try seedFallback(dir, auraLinkPersonal)
-        let f = try ProviderFixture(document: document(["plan_themeColor": "#12345G"]), dir: dir, configuration: schemaConfiguration)
+        let f = try await providerAfterABadHexColour()
         defer { f.stop() }
-        guard case .rejected = await f.provider.refresh() else {
-            Issue.record("expected a rejection")
-            return
-        }
         #expect(f.provider.gate.validationCount == 1)
         // The next poll carries the rejected payload's ETag; the service answers 304: still
         // rejected, nothing decoded or validated, no second event.
-        guard case .rejected = await f.provider.refresh() else {
-            Issue.record("expected the rejection to stand")
-            return
-        }
+        #expect(isRejection(await f.provider.refresh()))
         #expect(f.server.requests.last?.status == 304)
         #expect(f.provider.gate.validationCount == 1)
         // A service without ETags sends the same payload in full: recognised, not re-validated.
         f.online.setETag(nil, for: auraPersonal)
-        guard case .rejected = await f.provider.refresh() else {
-            Issue.record("expected the rejection to stand")
-            return
-        }
+        #expect(isRejection(await f.provider.refresh()))
         #expect(f.server.requests.last?.status == 200)
         #expect(f.provider.gate.validationCount == 1)
         #expect(rejections(f.provider).count == 1)
@@ -119,14 +121,8 @@ struct SeedValidationTests {
     }
 
     @Test func aCorrectedPayloadIsAcceptedAfterARejection() async throws {
-        let dir = TempDir()
-        try seedFallback(dir, auraLinkPersonal)
-        let f = try ProviderFixture(document: document(["plan_themeColor": "#12345G"]), dir: dir, configuration: schemaConfiguration)
+        let f = try await providerAfterABadHexColour()
         defer { f.stop() }
-        guard case .rejected = await f.provider.refresh() else {
-            Issue.record("expected a rejection")
-            return
-        }
         f.server.document = document(["plan_themeColor": "#AA00AA"])
         guard case .updated = await f.provider.refresh() else {
             Issue.record("expected the corrected payload to be activated")
@@ -154,10 +150,7 @@ struct SeedValidationTests {
         try seedFallback(dir, auraLinkPersonal)
         let f = try ProviderFixture(
             document: document(["plan_themeColor": "not a colour", "kill_switch": true]), dir: dir, configuration: schemaConfiguration)
-        guard case .rejected = await f.provider.refresh() else {
-            Issue.record("expected a rejection")
-            return
-        }
+        #expect(isRejection(await f.provider.refresh()))
         #expect(f.provider.isKillSwitchActive)
         #expect(f.provider.isLimitedMode)
         #expect(f.provider.value(.themeColor) == "#000000")
@@ -177,10 +170,7 @@ struct SeedValidationTests {
         let f = try ProviderFixture(
             document: document(["plan_themeColor": "#12345G", "kill_switch": false]), dir: dir, configuration: schemaConfiguration)
         defer { f.stop() }
-        guard case .rejected = await f.provider.refresh() else {
-            Issue.record("expected a rejection")
-            return
-        }
+        #expect(isRejection(await f.provider.refresh()))
         #expect(f.provider.isKillSwitchActive)
     }
 
