@@ -143,51 +143,45 @@ enum DemoCommand {
         _ = await provider.waitUntilReady(timeout: .seconds(5))
         record("switch to AuraLink Business", since: start, note: "features expanded (+team)")
 
-        start = ContinuousClock.now
-        if let index = document.rules.firstIndex(where: { $0.name == "auralink-business" }) {
-            document.rules[index].flags["plan_themeColor"] = FlagEntry(value: "#1ABC9C")
+        /// `document` with the Business plan's theme colour set to `colour`.
+        func businessTheme(_ colour: String, in document: ServerDocument) -> ServerDocument {
+            var changed = document
+            if let index = changed.rules.firstIndex(where: { $0.name == "auralink-business" }) {
+                changed.rules[index].flags["plan_themeColor"] = FlagEntry(value: .string(colour))
+            }
+            return changed
         }
-        document.base.version = "2025-08-04T11:00:00Z"
-        server.document = document
-        _ = await provider.refresh()
+        /// The operator publishes `next` as `version`; the app forces a fetch.
+        func publish(_ next: inout ServerDocument, version: String) async -> FeatureFlagProvider.FetchOutcome {
+            next.base.version = version
+            server.document = next
+            return await provider.refresh()
+        }
+
+        start = ContinuousClock.now
+        document = businessTheme("#1ABC9C", in: document)
+        _ = await publish(&document, version: "2025-08-04T11:00:00Z")
         record("server publishes a new plan_themeColor", since: start, note: "force fetch")
 
         start = ContinuousClock.now
-        var broken = document
-        if let index = broken.rules.firstIndex(where: { $0.name == "auralink-business" }) {
-            broken.rules[index].flags["plan_themeColor"] = FlagEntry(value: "#1ABC9G")
-        }
-        broken.base.version = "2025-08-04T11:30:00Z"
-        server.document = broken
-        let rejected = await provider.refresh()
-        let verdict: String
-        if case .rejected(let violations) = rejected {
-            verdict = "rejected (\(violations.map(\.description).joined(separator: "; "))); LKG kept"
-        } else {
-            verdict = "\(rejected)"
-        }
-        record("server publishes a bad hex colour", since: start, note: verdict)
+        var broken = businessTheme("#1ABC9G", in: document)
+        let rejected = await publish(&broken, version: "2025-08-04T11:30:00Z")
+        record("server publishes a bad hex colour", since: start, note: EvalCommand.describe(rejected))
 
         start = ContinuousClock.now
         document.base.flags["kill_switch"] = FlagEntry(value: true)
-        document.base.version = "2025-08-04T12:00:00Z"
-        server.document = document
-        _ = await provider.refresh()
+        _ = await publish(&document, version: "2025-08-04T12:00:00Z")
         record("kill_switch on", since: start, note: "safe defaults, limited mode")
 
         start = ContinuousClock.now
         document.base.flags["kill_switch"] = FlagEntry(value: false)
-        document.base.version = "2025-08-04T12:05:00Z"
-        server.document = document
-        _ = await provider.refresh()
+        _ = await publish(&document, version: "2025-08-04T12:05:00Z")
         record("kill_switch off", since: start, note: "values back")
 
         start = ContinuousClock.now
         server.stop()
         let outage = await provider.refresh()
-        let why: String
-        if case .failed(let error) = outage { why = "\(error)" } else { why = "\(outage)" }
-        record("the server goes away", since: start, note: "Last-Known-Good kept: \(why)")
+        record("the server goes away", since: start, note: EvalCommand.describe(outage))
 
         start = ContinuousClock.now
         server = try FlagServer(document: document, configuration: .init(port: port))

@@ -214,6 +214,27 @@ struct SeedMergedContextTests {
         }
     }
 
+    @Test func anAnswerForASupersededMergedIdentityIsDropped() async throws {
+        let transport = GatedTransport()
+        let personal = plan("auralink", "personal"), business = plan("auralink", "business")
+        transport.hold(personal)
+        transport.hold(business)
+        let f = try fixture([personal, business], transport: transport)
+        defer { f.stop() }
+        let provider = f.provider
+        let merged = Task { await provider.refresh() }
+        #expect(await eventually { transport.waitingCount == 2 })
+        // The user leaves the combined view before the answers arrive.
+        let zenith = plan("zenithsat", "business")
+        provider.identify(zenith)
+        transport.release(personal)
+        transport.release(business)
+        #expect(await merged.value == .discarded)
+        _ = await provider.refresh()
+        #expect(provider.value(.themeColor) == "#6C3483")
+        #expect(provider.contexts == [zenith])
+    }
+
     @Test func oneDistinctContextIsAnOrdinaryIdentify() throws {
         let f = try fixture([plan("auralink", "business"), plan("auralink", "business")])
         defer { f.stop() }

@@ -101,7 +101,7 @@ package final class FlagServing: Sendable {
                 errorCode: entry.errorCode, errorMessage: entry.errorCode.map { "service reported \($0.rawValue)" },
                 source: .codeDefault, snapshotVersion: layerVersion, age: layerAge, metadata: entry.metadata)
         }
-        if let audit = key.unknownMembers { noteUnknownValues(audit(raw), in: key.name) }
+        if key.auditsMembers, let audit = key.unknownMembers { noteUnknownValues(audit(raw), in: key.name) }
         guard let typed = key.convert(raw) else {
             return FlagDetails(
                 key: key.name, value: key.defaultValue, variant: entry.variant, reason: .error,
