@@ -195,19 +195,28 @@ struct SeedMergedContextTests {
         #expect(f.provider.status == .error)
     }
 
-    @Test func membersAreFetchedInParallel() async throws {
+    /// A merged AuraLink fixture whose two member requests are both out and held at the gate;
+    /// `release()` lets them through.
+    private func mergedFetchHeldAtTheGate() async throws -> (ProviderFixture, Task<FeatureFlagProvider.FetchOutcome, Never>, release: () -> Void) {
         let transport = GatedTransport()
         let personal = plan("auralink", "personal"), business = plan("auralink", "business")
         transport.hold(personal)
         transport.hold(business)
         let f = try fixture([personal, business], transport: transport)
-        defer { f.stop() }
         let provider = f.provider
         let fetch = Task { await provider.refresh() }
         // Both requests are out at once: a merged fetch takes the slowest member's time.
         #expect(await eventually { transport.waitingCount == 2 })
-        transport.release(personal)
-        transport.release(business)
+        return (f, fetch, {
+            transport.release(personal)
+            transport.release(business)
+        })
+    }
+
+    @Test func membersAreFetchedInParallel() async throws {
+        let (f, fetch, release) = try await mergedFetchHeldAtTheGate()
+        defer { f.stop() }
+        release()
         guard case .updated = await fetch.value else {
             Issue.record("expected activation")
             return
@@ -215,20 +224,13 @@ struct SeedMergedContextTests {
     }
 
     @Test func anAnswerForASupersededMergedIdentityIsDropped() async throws {
-        let transport = GatedTransport()
-        let personal = plan("auralink", "personal"), business = plan("auralink", "business")
-        transport.hold(personal)
-        transport.hold(business)
-        let f = try fixture([personal, business], transport: transport)
+        let (f, merged, release) = try await mergedFetchHeldAtTheGate()
         defer { f.stop() }
         let provider = f.provider
-        let merged = Task { await provider.refresh() }
-        #expect(await eventually { transport.waitingCount == 2 })
         // The user leaves the combined view before the answers arrive.
         let zenith = plan("zenithsat", "business")
         provider.identify(zenith)
-        transport.release(personal)
-        transport.release(business)
+        release()
         #expect(await merged.value == .discarded)
         _ = await provider.refresh()
         #expect(provider.value(.themeColor) == "#6C3483")
