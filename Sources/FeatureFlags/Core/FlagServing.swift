@@ -14,6 +14,18 @@ package struct ServingState: Sendable {
     var reasonOverride: FlagReason?
 }
 
+/// A served state's status and labels, read in one critical section.
+package struct ServedLabels: Sendable, Equatable {
+    /// The status.
+    package let status: ProviderStatus
+    /// Where the served snapshot is labelled as coming from.
+    package let source: FlagSource
+    /// The reason every snapshot value reports (cached or stale data), if any.
+    package let reasonOverride: FlagReason?
+    /// Whether the kill switch is on.
+    package let killed: Bool
+}
+
 /// The read path every client shares: one lock around one ``ServingState``, lookups done
 /// under the lock (no retain/release of the snapshot), conversion after unlocking.
 /// Activations diff and notify after unlocking; callers serialise their activations.
@@ -129,6 +141,14 @@ package final class FlagServing: Sendable {
     /// The current time from the injected clock.
     package func now() -> Date { clock() }
 
+    /// Status and labels read together, in one critical section: a combination that was
+    /// served at some instant, never a mix of two.
+    package var labels: ServedLabels {
+        state.withLock { s in
+            ServedLabels(status: s.status, source: s.snapshot.origin, reasonOverride: s.reasonOverride, killed: s.killed)
+        }
+    }
+
     /// Serves `snapshot` from now on, then reports the flags whose values changed and a
     /// kill-switch flip. Returns the changed keys.
     @discardableResult
@@ -144,6 +164,54 @@ package final class FlagServing: Sendable {
             if let status { s.status = status }
             return previous
         }
+        return notifyChanges(from: old, wasKilled: oldKilled, to: snapshot, killed: newKilled)
+    }
+
+    /// After a failure, keeps serving what is served — or `overlay`, when given (values with
+    /// the kill switch on) — as the Last-Known-Good, in one critical section: the status
+    /// becomes `forced` or, when the values are past their TTL, `STALE`, else `ERROR`; values
+    /// from the network or the fallback are labelled `fallback` with reason `CACHED` (`STALE`
+    /// past the TTL). Code defaults keep their label.
+    package func fallBack(forcing forced: ProviderStatus?, overlay: FlagSnapshot? = nil) -> FallBack {
+        let now = clock()
+        let overlayValues = overlay.map { Self.effectiveValues($0, defaults) }
+        let overlayKilled = overlay?.isKillSwitchOn(key: killSwitchKey)
+        let (old, oldKilled, result) = state.withLock { s -> (FlagSnapshot, Bool, FallBack) in
+            let old = (s.snapshot, s.killed)
+            if let overlay, let overlayValues, let overlayKilled {
+                s.snapshot = overlay
+                s.values = overlayValues
+                s.killed = overlayKilled
+            }
+            let expired = s.snapshot.origin != .codeDefault && s.snapshot.isExpired(at: now)
+            let next = forced ?? (expired ? .stale : .error)
+            let previous = s.status
+            s.status = next
+            if s.snapshot.origin == .network || s.snapshot.origin == .fallback {
+                s.snapshot = s.snapshot.servedFrom(.fallback)
+                s.reasonOverride = expired ? .stale : .cached
+            }
+            return (old.0, old.1, FallBack(previous: previous, next: next, snapshot: s.snapshot))
+        }
+        if overlay != nil {
+            _ = notifyChanges(from: old, wasKilled: oldKilled, to: result.snapshot, killed: overlayKilled ?? oldKilled)
+        }
+        return result
+    }
+
+    /// What ``fallBack(forcing:overlay:)`` did.
+    package struct FallBack: Sendable {
+        /// The status before.
+        package let previous: ProviderStatus
+        /// The status now.
+        package let next: ProviderStatus
+        /// The snapshot served now.
+        package let snapshot: FlagSnapshot
+    }
+
+    /// Reports the flags whose effective values differ between `old` and `snapshot`, and a
+    /// kill-switch flip; returns the keys.
+    private func notifyChanges(from old: FlagSnapshot, wasKilled oldKilled: Bool, to snapshot: FlagSnapshot, killed newKilled: Bool) -> Set<String> {
         var keys = snapshot.changedKeys(comparedTo: old)
         if oldKilled != newKilled {
             keys.formUnion(old.flags.keys)

@@ -28,7 +28,7 @@ extension FeatureFlagProvider {
         }
         switch start {
         case .skip(let reason):
-            if !pathUp { enterFallback(reason: reason, status: nil) }
+            if !pathUp { activation.withLock { _ in enterFallback(reason: reason, status: nil) } }
             return .skipped(reason)
         case .flight(let task):
             return await task.value
@@ -116,7 +116,7 @@ extension FeatureFlagProvider {
             let keys = serving.activate(network, status: .ready, reasonOverride: nil)
             serving.emit(.activated(version: network.version, latencyMilliseconds: Int(latency.milliseconds)))
             if !unknownKeys.isEmpty { serving.emit(.unknownKeys(Array(Set(unknownKeys)).sorted())) }
-            succeeded()
+            succeeded(from: previous)
             announceReady(from: previous)
             return keys
         }
@@ -146,11 +146,9 @@ extension FeatureFlagProvider {
             }
             var killed: FlagSnapshot?
             if rejections.contains(where: \.killSwitchOn), !serving.isKillSwitchActive {
-                let overlay = serving.snapshot.withKillSwitch(serving.killSwitchKey, for: context, at: wallClock())
-                serving.activate(overlay, reasonOverride: .cached)
-                killed = overlay
+                killed = serving.snapshot.withKillSwitch(serving.killSwitchKey, for: context, at: wallClock())
             }
-            enterFallback(reason: error.description, status: nil)
+            enterFallback(reason: error.description, status: nil, overlay: killed)
             return (killed, true)
         }
         guard applied.done else { return .discarded }
@@ -169,24 +167,21 @@ extension FeatureFlagProvider {
                 etag: current.etag, origin: current.origin == .codeDefault ? .codeDefault : .network,
                 contextFingerprint: current.contextFingerprint)
             serving.activate(confirmed, status: .ready, reasonOverride: nil)
-            succeeded()
+            succeeded(from: previous)
             announceReady(from: previous)
             return true
         }
         return applied ? .unchanged : .discarded
     }
 
-    func succeeded() {
-        let wasFallback = state.withLock { s -> Bool in
-            defer {
-                s.mode = .online
-                s.failures = 0
-                s.retryNotBefore = nil
-                s.lastError = nil
-            }
-            return s.mode == .fallback
+    /// The bookkeeping of a successful fetch; `previous` is the status before it.
+    func succeeded(from previous: ProviderStatus) {
+        state.withLock { s in
+            s.failures = 0
+            s.retryNotBefore = nil
+            s.lastError = nil
         }
-        if wasFallback { serving.emit(.modeChanged(.online, reason: "fetch succeeded")) }
+        if previous != .ready { serving.emit(.modeChanged(.online, reason: "fetch succeeded")) }
     }
 
     func announceReady(from previous: ProviderStatus) {
@@ -197,48 +192,37 @@ extension FeatureFlagProvider {
 
     func failed(_ error: FetchError, generation: Int) -> FetchOutcome {
         let now = clock.now()
-        let stillCurrent = state.withLock { s -> Bool in
-            guard s.generation == generation else { return false }
-            s.failures += 1
-            s.lastError = error
-            if error.isFatal { s.fatal = true }
-            if case .httpStatus(_, let retryAfter?, _) = error {
-                let wait = min(Duration.seconds(retryAfter), configuration.maximumRetryAfter)
-                s.retryNotBefore = now + wait
+        let stillCurrent: Bool = activation.withLock { _ in
+            let current = state.withLock { s -> Bool in
+                guard s.generation == generation else { return false }
+                s.failures += 1
+                s.lastError = error
+                if error.isFatal { s.fatal = true }
+                if case .httpStatus(_, let retryAfter?, _) = error {
+                    let wait = min(Duration.seconds(retryAfter), configuration.maximumRetryAfter)
+                    s.retryNotBefore = now + wait
+                }
+                return true
             }
+            guard current else { return false }
+            serving.emit(.fetchFailed(error))
+            if error.isFatal { serving.emit(.error(.providerFatal, message: error.description)) }
+            enterFallback(reason: error.description, status: error.isFatal ? .fatal : nil)
             return true
         }
-        guard stillCurrent else { return .discarded }
-        serving.emit(.fetchFailed(error))
-        if error.isFatal {
-            serving.setStatus(.fatal)
-            serving.emit(.error(.providerFatal, message: error.description))
-            enterFallback(reason: error.description, status: .fatal)
-        } else {
-            enterFallback(reason: error.description, status: nil)
-        }
-        return .failed(error)
+        return stillCurrent ? .failed(error) : .discarded
     }
 
-    /// Marks the fallback as the source and sets the failure status: `STALE` past the TTL,
-    /// else `ERROR` (or `status` when given).
-    func enterFallback(reason: String, status forced: ProviderStatus?) {
-        let wasOnline = state.withLock { s -> Bool in
-            defer { s.mode = .fallback }
-            return s.mode == .online
-        }
-        if wasOnline { serving.emit(.modeChanged(.fallback, reason: reason)) }
-        let snapshot = serving.snapshot
-        let expired = snapshot.origin != .codeDefault && snapshot.isExpired(at: wallClock())
-        let next = forced ?? (expired ? .stale : .error)
-        let previous = serving.setStatus(next)
-        if snapshot.origin == .network || snapshot.origin == .fallback {
-            // Same values, now honestly labelled: the Last-Known-Good, cached or stale.
-            serving.activate(snapshot.servedFrom(.fallback), reasonOverride: expired ? .stale : .cached)
-        }
-        if previous != next {
-            switch next {
-            case .stale: serving.emit(.stale(age: snapshot.age(at: wallClock())))
+    /// Serves what is served as the Last-Known-Good (or `overlay`, values with the kill switch
+    /// on) and sets the failure status — `STALE` past the TTL, else `ERROR`, or `status` when
+    /// given — in one change of the served state, then reports it. The caller holds
+    /// `activation`, so no other change of the served state can come between.
+    func enterFallback(reason: String, status forced: ProviderStatus?, overlay: FlagSnapshot? = nil) {
+        let result = serving.fallBack(forcing: forced, overlay: overlay)
+        if result.previous == .ready { serving.emit(.modeChanged(.fallback, reason: reason)) }
+        if result.previous != result.next {
+            switch result.next {
+            case .stale: serving.emit(.stale(age: result.snapshot.age(at: wallClock())))
             case .error: serving.emit(.error(.general, message: reason))
             default: break
             }

@@ -87,7 +87,7 @@ extension FeatureFlagProvider {
                 return s.inFlight?.task
             }
             inFlight?.cancel()
-            enterFallback(reason: "no network path", status: nil)
+            activation.withLock { _ in enterFallback(reason: "no network path", status: nil) }
         }
     }
 

@@ -27,7 +27,6 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         /// merge with when the member answers 304.
         var memberSnapshots: [String: FlagSnapshot] = [:]
         var generation = 0
-        var mode: ProviderMode = .fallback
         var pathUp: Bool
         var failures = 0
         var retryNotBefore: Duration?
@@ -132,8 +131,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// The contexts fetched for it, highest tier first: one, unless identified by
     /// ``identify(merging:)``.
     public var contexts: [EvaluationContext] { state.withLock { $0.members } }
-    /// Whether values come from the service now or from the fallback.
-    public var mode: ProviderMode { state.withLock { $0.mode } }
+    /// Whether values come from the service now or from the fallback: `online` exactly when
+    /// the status is `READY` (derived from it, so the two can never disagree).
+    public var mode: ProviderMode { serving.status == .ready ? .online : .fallback }
     /// The last fetch failure, cleared by a success.
     public var lastError: FetchError? { state.withLock { $0.lastError } }
     /// Consecutive failed fetches.
@@ -172,7 +172,6 @@ public final class FeatureFlagProvider: FeatureFlagClient {
                 s.members = members
                 s.memberSnapshots = [:]
                 s.generation += 1
-                s.mode = .fallback
                 superseded = s.inFlight?.task
                 s.inFlight = nil
                 return true
