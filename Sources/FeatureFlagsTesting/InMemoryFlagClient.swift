@@ -14,6 +14,7 @@ import FeatureFlags
 public final class InMemoryFlagClient: FeatureFlagClient {
     private let serving: FlagServing
     private let mutations = Locked(())
+    private let now: @Sendable () -> Date
 
     /// A client serving `values` with `status`.
     /// - Parameters:
@@ -23,9 +24,10 @@ public final class InMemoryFlagClient: FeatureFlagClient {
         _ values: [String: FlagValue] = [:], status: ProviderStatus = .ready, version: String? = nil,
         killSwitchKey: String = "kill_switch", now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.now = now
         serving = FlagServing(
-            snapshot: FlagSnapshot(values: values, version: version, fetchedAt: now(), origin: .override),
-            status: status, killSwitchKey: killSwitchKey, now: now)
+            FlagSnapshot(values: values, version: version, fetchedAt: now()), source: .override, status: status,
+            base: ServingBase(killSwitchKey: killSwitchKey), now: now)
     }
 
     // MARK: FeatureFlagClient
@@ -41,15 +43,15 @@ public final class InMemoryFlagClient: FeatureFlagClient {
     /// Whether `kill_switch` (or the configured key) is set to `true`.
     public var isKillSwitchActive: Bool { serving.isKillSwitchActive }
     /// A change for every ``set(_:_:)``, ``remove(_:)`` or ``replaceAll(with:)`` that alters a value.
-    public func changes() -> AsyncStream<FlagChange> { serving.changeBroadcaster.subscribe() }
+    public func changes() -> AsyncStream<FlagChange> { serving.publisher.changes.subscribe() }
     /// `configurationChanged`, `killSwitch` and anything sent with ``emit(_:)``.
-    public func events() -> AsyncStream<FlagEvent> { serving.eventBroadcaster.subscribe() }
+    public func events() -> AsyncStream<FlagEvent> { serving.publisher.events.subscribe() }
     /// Reports unknown list members as ``FlagEvent/unknownValues(flag:values:)``, once per
     /// flag until its values change.
     public func noteUnknownValues(_ values: [String], in flag: String) { serving.noteUnknownValues(values, in: flag) }
 
     /// The most recent events (up to 32), oldest first.
-    public var recentEvents: [FlagEvent] { serving.eventBroadcaster.history }
+    public var recentEvents: [FlagEvent] { serving.publisher.recentEvents }
 
     // MARK: Setting values
 
@@ -76,16 +78,16 @@ public final class InMemoryFlagClient: FeatureFlagClient {
     }
 
     /// Turns the kill switch on or off.
-    public func setKillSwitch(_ active: Bool) { set(serving.killSwitchKey, .bool(active)) }
+    public func setKillSwitch(_ active: Bool) { set(serving.base.killSwitchKey, .bool(active)) }
 
     /// Sets the status a consumer sees.
     public func setStatus(_ status: ProviderStatus) { serving.setStatus(status) }
 
     /// Sends `event` to event subscribers, as a real provider would.
-    public func emit(_ event: FlagEvent) { serving.emit(event) }
+    public func emit(_ event: FlagEvent) { serving.publisher.emit(event) }
 
     /// Ends the change and event streams.
-    public func shutdown() { serving.finish() }
+    public func shutdown() { serving.publisher.finish() }
 
     private func update(_ change: (inout [String: FlagEntry]) -> Void) {
         mutations.withLock { _ in
@@ -93,9 +95,8 @@ public final class InMemoryFlagClient: FeatureFlagClient {
             var flags = old.flags
             change(&flags)
             let next = FlagSnapshot(
-                flags: flags, version: old.version, fetchedAt: serving.now(), origin: .override,
-                contextFingerprint: old.contextFingerprint)
-            serving.activate(next, reasonOverride: nil)
+                flags: flags, version: old.version, fetchedAt: now(), contextFingerprint: old.contextFingerprint)
+            serving.serve(next, source: .override, reasonOverride: nil)
         }
     }
 }

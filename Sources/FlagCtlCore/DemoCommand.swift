@@ -2,13 +2,13 @@ import FeatureFlags
 import FlagServer
 import Foundation
 
-/// `flagctl demo`: seed 000's demo script (§16.2) end to end, through a real
-/// `FeatureFlagProvider` against an embedded loopback `FlagServer` serving the seeds' data —
-/// plus seed 000 §13's "bad hex color → payload rejected, LKG used" and seed 002's
-/// "load both tiers" merge.
+/// `flagctl demo`: the demo script end to end — launch, log in, switch plans, a new value, a
+/// payload the schema rejects (the Last-Known-Good stays), the kill switch on and off, an
+/// outage, a venue change and two merged plans — through a real `FeatureFlagProvider`
+/// against an embedded loopback `FlagServer` serving the demo data.
 enum DemoCommand {
     static let spec = CommandSpec(
-        name: "demo", summary: "play seed 000's demo script against a loopback flag server",
+        name: "demo", summary: "play the demo script against a loopback flag server",
         positionals: [],
         options: [
             .init(name: "json", value: nil, help: "print one JSON line per step"),
@@ -36,7 +36,6 @@ enum DemoCommand {
         let reason: FlagReason
         let version: String?
         let status: ProviderStatus
-        let mode: ProviderMode
         let milliseconds: Int
         let note: String
 
@@ -46,7 +45,7 @@ enum DemoCommand {
                 "plan_displayName": .string(name), "plan_data_limit": .int(limit),
                 "plan_feature_list": .list(features.map(FlagValue.string)), "new_checkout": .bool(newCheckout),
                 "limited_mode": .bool(limited), "source": .string(source.rawValue), "reason": .string(reason.rawValue),
-                "status": .string(status.rawValue), "mode": .string(mode.rawValue), "ms": .int(milliseconds),
+                "status": .string(status.rawValue), "ms": .int(milliseconds),
                 "note": .string(note),
             ]
             members["version"] = version.map(FlagValue.string)
@@ -98,16 +97,15 @@ enum DemoCommand {
         let port = server.port
         let anonymous = EvaluationContext(targetingKey: nil, venue: "venue-7")
         let personal = EvaluationContext(targetingKey: "demo-user", venue: "venue-7", partner: "auralink", planTier: "personal")
-        let business = personal.with(EvaluationContext.Attribute.planTier, "business")
+        let business = personal.with(DemoAttribute.planTier, "business")
         let venue42 = business.with(EvaluationContext.Attribute.venue, "venue-42")
 
-        let fallback = FallbackClient(fileURL: directory.appendingPathComponent("flags.lkg"), context: anonymous)
-        let online = OnlineClient(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(deadline: .seconds(2)))
+        let store = LastKnownGoodStore(fileURL: directory.appendingPathComponent("flags.lkg"))
+        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(budget: .seconds(2)))
         let configuration = FeatureFlagProvider.Configuration(schema: .seedExample, merge: .seedPlans)
         let provider = FeatureFlagProvider(
-            context: anonymous, online: online, fallback: fallback, reachability: AlwaysReachable(),
-            configuration: configuration)
-        intro("FeatureFlags demo — seed 000 §16.2 through a FeatureFlagProvider on a loopback FlagServer at \(server.baseURL.absoluteString)")
+            context: anonymous, fetcher: fetcher, store: store, configuration: configuration, reachability: AlwaysReachable())
+        intro("FeatureFlags demo — a FeatureFlagProvider on a loopback FlagServer at \(server.baseURL.absoluteString)")
         let loop = Task { await provider.run() }
         defer {
             provider.shutdown()
@@ -121,7 +119,7 @@ enum DemoCommand {
                 number: steps.count + 1, title: title, theme: d.value, name: provider.value(displayName),
                 limit: provider.value(dataLimit), features: provider.value(features), newCheckout: provider.value(newCheckout),
                 limited: provider.isKillSwitchActive, source: d.source, reason: d.reason, version: d.snapshotVersion,
-                status: provider.status, mode: provider.mode,
+                status: provider.status,
                 milliseconds: Int((ContinuousClock.now - start).components.seconds * 1000
                     + (ContinuousClock.now - start).components.attoseconds / 1_000_000_000_000_000),
                 note: note)
@@ -152,7 +150,7 @@ enum DemoCommand {
             return changed
         }
         /// The operator publishes `next` as `version`; the app forces a fetch.
-        func publish(_ next: inout ServerDocument, version: String) async -> FeatureFlagProvider.FetchOutcome {
+        func publish(_ next: inout ServerDocument, version: String) async -> FetchOutcome {
             next.base.version = version
             server.document = next
             return await provider.refresh()

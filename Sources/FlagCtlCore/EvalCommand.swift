@@ -66,14 +66,14 @@ enum EvalCommand {
         let directory = stateDirectory ?? Formatting.temporaryDirectory("flagctl-eval")
         defer { if stateDirectory == nil { try? FileManager.default.removeItem(at: directory) } }
 
-        let fallback = FallbackClient(fileURL: directory.appendingPathComponent("flags.lkg"), context: context)
-        let online = OnlineClient(
+        let store = LastKnownGoodStore(fileURL: directory.appendingPathComponent("flags.lkg"))
+        let fetcher = FlagFetcher(
             endpoint: endpoint,
             configuration: .init(
-                deadline: .milliseconds(Int64(timeout * 1000)), allowInsecureHTTP: arguments.has("allow-http"), headers: headers))
+                budget: .milliseconds(Int64(timeout * 1000)), allowInsecureHTTP: arguments.has("allow-http"), headers: headers))
         let provider = FeatureFlagProvider(
-            context: context, online: online, fallback: fallback, reachability: AlwaysReachable(),
-            configuration: .init(schema: schema))
+            context: context, fetcher: fetcher, store: store, configuration: .init(schema: schema),
+            reachability: AlwaysReachable())
         defer { provider.shutdown() }
         let outcome = await provider.refresh()
         let summary = describe(outcome)
@@ -81,13 +81,13 @@ enum EvalCommand {
         if arguments.has("json") {
             console.out(
                 Formatting.json([
-                    "status": .string(provider.status.rawValue), "mode": .string(provider.mode.rawValue),
+                    "status": .string(provider.status.rawValue), "source": .string(provider.labels.source.rawValue),
                     "outcome": .string(summary), "context": .string(context.fingerprint), "flags": .int(names.count),
                 ]))
             for name in names { console.out(Formatting.json(Formatting.describe(name, in: provider).json)) }
         } else {
-            console.out("status \(provider.status.rawValue) · \(provider.mode.rawValue) · \(summary)")
-            console.out("context \(context.fingerprint) · \(names.count) flags · fallback file \(fallback.fileURL.path)")
+            console.out("status \(provider.status.rawValue) · \(provider.labels.source.rawValue) · \(summary)")
+            console.out("context \(context.fingerprint) · \(names.count) flags · fallback file \(store.fileURL.path)")
             let rows = [["FLAG", "VALUE", "SOURCE", "REASON", "VARIANT", "VERSION", "AGE"]]
                 + names.map { Formatting.describe($0, in: provider).cells }
             for line in Formatting.table(rows) { console.out(line) }
@@ -96,7 +96,7 @@ enum EvalCommand {
         return 0
     }
 
-    static func describe(_ outcome: FeatureFlagProvider.FetchOutcome) -> String {
+    static func describe(_ outcome: FetchOutcome) -> String {
         switch outcome {
         case .updated(let keys): return "fetched, \(keys.count) flags changed"
         case .unchanged: return "fetched, unchanged"

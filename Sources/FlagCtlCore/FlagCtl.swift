@@ -15,7 +15,7 @@ public enum FlagCtl {
         USAGE: flagctl <command> [options]
 
         COMMANDS:
-          demo    play seed 000's demo script against a loopback flag server
+          demo    play the demo script against a loopback flag server
           eval    evaluate every flag for a context against an endpoint, with fallback
           serve   run a loopback flag server on a flag document, logging each request
           lint    check a flag document against a schema; bump its version

@@ -2,7 +2,7 @@ import FeatureFlags
 import FlagServer
 import Foundation
 
-/// `flagctl lint`: config as data (seed 002's rc_lint). Checks that a flag document parses,
+/// `flagctl lint`: config as data. Checks that a flag document parses,
 /// that its targeting rules are well formed and — with `--schema` — that every value (the
 /// defaults and each rule's) obeys the schema: required keys, types, hex colours, enums,
 /// string lengths, payload size. `--bump` sets `meta_config_version` to the current time.
@@ -108,7 +108,7 @@ enum LintCommand {
         } else {
             report.warnings.append("no meta_config_version (flagctl lint --bump sets one)")
         }
-        let limit = schema?.maxPayloadBytes ?? OnlineClient.Configuration().maxResponseBytes
+        let limit = schema?.maxPayloadBytes ?? FlagFetcher.Configuration().maxResponseBytes
         if bytes.count > limit {
             report.violations.append(FlagViolation(path: "payload", message: "\(bytes.count) bytes, more than the \(limit) allowed"))
         }

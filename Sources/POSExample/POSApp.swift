@@ -28,10 +28,10 @@ public struct POSApp: Sendable {
         venue: String, user: String, flagsURL: URL, apiBaseURL: URL, stateDirectory: URL,
         reachability: any Reachability = SystemReachability.make()
     ) -> (app: POSApp, provider: FeatureFlagProvider) {
-        let context = EvaluationContext(targetingKey: user, venue: venue)
-        let fallback = FallbackClient(fileURL: stateDirectory.appendingPathComponent("flags.lkg"), context: context)
-        let online = OnlineClient(endpoint: JSONFlagEndpoint(post: flagsURL))
-        let provider = FeatureFlagProvider(context: context, online: online, fallback: fallback, reachability: reachability)
+        let context = EvaluationContext(targetingKey: user, attributes: [EvaluationContext.Attribute.venue: .string(venue)])
+        let store = LastKnownGoodStore(fileURL: stateDirectory.appendingPathComponent("flags.lkg"))
+        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: flagsURL))
+        let provider = FeatureFlagProvider(context: context, fetcher: fetcher, store: store, reachability: reachability)
         return (POSApp(flags: provider, apiBaseURL: apiBaseURL), provider)
     }
 }

@@ -42,7 +42,7 @@ enum AllocationProbe {
         defer { try? FileManager.default.removeItem(at: directory) }
         let context = EvaluationContext(targetingKey: "bench")
         let file = directory.appendingPathComponent("flags.lkg")
-        try FallbackClient(fileURL: file).save(FlagSnapshot(flags: sampleFlags(1_000), version: "bench", origin: .network), for: context)
+        try LastKnownGoodStore(fileURL: file).save(FlagSnapshot(flags: sampleFlags(1_000), version: "bench"), etag: nil, for: context)
         let client: any FeatureFlagClient = FallbackClient(fileURL: file, context: context)
         switch mode {
         case "bool": for _ in 0..<reads { blackHole(client.value(fixture.boolKey)) }

@@ -10,7 +10,7 @@ enum MemoryBenchmarks {
         defer { try? FileManager.default.removeItem(at: directory) }
         let context = EvaluationContext(targetingKey: "bench")
         let file = directory.appendingPathComponent("flags.lkg")
-        try FallbackClient(fileURL: file).save(FlagSnapshot(flags: sampleFlags(10_000), version: "bench", origin: .network), for: context)
+        try LastKnownGoodStore(fileURL: file).save(FlagSnapshot(flags: sampleFlags(10_000), version: "bench"), etag: nil, for: context)
         let size = try FileIO.read(file.path).count
         guard let before = residentBytes() else {
             report.note("resident memory is read from /proc/self/statm; not available on this platform")

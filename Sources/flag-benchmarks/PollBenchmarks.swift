@@ -16,9 +16,9 @@ enum PollBenchmarks {
         func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
             try JSONFlagEndpoint(post: url).request(for: context, etag: etag)
         }
-        func decode(_ response: FlagResponse, for context: EvaluationContext, fetchedAt: Date) throws(FlagEndpointError) -> FlagFetchResult {
+        func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
             count.withLock { $0 += 1 }
-            return try inner.decode(response, for: context, fetchedAt: fetchedAt)
+            return try inner.decode(response, for: context)
         }
     }
 
@@ -32,7 +32,7 @@ enum PollBenchmarks {
         let endpoint = CountingEndpoint(url: server.flagsURL)
         let file = directory.appendingPathComponent("flags.lkg")
         let provider = FeatureFlagProvider(
-            context: context, online: OnlineClient(endpoint: endpoint), fallback: FallbackClient(fileURL: file, context: context),
+            context: context, fetcher: FlagFetcher(endpoint: endpoint), store: LastKnownGoodStore(fileURL: file),
             reachability: AlwaysReachable())
         defer { provider.shutdown() }
         guard case .updated = await provider.refresh() else { throw BenchmarkError("the first fetch failed") }

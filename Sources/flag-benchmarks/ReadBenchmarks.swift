@@ -101,10 +101,10 @@ struct ReadFixture {
     init() throws {
         let context = EvaluationContext(targetingKey: "bench")
         let file = directory.appendingPathComponent("flags.lkg")
-        try FallbackClient(fileURL: file).save(FlagSnapshot(flags: sampleFlags(1_000), version: "bench", origin: .network), for: context)
+        try LastKnownGoodStore(fileURL: file).save(FlagSnapshot(flags: sampleFlags(1_000), version: "bench"), etag: nil, for: context)
         provider = FeatureFlagProvider(
-            context: context, online: OnlineClient(endpoint: JSONFlagEndpoint(post: URL(fileURLWithPath: "/"))),
-            fallback: FallbackClient(fileURL: file, context: context), reachability: AlwaysReachable())
+            context: context, fetcher: FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(fileURLWithPath: "/"))),
+            store: LastKnownGoodStore(fileURL: file), reachability: AlwaysReachable())
         guard provider.value(boolKey), provider.value(stringKey) == "value-number-1-of-the-sample" else {
             throw BenchmarkError("the sample snapshot did not load")
         }

@@ -17,7 +17,7 @@ enum StartupBenchmarks {
             let context = EvaluationContext(targetingKey: "bench")
             let file = directory.appendingPathComponent("flags-\(count).lkg")
             let flags = sampleFlags(count)
-            try FallbackClient(fileURL: file).save(FlagSnapshot(flags: flags, version: "bench", origin: .network), for: context)
+            try LastKnownGoodStore(fileURL: file).save(FlagSnapshot(flags: flags, version: "bench"), etag: nil, for: context)
             let size = try FileIO.read(file.path).count
             let label = count == 1_000 ? "1,000" : "10,000"
 
@@ -64,11 +64,11 @@ enum StartupBenchmarks {
         for (name, endpoint, format) in endpoints {
             let body = format.render(document)
             let response = FlagResponse(status: 200, headers: ["ETag": "\"bench\""], body: body)
-            guard case .snapshot? = try? endpoint.decode(response, for: context, fetchedAt: Date()) else {
+            guard case .flags? = try? endpoint.decode(response, for: context) else {
                 throw BenchmarkError("\(name) did not decode its own format")
             }
             let stats = Harness.measure(operations: 1, runs: runs) { _ in
-                blackHole(try? endpoint.decode(response, for: context, fetchedAt: Date()))
+                blackHole(try? endpoint.decode(response, for: context))
             }
             report.add(
                 .init(

@@ -31,7 +31,7 @@ let count = options["count"].flatMap(Int.init) ?? Int.max
 let flagCount = options["flags"].flatMap(Int.init) ?? 100
 
 let context = EvaluationContext(targetingKey: contextName)
-let client = FallbackClient(fileURL: file, context: context)
+let store = LastKnownGoodStore(fileURL: file)
 var i = 0
 while i < count {
     i += 1
@@ -39,7 +39,7 @@ while i < count {
     for f in 0..<flagCount { flags["flag_\(f)"] = .int(i * 1_000 + f) }
     let version = "\(prefix)-\(i)"
     do {
-        try client.save(FlagSnapshot(values: flags, version: version, origin: .network), for: context)
+        try store.save(FlagSnapshot(values: flags, version: version), etag: nil, for: context)
     } catch {
         fail("save \(version) failed: \(error)")
     }

@@ -64,7 +64,7 @@ struct ConcurrencyStressTests {
         #expect(outcome == .discarded || outcome == .skipped("shut down"))
         await run.value
         #expect(f.clock.sleeperCount == 0)
-        #expect(f.online.fetchesInFlight == 0)
+        #expect(!f.provider.isFetching)
         #expect(await provider.refresh() == .skipped("shut down"))
     }
 
@@ -73,21 +73,21 @@ struct ConcurrencyStressTests {
         defer { server.stop() }
         let dir = TempDir()
         weak var weakProvider: FeatureFlagProvider?
-        weak var weakOnline: OnlineClient?
-        weak var weakFallback: FallbackClient?
+        weak var weakFetcher: FlagFetcher?
+        weak var weakStore: LastKnownGoodStore?
         do {
-            let online = OnlineClient(endpoint: JSONFlagEndpoint(post: server.flagsURL))
-            let fallback = FallbackClient(fileURL: dir.url("flags.lkg"), context: auraPersonal)
+            let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL))
+            let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
             let provider = FeatureFlagProvider(
-                context: auraPersonal, online: online, fallback: fallback, reachability: ManualReachability(true))
+                context: auraPersonal, fetcher: fetcher, store: store, reachability: ManualReachability(true))
             _ = await provider.refresh()
             let changes = provider.changes()
             _ = changes
             weakProvider = provider
-            weakOnline = online
-            weakFallback = fallback
+            weakFetcher = fetcher
+            weakStore = store
         }
-        #expect(await eventually { weakProvider == nil && weakOnline == nil && weakFallback == nil })
+        #expect(await eventually { weakProvider == nil && weakFetcher == nil && weakStore == nil })
     }
 
     @Test func aRunLoopEndsWhenItsTaskIsCancelled() async throws {

@@ -66,14 +66,14 @@ struct CrashSafetyTests {
             let confirmed = saved.last ?? lastKnown
             let next = "t\(trial)-\(saved.count + 1)"
             let client = FallbackClient(fileURL: file, context: context)
-            let version = client.storedSnapshot(for: context)?.version
-            switch client.loadOutcome {
+            let version = client.store.lastKnownGood(for: context)?.snapshot.version
+            switch client.store.loadOutcome {
             case .loaded:
                 break
             case .noFile where confirmed == nil:
                 break
             default:
-                Issue.record("trial \(trial): the file did not load: \(client.loadOutcome)")
+                Issue.record("trial \(trial): the file did not load: \(client.store.loadOutcome)")
             }
             if version == confirmed, version != nil || confirmed == nil {
                 outcomes.previous += 1
@@ -89,7 +89,7 @@ struct CrashSafetyTests {
                 outcomes.midWrite += 1
                 for name in leftovers { try? FileManager.default.removeItem(atPath: dir.path + "/" + name) }
             }
-            #expect(client.storedSnapshot(for: context)?.flags.count ?? 300 == 300)
+            #expect(client.store.lastKnownGood(for: context)?.snapshot.flags.count ?? 300 == 300)
             lastKnown = version ?? lastKnown
             #expect(!FileManager.default.fileExists(atPath: file.path + ".corrupt"), "trial \(trial) produced a corrupt file")
         }
@@ -118,13 +118,13 @@ struct CrashSafetyTests {
         #expect(app.terminationStatus == 0 && widget.terminationStatus == 0)
         #expect(appLines == rounds && widgetLines == rounds)
         let client = FallbackClient(fileURL: file)
-        guard case .loaded(let contexts, _) = client.loadOutcome else {
-            Issue.record("the file did not load: \(client.loadOutcome)")
+        guard case .loaded(let contexts, _) = client.store.loadOutcome else {
+            Issue.record("the file did not load: \(client.store.loadOutcome)")
             return
         }
         #expect(contexts == 2)
-        #expect(client.storedSnapshot(for: EvaluationContext(targetingKey: "app"))?.version == "app-\(rounds)")
-        #expect(client.storedSnapshot(for: EvaluationContext(targetingKey: "widget"))?.version == "widget-\(rounds)")
+        #expect(client.store.lastKnownGood(for: EvaluationContext(targetingKey: "app"))?.snapshot.version == "app-\(rounds)")
+        #expect(client.store.lastKnownGood(for: EvaluationContext(targetingKey: "widget"))?.snapshot.version == "widget-\(rounds)")
         #expect(!FileManager.default.fileExists(atPath: file.path + ".corrupt"))
     }
 
@@ -136,14 +136,14 @@ struct CrashSafetyTests {
         let first = FallbackClient(fileURL: file, context: a)
         let second = FallbackClient(fileURL: file, context: b)
         for i in 1...5 {
-            try first.save(snapshot(["n": .int(i)], version: "a\(i)"), for: a)
-            try second.save(snapshot(["n": .int(i)], version: "b\(i)"), for: b)
+            try first.store.save(snapshot(["n": .int(i)], version: "a\(i)"), etag: nil, for: a)
+            try second.store.save(snapshot(["n": .int(i)], version: "b\(i)"), etag: nil, for: b)
         }
         let reader = FallbackClient(fileURL: file)
-        #expect(reader.storedSnapshot(for: a)?.version == "a5")
-        #expect(reader.storedSnapshot(for: b)?.version == "b5")
+        #expect(reader.store.lastKnownGood(for: a)?.snapshot.version == "a5")
+        #expect(reader.store.lastKnownGood(for: b)?.snapshot.version == "b5")
         // Each writer now knows the other's context too.
-        #expect(first.storedContextFingerprints.count == 2)
+        #expect(first.store.fingerprints.count == 2)
         }
     }
 
@@ -156,11 +156,13 @@ struct CrashSafetyTests {
         let client = FallbackClient(fileURL: file)
         let clock = ContinuousClock()
         let start = clock.now
-        #expect(throws: FallbackWriteError.self) { try client.save(snapshot(["n": 1]), for: EvaluationContext(targetingKey: "x")) }
+        let error = #expect(throws: LastKnownGoodStore.WriteError.self) {
+            try client.store.save(snapshot(["n": 1]), etag: nil, for: EvaluationContext(targetingKey: "x"))
+        }
         #expect(clock.now - start >= .seconds(2))
-        #expect(client.recentEvents.contains { if case .fallbackWriteFailed(let reason) = $0 { reason.contains("locked") } else { false } })
-        // The value is still served from memory for this session.
-        #expect(client.storedSnapshot(for: EvaluationContext(targetingKey: "x"))?.flags["n"]?.value == 1)
+        #expect(error?.reason.contains("locked") == true)
+        // The value is still kept in memory for this session.
+        #expect(client.store.lastKnownGood(for: EvaluationContext(targetingKey: "x"))?.snapshot.flags["n"]?.value == 1)
         }
     }
 }

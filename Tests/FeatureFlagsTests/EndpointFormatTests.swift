@@ -9,13 +9,13 @@ struct EndpointFormatTests {
     let context = EvaluationContext(targetingKey: "user-1", venue: "venue-42", partner: "auralink", planTier: "business")
     let at = Date(timeIntervalSince1970: 1_750_000_000)
 
-    private func decode(_ endpoint: any FlagEndpoint, _ json: String, etag: String? = "\"t\"") throws -> FlagFetchResult {
-        try endpoint.decode(FlagResponse(status: 200, headers: etag.map { ["ETag": $0] } ?? [:], body: Array(json.utf8)), for: context, fetchedAt: at)
+    private func decode(_ endpoint: any FlagEndpoint, _ json: String, etag: String? = "\"t\"") throws -> DecodedFlags {
+        try endpoint.decode(FlagResponse(status: 200, headers: etag.map { ["ETag": $0] } ?? [:], body: Array(json.utf8)), for: context)
     }
 
-    private func flags(_ result: FlagFetchResult) -> [String: FlagEntry] {
-        if case .snapshot(let s) = result { return s.flags }
-        Issue.record("expected a snapshot")
+    private func flags(_ result: DecodedFlags) -> [String: FlagEntry] {
+        if case .flags(let flags, _, _) = result { return flags }
+        Issue.record("expected flags")
         return [:]
     }
 
@@ -49,7 +49,7 @@ struct EndpointFormatTests {
         #expect(f["broken"] == FlagEntry(value: nil, reason: .error, errorCode: .parseError, metadata: ["errorDetails": "bad rule"]))
         #expect(f["odd"]?.errorCode == .general)
         // A flag the service could not evaluate reads as the code default, with its code.
-        let client = InMemorySnapshot(FlagSnapshot(flags: f, origin: .network))
+        let client = InMemorySnapshot(FlagSnapshot(flags: f))
         #expect(client.details(FlagKey("broken", default: 7)).errorCode == .parseError)
         #expect(client.value(FlagKey("deferred", default: 42)) == 42)
     }
@@ -118,19 +118,20 @@ struct EndpointFormatTests {
         let body = try FlagJSON.parse(request.body ?? []).objectValue ?? [:]
         #expect(body["appId"] == "1:508767403424:ios:abc" && body["appInstanceId"] == "inst-1" && body["appVersion"] == "1.2.3")
         let properties = body["analyticsUserProperties"]?.objectValue ?? [:]
-        #expect(properties["provider_plan_type"] == "auralink_business", "seed 000's user property")
+        #expect(properties["partner"] == "auralink" && properties["plan_tier"] == "business", "every scalar attribute")
+        #expect(properties["provider_plan_type"] == nil, "no demo-specific properties by default")
         #expect(properties["venue"] == "venue-42")
     }
 
     @Test func firebaseStates() throws {
         let endpoint = FirebaseRemoteConfigEndpoint(projectID: "p", apiKey: "k", appID: "a", appInstanceID: "i")
         let update = try decode(endpoint, ##"{"entries":{"plan_data_limit":"750","plan_priority_support":"true","plan_feature_list":"[\"usage\",\"team\"]","plan_themeColor":"#2C3E50"},"state":"UPDATE","templateVersion":"17"}"##)
-        guard case .snapshot(let s) = update else {
-            Issue.record("expected a snapshot")
+        guard case .flags(let entries, let version, _) = update else {
+            Issue.record("expected flags")
             return
         }
-        #expect(s.version == "17")
-        let client = InMemorySnapshot(s)
+        #expect(version == "17")
+        let client = InMemorySnapshot(FlagSnapshot(flags: entries))
         #expect(client.value(FlagKey("plan_data_limit", default: 0)) == 750)
         #expect(client.value(FlagKey("plan_priority_support", default: false)))
         #expect(client.value(FlagKey("plan_feature_list", default: [String]())) == ["usage", "team"])
@@ -168,7 +169,7 @@ struct EndpointFormatTests {
         #expect(f["new_checkout"]?.value == true && f["new_checkout"]?.variant == nil)
         #expect(f["banner"]?.value == true && f["banner"]?.variant == "blue")
         #expect(f["banner.payload"]?.value == .string(#"{"title":"Hi"}"#))
-        let client = InMemorySnapshot(FlagSnapshot(flags: f, origin: .network))
+        let client = InMemorySnapshot(FlagSnapshot(flags: f))
         struct Banner: Codable, Sendable { let title: String }
         #expect(client.value(FlagKey("banner.payload", default: Banner(title: "-"))).title == "Hi")
         #expect(client.value(FlagKey("limit.payload", default: 0)) == 750)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import FeatureFlags
+import FlagServer
 
 @Suite("EvaluationContext")
 struct EvaluationContextTests {
@@ -44,8 +45,8 @@ struct EvaluationContextTests {
             targetingKey: "u", venue: "v", partner: "auralink", planTier: "business", region: "us", appVersion: "1.2.3.4",
             attributes: ["extra": true])
         #expect(context.string(EvaluationContext.Attribute.venue) == "v")
-        #expect(context.string(EvaluationContext.Attribute.partner) == "auralink")
-        #expect(context.string(EvaluationContext.Attribute.planTier) == "business")
+        #expect(context.string(DemoAttribute.partner) == "auralink")
+        #expect(context.string(DemoAttribute.planTier) == "business")
         #expect(context.string(EvaluationContext.Attribute.region) == "us")
         #expect(context.string(EvaluationContext.Attribute.appVersion) == "1.2.3.4")
         #expect(context["extra"] == true)

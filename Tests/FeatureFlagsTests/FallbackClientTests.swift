@@ -11,7 +11,7 @@ struct FallbackClientTests {
         try await blocking {
             let dir = TempDir()
             let client = FallbackClient(fileURL: dir.url("flags.lkg"), bundledDefaults: .values(["plan_themeColor": "#111111"]))
-            #expect(client.loadOutcome == .noFile)
+            #expect(client.store.loadOutcome == .noFile)
             #expect(client.status == .ready)
             let theme = client.details(.themeColor)
             #expect(theme.value == "#111111")
@@ -22,129 +22,62 @@ struct FallbackClientTests {
         }
     }
 
-    @Test func roundTripAcrossRelaunch() async throws {
+    @Test func servesTheStoredSnapshotAsTheFallback() async throws {
         try await blocking {
             let dir = TempDir()
             let url = dir.url("flags.lkg")
             let fetched = FlagSnapshot(
-                flags: [
-                    "plan_themeColor": FlagEntry(value: "#3498DB", variant: "blue", reason: .targetingMatch, metadata: ["m": [1, 2.0]]),
-                    "odd": FlagEntry(value: nil, reason: .error, errorCode: .parseError),
-                    "nested": FlagEntry(value: ["a": ["b": [.null, true, -3, 0.25, "é"]]]),
-                ],
-                version: "2025-08-04T10:00:00Z", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000.5), ttl: 86_400,
-                etag: "\"abc\"", origin: .network)
-            do {
-                let client = FallbackClient(fileURL: url, context: personal)
-                try client.save(fetched, for: personal)
-                #expect(client.value(.themeColor) == "#3498DB")
-            }
+                flags: ["plan_themeColor": FlagEntry(value: "#3498DB", variant: "blue", reason: .targetingMatch)],
+                version: "2025-08-04T10:00:00Z", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000.5), ttl: 86_400)
+            try LastKnownGoodStore(fileURL: url).save(fetched, etag: nil, for: personal)
             let clock = ManualDate(Date(timeIntervalSince1970: 1_750_000_100.5))
-            let relaunched = FallbackClient(fileURL: url, now: clock.function)
-            #expect(relaunched.loadOutcome == .loaded(contexts: 1, bytes: try Data(contentsOf: url).count))
-            #expect(relaunched.currentContextFingerprint == personal.fingerprint)
-            let restored = relaunched.snapshot
-            #expect(restored.flags == fetched.flags)
-            #expect(restored.version == fetched.version)
-            #expect(restored.fetchedAt == fetched.fetchedAt)
-            #expect(restored.ttl == 86_400)
-            #expect(restored.etag == "\"abc\"")
-            #expect(restored.origin == .fallback)
-            #expect(restored.contextFingerprint == personal.fingerprint)
-            let details = relaunched.details(.themeColor)
+            // No context given: the most recently used one.
+            let client = FallbackClient(fileURL: url, now: clock.function)
+            #expect(client.snapshot == fetched)
+            let details = client.details(.themeColor)
+            #expect(details.value == "#3498DB")
             #expect(details.source == .fallback)
             #expect(details.reason == .cached)
             #expect(details.variant == "blue")
             #expect(details.age == 100)
             #expect(details.snapshotVersion == "2025-08-04T10:00:00Z")
-            #expect(relaunched.recentEvents.first == .fallbackLoaded(contexts: 1, bytes: try Data(contentsOf: url).count))
+            #expect(client.recentEvents.first == .fallbackLoaded(contexts: 1, bytes: try Data(contentsOf: url).count))
+            #expect(client.recentEvents.last == .ready)
         }
     }
 
-    @Test func contextsAreIsolated() async throws {
-        try await blocking {
-            let dir = TempDir()
-            let client = FallbackClient(fileURL: dir.url("f"), context: personal)
-            try client.save(snapshot(auraLinkPersonal), for: personal)
-            try client.save(snapshot(auraLinkBusiness), for: business)
-            // Saving another context does not change what is served.
-            #expect(client.value(.themeColor) == "#3498DB")
-            client.select(business)
-            #expect(client.value(.themeColor) == "#2C3E50")
-            // A context with no Last-Known-Good never sees another context's values.
-            let stranger = EvaluationContext(targetingKey: "user-2")
-            #expect(client.select(stranger) == nil)
-            #expect(client.value(.themeColor) == "#000000")
-            #expect(client.details(.themeColor).source == .codeDefault)
-            client.select(personal)
-            #expect(client.value(.themeColor) == "#3498DB")
-            // Relaunch for a specific context.
-            let relaunched = FallbackClient(fileURL: dir.url("f"), context: business)
-            #expect(relaunched.value(.themeColor) == "#2C3E50")
-            let unknown = FallbackClient(fileURL: dir.url("f"), context: stranger)
-            #expect(unknown.snapshot == .empty)
-        }
-    }
-
-    @Test func leastRecentlyUsedContextsAreEvicted() async throws {
-        try await blocking {
-            let dir = TempDir()
-            let url = dir.url("f")
-            let client = FallbackClient(fileURL: url, capacity: 3)
-            let contexts = (0..<5).map { EvaluationContext(targetingKey: "user-\($0)") }
-            for (n, context) in contexts.prefix(3).enumerated() {
-                try client.save(snapshot(["n": .int(n)]), for: context)
-            }
-            // Using context 0 makes it most recent, so context 1 is evicted next.
-            client.select(contexts[0])
-            try client.save(snapshot(["n": 3]), for: contexts[3])
-            #expect(client.storedContextFingerprints == [contexts[3], contexts[0], contexts[2]].map(\.fingerprint))
-            try client.save(snapshot(["n": 4]), for: contexts[4])
-            #expect(client.storedContextFingerprints == [contexts[4], contexts[3], contexts[0]].map(\.fingerprint))
-            let relaunched = FallbackClient(fileURL: url, capacity: 3)
-            #expect(relaunched.storedContextFingerprints == [contexts[4], contexts[3], contexts[0]].map(\.fingerprint))
-            #expect(relaunched.storedSnapshot(for: contexts[0])?.flags["n"]?.value == 0)
-            #expect(relaunched.storedSnapshot(for: contexts[1]) == nil)
-        }
-    }
-
-    @Test func defaultCapacityIsFive() async throws {
-        try await blocking {
-            let dir = TempDir()
-            let client = FallbackClient(fileURL: dir.url("f"))
-            for n in 0..<7 { try client.save(snapshot(["n": .int(n)]), for: EvaluationContext(targetingKey: "u\(n)")) }
-            #expect(client.capacity == 5)
-            #expect(client.storedContextFingerprints.count == 5)
-        }
-    }
-
-    @Test func savingTheCurrentContextServesAndAnnouncesIt() async throws {
+    @Test func identifyServesAnotherContextNeverAMix() async throws {
         let dir = TempDir()
-        let client = FallbackClient(fileURL: dir.url("f"), context: personal)
-        let changes = client.changes()
-        try client.save(snapshot(auraLinkPersonal), for: personal)
-        let change = await first(1, of: changes)
-        #expect(change.first?.keys.contains("plan_themeColor") == true)
+        let store = LastKnownGoodStore(fileURL: dir.url("f"))
+        try store.save(snapshot(auraLinkPersonal), etag: nil, for: personal)
+        try store.save(snapshot(auraLinkBusiness), etag: nil, for: business)
+        let client = FallbackClient(store: store, context: personal)
         #expect(client.value(.themeColor) == "#3498DB")
+        let changes = client.changes()
+        client.identify(business)
+        #expect(client.value(.themeColor) == "#2C3E50")
+        #expect(await first(1, of: changes).first?.keys.contains("plan_themeColor") == true)
+        // A context with no Last-Known-Good never sees another context's values.
+        client.identify(EvaluationContext(targetingKey: "user-2"))
+        #expect(client.value(.themeColor) == "#000000")
+        #expect(client.details(.themeColor).source == .codeDefault)
+        #expect(client.snapshot == .empty)
+        client.identify(personal)
+        #expect(client.value(.themeColor) == "#3498DB")
+        // Another client on the same store, for a specific context.
+        #expect(FallbackClient(store: store, context: business).value(.themeColor) == "#2C3E50")
     }
 
-    @Test func fileIsPrivate() async throws {
-        try await blocking {
-            let dir = TempDir()
-            let url = dir.url("nested/dir/flags.lkg")
-            let client = FallbackClient(fileURL: url)
-            try client.save(snapshot(auraLinkPersonal), for: personal)
-            #expect(FileIO.permissions(url.path) == 0o600)
-            #expect(FileIO.permissions(dir.url("nested/dir").path) == 0o700)
-            // A replaced file stays private even if someone loosened the old one.
-            chmod(url.path, 0o644)
-            try client.save(snapshot(auraLinkBusiness), for: business)
-            #expect(FileIO.permissions(url.path) == 0o600)
-            // No temp file is left behind.
-            #expect(dir.files() == ["nested"])
-            #expect((try? FileManager.default.contentsOfDirectory(atPath: dir.url("nested/dir").path))?.sorted() == ["flags.lkg", "flags.lkg.lock"])
-            #expect(FileIO.permissions(dir.url("nested/dir/flags.lkg.lock").path) == 0o600)
-        }
+    @Test func whatTheStoreSavesLaterIsNotServedBehindTheClientsBack() throws {
+        let dir = TempDir()
+        let store = LastKnownGoodStore(fileURL: dir.url("f"))
+        let client = FallbackClient(store: store, context: personal)
+        try store.save(snapshot(auraLinkPersonal), etag: nil, for: personal)
+        // The store only stores: the client serves what it loaded until it identifies again,
+        // and then what the store holds for that context now.
+        #expect(client.value(.themeColor) == "#000000")
+        client.identify(personal)
+        #expect(client.value(.themeColor) == "#3498DB")
     }
 
     @Test func killSwitchSurvivesARelaunch() async throws {
@@ -154,7 +87,7 @@ struct FallbackClientTests {
             var killed = auraLinkPersonal
             killed["kill_switch"] = true
             killed["new_checkout"] = true
-            try FallbackClient(fileURL: url, context: personal).save(snapshot(killed), for: personal)
+            try LastKnownGoodStore(fileURL: url).save(snapshot(killed), etag: nil, for: personal)
             let relaunched = FallbackClient(fileURL: url, context: personal)
             #expect(relaunched.isKillSwitchActive)
             #expect(relaunched.value(.newCheckout) == false)
@@ -168,9 +101,10 @@ struct FallbackClientTests {
             let dir = TempDir()
             let defaults = dir.url("defaults.json")
             try Data(##"{"plan_themeColor":"#222222","plan_data_limit":100}"##.utf8).write(to: defaults)
-            let client = FallbackClient(fileURL: dir.url("f"), context: personal, bundledDefaults: .jsonFile(defaults))
-            #expect(client.value(.themeColor) == "#222222")
-            try client.save(snapshot(["plan_themeColor": "#3498DB"]), for: personal)
+            let store = LastKnownGoodStore(fileURL: dir.url("f"))
+            #expect(FallbackClient(store: store, context: personal, bundledDefaults: .jsonFile(defaults)).value(.themeColor) == "#222222")
+            try store.save(snapshot(["plan_themeColor": "#3498DB"]), etag: nil, for: personal)
+            let client = FallbackClient(store: store, context: personal, bundledDefaults: .jsonFile(defaults))
             // The snapshot wins; the defaults fill what it lacks.
             #expect(client.value(.themeColor) == "#3498DB")
             #expect(client.int("plan_data_limit", default: 0) == 100)
@@ -184,71 +118,12 @@ struct FallbackClientTests {
             try Data("[1,2".utf8).write(to: bad)
             let client = FallbackClient(fileURL: dir.url("f"), bundledDefaults: .jsonFile(bad))
             #expect(client.value(.themeColor) == "#000000")
-            #expect(client.recentEvents.contains { if case .error(.parseError, _) = $0 { return true } else { return false } })
+            #expect(client.recentEvents.contains { $0.kind == .error && $0.errorCode == .parseError })
             let missing = FallbackClient(fileURL: dir.url("f"), bundledDefaults: .jsonFile(dir.url("absent.json")))
-            #expect(missing.recentEvents.contains { if case .error = $0 { return true } else { return false } })
+            #expect(missing.recentEvents.contains { $0.kind == .error })
             try Data("[1,2]".utf8).write(to: bad)
             let notObject = FallbackClient(fileURL: dir.url("f"), bundledDefaults: .jsonFile(bad))
             #expect(notObject.recentEvents.contains(.error(.parseError, message: "bundled defaults file is not a JSON object")))
-        }
-    }
-
-    @Test func removeAndRemoveAll() async throws {
-        try await blocking {
-            let dir = TempDir()
-            let client = FallbackClient(fileURL: dir.url("f"), context: personal)
-            try client.save(snapshot(auraLinkPersonal), for: personal)
-            try client.save(snapshot(auraLinkBusiness), for: business)
-            try client.remove(personal)
-            #expect(client.snapshot == .empty)
-            #expect(client.storedContextFingerprints == [business.fingerprint])
-            try client.removeAll()
-            #expect(FallbackClient(fileURL: dir.url("f")).storedContextFingerprints.isEmpty)
-        }
-    }
-
-    @Test func leftoverTempFilesAreIgnored() async throws {
-        try await blocking {
-            let dir = TempDir()
-            let url = dir.url("flags.lkg")
-            try FallbackClient(fileURL: url).save(snapshot(auraLinkPersonal), for: personal)
-            // A crash mid-write leaves a temp file beside the real one.
-            try Data("half-written garbage".utf8).write(to: dir.url(".flags.lkg.tmp-123-456"))
-            let relaunched = FallbackClient(fileURL: url)
-            #expect(relaunched.value(.themeColor) == "#3498DB")
-            try relaunched.save(snapshot(auraLinkBusiness), for: business)
-            #expect(FallbackClient(fileURL: url, context: business).value(.themeColor) == "#2C3E50")
-        }
-    }
-
-    @Test func defaultLocationFollowsXDGStateHome() async throws {
-        try await blocking {
-            let url = FallbackClient.defaultFileURL(appName: "MyApp")
-            #expect(url.lastPathComponent == "flags.lkg")
-            #expect(url.deletingLastPathComponent().lastPathComponent == "MyApp")
-            #if os(Linux)
-            let env = ProcessInfo.processInfo.environment
-            if let state = env["XDG_STATE_HOME"], state.hasPrefix("/") {
-                #expect(url.path.hasPrefix(state))
-            } else {
-                #expect(url.path.contains("/.local/state/MyApp"))
-            }
-            #endif
-        }
-    }
-
-    @Test func coldStartDecodesOnlyTheCurrentContext() async throws {
-        try await blocking {
-            let dir = TempDir()
-            let url = dir.url("f")
-            let client = FallbackClient(fileURL: url)
-            var big: [String: FlagValue] = [:]
-            for i in 0..<1_000 { big["flag_\(i)"] = i % 2 == 0 ? .bool(true) : .string("value-\(i)") }
-            for n in 0..<5 { try client.save(snapshot(big), for: EvaluationContext(targetingKey: "u\(n)")) }
-            let relaunched = FallbackClient(fileURL: url)
-            #expect(relaunched.snapshot.flags.count == 1_000)
-            #expect(relaunched.bool("flag_0", default: false))
-            #expect(relaunched.string("flag_1", default: "") == "value-1")
         }
     }
 }

@@ -4,7 +4,7 @@ import Testing
 
 /// Every way the fallback file can be unusable: each loads an empty store with an event,
 /// keeps the bad file aside, and never crashes.
-@Suite("FallbackClient with unusable files")
+@Suite("The fallback file when it is unusable")
 struct FallbackCorruptionTests {
     let context = EvaluationContext(targetingKey: "user-1", venue: "v-42")
 
@@ -13,14 +13,14 @@ struct FallbackCorruptionTests {
         let dir = TempDir()
         let url = dir.url("f")
         let client = FallbackClient(fileURL: url)
-        try client.save(snapshot(auraLinkPersonal), for: EvaluationContext(targetingKey: "a"))
-        try client.save(snapshot(auraLinkBusiness), for: EvaluationContext(targetingKey: "b"))
-        try client.save(snapshot(["nested": ["x": [1, 2.5, .null]], "kill_switch": false]), for: context)
+        try client.store.save(snapshot(auraLinkPersonal), etag: nil, for: EvaluationContext(targetingKey: "a"))
+        try client.store.save(snapshot(auraLinkBusiness), etag: nil, for: EvaluationContext(targetingKey: "b"))
+        try client.store.save(snapshot(["nested": ["x": [1, 2.5, .null]], "kill_switch": false]), etag: nil, for: context)
         return try FileIO.read(url.path)
     }
 
     private func rejection(_ client: FallbackClient) -> (reason: String, keptAt: String?)? {
-        if case .rejected(let reason, let keptAt) = client.loadOutcome { return (reason, keptAt) }
+        if case .rejected(let reason, let keptAt) = client.store.loadOutcome { return (reason, keptAt) }
         return nil
     }
 
@@ -38,7 +38,7 @@ struct FallbackCorruptionTests {
         #expect(rejected.keptAt == url.path + ".corrupt", sourceLocation: sourceLocation)
         #expect(try FileIO.read(url.path + ".corrupt") == bytes, sourceLocation: sourceLocation)
         #expect(client.snapshot == .empty, sourceLocation: sourceLocation)
-        #expect(client.storedContextFingerprints.isEmpty, sourceLocation: sourceLocation)
+        #expect(client.store.fingerprints.isEmpty, sourceLocation: sourceLocation)
         #expect(client.recentEvents.contains(.fallbackRejected(reason: rejected.reason, keptAt: rejected.keptAt)), sourceLocation: sourceLocation)
         #expect(client.value(.themeColor) == "#000000", sourceLocation: sourceLocation)
     }
@@ -53,13 +53,13 @@ struct FallbackCorruptionTests {
                 let truncated = Array(bytes[0..<length])
                 try Data(truncated).write(to: url)
                 let client = FallbackClient(fileURL: url, context: context)
-                guard case .rejected(_, let keptAt) = client.loadOutcome else {
+                guard case .rejected(_, let keptAt) = client.store.loadOutcome else {
                     Issue.record("truncation at \(length) was accepted")
                     continue
                 }
                 #expect(keptAt == url.path + ".corrupt")
                 #expect(client.snapshot == .empty)
-                #expect(client.recentEvents.contains { if case .fallbackRejected = $0 { true } else { false } })
+                #expect(client.recentEvents.contains { $0.kind == .fallbackRejected })
             }
             // The whole file still loads.
             let dir = TempDir()
@@ -131,14 +131,13 @@ struct FallbackCorruptionTests {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
             try Data("keep me".utf8).write(to: url.appendingPathComponent("inside.txt"))
             let client = FallbackClient(fileURL: url, context: context)
-            #expect(client.loadOutcome == .rejected(reason: "a directory stands where the file should be", keptAt: nil))
+            #expect(client.store.loadOutcome == .rejected(reason: "a directory stands where the file should be", keptAt: nil))
             #expect(client.snapshot == .empty)
-            // Saving fails with an error and an event; the directory is untouched.
-            #expect(throws: FallbackWriteError.self) { try client.save(snapshot(auraLinkPersonal), for: context) }
-            #expect(client.recentEvents.contains { if case .fallbackWriteFailed = $0 { true } else { false } })
+            // Saving fails with an error; the directory is untouched.
+            #expect(throws: LastKnownGoodStore.WriteError.self) { try client.store.save(snapshot(auraLinkPersonal), etag: nil, for: context) }
             #expect(try String(contentsOf: url.appendingPathComponent("inside.txt"), encoding: .utf8) == "keep me")
-            // The values are still served from memory for this session.
-            #expect(client.value(.themeColor) == "#3498DB")
+            // The values are still kept in memory for this session.
+            #expect(client.store.lastKnownGood(for: context)?.snapshot.flags["plan_themeColor"]?.value == "#3498DB")
             #expect(dir.files() == ["flags.lkg", "flags.lkg.lock"])
         }
     }
@@ -151,9 +150,9 @@ struct FallbackCorruptionTests {
             try Data(bytes).write(to: url)
             // Root reads any file whatever its mode, so inject the failure the kernel gives others.
             let client = FallbackClient(
-                fileURL: url, context: context, bundledDefaults: .none, capacity: 5, killSwitchKey: "kill_switch",
-                now: { Date() }, read: { _ throws(FileIOError) in throw .permissionDenied })
-            #expect(client.loadOutcome == .rejected(reason: "unreadable: permission denied", keptAt: url.path + ".corrupt"))
+                store: LastKnownGoodStore(fileURL: url, capacity: 5, read: { _ throws(FileIOError) in throw .permissionDenied }),
+                context: context)
+            #expect(client.store.loadOutcome == .rejected(reason: "unreadable: permission denied", keptAt: url.path + ".corrupt"))
             #expect(try FileIO.read(url.path + ".corrupt") == bytes)
             #expect(client.snapshot == .empty)
         }
@@ -167,7 +166,7 @@ struct FallbackCorruptionTests {
             try Data(try validFileBytes()).write(to: url)
             chmod(url.path, 0o000)
             let client = FallbackClient(fileURL: url, context: context)
-            #expect(client.loadOutcome == .rejected(reason: "unreadable: permission denied", keptAt: url.path + ".corrupt"))
+            #expect(client.store.loadOutcome == .rejected(reason: "unreadable: permission denied", keptAt: url.path + ".corrupt"))
             #expect(client.snapshot == .empty)
         }
     }
@@ -178,8 +177,8 @@ struct FallbackCorruptionTests {
             let url = dir.url("flags.lkg")
             #expect(mkfifo(url.path, 0o600) == 0)
             let client = FallbackClient(fileURL: url, context: context)
-            #expect(client.loadOutcome == .rejected(reason: "unreadable: not a regular file", keptAt: url.path + ".corrupt"))
-            try client.save(snapshot(auraLinkPersonal), for: context)
+            #expect(client.store.loadOutcome == .rejected(reason: "unreadable: not a regular file", keptAt: url.path + ".corrupt"))
+            try client.store.save(snapshot(auraLinkPersonal), etag: nil, for: context)
             #expect(FallbackClient(fileURL: url, context: context).value(.themeColor) == "#3498DB")
         }
     }
@@ -193,10 +192,10 @@ struct FallbackCorruptionTests {
             // A non-empty directory at the quarantine path makes the move fail.
             try FileManager.default.createDirectory(atPath: url.path + ".corrupt/x", withIntermediateDirectories: true)
             let client = FallbackClient(fileURL: url, context: context)
-            #expect(client.loadOutcome == .rejected(reason: "the file is not a fallback file (bad magic)", keptAt: nil))
-            #expect(throws: FallbackWriteError.self) { try client.save(snapshot(auraLinkPersonal), for: context) }
+            #expect(client.store.loadOutcome == .rejected(reason: "the file is not a fallback file (bad magic)", keptAt: nil))
+            #expect(throws: LastKnownGoodStore.WriteError.self) { try client.store.save(snapshot(auraLinkPersonal), etag: nil, for: context) }
             #expect(try FileIO.read(url.path) == garbage)
-            #expect(client.value(.themeColor) == "#3498DB")
+            #expect(client.store.lastKnownGood(for: context) != nil, "kept in memory")
         }
     }
 
@@ -206,9 +205,9 @@ struct FallbackCorruptionTests {
             let url = dir.url("flags.lkg")
             try Data([1, 2, 3]).write(to: url)
             let client = FallbackClient(fileURL: url, context: context)
-            try client.save(snapshot(auraLinkPersonal), for: context)
+            try client.store.save(snapshot(auraLinkPersonal), etag: nil, for: context)
             let relaunched = FallbackClient(fileURL: url, context: context)
-            #expect(relaunched.loadOutcome == .loaded(contexts: 1, bytes: try FileIO.read(url.path).count))
+            #expect(relaunched.store.loadOutcome == .loaded(contexts: 1, bytes: try FileIO.read(url.path).count))
             #expect(relaunched.value(.themeColor) == "#3498DB")
             #expect(try FileIO.read(url.path + ".corrupt") == [1, 2, 3])
         }
@@ -237,8 +236,8 @@ struct FallbackCorruptionTests {
                 try Data(file).write(to: url)
                 let client = FallbackClient(fileURL: url, context: context)
                 #expect(client.snapshot == .empty)
-                #expect(client.recentEvents.contains { if case .fallbackRejected = $0 { true } else { false } })
-                #expect(client.storedContextFingerprints.isEmpty)
+                #expect(client.recentEvents.contains { $0.kind == .fallbackRejected })
+                #expect(client.store.fingerprints.isEmpty)
             }
         }
     }

@@ -108,9 +108,8 @@ struct FlagCtlTests {
         #expect(field(7, "plan_themeColor") == "#1ABC9C" && field(7, "limited_mode") == false && field(7, "status") == "READY")
         // 8 the server goes away → Last-Known-Good, still serving.
         #expect(field(8, "plan_themeColor") == "#1ABC9C" && field(8, "source") == "fallback" && field(8, "status") == "ERROR")
-        #expect(field(8, "mode") == "fallback")
         // 9 back online.
-        #expect(field(9, "source") == "network" && field(9, "status") == "READY" && field(9, "mode") == "online")
+        #expect(field(9, "source") == "network" && field(9, "status") == "READY" )
         // 10 venue change → exactly one re-fetch, the venue pilot on.
         #expect(field(10, "new_checkout") == true)
         #expect(field(10, "note")?.stringValue?.hasPrefix("1 re-fetch") == true)
@@ -141,7 +140,7 @@ struct FlagCtlTests {
         let (online, onlineOut) = await run(arguments)
         #expect(online == 0)
         let lines = jsonLines(onlineOut.out)
-        #expect(lines.first?["status"] == "READY" && lines.first?["mode"] == "online")
+        #expect(lines.first?["status"] == "READY" && lines.first?["source"] == "network")
         let theme = lines.first { $0["flag"] == "plan_themeColor" }
         #expect(theme?["value"] == "#2C3E50" && theme?["source"] == "network" && theme?["reason"] == "TARGETING_MATCH")
         #expect(theme?["variant"] == "auralink-business" && theme?["version"] == "2025-08-04T10:00:00Z")
@@ -151,7 +150,7 @@ struct FlagCtlTests {
         let (offline, offlineOut) = await run(arguments)
         #expect(offline == 0)
         let again = jsonLines(offlineOut.out)
-        #expect(again.first?["status"] == "ERROR" && again.first?["mode"] == "fallback")
+        #expect(again.first?["status"] == "ERROR" && again.first?["source"] == "fallback")
         #expect(again.first?["outcome"]?.stringValue?.contains("serving the fallback") == true)
         let cached = again.first { $0["flag"] == "plan_themeColor" }
         #expect(cached?["value"] == "#2C3E50" && cached?["source"] == "fallback" && cached?["reason"] == "CACHED")
@@ -162,13 +161,13 @@ struct FlagCtlTests {
         defer { server.stop() }
         let (status, out) = await run(["eval", "--endpoint", server.flagsURL.absoluteString, "--context", "partner=zenithsat", "--context", "plan_tier=personal"])
         #expect(status == 0)
-        #expect(out.out.first?.hasPrefix("status READY · online · fetched") == true)
+        #expect(out.out.first?.hasPrefix("status READY · network · fetched") == true)
         #expect(out.out.contains { $0.hasPrefix("FLAG ") && $0.contains("SOURCE") })
         #expect(out.out.contains { $0.hasPrefix("plan_displayName") && $0.contains("\"ZenithSat Home\"") && $0.contains("network") })
         server.fault = .hangBeforeHeaders
         let (timedOut, timedOutOut) = await run(["eval", "--endpoint", server.flagsURL.absoluteString, "--timeout", "0.3"])
         #expect(timedOut == 0)
-        #expect(timedOutOut.out.first == "status ERROR · fallback · fetch failed (no answer within 300 ms); serving the fallback")
+        #expect(timedOutOut.out.first == "status ERROR · code_default · fetch failed (no answer within 300 ms); serving the fallback")
         #expect(timedOutOut.out.contains("(no flags: nothing fetched and nothing stored for this context)"))
     }
 
@@ -246,9 +245,9 @@ struct FlagCtlTests {
         #expect(await eventually { captured.out.first?.hasPrefix("serving ") == true })
         let banner = try #require(captured.out.first)
         let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
-        let client = OnlineClient(endpoint: JSONFlagEndpoint(post: URL(string: base + "/flags")!))
+        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: base + "/flags")!))
         defer { client.shutdown() }
-        _ = try await client.fetch(for: auraPersonal)
+        _ = await client.fetch(auraPersonal)
         #expect(await eventually { captured.out.contains { $0.contains("POST /flags ctx=\(auraPersonal.fingerprint.prefix(12)) 200") } })
         // Editing the file is picked up without a request.
         var changed = ServerDocument.seedExample

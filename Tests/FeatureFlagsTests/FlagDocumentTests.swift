@@ -81,21 +81,11 @@ struct FlagDocumentTests {
         }
     }
 
-    @Test func decodeBuildsANetworkSnapshot() throws {
+    @Test func decodeReadsFlagsVersionAndTTL() throws {
         let endpoint = JSONFlagEndpoint(post: URL(string: "https://x.example/flags")!)
         let body = FlagDocument(version: "v9", ttl: 60, flags: ["a": FlagEntry(value: 1)]).jsonBytes()
-        let at = Date(timeIntervalSince1970: 1_000)
-        let result = try endpoint.decode(FlagResponse(status: 200, headers: ["ETag": "\"t\""], body: body), for: context, fetchedAt: at)
-        guard case .snapshot(let snapshot) = result else {
-            Issue.record("expected a snapshot")
-            return
-        }
-        #expect(snapshot.version == "v9")
-        #expect(snapshot.ttl == 60)
-        #expect(snapshot.etag == "\"t\"")
-        #expect(snapshot.origin == .network)
-        #expect(snapshot.fetchedAt == at)
-        #expect(snapshot.contextFingerprint == context.fingerprint)
+        let result = try endpoint.decode(FlagResponse(status: 200, headers: ["ETag": "\"t\""], body: body), for: context)
+        #expect(result == .flags(["a": FlagEntry(value: 1)], version: "v9", ttl: 60))
         #expect(endpoint.failureDetail(FlagResponse(status: 500, body: Array(#"{"error":"db down"}"#.utf8))) == "db down")
         #expect(endpoint.failureDetail(FlagResponse(status: 500, body: Array("oops".utf8))) == nil)
     }

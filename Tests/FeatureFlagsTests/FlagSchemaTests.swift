@@ -85,7 +85,7 @@ struct FlagSchemaTests {
             #"{"flags":{"a":{"pattern":"("}}}"#, #"{"flags":{"a":3}}"#, #"{"unknown_keys":"maybe","flags":{}}"#, "{",
         ]
         for text in cases {
-            #expect(throws: FlagEndpointError.self, "\(text)") { try FlagSchema(json: Array(text.utf8)) }
+            #expect(throws: FlagSchemaError.self, "\(text)") { try FlagSchema(json: Array(text.utf8)) }
         }
     }
 

@@ -37,9 +37,9 @@ struct FlagServerTests {
     @Test func queryParametersTarget() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let client = OnlineClient(endpoint: JSONFlagEndpoint(urlTemplate: server.baseURL.absoluteString + "/flags?partner={partner}&plan_tier={plan_tier}&targetingKey={targetingKey}"))
+        let client = FlagFetcher(endpoint: JSONFlagEndpoint(urlTemplate: server.baseURL.absoluteString + "/flags?partner={partner}&plan_tier={plan_tier}&targetingKey={targetingKey}"))
         defer { client.shutdown() }
-        let result = try await client.fetch(for: EvaluationContext(targetingKey: "u", partner: "zenithsat", planTier: "business"))
+        let result = await client.fetch(EvaluationContext(targetingKey: "u", partner: "zenithsat", planTier: "business"))
         #expect(snapshot(of: result)?.flags["plan_displayName"]?.value == "ZenithSat Pro")
         #expect(server.requests.first?.contextFingerprint == EvaluationContext(targetingKey: "u", partner: "zenithsat", planTier: "business").fingerprint)
     }
@@ -88,37 +88,34 @@ struct FlagServerTests {
     @Test func etagsAreStrongStableAndCompareWeakly() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let client = OnlineClient(endpoint: JSONFlagEndpoint(post: server.flagsURL))
+        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL))
         defer { client.shutdown() }
-        let first = try #require(snapshot(of: try await client.fetch(for: auraPersonal))?.etag)
-        client.setETag(nil, for: auraPersonal)
-        let second = try #require(snapshot(of: try await client.fetch(for: auraPersonal))?.etag)
+        let first = try #require(fetched(await client.fetch(auraPersonal))?.etag)
+        let second = try #require(fetched(await client.fetch(auraPersonal))?.etag)
         #expect(first == second)
-        #expect(first.hasPrefix("\"") && !first.hasPrefix("W/"))
-        for tag in ["W/" + first, "\"other\", " + first, "*"] {
-            client.setETag(tag, for: auraPersonal)
-            #expect(try await client.fetch(for: auraPersonal) == .notModified, "\(tag)")
+        #expect(first.value.hasPrefix("\"") && !first.value.hasPrefix("W/"))
+        for tag in ["W/" + first.value, "\"other\", " + first.value, "*"] {
+            #expect(await client.fetch(auraPersonal, ifNoneMatch: EntityTag(tag, endpoint: first.endpoint)) == .notModified, "\(tag)")
         }
         // Another context's document has another tag.
-        let business = try #require(snapshot(of: try await client.fetch(for: auraBusiness))?.etag)
+        let business = try #require(fetched(await client.fetch(auraBusiness))?.etag)
         #expect(business != first)
         // A document change changes the tag.
         var changed = ServerDocument.seedExample
         changed.base.version = "2025-08-05T00:00:00Z"
         server.document = changed
-        client.setETag(first, for: auraPersonal)
-        #expect(snapshot(of: try await client.fetch(for: auraPersonal))?.version == "2025-08-05T00:00:00Z")
+        #expect(snapshot(of: await client.fetch(auraPersonal, ifNoneMatch: first))?.version == "2025-08-05T00:00:00Z")
     }
 
     @Test func requestLogAndCallback() async throws {
         let seen = Locked<[FlagServer.RequestRecord]>([])
         let server = try FlagServer(document: .seedExample, onRequest: { record in seen.withLock { $0.append(record) } })
         defer { server.stop() }
-        let client = OnlineClient(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(headers: ["X-Api-Key": "k"]))
+        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(headers: ["X-Api-Key": "k"]))
         defer { client.shutdown() }
-        _ = try await client.fetch(for: auraPersonal)
+        _ = await client.fetch(auraPersonal)
         server.fault = .status(503, retryAfter: "1")
-        _ = try? await client.fetch(for: auraPersonal)
+        _ = await client.fetch(auraPersonal)
         let log = server.requests
         #expect(log.count == 2)
         #expect(log[0].index == 0 && log[1].index == 1)

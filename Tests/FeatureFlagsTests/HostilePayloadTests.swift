@@ -20,7 +20,7 @@ struct HostilePayloadTests {
         defer { f.stop() }
         f.server.fault = .body(body)
         let outcome = await f.provider.refresh()
-        guard case .failed(.decode(let error)) = outcome else {
+        guard case .failed(let failure) = outcome, failure.kind == .decode, let error = failure.endpointError else {
             Issue.record("expected a decode failure, got \(outcome)")
             return
         }
@@ -29,7 +29,7 @@ struct HostilePayloadTests {
         #expect(f.provider.status == .error)
         #expect(f.provider.recentEvents.contains(.fetchFailed(.decode(error))))
         // The fallback file still holds the good values.
-        #expect(f.fallback.storedSnapshot(for: auraPersonal)?.flags["plan_themeColor"]?.value == "#3498DB")
+        #expect(f.store.lastKnownGood(for: auraPersonal)?.snapshot.flags["plan_themeColor"]?.value == "#3498DB")
     }
 
     @Test func nesting100000Deep() async throws {
@@ -106,7 +106,7 @@ struct HostilePayloadTests {
         f.clock.advance(by: .seconds(2))
         #expect(await refresh.value == .failed(.timeout(.seconds(2))))
         #expect(f.provider.value(.themeColor) == "#3498DB")
-        #expect(f.provider.mode == .fallback)
+        #expect(f.provider.labels.source == .fallback)
     }
 
     private func residentBytes() -> Int? {

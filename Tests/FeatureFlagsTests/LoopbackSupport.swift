@@ -13,9 +13,9 @@ final class CountingEndpoint: FlagEndpoint, Sendable {
     func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
         try inner.request(for: context, etag: etag)
     }
-    func decode(_ response: FlagResponse, for context: EvaluationContext, fetchedAt: Date) throws(FlagEndpointError) -> FlagFetchResult {
+    func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
         decodes.withLock { $0 += 1 }
-        return try inner.decode(response, for: context, fetchedAt: fetchedAt)
+        return try inner.decode(response, for: context)
     }
     func failureDetail(_ response: FlagResponse) -> String? { inner.failureDetail(response) }
 }
@@ -23,34 +23,40 @@ final class CountingEndpoint: FlagEndpoint, Sendable {
 let auraPersonal = EvaluationContext(targetingKey: "user-1", venue: "venue-7", partner: "auralink", planTier: "personal")
 let auraBusiness = EvaluationContext(targetingKey: "user-1", venue: "venue-7", partner: "auralink", planTier: "business")
 
-/// A server on the seeds' document and a POST client for it.
-func makeServerAndClient(
-    deadline: Duration = .seconds(2), maxBytes: Int = 1 << 20, headers: [String: String] = [:]
-) throws -> (FlagServer, OnlineClient, CountingEndpoint) {
+/// A server on the demo document and a POST fetcher for it.
+func makeServerAndFetcher(
+    budget: Duration = .seconds(2), maxBytes: Int = 1 << 20, headers: [String: String] = [:]
+) throws -> (FlagServer, FlagFetcher, CountingEndpoint) {
     let server = try FlagServer(document: .seedExample)
     let endpoint = CountingEndpoint(JSONFlagEndpoint(post: server.flagsURL))
-    let client = OnlineClient(
-        endpoint: endpoint,
-        configuration: .init(deadline: deadline, maxResponseBytes: maxBytes, headers: headers))
-    return (server, client, endpoint)
+    let fetcher = FlagFetcher(
+        endpoint: endpoint, configuration: .init(budget: budget, maxResponseBytes: maxBytes, headers: headers))
+    return (server, fetcher, endpoint)
+}
+
+/// The snapshot and tag of a result, or a recorded issue.
+func fetched(_ result: FetchResult, sourceLocation: SourceLocation = #_sourceLocation) -> (snapshot: FlagSnapshot, etag: EntityTag?)? {
+    guard case .fetched(let snapshot, let etag) = result else {
+        Issue.record("expected new flags, got \(result)", sourceLocation: sourceLocation)
+        return nil
+    }
+    return (snapshot, etag)
 }
 
 /// The snapshot of a result, or a recorded issue.
-func snapshot(of result: FlagFetchResult, sourceLocation: SourceLocation = #_sourceLocation) -> FlagSnapshot? {
-    guard case .snapshot(let snapshot) = result else {
-        Issue.record("expected a snapshot, got \(result)", sourceLocation: sourceLocation)
-        return nil
-    }
-    return snapshot
+func snapshot(of result: FetchResult, sourceLocation: SourceLocation = #_sourceLocation) -> FlagSnapshot? {
+    fetched(result, sourceLocation: sourceLocation)?.snapshot
 }
 
-/// The error a fetch threw, or a recorded issue if it succeeded.
-func fetchError(_ client: OnlineClient, _ context: EvaluationContext, sourceLocation: SourceLocation = #_sourceLocation) async -> FetchError? {
-    do {
-        let result = try await client.fetch(for: context)
+/// The error a fetch failed with, or a recorded issue if it did not fail.
+func fetchError(
+    _ fetcher: FlagFetcher, _ context: EvaluationContext, ifNoneMatch: EntityTag? = nil,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async -> FetchError? {
+    let result = await fetcher.fetch(context, ifNoneMatch: ifNoneMatch)
+    guard case .failed(let error) = result else {
         Issue.record("expected an error, got \(result)", sourceLocation: sourceLocation)
         return nil
-    } catch {
-        return error
     }
+    return error
 }

@@ -11,7 +11,7 @@ struct ObservationTests {
         let client = InMemoryFlagClient(["new_checkout": false])
         let flags = ObservableFlags(client: client)
         #expect(flags.value(.newCheckout) == false)
-        #expect(!flags.isLimitedMode)
+        #expect(!flags.isKillSwitchActive)
 
         // A view reading `value` is told when the value changes.
         let changed = Locked(false)
@@ -26,7 +26,7 @@ struct ObservationTests {
         #expect(flags.lastChangedKeys == ["new_checkout"])
 
         client.setKillSwitch(true)
-        #expect(await eventually { flags.isLimitedMode })
+        #expect(await eventually { flags.isKillSwitchActive })
         #expect(flags.value(.newCheckout) == false)
 
         client.setStatus(.stale)

@@ -4,8 +4,8 @@ import Testing
 import FeatureFlagsTesting
 import FlagServer
 
-/// Everything a provider test needs: a loopback server on the seeds' document, a fallback
-/// file in a temporary directory, a test clock (for the provider's schedule and, unless a
+/// Everything a provider test needs: a loopback server on the demo document, a
+/// Last-Known-Good store in a temporary directory, a test clock (for the provider's schedule and, unless a
 /// real deadline is asked for, the online client's deadline), manual reachability and a
 /// seeded random source.
 final class ProviderFixture: Sendable {
@@ -14,8 +14,8 @@ final class ProviderFixture: Sendable {
     let clock: TestClock
     let reachability: ManualReachability
     let endpoint: CountingEndpoint
-    let online: OnlineClient
-    let fallback: FallbackClient
+    let fetcher: FlagFetcher
+    let store: LastKnownGoodStore
     let provider: FeatureFlagProvider
     let start = Date(timeIntervalSince1970: 1_750_000_000)
 
@@ -34,11 +34,11 @@ final class ProviderFixture: Sendable {
         let clock = self.clock
         let start = self.start
         let now: @Sendable () -> Date = { start.addingTimeInterval(clock.now.offset.seconds) }
-        online = OnlineClient(endpoint: endpoint, transport: transport, clock: clock, now: now)
-        fallback = FallbackClient(fileURL: dir.url("flags.lkg"), context: context, now: now)
+        fetcher = FlagFetcher(endpoint: endpoint, transport: transport, clock: clock, now: now)
+        store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
         provider = FeatureFlagProvider(
-            context: context, online: online, fallback: fallback, reachability: reachability,
-            configuration: configuration, clock: clock, now: now, random: SplitMix(seed: seed))
+            context: context, fetcher: fetcher, store: store, configuration: configuration, reachability: reachability,
+            clock: clock, now: now, random: SplitMix(seed: seed))
     }
 
     /// Starts `run()` in a task.
@@ -56,11 +56,12 @@ final class ProviderFixture: Sendable {
 
 /// Saves `values` as `context`'s Last-Known-Good (version `lkg`) in `dir`'s fallback file.
 func seedFallback(
-    _ dir: TempDir, _ values: [String: FlagValue], for context: EvaluationContext = auraPersonal, ttl: TimeInterval = 86_400
+    _ dir: TempDir, _ values: [String: FlagValue], for context: EvaluationContext = auraPersonal, ttl: TimeInterval = 86_400,
+    etag: EntityTag? = nil
 ) throws {
-    try FallbackClient(fileURL: dir.url("flags.lkg")).save(
-        FlagSnapshot(values: values, version: "lkg", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000), ttl: ttl, origin: .network),
-        for: context)
+    try LastKnownGoodStore(fileURL: dir.url("flags.lkg")).save(
+        FlagSnapshot(values: values, version: "lkg", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000), ttl: ttl),
+        etag: etag, for: context)
 }
 
 /// Waits (bounded) until `condition` holds; false if it never does. It re-checks every
@@ -128,6 +129,20 @@ final class GatedTransport: FlagTransport {
             }
         }.value
         return try result.get()
+    }
+
+    func shutdown() { inner.shutdown() }
+}
+
+/// Real HTTP through URLSession, with every `ETag` removed from the answers: a service that
+/// does not do conditional requests.
+final class ETagStrippingTransport: FlagTransport {
+    private let inner = URLSessionTransport()
+
+    func send(_ request: FlagRequest, maxBytes: Int, timeout: TimeInterval) async throws(FetchError) -> FlagResponse {
+        var response = try await inner.send(request, maxBytes: maxBytes, timeout: timeout)
+        response.headers["etag"] = nil
+        return response
     }
 
     func shutdown() { inner.shutdown() }

@@ -24,7 +24,7 @@ struct ProviderTests {
         #expect(f.provider.status == .notReady)
         let run = f.run()
         #expect(await eventually { f.provider.status == .error })
-        #expect(f.provider.mode == .fallback)
+        #expect(f.provider.labels.source == .fallback)
         #expect(f.server.requestCount == 0)
         #expect(f.provider.value(.themeColor) == "#ABCDEF")
         #expect(f.provider.recentEvents.contains(.error(.general, message: "no network path")))
@@ -55,7 +55,7 @@ struct ProviderTests {
         #expect(atBudget == .error || atBudget == .notReady)
         #expect(await eventually { f.provider.status == .error })
         #expect(f.provider.lastError == .timeout(.seconds(2)))
-        #expect(f.provider.mode == .fallback)
+        #expect(f.provider.labels.source == .fallback)
         #expect(f.provider.value(.themeColor) == "#ABCDEF")
         // The server answers again; the backoff timer brings the online values.
         f.server.fault = nil
@@ -64,7 +64,7 @@ struct ProviderTests {
         #expect(await eventually { f.provider.status == .ready })
         #expect(f.provider.value(.themeColor) == "#3498DB")
         #expect(f.provider.details(.themeColor).source == .network)
-        #expect(f.provider.mode == .online)
+        #expect(f.provider.labels.source == .network)
         f.provider.shutdown()
         await run.value
     }
@@ -82,7 +82,7 @@ struct ProviderTests {
         await f.clock.sleepers(atLeast: 1)
         f.clock.advanceToNextDeadline()  // the next poll meets a closed port
         #expect(await eventually { f.provider.status == .error })
-        #expect(f.provider.mode == .fallback)
+        #expect(f.provider.labels.source == .fallback)
         #expect(f.provider.lastError?.suggestsOffline == true)
         #expect(f.provider.details(.themeColor).source == .fallback)
         #expect(f.provider.value(.themeColor) == "#3498DB")
@@ -94,9 +94,9 @@ struct ProviderTests {
         await f.clock.sleepers(atLeast: 1)
         f.clock.advanceToNextDeadline()
         #expect(await eventually { f.provider.status == .ready })
-        #expect(f.provider.mode == .online)
+        #expect(f.provider.labels.source == .network)
         #expect(revived.requestCount == 1)
-        #expect(f.provider.recentEvents.contains(.modeChanged(.online, reason: "fetch succeeded")))
+        #expect(f.provider.recentEvents.contains(.ready))
         f.provider.shutdown()
         await run.value
     }
@@ -108,7 +108,7 @@ struct ProviderTests {
         #expect(await eventually { f.provider.status == .ready })
         #expect(f.server.requestCount == 1)
         f.reachability.set(false)
-        #expect(await eventually { f.provider.status == .error && f.provider.mode == .fallback })
+        #expect(await eventually { f.provider.status == .error && f.provider.labels.source == .fallback })
         #expect(f.provider.details(.themeColor).source == .fallback)
         // Half an hour of polls and backoffs: nothing is sent while the path is down.
         for _ in 0..<12 {
@@ -120,7 +120,7 @@ struct ProviderTests {
         // The path returns: a fetch at once, without advancing the clock.
         f.reachability.set(true)
         #expect(await eventually { f.server.requestCount == 2 })
-        #expect(await eventually { f.provider.status == .ready && f.provider.mode == .online })
+        #expect(await eventually { f.provider.status == .ready && f.provider.labels.source == .network })
         f.provider.shutdown()
         await run.value
     }
@@ -241,7 +241,7 @@ struct ProviderTests {
             intervals.append(step.seconds)
             #expect(await eventually { f.server.requestCount == n })
             // Let the fetch finish, so the next sleeper is the poll timer, not its deadline.
-            #expect(await eventually { f.online.fetchesInFlight == 0 })
+            #expect(await eventually { !f.provider.isFetching })
         }
         #expect(intervals.allSatisfy { $0 >= 270 && $0 <= 330 }, "\(intervals)")
         #expect(Set(intervals).count > 1, "jitter should vary the intervals")
@@ -362,7 +362,7 @@ struct ProviderTests {
         #expect(f.provider.status == .stale)
         #expect(f.provider.details(.themeColor).reason == .stale)
         #expect(f.provider.value(.themeColor) == "#3498DB")
-        #expect(f.provider.recentEvents.contains { if case .stale = $0 { true } else { false } })
+        #expect(f.provider.recentEvents.contains { $0.kind == .stale })
         f.server.fault = nil
         _ = await f.provider.refresh()
         #expect(f.provider.status == .ready)
@@ -376,15 +376,16 @@ struct ProviderTests {
         _ = await f.provider.refresh()
         f.provider.shutdown()
         let seen = await first(100, of: events)
-        guard let activated = seen.firstIndex(where: { if case .activated = $0 { true } else { false } }),
-            let changed = seen.firstIndex(where: { if case .configurationChanged = $0 { true } else { false } }),
-            let online = seen.firstIndex(of: .modeChanged(.online, reason: "fetch succeeded")),
-            let ready = seen.firstIndex(of: .ready)
+        guard let activated = seen.firstIndex(where: { $0.kind == .activated }),
+            let changed = seen.firstIndex(where: { $0.kind == .configurationChanged }),
+            let ready = seen.firstIndex(of: .ready),
+            let completed = seen.firstIndex(where: { $0.kind == .fetchCompleted })
         else {
             Issue.record("missing events: \(seen)")
             return
         }
-        #expect(changed < activated && activated < online && online < ready)
+        #expect(changed < activated && activated < ready && ready < completed)
+        #expect(seen[completed].outcome == .updated(seen[changed].keys ?? []))
         #expect(f.provider.status == .ready)
     }
 
@@ -401,7 +402,7 @@ struct ProviderTests {
         #expect(f.clock.sleeperCount == 0)
         #expect(await first(1, of: changes).isEmpty)
         #expect(await f.provider.refresh() == .skipped("shut down"))
-        #expect(f.online.fetchesInFlight == 0)
+        #expect(!f.provider.isFetching)
         // Reads keep working with the last values.
         #expect(f.provider.value(.themeColor) == "#3498DB")
     }

@@ -30,7 +30,7 @@ struct ProviderTransitionTests {
         let f = try ProviderFixture(dir: dir)
         defer { f.stop() }
         let provider = f.provider
-        let reader = LabelReader { provider.serving.labels }
+        let reader = LabelReader { provider.labels }
         reader.start()
         let run = f.run()
         var transitions = 0

@@ -27,13 +27,13 @@ struct SecurityTests {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
         let clock = TestClock()
-        let online = OnlineClient(
+        let online = FlagFetcher(
             endpoint: JSONFlagEndpoint(post: server.flagsURL),
-            configuration: .init(deadline: .seconds(2), headers: ["Authorization": Self.token]), clock: clock)
+            configuration: .init(budget: .seconds(2), headers: ["Authorization": Self.token]), clock: clock)
         // A directory where the fallback file should be: every write fails, with an event.
         try FileManager.default.createDirectory(at: dir.url("flags.lkg"), withIntermediateDirectories: true)
         let provider = FeatureFlagProvider(
-            context: context, online: online, fallback: FallbackClient(fileURL: dir.url("flags.lkg"), context: context),
+            context: context, fetcher: online, store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")),
             reachability: ManualReachability(true), clock: clock)
         defer { provider.shutdown() }
         var texts: [String] = []
@@ -51,23 +51,20 @@ struct SecurityTests {
             collect()
         }
         #expect(server.requests.first?.headers["authorization"] == Self.token, "the header is sent")
-        #expect(texts.contains { $0.contains("fallbackWriteFailed") })
+        #expect(texts.contains { $0.contains("fallback_write_failed") })
         expectClean(texts)
         // The request log keeps only the fingerprint of the context.
         expectClean(server.requests.map { ($0.contextFingerprint ?? "") + $0.path })
     }
 
     @Test func insecureURLErrorsNameTheHostOnly() async {
-        let client = OnlineClient(
+        let client = FlagFetcher(
             endpoint: JSONFlagEndpoint(post: URL(string: "http://flags.example.com/v1/flags?key=TOPSECRET")!),
             configuration: .init(headers: ["Authorization": Self.token]))
         defer { client.shutdown() }
-        do {
-            _ = try await client.fetch(for: context)
-        } catch {
-            expectClean([error.description, String(reflecting: error)])
-            #expect(error == .insecureURL(host: "flags.example.com"))
-        }
+        let error = await fetchError(client, context)
+        expectClean([error?.description ?? "", String(reflecting: error)])
+        #expect(error == .insecureURL(host: "flags.example.com"))
     }
 
     @Test func templateErrorsNameTheAttributeNotItsValue() {
@@ -82,8 +79,8 @@ struct SecurityTests {
 
     @Test func fingerprintsAndStoredFilesRevealNoAttributeValue() throws {
         let dir = TempDir()
-        let client = FallbackClient(fileURL: dir.url("flags.lkg"), context: context)
-        try client.save(FlagSnapshot(values: ["a": 1], origin: .network), for: context)
+        let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
+        try store.save(FlagSnapshot(values: ["a": 1]), etag: EntityTag("\"t\"", endpoint: "0/json"), for: context)
         let file = String(decoding: try FileIO.read(dir.url("flags.lkg").path), as: UTF8.self)
         expectClean([context.fingerprint, file])
         #expect(FileIO.permissions(dir.url("flags.lkg").path) == 0o600)

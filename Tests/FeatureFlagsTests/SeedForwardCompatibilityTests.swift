@@ -27,7 +27,7 @@ struct SeedForwardCompatibilityTests {
     private let codableFeatures = FlagKey<[CodableFeature]>("plan_feature_list", default: [])
 
     private func unknownEvents(_ client: InMemoryFlagClient) -> [FlagEvent] {
-        client.recentEvents.filter { if case .unknownValues = $0 { true } else { false } }
+        client.recentEvents.filter { $0.kind == .unknownValues }
     }
 
     @Test func aNewFeatureFromTheServerIsIgnored() {

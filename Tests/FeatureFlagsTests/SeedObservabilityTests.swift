@@ -12,7 +12,7 @@ struct SeedObservabilityTests {
     @Test func everySeedMetricHasAnEvent() {
         let events: [FlagEvent] = [
             .activated(version: "v1", latencyMilliseconds: 12),
-            .fetchCompleted(latencyMilliseconds: 12, result: .updated),
+            .fetchCompleted(latencyMilliseconds: 12, outcome: .updated(["a"])),
             .stale(age: 90_000),
             .payloadRejected(violations: [FlagViolation(path: "flags.a", message: "x"), FlagViolation(path: "flags.b", message: "y")], fingerprint: "f"),
             .killSwitch(active: true),
@@ -46,10 +46,10 @@ struct SeedObservabilityTests {
         transport.release(auraPersonal)
         _ = await fetch.value
         #expect(f.provider.recentEvents.contains(.activated(version: "2025-08-04T10:00:00Z", latencyMilliseconds: 150)))
-        #expect(f.provider.recentEvents.contains(.fetchCompleted(latencyMilliseconds: 150, result: .updated)))
+        #expect(f.provider.recentEvents.contains { $0.kind == .fetchCompleted && $0.latencyMilliseconds == 150 && $0.outcome?.name == "updated" })
         // A 304 is measured too.
         _ = await f.provider.refresh()
-        #expect(f.provider.recentEvents.last == .fetchCompleted(latencyMilliseconds: 0, result: .unchanged))
+        #expect(f.provider.recentEvents.last == .fetchCompleted(latencyMilliseconds: 0, outcome: .unchanged))
     }
 
     @Test func failuresAndRejectionsAreMeasured() async throws {
@@ -57,14 +57,14 @@ struct SeedObservabilityTests {
         defer { f.stop() }
         f.server.fault = .status(503, retryAfter: nil)
         _ = await f.provider.refresh()
-        #expect(f.provider.recentEvents.contains(.fetchCompleted(latencyMilliseconds: 0, result: .failed)))
+        #expect(f.provider.recentEvents.contains { $0.kind == .fetchCompleted && $0.outcome?.name == "failed" })
         #expect(f.provider.recentEvents.contains { $0.metric?.name == "rc_fetch_failures" })
         f.server.fault = nil
         var document = ServerDocument.seedExample
         document.base.flags["kill_switch"] = FlagEntry(value: "no")
         f.server.document = document
         _ = await f.provider.refresh()
-        #expect(f.provider.recentEvents.contains(.fetchCompleted(latencyMilliseconds: 0, result: .rejected)))
+        #expect(f.provider.recentEvents.contains { $0.kind == .fetchCompleted && $0.outcome?.name == "rejected" })
         #expect(f.provider.recentEvents.contains { $0.metric?.name == "rc_schema_validation_errors" })
     }
 
@@ -79,7 +79,7 @@ struct SeedObservabilityTests {
         _ = await f.provider.refresh()
         #expect(f.provider.status == .stale)
         #expect(f.provider.value(.themeColor) == "#3498DB")
-        let stale = f.provider.recentEvents.first { if case .stale = $0 { true } else { false } }
+        let stale = f.provider.recentEvents.first { $0.kind == .stale }
         #expect(stale?.metric?.name == "rc_stale_config")
     }
 
@@ -88,7 +88,7 @@ struct SeedObservabilityTests {
         let f = try ProviderFixture(configuration: .init(eventHandler: { event in received.withLock { $0.append(event) } }))
         defer { f.stop() }
         _ = await f.provider.refresh()
-        f.provider.serving.eventHandler?.drain()
+        f.provider.publisher.handler?.drain()
         #expect(received.withLock { $0 } == f.provider.recentEvents)
         #expect(received.withLock { $0 }.contains { $0.metric?.name == "rc_activation_success" })
     }
@@ -99,7 +99,7 @@ struct SeedObservabilityTests {
         let box = Locked<FeatureFlagProvider?>(nil)
         let seen = Locked<[String]>([])
         let f = try ProviderFixture(configuration: .init(eventHandler: { event in
-            guard case .activated = event, let provider = box.withLock({ $0 }) else { return }
+            guard event.kind == .activated, let provider = box.withLock({ $0 }) else { return }
             seen.withLock { $0.append(provider.value(.themeColor)) }
             provider.identify(auraBusiness)
         }))
@@ -124,14 +124,14 @@ struct SeedObservabilityTests {
     @Test func killSwitchTurnsOnLimitedMode() {
         // Seed 002: "When kill_switch is true, navigation to features is disabled and rows are dimmed."
         let client = InMemoryFlagClient(["new_checkout": true])
-        #expect(!client.isLimitedMode)
+        #expect(!client.isKillSwitchActive)
         client.setKillSwitch(true)
-        #expect(client.isLimitedMode)
+        #expect(client.isKillSwitchActive)
         #expect(client.value(.newCheckout) == false)
         #expect(client.recentEvents.contains(.killSwitch(active: true)))
         #expect(client.recentEvents.last { $0.metric?.name == "rc_killswitch_active" }?.metric?.value == 1)
         client.setKillSwitch(false)
-        #expect(!client.isLimitedMode)
+        #expect(!client.isKillSwitchActive)
         #expect(client.value(.newCheckout))
     }
 
@@ -141,8 +141,8 @@ struct SeedObservabilityTests {
         let dir = TempDir()
         let f = try ProviderFixture(document: killed, dir: dir)
         _ = await f.provider.refresh()
-        #expect(f.provider.isLimitedMode)
+        #expect(f.provider.isKillSwitchActive)
         f.stop()
-        #expect(FallbackClient(fileURL: f.fallbackURL, context: auraPersonal).isLimitedMode)
+        #expect(FallbackClient(fileURL: f.fallbackURL, context: auraPersonal).isKillSwitchActive)
     }
 }

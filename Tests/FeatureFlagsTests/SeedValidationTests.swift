@@ -20,22 +20,23 @@ struct SeedValidationTests {
         return document
     }
 
-    private func isRejection(_ outcome: FeatureFlagProvider.FetchOutcome) -> Bool {
+    private func isRejection(_ outcome: FetchOutcome) -> Bool {
         if case .rejected = outcome { true } else { false }
     }
 
     /// A provider whose Last-Known-Good is AuraLink Personal, after a first fetch of a payload
     /// with a bad hex colour (rejected).
-    private func providerAfterABadHexColour() async throws -> ProviderFixture {
+    private func providerAfterABadHexColour(transport: (any FlagTransport)? = nil) async throws -> ProviderFixture {
         let dir = TempDir()
         try seedFallback(dir, auraLinkPersonal)
-        let f = try ProviderFixture(document: document(["plan_themeColor": "#12345G"]), dir: dir, configuration: schemaConfiguration)
+        let f = try ProviderFixture(
+            document: document(["plan_themeColor": "#12345G"]), dir: dir, transport: transport, configuration: schemaConfiguration)
         #expect(isRejection(await f.provider.refresh()))
         return f
     }
 
     private func rejections(_ provider: FeatureFlagProvider) -> [[FlagViolation]] {
-        provider.recentEvents.compactMap { if case .payloadRejected(let v, _) = $0 { v } else { nil } }
+        provider.recentEvents.compactMap(\.violations)
     }
 
     @Test func badHexColorRejectsThePayloadAndTheLastKnownGoodStays() async throws {
@@ -50,8 +51,10 @@ struct SeedValidationTests {
         let details = f.provider.details(.themeColor)
         #expect(details.source == .fallback && details.reason == .cached && details.snapshotVersion == "lkg")
         #expect(f.provider.status == .error)
-        #expect(f.provider.mode == .fallback)
-        #expect(f.provider.lastError == .invalidPayload(rejections(f.provider).first ?? []))
+        #expect(f.provider.labels.source == .fallback)
+        #expect(f.provider.lastError == nil, "a rejection is an outcome of a fetch that worked, not a fetch error")
+        #expect(f.provider.recentEvents.contains(
+            .error(.general, message: "payload rejected by the schema (1 violation): flags.plan_themeColor: \"#12345G\" is not a hex-color")))
         #expect(rejections(f.provider).count == 1)
         // Nothing of the rejected payload reached the disk.
         let reloaded = FallbackClient(fileURL: f.fallbackURL, context: auraPersonal)
@@ -77,7 +80,7 @@ struct SeedValidationTests {
         // No Last-Known-Good: the code defaults are served, never the rejected values.
         #expect(f.provider.value(.themeColor) == "#000000")
         #expect(f.provider.details(.themeColor).source == .codeDefault)
-        #expect(f.provider.lastError?.description.contains("4 violations") == true)
+        #expect(f.provider.recentEvents.contains { $0.kind == .error && $0.message?.contains("(4 violations)") == true })
     }
 
     @Test func aMissingRequiredKeyRejectsThePayload() async throws {
@@ -104,20 +107,30 @@ struct SeedValidationTests {
     @Test func aRejectedPayloadIsRememberedNotRevalidatedOnEveryPoll() async throws {
         let f = try await providerAfterABadHexColour()
         defer { f.stop() }
-        #expect(f.provider.gate.validationCount == 1)
+        #expect(f.provider.validationCount == 1)
         // The next poll carries the rejected payload's ETag; the service answers 304: still
         // rejected, nothing decoded or validated, no second event.
         #expect(isRejection(await f.provider.refresh()))
         #expect(f.server.requests.last?.status == 304)
-        #expect(f.provider.gate.validationCount == 1)
-        // A service without ETags sends the same payload in full: recognised, not re-validated.
-        f.online.setETag(nil, for: auraPersonal)
-        #expect(isRejection(await f.provider.refresh()))
-        #expect(f.server.requests.last?.status == 200)
-        #expect(f.provider.gate.validationCount == 1)
+        #expect(f.server.requests.last?.ifNoneMatch != nil, "the rejected payload's tag, not the Last-Known-Good's (it has none)")
+        #expect(f.provider.validationCount == 1)
         #expect(rejections(f.provider).count == 1)
         #expect(f.provider.value(.themeColor) == "#3498DB")
         #expect(f.provider.status == .error)
+    }
+
+    @Test func aRejectedPayloadFromAServiceWithoutETagsIsRecognised() async throws {
+        // A service without ETags sends the same payload in full on every poll: recognised by
+        // its content, not re-validated, not reported again.
+        let f = try await providerAfterABadHexColour(transport: ETagStrippingTransport())
+        defer { f.stop() }
+        #expect(f.provider.validationCount == 1)
+        #expect(isRejection(await f.provider.refresh()))
+        #expect(f.server.requests.last?.status == 200)
+        #expect(f.server.requests.last?.ifNoneMatch == nil)
+        #expect(f.provider.validationCount == 1)
+        #expect(rejections(f.provider).count == 1)
+        #expect(f.provider.value(.themeColor) == "#3498DB")
     }
 
     @Test func aCorrectedPayloadIsAcceptedAfterARejection() async throws {
@@ -129,7 +142,7 @@ struct SeedValidationTests {
             return
         }
         #expect(f.provider.value(.themeColor) == "#AA00AA")
-        #expect(f.provider.status == .ready && f.provider.mode == .online)
+        #expect(f.provider.status == .ready && f.provider.labels.source == .network)
         #expect(f.provider.lastError == nil)
         #expect(await eventually { FallbackClient(fileURL: f.fallbackURL, context: auraPersonal).value(.themeColor) == "#AA00AA" })
     }
@@ -140,8 +153,9 @@ struct SeedValidationTests {
         let outcome = await f.provider.refresh()
         #expect(f.provider.consecutiveFailures == 0)
         // The service answered; the next poll comes at the poll interval (± 10 %), not a backoff.
-        let next = try #require(f.provider.nextAttempt(after: outcome))
-        let wait = next - f.provider.clock.now()
+        let now = f.provider.clock.now()
+        let next = try #require(f.provider.cell.withLock { $0.nextAttempt(after: outcome, at: now) })
+        let wait = next - now
         #expect(wait >= .seconds(270) && wait <= .seconds(330))
     }
 
@@ -152,7 +166,7 @@ struct SeedValidationTests {
             document: document(["plan_themeColor": "not a colour", "kill_switch": true]), dir: dir, configuration: schemaConfiguration)
         #expect(isRejection(await f.provider.refresh()))
         #expect(f.provider.isKillSwitchActive)
-        #expect(f.provider.isLimitedMode)
+        #expect(f.provider.isKillSwitchActive)
         #expect(f.provider.value(.themeColor) == "#000000")
         #expect(f.provider.details(.themeColor).source == .killSwitch)
         f.stop()
@@ -197,7 +211,7 @@ struct SeedValidationTests {
             return
         }
         #expect(f.provider.value(.themeColor) == "#12345G")
-        #expect(f.provider.gate.validationCount == 0)
+        #expect(f.provider.validationCount == 0)
     }
 
     @Test func lintAndTheProviderReportTheSameViolations() async throws {

@@ -36,7 +36,7 @@ func first<S: AsyncSequence & Sendable>(_ count: Int, of stream: S) async -> [S.
     return out
 }
 
-/// Seed 001's AuraLink Personal values.
+/// The demo's AuraLink Personal values.
 let auraLinkPersonal: [String: FlagValue] = [
     "plan_displayName": "AuraLink Personal",
     "plan_themeColor": "#3498DB",
@@ -46,7 +46,7 @@ let auraLinkPersonal: [String: FlagValue] = [
     "kill_switch": false,
 ]
 
-/// Seed 001's AuraLink Business values.
+/// The demo's AuraLink Business values.
 let auraLinkBusiness: [String: FlagValue] = [
     "plan_displayName": "AuraLink Business",
     "plan_themeColor": "#2C3E50",
@@ -57,7 +57,7 @@ let auraLinkBusiness: [String: FlagValue] = [
 ]
 
 func snapshot(_ values: [String: FlagValue], version: String = "v1", at date: Date = Date(timeIntervalSince1970: 1_750_000_000)) -> FlagSnapshot {
-    FlagSnapshot(values: values, version: version, fetchedAt: date, ttl: 86_400, etag: "\"e-\(version)\"", origin: .network)
+    FlagSnapshot(values: values, version: version, fetchedAt: date, ttl: 86_400)
 }
 
 /// Runs CPU- or disk-heavy test work on a thread of its own, so it does not occupy one of

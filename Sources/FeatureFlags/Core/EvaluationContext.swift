@@ -1,5 +1,9 @@
-/// Who is asking: a targeting key (usually the user id) plus attributes such as venue,
-/// partner, plan tier, region and app version. Changing it is "identify".
+/// Who is asking: a targeting key (usually the user id) plus attributes such as the venue,
+/// the region or the app version. Changing it is "identify".
+///
+/// ```swift
+/// let context = EvaluationContext(targetingKey: user.id, attributes: ["venue": "venue-42", "region": "eu"])
+/// ```
 ///
 /// Immutable; ``fingerprint`` is computed once, at creation.
 public struct EvaluationContext: Sendable, Hashable, CustomStringConvertible {
@@ -7,10 +11,6 @@ public struct EvaluationContext: Sendable, Hashable, CustomStringConvertible {
     public enum Attribute {
         /// The venue (store, restaurant, site) the device serves.
         public static let venue = "venue"
-        /// The partner / brand, e.g. `auralink`.
-        public static let partner = "partner"
-        /// The plan tier, e.g. `personal` or `business`.
-        public static let planTier = "plan_tier"
         /// The region, e.g. `us`.
         public static let region = "region"
         /// The app's version, `X.Y.Z` or `X.Y.Z.build`.
@@ -34,20 +34,6 @@ public struct EvaluationContext: Sendable, Hashable, CustomStringConvertible {
         canonical["k"] = targetingKey.map(FlagValue.string) ?? .null
         let bytes = Array("featureflags.context.v1\n".utf8) + FlagJSON.bytes(.object(canonical), sortedKeys: true)
         self.fingerprint = String(SHA256.hex(bytes).prefix(32))
-    }
-
-    /// A context from the well-known attributes; nil arguments are left out.
-    public init(
-        targetingKey: String?, venue: String? = nil, partner: String? = nil, planTier: String? = nil,
-        region: String? = nil, appVersion: String? = nil, attributes extra: [String: FlagValue] = [:]
-    ) {
-        var attributes = extra
-        let named = [
-            (Attribute.venue, venue), (Attribute.partner, partner), (Attribute.planTier, planTier),
-            (Attribute.region, region), (Attribute.appVersion, appVersion),
-        ]
-        for case let (name, value?) in named { attributes[name] = .string(value) }
-        self.init(targetingKey: targetingKey, attributes: attributes)
     }
 
     /// The anonymous context: no targeting key, no attributes.

@@ -27,50 +27,45 @@ public struct FlagEntry: Sendable, Hashable {
     }
 }
 
-/// An immutable, complete set of evaluated flags for one context, with where and when it
-/// came from. Readers only ever see whole snapshots.
+/// An immutable, complete set of evaluated flags for one context: what a service answered,
+/// when, and how long it stays fresh. Where it is being served from is not part of the data:
+/// ask ``FlagDetails/source`` (or a client's status) for that.
 public struct FlagSnapshot: Sendable, Equatable {
     /// The flags by name.
     public let flags: [String: FlagEntry]
-    /// The configuration version the service reported (seed 000's `meta_config_version`).
+    /// The configuration version the service reported, if it reports one.
     public let version: String?
-    /// When the data was fetched from its origin (kept when persisted and reloaded).
+    /// When the data was fetched from its service (kept when persisted and reloaded).
     public let fetchedAt: Date
     /// How long the data counts as fresh, in seconds; nil for "no expiry".
     public let ttl: TimeInterval?
-    /// The entity tag the service sent, for conditional requests.
-    public let etag: String?
-    /// Where this snapshot is being served from.
-    public let origin: FlagSource
     /// The fingerprint of the context it was evaluated for, if any.
     public let contextFingerprint: String?
 
     /// A snapshot.
     public init(
         flags: [String: FlagEntry], version: String? = nil, fetchedAt: Date = Date(), ttl: TimeInterval? = nil,
-        etag: String? = nil, origin: FlagSource, contextFingerprint: String? = nil
+        contextFingerprint: String? = nil
     ) {
         self.flags = flags
         self.version = version
         self.fetchedAt = fetchedAt
         self.ttl = ttl
-        self.etag = etag
-        self.origin = origin
         self.contextFingerprint = contextFingerprint
     }
 
     /// A snapshot of plain values (no variants or reasons).
     public init(
         values: [String: FlagValue], version: String? = nil, fetchedAt: Date = Date(), ttl: TimeInterval? = nil,
-        etag: String? = nil, origin: FlagSource, contextFingerprint: String? = nil
+        contextFingerprint: String? = nil
     ) {
         self.init(
             flags: values.mapValues { FlagEntry(value: $0) }, version: version, fetchedAt: fetchedAt, ttl: ttl,
-            etag: etag, origin: origin, contextFingerprint: contextFingerprint)
+            contextFingerprint: contextFingerprint)
     }
 
     /// No flags at all: every read returns its code default.
-    public static let empty = FlagSnapshot(flags: [:], fetchedAt: Date(timeIntervalSince1970: 0), origin: .codeDefault)
+    public static let empty = FlagSnapshot(flags: [:], fetchedAt: Date(timeIntervalSince1970: 0))
 
     /// The entry for `name`.
     public subscript(name: String) -> FlagEntry? { flags[name] }
@@ -89,15 +84,13 @@ public struct FlagSnapshot: Sendable, Equatable {
         flags[killSwitchKey]?.value == .bool(true)
     }
 
-    /// The same data served from another place (``origin``).
-    public func servedFrom(_ origin: FlagSource) -> FlagSnapshot {
-        FlagSnapshot(
-            flags: flags, version: version, fetchedAt: fetchedAt, ttl: ttl, etag: etag, origin: origin,
-            contextFingerprint: contextFingerprint)
+    /// The same data fetched again at `date` (what a service's "not modified" means).
+    func refetched(at date: Date) -> FlagSnapshot {
+        FlagSnapshot(flags: flags, version: version, fetchedAt: date, ttl: ttl, contextFingerprint: contextFingerprint)
     }
 
     /// The names whose entries differ between `self` and `other` (added, removed or changed).
-    public func changedKeys(comparedTo other: FlagSnapshot) -> Set<String> {
+    func changedKeys(comparedTo other: FlagSnapshot) -> Set<String> {
         var changed = Set<String>()
         for (name, entry) in flags where other.flags[name] != entry { changed.insert(name) }
         for name in other.flags.keys where flags[name] == nil { changed.insert(name) }

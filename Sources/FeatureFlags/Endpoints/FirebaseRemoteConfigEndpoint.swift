@@ -5,8 +5,8 @@ import Foundation
 /// - Request: `POST {base}/v1/projects/{project}/namespaces/{namespace}:fetch?key={API key}` with
 ///   `{"appId", "appInstanceId", "appInstanceIdToken", "analyticsUserProperties", …}`. The
 ///   context travels as analytics user properties (conditions in the console target them):
-///   by default every scalar attribute, plus seed 000's `provider_plan_type`
-///   (`{partner}_{plan_tier}`) when both are present.
+///   by default every scalar attribute as text (pass `userProperties:` to shape them, e.g. to
+///   combine two attributes into the one property a console condition targets).
 /// - 200: `{"entries": {key: "text"}, "state": "UPDATE" | "NO_CHANGE" | "NO_TEMPLATE" |
 ///   "EMPTY_CONFIG", "templateVersion": "12"}`. Every value is text and is typed by the
 ///   `FlagKey` that reads it (`"true"` → Bool, `"150"` → Int, JSON text → lists and structs).
@@ -53,15 +53,9 @@ public struct FirebaseRemoteConfigEndpoint: FlagEndpoint {
         self.userProperties = userProperties
     }
 
-    /// Every scalar attribute as text, plus `provider_plan_type` = `{partner}_{plan_tier}`.
+    /// Every scalar attribute as text.
     public static func defaultUserProperties(_ context: EvaluationContext) -> [String: String] {
-        var properties = context.attributes.compactMapValues(EndpointSupport.text)
-        if let partner = context.string(EvaluationContext.Attribute.partner),
-            let tier = context.string(EvaluationContext.Attribute.planTier)
-        {
-            properties["provider_plan_type"] = "\(partner)_\(tier)".lowercased()
-        }
-        return properties
+        context.attributes.compactMapValues(EndpointSupport.text)
     }
 
     /// The fetch request.
@@ -80,7 +74,7 @@ public struct FirebaseRemoteConfigEndpoint: FlagEndpoint {
     }
 
     /// Reads a fetch answer.
-    public func decode(_ response: FlagResponse, for context: EvaluationContext, fetchedAt: Date) throws(FlagEndpointError) -> FlagFetchResult {
+    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
         let top = try EndpointSupport.object(response.body, service: "Firebase Remote Config")
         let state = try EndpointSupport.string(top, "state", at: "Firebase Remote Config")
         if state == "NO_CHANGE" { return .notModified }
@@ -106,10 +100,7 @@ public struct FirebaseRemoteConfigEndpoint: FlagEndpoint {
         case .int(let i)?: version = String(i)
         default: version = nil
         }
-        return .snapshot(
-            FlagSnapshot(
-                flags: flags, version: version, fetchedAt: fetchedAt, etag: response.header("etag"), origin: .network,
-                contextFingerprint: context.fingerprint))
+        return .flags(flags, version: version)
     }
 
     /// `STATUS: message` from a Google API error body.

@@ -121,11 +121,4 @@ public struct FlagDocument: Sendable, Equatable {
 
     /// Canonical JSON bytes (sorted keys): equal documents give equal bytes, hence equal ETags.
     public func jsonBytes() -> [UInt8] { FlagJSON.bytes(flagValue, sortedKeys: true) }
-
-    /// A snapshot of this document, as fetched for `context` at `fetchedAt`.
-    public func snapshot(fetchedAt: Date, etag: String?, contextFingerprint: String?) -> FlagSnapshot {
-        FlagSnapshot(
-            flags: flags, version: version, fetchedAt: fetchedAt, ttl: ttl, etag: etag, origin: .network,
-            contextFingerprint: contextFingerprint)
-    }
 }

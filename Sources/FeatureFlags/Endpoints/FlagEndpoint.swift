@@ -1,8 +1,12 @@
 import Foundation
 
 /// One flag service's wire format: how to ask for a context's flags and how to read the
-/// answer. Pure — no I/O, no clocks beyond the `fetchedAt` it is handed — so every
-/// provider's mapping is testable byte for byte. ``OnlineClient`` does the HTTP.
+/// answer. Pure — no I/O, no clock, no state — so every service's mapping is testable byte
+/// for byte. ``FlagFetcher`` does the HTTP and stamps what the endpoint does not know: the
+/// fetch time, the entity tag and the context's fingerprint.
+///
+/// To check an implementation of your own, run `FlagEndpointConformance` from
+/// FeatureFlagsTesting against it.
 public protocol FlagEndpoint: Sendable {
     /// A short name for events and logs, e.g. `"json"` or `"ofrep"`.
     var name: String { get }
@@ -11,8 +15,8 @@ public protocol FlagEndpoint: Sendable {
     /// send it as `If-None-Match` when the service supports conditional requests.
     func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest
 
-    /// Reads a 2xx response (never called for 304, which ``OnlineClient`` answers itself).
-    func decode(_ response: FlagResponse, for context: EvaluationContext, fetchedAt: Date) throws(FlagEndpointError) -> FlagFetchResult
+    /// Reads a 2xx response (never called for 304, which ``FlagFetcher`` answers itself).
+    func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags
 
     /// What a non-2xx response says about itself, for the error (no secrets, no context values).
     /// The default reads nothing.
@@ -64,17 +68,17 @@ public struct FlagResponse: Sendable, Equatable {
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
 
-/// What a fetch produced.
-public enum FlagFetchResult: Sendable, Equatable {
-    /// A complete new snapshot.
-    case snapshot(FlagSnapshot)
-    /// The service says the caller's snapshot is still current (HTTP 304, or a service's own
-    /// "no change" state).
+/// What an endpoint read from a 2xx answer: the flags and what the service said of them.
+public enum DecodedFlags: Sendable, Equatable {
+    /// The flags evaluated for the context, with the configuration version and the time to
+    /// live (seconds) the service reported, if it reports them.
+    case flags([String: FlagEntry], version: String? = nil, ttl: TimeInterval? = nil)
+    /// The service's own "nothing changed" in a 2xx answer (a 304 never reaches the endpoint).
     case notModified
 }
 
 /// Why an endpoint could not build a request or read a response.
-public struct FlagEndpointError: Error, Equatable, Sendable, CustomStringConvertible {
+public struct FlagEndpointError: Error, Hashable, Sendable, CustomStringConvertible {
     /// OpenFeature's code for the failure: `PARSE_ERROR`, `INVALID_CONTEXT`, `GENERAL` …
     public let code: FlagErrorCode
     /// What was wrong, without context attribute values or secrets.

@@ -53,10 +53,9 @@ public struct JSONFlagEndpoint: FlagEndpoint {
     }
 
     /// Reads a ``FlagDocument``.
-    public func decode(_ response: FlagResponse, for context: EvaluationContext, fetchedAt: Date) throws(FlagEndpointError) -> FlagFetchResult {
+    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
         let document = try FlagDocument(json: response.body)
-        return .snapshot(
-            document.snapshot(fetchedAt: fetchedAt, etag: response.header("etag"), contextFingerprint: context.fingerprint))
+        return .flags(document.flags, version: document.version, ttl: document.ttl)
     }
 
     /// The `error` member of a JSON error body, if there is one.

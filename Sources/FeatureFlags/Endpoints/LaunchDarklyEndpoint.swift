@@ -70,7 +70,7 @@ public struct LaunchDarklyEndpoint: FlagEndpoint {
     }
 
     /// Reads the flag map.
-    public func decode(_ response: FlagResponse, for context: EvaluationContext, fetchedAt: Date) throws(FlagEndpointError) -> FlagFetchResult {
+    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
         let top = try EndpointSupport.object(response.body, service: "LaunchDarkly")
         var flags: [String: FlagEntry] = [:]
         flags.reserveCapacity(top.count)
@@ -94,10 +94,7 @@ public struct LaunchDarklyEndpoint: FlagEndpoint {
             flags[key] = FlagEntry(
                 value: value, variant: variation.map(String.init), reason: reason, errorCode: errorCode, metadata: metadata)
         }
-        return .snapshot(
-            FlagSnapshot(
-                flags: flags, fetchedAt: fetchedAt, etag: response.header("etag"), origin: .network,
-                contextFingerprint: context.fingerprint))
+        return .flags(flags)
     }
 
     /// LaunchDarkly reason kinds in OpenFeature's words.

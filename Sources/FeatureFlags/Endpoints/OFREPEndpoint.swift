@@ -37,7 +37,7 @@ public struct OFREPEndpoint: FlagEndpoint {
     }
 
     /// Reads a bulk evaluation.
-    public func decode(_ response: FlagResponse, for context: EvaluationContext, fetchedAt: Date) throws(FlagEndpointError) -> FlagFetchResult {
+    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
         let top = try EndpointSupport.object(response.body, service: "OFREP")
         guard case .list(let items)? = top["flags"] else {
             throw FlagEndpointError(.parseError, "OFREP: the answer has no \"flags\" list")
@@ -68,10 +68,7 @@ public struct OFREPEndpoint: FlagEndpoint {
                 value: o["value"], variant: try EndpointSupport.string(o, "variant", at: path),
                 reason: try EndpointSupport.string(o, "reason", at: path).map(FlagReason.init(rawValue:)), metadata: metadata)
         }
-        return .snapshot(
-            FlagSnapshot(
-                flags: flags, fetchedAt: fetchedAt, etag: response.header("etag"), origin: .network,
-                contextFingerprint: context.fingerprint))
+        return .flags(flags)
     }
 
     /// `CODE: details` from an OFREP error body.

@@ -50,7 +50,7 @@ public struct UnleashEndpoint: FlagEndpoint {
     }
 
     /// Reads the toggles.
-    public func decode(_ response: FlagResponse, for context: EvaluationContext, fetchedAt: Date) throws(FlagEndpointError) -> FlagFetchResult {
+    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
         let top = try EndpointSupport.object(response.body, service: "Unleash")
         guard case .list(let toggles)? = top["toggles"] else {
             throw FlagEndpointError(.parseError, "Unleash: the answer has no \"toggles\" list")
@@ -74,9 +74,6 @@ public struct UnleashEndpoint: FlagEndpoint {
             flags[name] = FlagEntry(value: .bool(enabled), variant: variantName, metadata: metadata)
             if let payload { flags[name + ".payload"] = FlagEntry(value: payload, variant: variantName, metadata: metadata) }
         }
-        return .snapshot(
-            FlagSnapshot(
-                flags: flags, fetchedAt: fetchedAt, etag: response.header("etag"), origin: .network,
-                contextFingerprint: context.fingerprint))
+        return .flags(flags)
     }
 }

@@ -33,13 +33,6 @@ public struct ContextMerge: Sendable {
         self.tierOrder = tierOrder
     }
 
-    /// The seeds' plan policies: Business over Personal (by `plan_tier`) for theme and display
-    /// name, union of `plan_feature_list`, maximum `plan_data_limit`, any
-    /// `plan_priority_support`.
-    public static let seedPlans = ContextMerge(
-        policies: ["plan_feature_list": .union, "plan_data_limit": .maximum, "plan_priority_support": .any],
-        tierAttribute: EvaluationContext.Attribute.planTier, tierOrder: ["business", "personal"])
-
     /// `contexts` without duplicates, highest tier first (stable for equal tiers).
     public func ranked(_ contexts: [EvaluationContext]) -> [EvaluationContext] {
         var seen = Set<EvaluationContext>()
@@ -92,7 +85,7 @@ public struct ContextMerge: Sendable {
 
     /// One snapshot from the members' snapshots (highest tier first), for `identity`.
     /// Version: the members' distinct versions joined with `+`; fetched at the oldest member's time;
-    /// TTL the shortest; no entity tag (each member keeps its own). A merged flag keeps the
+    /// TTL the shortest (each member keeps its own entity tag). A merged flag keeps the
     /// variant and reason of the highest-ranked entry holding the merged value, else reason
     /// `TARGETING_MATCH` and variant `merged`.
     public func merge(
@@ -111,6 +104,6 @@ public struct ContextMerge: Sendable {
         return FlagSnapshot(
             flags: flags, version: versions.isEmpty ? nil : versions.joined(separator: "+"),
             fetchedAt: members.map(\.snapshot.fetchedAt).min() ?? Date(), ttl: members.compactMap(\.snapshot.ttl).min(),
-            etag: nil, origin: .network, contextFingerprint: identity.fingerprint)
+            contextFingerprint: identity.fingerprint)
     }
 }

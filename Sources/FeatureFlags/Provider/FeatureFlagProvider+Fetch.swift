@@ -3,245 +3,169 @@ import Foundation
 extension FeatureFlagProvider {
     // MARK: Fetching
 
-    /// Fetches for the current context now (joining a fetch already in flight for it) and
-    /// applies the result. Sends nothing when there is no network path, a `Retry-After` is
-    /// still running, credentials were rejected, or the provider shut down.
+    /// Fetches for the current context now (joining a fetch already in flight) and applies the
+    /// result. Sends nothing when there is no network path, a `Retry-After` is still running,
+    /// credentials were rejected, or the provider shut down.
     @discardableResult
     public func refresh() async -> FetchOutcome {
-        enum Start {
-            case skip(String)
-            case flight(Task<FetchOutcome, Never>)
-        }
         let pathUp = reachability.isReachable
-        let start: Start = state.withLock { s in
-            s.pathUp = pathUp
-            if let reason = Self.skipReason(s, now: clock.now()) { return .skip(reason) }
-            if let flight = s.inFlight, flight.generation == s.generation { return .flight(flight.task) }
-            let generation = s.generation
-            let context = s.context
-            let members = s.members
-            s.nextFetchID += 1
-            let id = s.nextFetchID
-            let task = Task { await self.fetch(context, members: members, generation: generation, id: id) }
-            s.inFlight = (generation, id, task)
-            return .flight(task)
-        }
-        switch start {
-        case .skip(let reason):
-            if !pathUp { activation.withLock { _ in enterFallback(reason: reason, status: nil) } }
-            return .skipped(reason)
-        case .flight(let task):
-            return await task.value
+        return await withCheckedContinuation { (continuation: CheckedContinuation<FetchOutcome, Never>) in
+            transition(.refresh(pathUp: pathUp, waiter: { continuation.resume(returning: $0) }))
         }
     }
 
-    static func skipReason(_ s: State, now: Duration) -> String? {
-        if s.shutDown { return "shut down" }
-        if s.fatal { return "stopped after a fatal error" }
-        if !s.pathUp { return "no network path" }
-        if let notBefore = s.retryNotBefore, now < notBefore { return "waiting for Retry-After" }
-        return nil
-    }
-
-    /// One fetch for the identity `context`: every member fetched (in parallel), judged by
-    /// the gate, merged when there are several, then activated, confirmed or rejected.
-    func fetch(_ context: EvaluationContext, members: [EvaluationContext], generation: Int, id: Int) async -> FetchOutcome {
+    /// One fetch, in its own task: every member fetched (in parallel) and judged, merged when
+    /// there are several, reported to the state, then the effects that wait for it (the write,
+    /// the callers' answers) run here.
+    func performFetch(_ plan: FetchPlan) async {
         let started = clock.now()
-        let answers = await fetchMembers(members)
-        // The request is over: leave the slot now, so a refresh from here on sends a new
-        // request instead of joining this one's activation (which may still write to disk).
-        state.withLock { s in
-            if s.inFlight?.id == id { s.inFlight = nil }
-        }
-        let current = state.withLock { $0.generation == generation && !$0.shutDown }
-        guard current else { return .discarded }
-        let latency = clock.now() - started
-        let outcome = await apply(answers, for: context, members: members, generation: generation, latency: latency)
-        let kind: FetchResultKind? =
-            switch outcome {
-            case .updated: .updated
-            case .unchanged: .unchanged
-            case .rejected: .rejected
-            case .failed: .failed
-            case .discarded, .skipped: nil
+        let held = plan.members.count > 1 ? store.members(of: plan.context.fingerprint) : [:]
+        let answers = await fetchMembers(plan, held: held)
+        let report = self.report(answers, for: plan, latency: clock.now() - started)
+        for effect in transition(.fetchEnded(report)) {
+            switch effect {
+            case .persist(let snapshot, let etag, let keepStoredETag, let context):
+                await persist(snapshot, etag: etag, keepStoredETag: keepStoredETag, for: context)
+            case .complete(let waiters, let outcome, let latency):
+                if let latency {
+                    let event = FlagEvent.fetchCompleted(latencyMilliseconds: Int(latency.milliseconds), outcome: outcome)
+                    order.withLock { _ in publisher.emit(event) }
+                }
+                for waiter in waiters { waiter(outcome) }
+            default:
+                assertionFailure("only writes and completions are deferred")
             }
-        if let kind { serving.emit(.fetchCompleted(latencyMilliseconds: Int(latency.milliseconds), result: kind)) }
-        return outcome
+        }
     }
 
-    /// Combines the members' answers: any failure fails the fetch, any rejection rejects it,
-    /// all 304s confirm what is served, else the (merged) snapshot is activated.
-    func apply(
-        _ answers: [MemberAnswer], for context: EvaluationContext, members: [EvaluationContext], generation: Int,
+    /// What one member context's request came to.
+    enum MemberAnswer: Sendable {
+        /// A new payload the gate accepted, with its tag and the flags the schema does not know.
+        case fresh(FlagSnapshot, etag: EntityTag?, unknownKeys: [String])
+        /// 304: the member's stored values are current.
+        case unchanged(StoredFlags)
+        /// The payload broke the schema (now or, for a 304, before).
+        case rejected(PayloadGate.Rejection)
+        /// The request failed.
+        case failed(FetchError)
+    }
+
+    /// Fetches every member at once (a merged fetch takes as long as the slowest member, not
+    /// the sum); answers in member order, with each member's validation memory after judging
+    /// and whether the schema ran.
+    func fetchMembers(
+        _ plan: FetchPlan, held: [String: StoredFlags]
+    ) async -> [(answer: MemberAnswer, memory: PayloadGate.Memory?, validated: Bool)] {
+        if plan.members.count == 1 {
+            let member = plan.members[0]
+            let stored = store.lastKnownGood(for: member)
+            return [await fetchMember(member, held: stored, memory: plan.memory[member.fingerprint])]
+        }
+        return await withTaskGroup(of: (Int, (MemberAnswer, PayloadGate.Memory?, Bool)).self) { group in
+            for (index, member) in plan.members.enumerated() {
+                let stored = held[member.fingerprint]
+                let memory = plan.memory[member.fingerprint]
+                group.addTask { (index, await self.fetchMember(member, held: stored, memory: memory)) }
+            }
+            var answers = [(answer: MemberAnswer, memory: PayloadGate.Memory?, validated: Bool)?](
+                repeating: nil, count: plan.members.count)
+            for await (index, answer) in group { answers[index] = answer }
+            return answers.map { $0 ?? (.failed(.cancelled), nil, false) }
+        }
+    }
+
+    /// One member: the request (conditional on the rejected payload's tag, else on the stored
+    /// snapshot's), then the gate. A 304 to a rejected payload's tag is still a rejection: the
+    /// service kept the payload the gate refused.
+    func fetchMember(
+        _ member: EvaluationContext, held: StoredFlags?, memory: PayloadGate.Memory?
+    ) async -> (MemberAnswer, PayloadGate.Memory?, Bool) {
+        let condition = memory?.rejectedETag ?? held?.etag
+        switch await fetcher.fetch(member, ifNoneMatch: condition) {
+        case .failed(let error):
+            return (.failed(error), memory, false)
+        case .notModified:
+            if let rejected = memory?.rejectedETag, rejected == condition, let standing = PayloadGate.standingRejection(memory) {
+                return (.rejected(standing), memory, false)
+            }
+            guard let held else {
+                return (.failed(.decode(FlagEndpointError(.general, "\"not modified\" for values not held"))), memory, false)
+            }
+            return (.unchanged(held), memory, false)
+        case .fetched(let snapshot, let etag):
+            let judged = PayloadGate.judge(
+                snapshot, etag: etag, schema: configuration.schema, killSwitchKey: base.killSwitchKey, memory: memory)
+            switch judged.verdict {
+            case .accepted(let unknownKeys): return (.fresh(snapshot, etag: etag, unknownKeys: unknownKeys), judged.memory, judged.validated)
+            case .rejected(let rejection): return (.rejected(rejection), judged.memory, judged.validated)
+            }
+        }
+    }
+
+    /// Combines the members' answers: a cancellation cancels the fetch, any failure fails it,
+    /// any rejection rejects it, all 304s confirm what is stored, else the (merged) snapshot is
+    /// new. Preparing the snapshot for serving happens here, before the state's lock.
+    func report(
+        _ answers: [(answer: MemberAnswer, memory: PayloadGate.Memory?, validated: Bool)], for plan: FetchPlan,
         latency: Duration
-    ) async -> FetchOutcome {
-        var snapshots: [FlagSnapshot] = []
+    ) -> FetchReport {
+        var memory: [String: PayloadGate.Memory?] = [:]
+        for (member, answer) in zip(plan.members, answers) { memory[member.fingerprint] = answer.memory }
+        let validations = answers.filter(\.validated).count
+        func report(_ verdict: FetchVerdict, members: [String: StoredFlags]? = nil) -> FetchReport {
+            FetchReport(
+                ticket: plan.ticket, verdict: verdict, memory: memory, validations: validations, members: members,
+                latency: latency)
+        }
+        var stored: [StoredFlags] = []
         var rejections: [PayloadGate.Rejection] = []
         var unknownKeys: [String] = []
-        var anyFresh = false
-        for answer in answers {
+        var fresh: (etag: EntityTag?, any: Bool) = (nil, false)
+        for (answer, _, _) in answers {
             switch answer {
-            case .failed(.cancelled): return .discarded
-            case .failed(let error): return failed(error, generation: generation)
+            case .failed(let error) where error == .cancelled || Task.isCancelled: return report(.cancelled)
+            case .failed(let error): return report(.failed(error))
             case .rejected(let rejection): rejections.append(rejection)
-            case .unchanged(let previous): snapshots.append(previous)
-            case .fresh(let snapshot, let unknown):
-                anyFresh = true
-                snapshots.append(snapshot)
+            case .unchanged(let held): stored.append(held)
+            case .fresh(let snapshot, let etag, let unknown):
+                fresh = (etag, true)
+                stored.append(StoredFlags(snapshot: snapshot, etag: etag))
                 unknownKeys.append(contentsOf: unknown)
             }
         }
-        if !rejections.isEmpty { return await reject(rejections, for: context, generation: generation) }
-        guard anyFresh else { return confirm(generation: generation) }
-        if members.count == 1 {
-            return await activate(snapshots[0], for: context, generation: generation, latency: latency, unknownKeys: unknownKeys)
+        if !rejections.isEmpty { return report(.rejected(rejections)) }
+        let now = wallClock()
+        if plan.members.count == 1 {
+            if fresh.any { return report(.fresh(base.prepare(stored[0].snapshot), etag: fresh.etag, unknownKeys: unknownKeys)) }
+            return report(.confirmed(base.prepare(stored[0].snapshot.refetched(at: now))))
         }
+        let kept = Dictionary(zip(plan.members.map(\.fingerprint), stored), uniquingKeysWith: { first, _ in first })
+        let snapshots = stored.map { fresh.any ? $0.snapshot : $0.snapshot.refetched(at: now) }
         let merged = configuration.merge.merge(
-            Array(zip(members, snapshots)), killSwitchKey: serving.killSwitchKey, identity: context)
-        let byMember = Dictionary(zip(members.map(\.fingerprint), snapshots), uniquingKeysWith: { first, _ in first })
-        return await activate(
-            merged, for: context, generation: generation, latency: latency, unknownKeys: unknownKeys, members: byMember)
+            Array(zip(plan.members, snapshots)), killSwitchKey: base.killSwitchKey, identity: plan.context)
+        let prepared = base.prepare(merged)
+        return fresh.any
+            ? report(.fresh(prepared, etag: nil, unknownKeys: unknownKeys), members: kept)
+            : report(.confirmed(prepared), members: kept)
     }
 
-    /// A new snapshot: serve it, then persist it off the executor.
-    func activate(
-        _ snapshot: FlagSnapshot, for context: EvaluationContext, generation: Int, latency: Duration,
-        unknownKeys: [String] = [], members: [String: FlagSnapshot]? = nil
-    ) async -> FetchOutcome {
-        let network = snapshot.servedFrom(.network)
-        let changed: Set<String>? = activation.withLock { _ in
-            guard state.withLock({ $0.generation == generation }) else { return nil }
-            if let members { state.withLock { $0.memberSnapshots = members } }
-            let previous = serving.status
-            let keys = serving.activate(network, status: .ready, reasonOverride: nil)
-            serving.emit(.activated(version: network.version, latencyMilliseconds: Int(latency.milliseconds)))
-            if !unknownKeys.isEmpty { serving.emit(.unknownKeys(Array(Set(unknownKeys)).sorted())) }
-            succeeded(from: previous)
-            announceReady(from: previous)
-            return keys
-        }
-        guard let changed else { return .discarded }
-        await persist(network, for: context)
-        return changed.isEmpty ? .unchanged : .updated(changed)
-    }
-
-    /// Payloads that broke the schema: the Last-Known-Good stays (labelled as the fallback,
-    /// status `ERROR` or `STALE`), each newly rejected payload is reported with all its
-    /// violations, and a kill switch any of them turns on is applied and persisted anyway.
-    func reject(_ rejections: [PayloadGate.Rejection], for context: EvaluationContext, generation: Int) async -> FetchOutcome {
-        let violations = rejections.flatMap(\.violations)
-        let error = FetchError.invalidPayload(violations)
-        let applied: (killed: FlagSnapshot?, done: Bool) = activation.withLock { _ in
-            let current = state.withLock { s -> Bool in
-                guard s.generation == generation else { return false }
-                // The service answered: no backoff, the next poll comes at the usual interval.
-                s.failures = 0
-                s.retryNotBefore = nil
-                s.lastError = error
-                return true
-            }
-            guard current else { return (nil, false) }
-            for rejection in rejections where !rejection.remembered {
-                serving.emit(.payloadRejected(violations: rejection.violations, fingerprint: rejection.fingerprint))
-            }
-            var killed: FlagSnapshot?
-            if rejections.contains(where: \.killSwitchOn), !serving.isKillSwitchActive {
-                killed = serving.snapshot.withKillSwitch(serving.killSwitchKey, for: context, at: wallClock())
-            }
-            enterFallback(reason: error.description, status: nil, overlay: killed)
-            return (killed, true)
-        }
-        guard applied.done else { return .discarded }
-        if let killed = applied.killed { await persist(killed, for: context) }
-        return .rejected(violations)
-    }
-
-    /// A 304: the values served are current; nothing decoded, nothing written.
-    func confirm(generation: Int) -> FetchOutcome {
-        let applied: Bool = activation.withLock { _ in
-            guard state.withLock({ $0.generation == generation }) else { return false }
-            let previous = serving.status
-            let current = serving.snapshot
-            let confirmed = FlagSnapshot(
-                flags: current.flags, version: current.version, fetchedAt: wallClock(), ttl: current.ttl,
-                etag: current.etag, origin: current.origin == .codeDefault ? .codeDefault : .network,
-                contextFingerprint: current.contextFingerprint)
-            serving.activate(confirmed, status: .ready, reasonOverride: nil)
-            succeeded(from: previous)
-            announceReady(from: previous)
-            return true
-        }
-        return applied ? .unchanged : .discarded
-    }
-
-    /// The bookkeeping of a successful fetch; `previous` is the status before it.
-    func succeeded(from previous: ProviderStatus) {
-        state.withLock { s in
-            s.failures = 0
-            s.retryNotBefore = nil
-            s.lastError = nil
-        }
-        if previous != .ready { serving.emit(.modeChanged(.online, reason: "fetch succeeded")) }
-    }
-
-    func announceReady(from previous: ProviderStatus) {
-        if previous != .ready { serving.emit(.ready) }
-        if previous == .reconciling { serving.emit(.contextChanged) }
-        notifyStatusWaiters()
-    }
-
-    func failed(_ error: FetchError, generation: Int) -> FetchOutcome {
-        let now = clock.now()
-        let stillCurrent: Bool = activation.withLock { _ in
-            let current = state.withLock { s -> Bool in
-                guard s.generation == generation else { return false }
-                s.failures += 1
-                s.lastError = error
-                if error.isFatal { s.fatal = true }
-                if case .httpStatus(_, let retryAfter?, _) = error {
-                    let wait = min(Duration.seconds(retryAfter), configuration.maximumRetryAfter)
-                    s.retryNotBefore = now + wait
-                }
-                return true
-            }
-            guard current else { return false }
-            serving.emit(.fetchFailed(error))
-            if error.isFatal { serving.emit(.error(.providerFatal, message: error.description)) }
-            enterFallback(reason: error.description, status: error.isFatal ? .fatal : nil)
-            return true
-        }
-        return stillCurrent ? .failed(error) : .discarded
-    }
-
-    /// Serves what is served as the Last-Known-Good (or `overlay`, values with the kill switch
-    /// on) and sets the failure status — `STALE` past the TTL, else `ERROR`, or `status` when
-    /// given — in one change of the served state, then reports it. The caller holds
-    /// `activation`, so no other change of the served state can come between.
-    func enterFallback(reason: String, status forced: ProviderStatus?, overlay: FlagSnapshot? = nil) {
-        let result = serving.fallBack(forcing: forced, overlay: overlay)
-        if result.previous == .ready { serving.emit(.modeChanged(.fallback, reason: reason)) }
-        if result.previous != result.next {
-            switch result.next {
-            case .stale: serving.emit(.stale(age: result.snapshot.age(at: wallClock())))
-            case .error: serving.emit(.error(.general, message: reason))
-            default: break
-            }
-        }
-        notifyStatusWaiters()
-    }
-
-    func persist(_ snapshot: FlagSnapshot, for context: EvaluationContext) async {
-        let fallback = self.fallback
-        let failure: FallbackWriteError? = await withCheckedContinuation { continuation in
+    /// Writes to the store on the I/O queue (blocking file I/O never runs on Swift's
+    /// cooperative threads); a failure is reported once.
+    func persist(_ snapshot: FlagSnapshot, etag: EntityTag?, keepStoredETag: Bool, for context: EvaluationContext) async {
+        let store = self.store
+        let failure: LastKnownGoodStore.WriteError? = await withCheckedContinuation { continuation in
             io.async {
-                do throws(FallbackWriteError) {
-                    try fallback.save(snapshot, for: context)
+                do throws(LastKnownGoodStore.WriteError) {
+                    let tag = keepStoredETag ? store.lastKnownGood(for: context)?.etag : etag
+                    try store.save(snapshot, etag: tag, for: context)
                     continuation.resume(returning: nil)
                 } catch {
                     continuation.resume(returning: error)
                 }
             }
         }
-        if let failure { serving.emit(.fallbackWriteFailed(reason: failure.reason)) }
+        if let failure {
+            order.withLock { _ in publisher.emit(.fallbackWriteFailed(reason: failure.reason)) }
+        }
     }
 }

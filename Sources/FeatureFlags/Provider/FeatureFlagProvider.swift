@@ -1,161 +1,185 @@
 import Foundation
 
 /// The client an app injects: it serves the Last-Known-Good at once, fetches from the flag
-/// service within the online client's deadline (2 s by default), polls, follows
-/// reachability, re-fetches when the context changes, and applies the kill switch.
+/// service within the fetcher's budget (2 s by default), polls, follows reachability,
+/// re-fetches when the context changes, and applies the kill switch.
 ///
 /// ```swift
-/// let fallback = FallbackClient(context: user)                 // at launch, synchronous
-/// let provider = FeatureFlagProvider(context: user, online: online, fallback: fallback)
-/// Task { await provider.run() }                               // polling, until cancelled
-/// _ = await provider.waitUntilReady(timeout: .seconds(2))     // splash screen
+/// let store = LastKnownGoodStore()                              // at launch, synchronous
+/// let fetcher = FlagFetcher(endpoint: OFREPEndpoint(baseURL: url))
+/// let provider = FeatureFlagProvider(context: user, fetcher: fetcher, store: store)
+/// Task { await provider.run() }                                // polling, until cancelled
+/// _ = await provider.waitUntilReady(timeout: .seconds(2))      // splash screen
 /// ```
 ///
-/// Lifecycle (``status``): `NOT_READY` while serving what the fallback had → `READY` after a
+/// Lifecycle (``status``): `NOT_READY` while serving what the store had → `READY` after a
 /// fetch succeeds; `ERROR` after a failure (or with no network path), `STALE` instead when
 /// the served values are older than their TTL; `FATAL` on 401/403 or a refused plain-HTTP
 /// URL, after which no request is sent; `RECONCILING` from ``identify(_:)`` until the new
-/// context's fetch ends.
+/// context's fetch ends. Values come from the network exactly when the status is `READY`;
+/// otherwise from the Last-Known-Good (`fallback`), the bundled defaults or the code defaults.
+///
+/// Inside, all state is one value (``ProviderState``) under one lock, changed only by its
+/// pure transitions; events, change notifications, fetches and writes are the transitions'
+/// effects, run after unlocking (see Docs/Architecture.md).
 public final class FeatureFlagProvider: FeatureFlagClient {
-    struct State {
-        /// The identity served: the context itself, or for merged contexts their
-        /// ``ContextMerge/identity(of:)``.
-        var context: EvaluationContext
-        /// The contexts fetched for it, highest tier first (one, unless merged).
-        var members: [EvaluationContext]
-        /// Merged identities only: each member's last accepted snapshot, by fingerprint, to
-        /// merge with when the member answers 304.
-        var memberSnapshots: [String: FlagSnapshot] = [:]
-        var generation = 0
-        var pathUp: Bool
-        var failures = 0
-        var retryNotBefore: Duration?
-        var lastError: FetchError?
-        var inFlight: (generation: Int, id: Int, task: Task<FetchOutcome, Never>)?
-        var nextFetchID = 0
-        var running = false
-        var fatal = false
-        var shutDown = false
-    }
-
-    /// The online client (its deadline is the fetch budget).
-    public let online: OnlineClient
-    /// The Last-Known-Good store beneath.
-    public let fallback: FallbackClient
-    /// The network path monitor.
-    public let reachability: any Reachability
-    /// Polling and backoff.
+    /// Polling, backoff, validation, merging, the kill-switch key and the bundled defaults.
     public let configuration: Configuration
 
-    let serving: FlagServing
-    let state: Locked<State>
-    /// Validation before activation, with memory of payloads judged.
-    let gate: PayloadGate
-    /// Orders identify against activations, so an answer for an old context never lands.
-    let activation = Locked(())
+    /// The one lock around all provider state.
+    let cell: Locked<ProviderState>
+    /// Orders transitions that run effects, so that their events and change notifications
+    /// leave in the order the transitions happened. Readers never take it.
+    let order = Locked(())
+    let base: ServingBase
+    let publisher: FlagPublisher
+    let fetcher: FlagFetcher
+    let store: LastKnownGoodStore
+    let reachability: any Reachability
     let clock: any ElapsedClock
     let wallClock: @Sendable () -> Date
-    let random: Locked<any RandomNumberGenerator & Sendable>
+    /// Wakes ``run()`` from its sleep between polls.
     let wakeup = Wakeup()
-    let statusWaiters = Locked<[CheckedContinuation<Void, Never>]>([])
-    /// Disk writes happen here, never on Swift's global executor.
+    /// Disk writes happen here, never on Swift's cooperative threads.
     let io = DispatchQueue(label: "FeatureFlags.FeatureFlagProvider.io")
+    /// Numbers waits for readiness.
+    let waitIDs = Locked(0)
 
-    /// A provider for `context`, serving `fallback`'s Last-Known-Good for it at once.
+    /// A provider for `context`, serving the store's Last-Known-Good for it at once (or the
+    /// bundled and code defaults when it has none).
     /// - Parameters:
+    ///   - fetcher: how flags are fetched; its budget is the fetch budget.
+    ///   - store: the Last-Known-Good store, read now and written after each new snapshot.
     ///   - reachability: the path monitor; ``SystemReachability/make()`` by default.
     ///   - clock: schedules polls, backoff and `Retry-After` (inject a test clock in tests).
     ///   - now: wall-clock time for TTLs and ages.
     ///   - random: the jitter source.
     public init(
         context: EvaluationContext,
-        online: OnlineClient,
-        fallback: FallbackClient,
-        reachability: any Reachability = SystemReachability.make(),
+        fetcher: FlagFetcher,
+        store: LastKnownGoodStore,
         configuration: Configuration = Configuration(),
+        reachability: any Reachability = SystemReachability.make(),
         clock: any Clock<Duration> = ContinuousClock(),
         now: @escaping @Sendable () -> Date = { Date() },
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()
     ) {
-        self.online = online
-        self.fallback = fallback
-        self.reachability = reachability
         self.configuration = configuration
+        self.fetcher = fetcher
+        self.store = store
+        self.reachability = reachability
         self.clock = makeElapsedClock(clock)
         self.wallClock = now
-        self.random = Locked(random)
-        let lkg = fallback.currentContextFingerprint == context.fingerprint
-            ? fallback.storedSnapshot(for: context) : fallback.select(context)
-        online.setETag(lkg?.etag, for: context)
-        state = Locked(State(context: context, members: [context], pathUp: reachability.isReachable))
-        gate = PayloadGate(schema: configuration.schema, killSwitchKey: fallback.killSwitchKey)
-        serving = FlagServing(
-            snapshot: lkg?.servedFrom(.fallback) ?? .empty, defaults: fallback.bundledDefaults, status: .notReady,
-            reasonOverride: .cached, killSwitchKey: fallback.killSwitchKey, now: now,
-            eventHandler: configuration.eventHandler)
-        // What the fallback found at load (rejected file, bad bundled defaults) is the
-        // provider's news too; its own READY is not: the provider is not ready yet.
-        for event in fallback.recentEvents where event != .ready && event != .killSwitch(active: true) {
-            serving.emit(event)
+        self.publisher = FlagPublisher(handler: configuration.eventHandler)
+        var events: [FlagEvent] = []
+        switch store.loadOutcome {
+        case .loaded(let contexts, let bytes): events.append(.fallbackLoaded(contexts: contexts, bytes: bytes))
+        case .noFile: break
+        case .rejected(let reason, let keptAt): events.append(.fallbackRejected(reason: reason, keptAt: keptAt))
         }
-        if serving.isKillSwitchActive { serving.emit(.killSwitch(active: true)) }
+        var defaults: [String: FlagEntry] = [:]
+        switch configuration.bundledDefaults.load() {
+        case .success(let entries): defaults = entries
+        case .failure(let error): events.append(.error(.parseError, message: error.message))
+        }
+        base = ServingBase(defaults: defaults, killSwitchKey: configuration.killSwitchKey)
+        let (lastKnownGood, source, problem) = Self.lastKnownGood(of: context.fingerprint, in: store, base: base)
+        if let problem { events.append(.fallbackRejected(reason: problem, keptAt: nil)) }
+        if lastKnownGood.killed { events.append(.killSwitch(active: true)) }
+        cell = Locked(
+            ProviderState(
+                context: context, served: ServedState(lastKnownGood, source: source, status: .notReady, reasonOverride: .cached),
+                pathUp: reachability.isReachable, configuration: configuration, base: base, random: random))
+        for event in events { publisher.emit(event) }
+    }
+
+    /// The stored snapshot for `fingerprint`, prepared to serve, and marked used — or the
+    /// defaults alone, with the reason when a stored snapshot could not be read.
+    static func lastKnownGood(
+        of fingerprint: String, in store: LastKnownGoodStore, base: ServingBase
+    ) -> (PreparedSnapshot, FlagSource, problem: String?) {
+        switch store.use(fingerprint) {
+        case .success(let stored)?: return (base.prepare(stored.snapshot), .fallback, nil)
+        case .failure(let error)?: return (base.prepare(.empty), .codeDefault, "stored snapshot undecodable: \(error.message)")
+        case nil: return (base.prepare(.empty), .codeDefault, nil)
+        }
     }
 
     // MARK: FeatureFlagClient
 
     /// The raw value of `name` (nil when missing, valueless or killed).
-    public func flagValue(_ name: String) -> FlagValue? { serving.lookup(name) }
-    /// The value and where it came from: `network` when online, `fallback` (reason `CACHED`,
+    public func flagValue(_ name: String) -> FlagValue? {
+        let key = base.killSwitchKey
+        return cell.withLock { $0.served.lookup(name, killSwitchKey: key) }
+    }
+
+    /// The value and where it came from: `network` when `READY`, `fallback` (reason `CACHED`,
     /// or `STALE` past the TTL) otherwise, then bundled and code defaults, or the kill switch.
-    public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> { serving.details(key) }
+    public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
+        let served = cell.withLock { $0.served }
+        let details = served.details(key, base: base, now: wallClock())
+        if key.auditsMembers, let audit = key.unknownMembers, let raw = served.lookup(key.name, killSwitchKey: base.killSwitchKey) {
+            noteUnknownValues(audit(raw), in: key.name)
+        }
+        return details
+    }
+
     /// The snapshot served now.
-    public var snapshot: FlagSnapshot { serving.snapshot }
+    public var snapshot: FlagSnapshot { cell.withLock { $0.served.prepared.snapshot } }
     /// The status now (see the type's documentation for the lifecycle).
-    public var status: ProviderStatus { serving.status }
+    public var status: ProviderStatus { cell.withLock { $0.served.status } }
     /// Whether the kill switch is on.
-    public var isKillSwitchActive: Bool { serving.isKillSwitchActive }
+    public var isKillSwitchActive: Bool { cell.withLock { $0.served.prepared.killed } }
     /// Changes of served values.
-    public func changes() -> AsyncStream<FlagChange> { serving.changeBroadcaster.subscribe() }
+    public func changes() -> AsyncStream<FlagChange> { publisher.changes.subscribe() }
     /// Lifecycle and diagnostics; a new stream first receives the last 32 events.
-    public func events() -> AsyncStream<FlagEvent> { serving.eventBroadcaster.subscribe() }
+    public func events() -> AsyncStream<FlagEvent> { publisher.events.subscribe() }
     /// Reports unknown list members as ``FlagEvent/unknownValues(flag:values:)``, once per
     /// flag until its values change.
-    public func noteUnknownValues(_ values: [String], in flag: String) { serving.noteUnknownValues(values, in: flag) }
+    public func noteUnknownValues(_ values: [String], in flag: String) {
+        guard !values.isEmpty else { return }
+        transition(.unknownValues(flag: flag, values: values))
+    }
     /// The most recent events (up to 32), oldest first.
-    public var recentEvents: [FlagEvent] { serving.eventBroadcaster.history }
+    public var recentEvents: [FlagEvent] { publisher.recentEvents }
 
     // MARK: State
 
     /// The context being served (for merged contexts, their ``ContextMerge/identity(of:)``).
-    public var context: EvaluationContext { state.withLock { $0.context } }
+    public var context: EvaluationContext { cell.withLock { $0.context } }
     /// The contexts fetched for it, highest tier first: one, unless identified by
     /// ``identify(merging:)``.
-    public var contexts: [EvaluationContext] { state.withLock { $0.members } }
-    /// Whether values come from the service now or from the fallback: `online` exactly when
-    /// the status is `READY` (derived from it, so the two can never disagree).
-    public var mode: ProviderMode { serving.status == .ready ? .online : .fallback }
-    /// The last fetch failure, cleared by a success.
-    public var lastError: FetchError? { state.withLock { $0.lastError } }
+    public var contexts: [EvaluationContext] { cell.withLock { $0.members } }
+    /// The last fetch failure, cleared whenever the service answers (with new values, a 304,
+    /// or a payload the schema rejected).
+    public var lastError: FetchError? { cell.withLock { $0.lastError } }
+
+    /// Status and labels, read together.
+    package var labels: ServedLabels { cell.withLock { $0.served.labels } }
     /// Consecutive failed fetches.
-    public var consecutiveFailures: Int { state.withLock { $0.failures } }
+    var consecutiveFailures: Int { cell.withLock { $0.failures } }
+    /// How many payloads the schema checked.
+    var validationCount: Int { cell.withLock { $0.validations } }
+    /// Whether a fetch is in flight.
+    var isFetching: Bool { cell.withLock { $0.flight != nil } }
 
     // MARK: Identify
 
     /// Switches to `context`: serves its Last-Known-Good at once (code and bundled defaults
     /// if it has none — never the previous context's values), status `RECONCILING`, and wakes
     /// ``run()`` to fetch for it. Answers still on their way for earlier contexts are dropped.
-    /// Calling it with the current context does nothing.
+    /// Calling it with the current context does nothing. Never waits on the disk.
     public func identify(_ context: EvaluationContext) {
         switchIdentity(to: context, members: [context])
     }
 
-    /// Switches to several contexts at once — a partner's Personal and Business plans (seeds
-    /// 001 and 002): each is fetched, and their flags are merged per key by
-    /// ``Configuration/merge`` (top tier wins, union, maximum, any…) into the one snapshot
-    /// served. A kill switch in any of them applies. Like ``identify(_:)`` otherwise: the
-    /// merged identity's Last-Known-Good is served at once and persisted after each fetch,
-    /// so an offline relaunch that identifies the same contexts finds it. One context (after
-    /// removing duplicates) is the same as ``identify(_:)``; none does nothing.
+    /// Switches to several contexts at once — for instance a user's personal and business
+    /// plans: each is fetched, and their flags are merged per key by ``Configuration/merge``
+    /// (top tier wins, union, maximum, any…) into the one snapshot served. A kill switch in
+    /// any of them applies. Like ``identify(_:)`` otherwise: the merged identity's
+    /// Last-Known-Good is served at once and stored after each fetch, so an offline relaunch
+    /// that identifies the same contexts finds it. One context (after removing duplicates) is
+    /// the same as ``identify(_:)``; none does nothing.
     public func identify(merging contexts: [EvaluationContext]) {
         let ranked = configuration.merge.ranked(contexts)
         guard let first = ranked.first else { return }
@@ -164,55 +188,73 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     }
 
     private func switchIdentity(to context: EvaluationContext, members: [EvaluationContext]) {
-        var superseded: Task<FetchOutcome, Never>?
-        let switched: Bool = activation.withLock { _ in
-            let accepted = state.withLock { s -> Bool in
-                guard s.context != context, !s.shutDown else { return false }
-                s.context = context
-                s.members = members
-                s.memberSnapshots = [:]
-                s.generation += 1
-                superseded = s.inFlight?.task
-                s.inFlight = nil
-                return true
-            }
-            guard accepted else { return false }
-            gate.forget(allBut: Set(members.map(\.fingerprint)))
-            let lkg = fallback.select(context)
-            if members.count == 1 {
-                online.setETag(lkg?.etag, for: context)
-            } else {
-                // Member snapshots are not kept across identities: ask each in full.
-                for member in members { online.setETag(nil, for: member) }
-            }
-            serving.activate(lkg?.servedFrom(.fallback) ?? .empty, status: .reconciling, reasonOverride: .cached)
-            serving.emit(.reconciling)
-            return true
-        }
-        guard switched else { return }
-        superseded?.cancel()
-        wakeup.fire()
+        let (lastKnownGood, source, problem) = Self.lastKnownGood(of: context.fingerprint, in: store, base: base)
+        transition(.identify(context, members: members, lastKnownGood: lastKnownGood, source: source, problem: problem))
     }
 
     // MARK: Shutdown
 
-    /// Stops everything: ``run()`` returns, the fetch in flight is cancelled, the online
-    /// client, the reachability monitor and every stream end. Reads keep working with the
-    /// values last served. Idempotent.
+    /// Stops everything: ``run()`` returns, the fetch in flight is cancelled, the fetcher, the
+    /// reachability monitor and every stream end. Reads keep working with the values last
+    /// served. Idempotent.
     public func shutdown() {
-        let inFlight: Task<FetchOutcome, Never>?? = state.withLock { s in
-            if s.shutDown { return nil }
-            s.shutDown = true
-            defer { s.inFlight = nil }
-            return .some(s.inFlight?.task)
+        transition(.shutdown)
+    }
+
+    // MARK: Transitions
+
+    /// Applies `input` under the lock, then runs its effects in order. Effects that must wait
+    /// for a fetch's task (writes, answering its callers) are returned to that task.
+    @discardableResult
+    func transition(_ input: ProviderInput) -> [ProviderEffect] {
+        var launched: [(FetchTicket, Task<Void, Never>)] = []
+        let deferred: [ProviderEffect] = order.withLock { _ in
+            let time = ProviderTime(elapsed: clock.now(), date: wallClock())
+            let effects = cell.withLock { $0.apply(input, at: time) }
+            return perform(effects, launched: &launched)
         }
-        guard let inFlight else { return }
-        inFlight?.cancel()
-        wakeup.fire()
-        online.shutdown()
-        reachability.stop()
-        notifyStatusWaiters(force: true)
-        serving.finish()
-        fallback.shutdown()
+        for (ticket, task) in launched { transition(.launched(ticket, task)) }
+        return deferred
+    }
+
+    /// Runs `effects` (holding `order`, not the state lock); returns the deferred ones.
+    private func perform(_ effects: [ProviderEffect], launched: inout [(FetchTicket, Task<Void, Never>)]) -> [ProviderEffect] {
+        var deferred: [ProviderEffect] = []
+        var changed: Set<String> = []
+        for effect in effects {
+            switch effect {
+            case .publish(let old, let new):
+                changed = publisher.publish(from: old, to: new, base: base)
+                if !changed.isEmpty {
+                    let time = ProviderTime(elapsed: clock.now(), date: wallClock())
+                    _ = cell.withLock { $0.apply(.valuesPublished, at: time) }
+                }
+            case .emit(let event):
+                publisher.emit(event)
+            case .startFetch(let plan):
+                launched.append((plan.ticket, Task { await self.performFetch(plan) }))
+            case .cancel(let task):
+                task.cancel()
+            case .answer(let waiters, let outcome):
+                for waiter in waiters { waiter(outcome) }
+            case .resume(let resume):
+                resume()
+            case .wake:
+                wakeup.fire()
+            case .keepMembers(let members, let identity):
+                store.keepMembers(members, of: identity.fingerprint)
+            case .persist:
+                deferred.append(effect)
+            case .complete(let waiters, .updated, let latency):
+                deferred.append(.complete(waiters, changed.isEmpty ? .unchanged : .updated(changed), latency: latency))
+            case .complete:
+                deferred.append(effect)
+            case .stop:
+                fetcher.shutdown()
+                reachability.stop()
+                publisher.finish()
+            }
+        }
+        return deferred
     }
 }

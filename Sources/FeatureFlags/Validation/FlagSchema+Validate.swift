@@ -110,7 +110,7 @@ extension FlagSchema {
             return utf8.count == 7 && utf8[0] == UInt8(ascii: "#")
                 && utf8.dropFirst().allSatisfy { (48...57).contains($0) || (65...70).contains($0) || (97...102).contains($0) }
         case "iso8601":
-            return RetryAfter.iso8601(text) != nil
+            return ISO8601.date(text) != nil
         default:
             return true
         }

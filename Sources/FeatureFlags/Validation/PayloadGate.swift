@@ -1,15 +1,17 @@
-/// Validation before activation (seed 000 §6.4), with memory: every fetched payload passes
-/// through here before it can be served. A payload that breaks the ``FlagSchema`` is
-/// rejected whole; one identical to a payload already judged for the same context is not
-/// validated again — a rejected payload stays rejected on every poll until the service
-/// sends something else, without re-running the checks or repeating the event.
+/// Validation before activation, with memory: every fetched payload passes through here
+/// before it can be served. A payload that breaks the ``FlagSchema`` is rejected whole; one
+/// identical to the payload last judged for the same context is not validated again — a
+/// rejected payload stays rejected on every poll until the service sends something else,
+/// without re-running the checks or repeating the event.
 ///
-/// Identity is exact: the remembered flags are compared with `==` (a hash alone could let a
-/// colliding payload skip validation). The fingerprint reported in events is a SHA-256 of
-/// the payload's values in canonical JSON, so logs can tell payloads apart.
-package final class PayloadGate: Sendable {
+/// Pure: the memory is a value the caller keeps (the provider keeps one per member context in
+/// its state) and passes back in. Identity is exact: the remembered flags are compared with
+/// `==` (a hash alone could let a colliding payload skip validation). The fingerprint reported
+/// in events is a SHA-256 of the payload's values in canonical JSON, so logs can tell
+/// payloads apart.
+package enum PayloadGate {
     /// What the gate decided.
-    package enum Verdict: Sendable {
+    package enum Verdict: Sendable, Equatable {
         /// Serve it. `unknownKeys` lists flags the schema has no rule for (empty when the
         /// payload was judged before, or there is no schema).
         case accepted(unknownKeys: [String])
@@ -30,74 +32,46 @@ package final class PayloadGate: Sendable {
         package var remembered: Bool
     }
 
-    private struct Memory {
-        var accepted: [String: [String: FlagEntry]] = [:]
-        var rejected: [String: (flags: [String: FlagEntry], rejection: Rejection)] = [:]
-        var validations = 0
+    /// What the gate remembers of one context: the last payload it judged and the verdict.
+    package struct Memory: Sendable, Equatable {
+        /// The flags last judged.
+        package let flags: [String: FlagEntry]
+        /// The rejection, when they were rejected; nil when accepted.
+        package let rejection: Rejection?
+        /// The entity tag of a rejected payload: sent with the next request, so that a service
+        /// still holding it answers 304 and nothing is downloaded or judged again.
+        package let rejectedETag: EntityTag?
     }
 
-    /// The schema; nil accepts everything without keeping memory.
-    package let schema: FlagSchema?
-    private let killSwitchKey: String
-    private let memory = Locked(Memory())
-
-    /// A gate for `schema`.
-    package init(schema: FlagSchema?, killSwitchKey: String) {
-        self.schema = schema
-        self.killSwitchKey = killSwitchKey
-    }
-
-    /// Judges `snapshot`, fetched for the context with fingerprint `context`.
-    package func check(_ snapshot: FlagSnapshot, context: String) -> Verdict {
-        guard let schema else { return .accepted(unknownKeys: []) }
+    /// Judges `snapshot` (fetched with `etag`) against `schema`, remembering `memory`. Returns
+    /// the verdict, the memory to keep, and whether the schema actually ran.
+    package static func judge(
+        _ snapshot: FlagSnapshot, etag: EntityTag?, schema: FlagSchema?, killSwitchKey: String, memory: Memory?
+    ) -> (verdict: Verdict, memory: Memory?, validated: Bool) {
+        guard let schema else { return (.accepted(unknownKeys: []), nil, false) }
         let flags = snapshot.flags
-        let known: Verdict? = memory.withLock { m in
-            if let previous = m.rejected[context], previous.flags == flags {
-                var rejection = previous.rejection
-                rejection.remembered = true
-                return .rejected(rejection)
-            }
-            if m.accepted[context] == flags { return .accepted(unknownKeys: []) }
-            m.validations += 1
-            return nil
+        if let memory, memory.flags == flags {
+            guard var rejection = memory.rejection else { return (.accepted(unknownKeys: []), memory, false) }
+            rejection.remembered = true
+            return (.rejected(rejection), memory, false)
         }
-        if let known { return known }
-
-        let payloadBytes = schema.maxPayloadBytes == nil ? nil : FlagJSON.bytes(Self.values(flags)).count
+        let payloadBytes = schema.maxPayloadBytes == nil ? nil : FlagJSON.bytes(values(flags)).count
         let report = schema.validate(flags, payloadBytes: payloadBytes)
         if report.isValid {
-            memory.withLock { m in
-                m.accepted[context] = flags
-                m.rejected[context] = nil
-            }
-            return .accepted(unknownKeys: report.unknownKeys)
+            return (.accepted(unknownKeys: report.unknownKeys), Memory(flags: flags, rejection: nil, rejectedETag: nil), true)
         }
         let rejection = Rejection(
-            violations: report.violations, fingerprint: Self.fingerprint(flags),
+            violations: report.violations, fingerprint: fingerprint(flags),
             killSwitchOn: snapshot.isKillSwitchOn(key: killSwitchKey), remembered: false)
-        memory.withLock { $0.rejected[context] = (flags, rejection) }
-        return .rejected(rejection)
+        return (.rejected(rejection), Memory(flags: flags, rejection: rejection, rejectedETag: etag), true)
     }
 
-    /// The rejection standing for `context`, if its last judged payload was rejected — what a
-    /// 304 Not Modified means after a rejection: the service still has that payload.
-    package func standingRejection(context: String) -> Rejection? {
-        memory.withLock { m in
-            guard var rejection = m.rejected[context]?.rejection else { return nil }
-            rejection.remembered = true
-            return rejection
-        }
-    }
-
-    /// How many payloads were validated (judged payloads seen again are not counted).
-    package var validationCount: Int { memory.withLock { $0.validations } }
-
-    /// Forgets every context but `kept` (called when the provider's identity changes).
-    package func forget(allBut kept: Set<String>) {
-        memory.withLock { m in
-            m.accepted = m.accepted.filter { kept.contains($0.key) }
-            m.rejected = m.rejected.filter { kept.contains($0.key) }
-        }
+    /// The rejection standing in `memory` — what a 304 Not Modified to the rejected payload's
+    /// tag means: the service still has that payload.
+    package static func standingRejection(_ memory: Memory?) -> Rejection? {
+        guard var rejection = memory?.rejection else { return nil }
+        rejection.remembered = true
+        return rejection
     }
 
     private static func values(_ flags: [String: FlagEntry]) -> FlagValue {

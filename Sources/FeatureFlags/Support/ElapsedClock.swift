@@ -1,5 +1,5 @@
-/// Any `Clock<Duration>` seen as "time since the provider started", so that instants can be
-/// stored without making the provider generic over its clock.
+/// Any `Clock<Duration>` seen as "time since creation", so that instants can be stored and
+/// passed around without making the provider and the fetcher generic over their clock.
 protocol ElapsedClock: Sendable {
     /// Time since creation.
     func now() -> Duration

@@ -3,16 +3,16 @@ import Foundation
 /// Parses `Retry-After` (RFC 9110 §10.2.3) in its three forms seen in practice: delay
 /// seconds (`120`), an HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`, plus the obsolete RFC 850
 /// and asctime forms), and ISO-8601 (`2026-11-21T14:30:00Z`), which some services send.
-public enum RetryAfter {
+enum RetryAfter {
     /// Seconds to wait from `now`, never negative; nil when the header is unreadable.
-    public static func delay(_ header: String, now: Date) -> TimeInterval? {
+    static func delay(_ header: String, now: Date) -> TimeInterval? {
         let text = header.trimmingCharacters(in: .whitespaces)
         if text.isEmpty { return nil }
         if text.allSatisfy(\.isASCIIDigit) {
             guard let seconds = Double(text), seconds.isFinite else { return nil }
             return seconds
         }
-        guard let date = httpDate(text) ?? iso8601(text) else { return nil }
+        guard let date = httpDate(text) ?? ISO8601.date(text) else { return nil }
         return max(0, date.timeIntervalSince(now))
     }
 
@@ -43,14 +43,6 @@ public enum RetryAfter {
         calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
         let components = DateComponents(year: y, month: m + 1, day: d, hour: hms[0], minute: hms[1], second: hms[2])
         return calendar.date(from: components)
-    }
-
-    static func iso8601(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: text)
     }
 }
 

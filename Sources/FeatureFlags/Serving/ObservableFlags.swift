@@ -20,10 +20,8 @@ public final class ObservableFlags {
     public private(set) var snapshot: FlagSnapshot
     /// The client's status now.
     public private(set) var status: ProviderStatus
-    /// Whether the kill switch is on.
+    /// Whether the kill switch is on: dim or hide navigation while it is ("limited mode").
     public private(set) var isKillSwitchActive: Bool
-    /// Limited mode for UI (seed 002): dim or hide navigation while the kill switch is on.
-    public var isLimitedMode: Bool { isKillSwitchActive }
     /// The keys changed by the last update.
     public private(set) var lastChangedKeys: Set<String> = []
 

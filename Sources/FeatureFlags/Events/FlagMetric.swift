@@ -1,5 +1,5 @@
-/// A number worth recording, derived from a ``FlagEvent`` — the seed 000 §10 metrics under
-/// their seed names, ready for any metrics backend (see `Docs/Observability.md`).
+/// A number worth recording, derived from a ``FlagEvent``, ready for any metrics backend (see
+/// `Docs/Observability.md`). Names follow the `rc_` convention of remote-configuration dashboards.
 public struct FlagMetric: Sendable, Equatable, CustomStringConvertible {
     /// How a backend should record the value.
     public enum Kind: String, Sendable, Equatable {
@@ -42,7 +42,7 @@ extension FlagEvent {
     /// | Event | Metric |
     /// | --- | --- |
     /// | ``activated(version:latencyMilliseconds:)`` | `rc_activation_success` counter |
-    /// | ``fetchCompleted(latencyMilliseconds:result:)`` | `rc_fetch_latency_ms` timer, `result` label |
+    /// | ``fetchCompleted(latencyMilliseconds:outcome:)`` | `rc_fetch_latency_ms` timer, `result` label |
     /// | ``stale(age:)`` | `rc_stale_config` gauge = 1 |
     /// | ``payloadRejected(violations:fingerprint:)`` | `rc_schema_validation_errors` counter += violations |
     /// | ``killSwitch(active:)`` | `rc_killswitch_active` gauge = 1 or 0 |
@@ -50,13 +50,13 @@ extension FlagEvent {
     /// | ``unknownValues(flag:values:)`` | `rc_unknown_values` counter += values, `flag` label |
     /// | ``fetchFailed(_:)`` | `rc_fetch_failures` counter, `code` label |
     public var metric: FlagMetric? {
-        switch self {
+        switch base {
         case .activated:
             return FlagMetric(name: "rc_activation_success", kind: .counter, value: 1)
-        case .fetchCompleted(let milliseconds, let result):
+        case .fetchCompleted(let milliseconds, let outcome):
             return FlagMetric(
                 name: "rc_fetch_latency_ms", kind: .timerMilliseconds, value: Double(milliseconds),
-                dimensions: ["result": result.rawValue])
+                dimensions: ["result": outcome.name])
         case .stale:
             return FlagMetric(name: "rc_stale_config", kind: .gauge, value: 1)
         case .payloadRejected(let violations, _):

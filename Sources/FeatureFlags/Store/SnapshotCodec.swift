@@ -1,13 +1,13 @@
 import Foundation
 
-/// The compact binary form of one ``FlagSnapshot`` inside the fallback file.
+/// The compact binary form of one stored snapshot and its entity tag inside the fallback file.
 ///
 /// Binary rather than JSON so that start-up reads 1,000 flags in well under a millisecond
 /// (DESIGN §5): no tokenising, no number guessing, counts known up front.
 ///
 /// ```
 /// snapshot := u8 version(=1) u8 presence f64 fetchedAt [string version] [f64 ttl] [string etag]
-///             [string contextFingerprint] varint flagCount flag*
+///             [string contextFingerprint] [string etagEndpoint] varint flagCount flag*
 /// flag     := string name u8 presence [value] [string variant] [string reason] [string errorCode]
 ///             [varint n (string value)*n metadata]
 /// value    := u8 tag (0 null, 1 false, 2 true, 3 int i64, 4 double f64, 5 string,
@@ -22,20 +22,22 @@ enum SnapshotCodec {
         case null = 0, falseValue, trueValue, int, double, string, list, object
     }
 
-    static func encode(_ snapshot: FlagSnapshot) -> [UInt8] {
+    static func encode(_ stored: StoredFlags) -> [UInt8] {
+        let snapshot = stored.snapshot
         var w = ByteWriter(capacity: 64 + snapshot.flags.count * 48)
         w.u8(version)
         var presence: UInt8 = 0
         if snapshot.version != nil { presence |= 1 }
         if snapshot.ttl != nil { presence |= 2 }
-        if snapshot.etag != nil { presence |= 4 }
+        if stored.etag != nil { presence |= 4 | 16 }
         if snapshot.contextFingerprint != nil { presence |= 8 }
         w.u8(presence)
         w.u64(snapshot.fetchedAt.timeIntervalSince1970.bitPattern)
         if let v = snapshot.version { w.string(v) }
         if let t = snapshot.ttl { w.u64(t.bitPattern) }
-        if let e = snapshot.etag { w.string(e) }
+        if let e = stored.etag { w.string(e.value) }
         if let f = snapshot.contextFingerprint { w.string(f) }
+        if let e = stored.etag { w.string(e.endpoint) }
         w.varint(snapshot.flags.count)
         for (name, entry) in snapshot.flags {
             w.string(name)
@@ -86,8 +88,9 @@ enum SnapshotCodec {
         }
     }
 
-    /// Decodes a snapshot; it is labelled as served from the fallback file.
-    static func decode(_ buffer: UnsafeRawBufferPointer) throws(ByteDecodingError) -> FlagSnapshot {
+    /// Decodes a stored snapshot. A tag written without its endpoint (the first file version)
+    /// is kept with an empty endpoint, which matches none: the next fetch is unconditional.
+    static func decode(_ buffer: UnsafeRawBufferPointer) throws(ByteDecodingError) -> StoredFlags {
         var r = ByteReader(buffer)
         guard try r.u8() == version else { throw r.fail("unknown snapshot encoding") }
         let presence = try r.u8()
@@ -96,6 +99,8 @@ enum SnapshotCodec {
         let ttl = presence & 2 != 0 ? Double(bitPattern: try r.u64()) : nil
         let etag = presence & 4 != 0 ? try r.string() : nil
         let fingerprint = presence & 8 != 0 ? try r.string() : nil
+        let etagEndpoint = presence & 16 != 0 ? try r.string() : ""
+        guard presence & ~31 == 0 else { throw r.fail("unknown snapshot fields") }
         let count = try r.count()
         var flags: [String: FlagEntry] = [:]
         flags.reserveCapacity(count)
@@ -110,9 +115,9 @@ enum SnapshotCodec {
             flags[name] = FlagEntry(value: value, variant: variant, reason: reason, errorCode: code, metadata: metadata)
         }
         guard r.remaining == 0 else { throw r.fail("trailing bytes after snapshot") }
-        return FlagSnapshot(
-            flags: flags, version: version, fetchedAt: fetchedAt, ttl: ttl, etag: etag, origin: .fallback,
-            contextFingerprint: fingerprint)
+        let snapshot = FlagSnapshot(
+            flags: flags, version: version, fetchedAt: fetchedAt, ttl: ttl, contextFingerprint: fingerprint)
+        return StoredFlags(snapshot: snapshot, etag: etag.map { EntityTag($0, endpoint: etagEndpoint) })
     }
 
     private static func decodeMembers(_ r: inout ByteReader, depth: Int) throws(ByteDecodingError) -> [String: FlagValue] {

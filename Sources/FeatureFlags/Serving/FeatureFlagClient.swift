@@ -15,7 +15,8 @@ public protocol FeatureFlagClient: Sendable {
     var snapshot: FlagSnapshot { get }
     /// The client's status now.
     var status: ProviderStatus { get }
-    /// Whether the kill switch is on: every read returns its key's safe default.
+    /// Whether the kill switch is on: every read returns its key's safe default, and a UI
+    /// should say so ("limited mode": a banner, dimmed navigation, disabled feature rows).
     var isKillSwitchActive: Bool { get }
     /// A stream of value changes from now on; ends when the client shuts down.
     func changes() -> AsyncStream<FlagChange>
@@ -55,16 +56,12 @@ extension FeatureFlagClient {
     /// Does nothing: clients without an event stream ignore unknown list members.
     public func noteUnknownValues(_ values: [String], in flag: String) {}
 
-    /// Limited mode (seed 002): the kill switch is on, every read returns its safe default,
-    /// and the UI should say so — a banner, dimmed navigation, disabled feature rows.
-    public var isLimitedMode: Bool { isKillSwitchActive }
-
-    /// The Boolean flag `name`, or `defaultValue` (seed 000's `getFlag`).
+    /// The Boolean flag `name`, or `defaultValue`.
     public func bool(_ name: String, default defaultValue: Bool) -> Bool {
         flagValue(name).flatMap(Bool.init(flagValue:)) ?? defaultValue
     }
 
-    /// The integer flag `name`, or `defaultValue` (seed 000's `getInt`).
+    /// The integer flag `name`, or `defaultValue`.
     public func int(_ name: String, default defaultValue: Int) -> Int {
         flagValue(name).flatMap(Int.init(flagValue:)) ?? defaultValue
     }
@@ -74,7 +71,7 @@ extension FeatureFlagClient {
         flagValue(name).flatMap(Double.init(flagValue:)) ?? defaultValue
     }
 
-    /// The string flag `name`, or `defaultValue` (seed 000's `getString`).
+    /// The string flag `name`, or `defaultValue`.
     public func string(_ name: String, default defaultValue: String) -> String {
         flagValue(name).flatMap(String.init(flagValue:)) ?? defaultValue
     }

@@ -3,23 +3,23 @@ import Foundation
 /// Exponential backoff with full jitter: after the `n`-th consecutive failure wait a random
 /// time between zero and `min(maximum, initial × multiplier^n)`. Full jitter spreads a fleet
 /// of clients that failed together, so they do not return together.
-public struct Backoff: Sendable, Equatable {
+struct Backoff: Sendable, Equatable {
     /// The ceiling after the first failure.
-    public var initial: Duration
+    var initial: Duration
     /// How much the ceiling grows per failure.
-    public var multiplier: Double
+    var multiplier: Double
     /// The largest ceiling — normally the poll interval.
-    public var maximum: Duration
+    var maximum: Duration
 
     /// A backoff; `maximum` is usually the poll interval.
-    public init(initial: Duration = .seconds(1), multiplier: Double = 2, maximum: Duration = .seconds(300)) {
+    init(initial: Duration = .seconds(1), multiplier: Double = 2, maximum: Duration = .seconds(300)) {
         self.initial = initial
         self.multiplier = max(1, multiplier)
         self.maximum = maximum
     }
 
     /// The ceiling after `failures` consecutive failures (1 = the first failure).
-    public func ceiling(afterFailures failures: Int) -> Duration {
+    func ceiling(afterFailures failures: Int) -> Duration {
         let steps = max(0, failures - 1)
         let factor = Foundation.pow(multiplier, Double(min(steps, 64)))
         let seconds = min(maximum.seconds, initial.seconds * factor)
@@ -27,14 +27,14 @@ public struct Backoff: Sendable, Equatable {
     }
 
     /// A random delay in `0...ceiling(afterFailures:)`.
-    public func delay(afterFailures failures: Int, using generator: inout some RandomNumberGenerator) -> Duration {
+    func delay(afterFailures failures: Int, using generator: inout some RandomNumberGenerator) -> Duration {
         let ceiling = ceiling(afterFailures: failures).seconds
         let seconds = Double.random(in: 0...ceiling, using: &generator)
         return .nanoseconds(Int64((seconds * 1e9).rounded()))
     }
 
     /// A random delay using the system generator.
-    public func delay(afterFailures failures: Int) -> Duration {
+    func delay(afterFailures failures: Int) -> Duration {
         var generator = SystemRandomNumberGenerator()
         return delay(afterFailures: failures, using: &generator)
     }

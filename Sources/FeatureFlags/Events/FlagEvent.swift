@@ -1,0 +1,290 @@
+import Foundation
+
+/// Something a client wants the app to know: lifecycle in OpenFeature's words plus the
+/// diagnostics that make failures visible. Messages never contain context attribute values
+/// or credentials.
+///
+/// A struct rather than an enum so that new events can be added without breaking an app's
+/// `switch`: switch on ``kind`` (with a `default:`), compare with `==`, and read the details
+/// through the properties.
+///
+/// ```swift
+/// for await event in provider.events() {
+///     switch event.kind {
+///     case .fetchFailed: log.warning("flags: \(event)")
+///     case .killSwitch where event.killSwitchActive == true: showLimitedModeBanner()
+///     default: break
+///     }
+/// }
+/// ```
+public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
+    /// A kind of event. New kinds may be added in any release.
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        /// The kind's name, e.g. `fetch_failed`.
+        public let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// The client can serve evaluated values (PROVIDER_READY).
+        public static let ready = Kind("ready")
+        /// Flags' values changed (PROVIDER_CONFIGURATION_CHANGED).
+        public static let configurationChanged = Kind("configuration_changed")
+        /// Values are older than their TTL and refreshing failed (PROVIDER_STALE).
+        public static let stale = Kind("stale")
+        /// Something failed; the client keeps serving what it had (PROVIDER_ERROR).
+        public static let error = Kind("error")
+        /// The context changed; values for it are on their way (PROVIDER_RECONCILING).
+        public static let reconciling = Kind("reconciling")
+        /// Values for the new context are in place (PROVIDER_CONTEXT_CHANGED).
+        public static let contextChanged = Kind("context_changed")
+        /// The fallback file was read.
+        public static let fallbackLoaded = Kind("fallback_loaded")
+        /// The fallback file, or a snapshot in it, could not be used.
+        public static let fallbackRejected = Kind("fallback_rejected")
+        /// Persisting a snapshot failed.
+        public static let fallbackWriteFailed = Kind("fallback_write_failed")
+        /// The kill switch turned on or off.
+        public static let killSwitch = Kind("kill_switch")
+        /// A fetched snapshot was activated.
+        public static let activated = Kind("activated")
+        /// A fetch failed.
+        public static let fetchFailed = Kind("fetch_failed")
+        /// A fetch ended, whatever it came to.
+        public static let fetchCompleted = Kind("fetch_completed")
+        /// A fetched payload broke the schema and was rejected whole.
+        public static let payloadRejected = Kind("payload_rejected")
+        /// An accepted payload holds flags the schema does not know.
+        public static let unknownKeys = Kind("unknown_keys")
+        /// A read met list members the app's enum does not know.
+        public static let unknownValues = Kind("unknown_values")
+
+        /// The name.
+        public var description: String { name }
+    }
+
+    enum Base: Sendable, Equatable {
+        case ready
+        case configurationChanged(keys: Set<String>)
+        case stale(age: TimeInterval)
+        case error(FlagErrorCode, message: String)
+        case reconciling
+        case contextChanged
+        case fallbackLoaded(contexts: Int, bytes: Int)
+        case fallbackRejected(reason: String, keptAt: String?)
+        case fallbackWriteFailed(reason: String)
+        case killSwitch(active: Bool)
+        case activated(version: String?, latencyMilliseconds: Int)
+        case fetchFailed(FetchError)
+        case fetchCompleted(latencyMilliseconds: Int, outcome: FetchOutcome)
+        case payloadRejected(violations: [FlagViolation], fingerprint: String)
+        case unknownKeys([String])
+        case unknownValues(flag: String, values: [String])
+    }
+
+    let base: Base
+
+    private init(_ base: Base) { self.base = base }
+
+    /// The client can serve evaluated values (PROVIDER_READY).
+    public static let ready = FlagEvent(.ready)
+    /// These flags' effective values changed (PROVIDER_CONFIGURATION_CHANGED).
+    public static func configurationChanged(keys: Set<String>) -> FlagEvent { FlagEvent(.configurationChanged(keys: keys)) }
+    /// Values are `age` seconds old, past their TTL, and refreshing failed (PROVIDER_STALE).
+    public static func stale(age: TimeInterval) -> FlagEvent { FlagEvent(.stale(age: age)) }
+    /// Something failed; the client keeps serving what it had (PROVIDER_ERROR).
+    public static func error(_ code: FlagErrorCode, message: String) -> FlagEvent { FlagEvent(.error(code, message: message)) }
+    /// The context changed; values for it are on their way (PROVIDER_RECONCILING).
+    public static let reconciling = FlagEvent(.reconciling)
+    /// Values for the new context are in place (PROVIDER_CONTEXT_CHANGED).
+    public static let contextChanged = FlagEvent(.contextChanged)
+    /// The fallback file was read: how many contexts it holds and its size.
+    public static func fallbackLoaded(contexts: Int, bytes: Int) -> FlagEvent { FlagEvent(.fallbackLoaded(contexts: contexts, bytes: bytes)) }
+    /// The fallback file (or one snapshot in it) could not be used. `keptAt` is where an
+    /// unusable file was moved for diagnosis, if it was moved.
+    public static func fallbackRejected(reason: String, keptAt: String?) -> FlagEvent {
+        FlagEvent(.fallbackRejected(reason: reason, keptAt: keptAt))
+    }
+    /// Persisting a snapshot failed; the values served are unaffected.
+    public static func fallbackWriteFailed(reason: String) -> FlagEvent { FlagEvent(.fallbackWriteFailed(reason: reason)) }
+    /// The kill switch turned on (every read returns its safe default) or off.
+    public static func killSwitch(active: Bool) -> FlagEvent { FlagEvent(.killSwitch(active: active)) }
+    /// A fetched snapshot was activated, with the fetch latency.
+    public static func activated(version: String?, latencyMilliseconds: Int) -> FlagEvent {
+        FlagEvent(.activated(version: version, latencyMilliseconds: latencyMilliseconds))
+    }
+    /// A fetch failed; the Last-Known-Good stays.
+    public static func fetchFailed(_ error: FetchError) -> FlagEvent { FlagEvent(.fetchFailed(error)) }
+    /// A fetch ended: how long it took and what it came to. Answers dropped because the
+    /// context changed are not reported.
+    public static func fetchCompleted(latencyMilliseconds: Int, outcome: FetchOutcome) -> FlagEvent {
+        FlagEvent(.fetchCompleted(latencyMilliseconds: latencyMilliseconds, outcome: outcome))
+    }
+    /// A fetched payload broke the schema and was rejected whole; the Last-Known-Good stays.
+    /// Every violation names its key; `fingerprint` identifies the payload (an opaque hash).
+    public static func payloadRejected(violations: [FlagViolation], fingerprint: String) -> FlagEvent {
+        FlagEvent(.payloadRejected(violations: violations, fingerprint: fingerprint))
+    }
+    /// An accepted payload holds flags the schema does not know; they are kept and served.
+    public static func unknownKeys(_ names: [String]) -> FlagEvent { FlagEvent(.unknownKeys(names)) }
+    /// A read met list members the app's enum does not know (newer than this build); they
+    /// were ignored or read as the enum's `unknown` case. Reported once per flag per activation.
+    public static func unknownValues(flag: String, values: [String]) -> FlagEvent {
+        FlagEvent(.unknownValues(flag: flag, values: values))
+    }
+
+    /// The kind of event.
+    public var kind: Kind {
+        switch base {
+        case .ready: return .ready
+        case .configurationChanged: return .configurationChanged
+        case .stale: return .stale
+        case .error: return .error
+        case .reconciling: return .reconciling
+        case .contextChanged: return .contextChanged
+        case .fallbackLoaded: return .fallbackLoaded
+        case .fallbackRejected: return .fallbackRejected
+        case .fallbackWriteFailed: return .fallbackWriteFailed
+        case .killSwitch: return .killSwitch
+        case .activated: return .activated
+        case .fetchFailed: return .fetchFailed
+        case .fetchCompleted: return .fetchCompleted
+        case .payloadRejected: return .payloadRejected
+        case .unknownKeys: return .unknownKeys
+        case .unknownValues: return .unknownValues
+        }
+    }
+
+    // MARK: Details
+
+    /// The flags concerned: changed keys, unknown keys, or the one flag with unknown values.
+    public var keys: Set<String>? {
+        switch base {
+        case .configurationChanged(let keys): return keys
+        case .unknownKeys(let names): return Set(names)
+        case .unknownValues(let flag, _): return [flag]
+        default: return nil
+        }
+    }
+
+    /// The error code of an ``Kind/error`` event, or of a failed fetch.
+    public var errorCode: FlagErrorCode? {
+        switch base {
+        case .error(let code, _): return code
+        case .fetchFailed(let error): return error.errorCode
+        default: return nil
+        }
+    }
+
+    /// The failure of a ``Kind/fetchFailed`` event.
+    public var fetchError: FetchError? {
+        if case .fetchFailed(let error) = base { return error }
+        return nil
+    }
+
+    /// What a ``Kind/fetchCompleted`` event's fetch came to.
+    public var outcome: FetchOutcome? {
+        if case .fetchCompleted(_, let outcome) = base { return outcome }
+        return nil
+    }
+
+    /// The fetch latency of ``Kind/activated`` and ``Kind/fetchCompleted`` events.
+    public var latencyMilliseconds: Int? {
+        switch base {
+        case .activated(_, let ms), .fetchCompleted(let ms, _): return ms
+        default: return nil
+        }
+    }
+
+    /// The configuration version an ``Kind/activated`` event activated.
+    public var version: String? {
+        if case .activated(let version, _) = base { return version }
+        return nil
+    }
+
+    /// The age in seconds of the values a ``Kind/stale`` event is about.
+    public var age: TimeInterval? {
+        if case .stale(let age) = base { return age }
+        return nil
+    }
+
+    /// Whether a ``Kind/killSwitch`` event turned the kill switch on.
+    public var killSwitchActive: Bool? {
+        if case .killSwitch(let active) = base { return active }
+        return nil
+    }
+
+    /// The broken rules of a ``Kind/payloadRejected`` event.
+    public var violations: [FlagViolation]? {
+        if case .payloadRejected(let violations, _) = base { return violations }
+        return nil
+    }
+
+    /// The opaque fingerprint of a rejected payload.
+    public var payloadFingerprint: String? {
+        if case .payloadRejected(_, let fingerprint) = base { return fingerprint }
+        return nil
+    }
+
+    /// The list members a ``Kind/unknownValues`` event reports.
+    public var unknownValues: [String]? {
+        if case .unknownValues(_, let values) = base { return values }
+        return nil
+    }
+
+    /// How many contexts and bytes a ``Kind/fallbackLoaded`` event found.
+    public var loaded: (contexts: Int, bytes: Int)? {
+        if case .fallbackLoaded(let contexts, let bytes) = base { return (contexts, bytes) }
+        return nil
+    }
+
+    /// Where a ``Kind/fallbackRejected`` event's file was moved, if it was.
+    public var keptAt: String? {
+        if case .fallbackRejected(_, let keptAt) = base { return keptAt }
+        return nil
+    }
+
+    /// The message of an error, the reason of a rejected or unwritable fallback file, or the
+    /// description of a fetch failure.
+    public var message: String? {
+        switch base {
+        case .error(_, let message): return message
+        case .fallbackRejected(let reason, _), .fallbackWriteFailed(let reason): return reason
+        case .fetchFailed(let error): return error.description
+        default: return nil
+        }
+    }
+
+    /// The OpenFeature event name, for the lifecycle events.
+    public var openFeatureName: String? {
+        switch base {
+        case .ready: return "PROVIDER_READY"
+        case .configurationChanged: return "PROVIDER_CONFIGURATION_CHANGED"
+        case .stale: return "PROVIDER_STALE"
+        case .error: return "PROVIDER_ERROR"
+        case .reconciling: return "PROVIDER_RECONCILING"
+        case .contextChanged: return "PROVIDER_CONTEXT_CHANGED"
+        default: return nil
+        }
+    }
+
+    /// One line for logs: the kind and its details (never context values or credentials).
+    public var description: String {
+        switch base {
+        case .ready, .reconciling, .contextChanged: return kind.name
+        case .configurationChanged(let keys): return "configuration_changed \(keys.sorted().joined(separator: ","))"
+        case .stale(let age): return "stale age=\(Int(age))s"
+        case .error(let code, let message): return "error \(code.rawValue): \(message)"
+        case .fallbackLoaded(let contexts, let bytes): return "fallback_loaded contexts=\(contexts) bytes=\(bytes)"
+        case .fallbackRejected(let reason, let keptAt):
+            return "fallback_rejected: \(reason)" + (keptAt.map { " (kept at \($0))" } ?? "")
+        case .fallbackWriteFailed(let reason): return "fallback_write_failed: \(reason)"
+        case .killSwitch(let active): return "kill_switch \(active ? "on" : "off")"
+        case .activated(let version, let ms): return "activated version=\(version ?? "-") latency=\(ms)ms"
+        case .fetchFailed(let error): return "fetch_failed: \(error)"
+        case .fetchCompleted(let ms, let outcome): return "fetch_completed \(outcome.name) latency=\(ms)ms"
+        case .payloadRejected(let violations, let fingerprint):
+            return "payload_rejected \(fingerprint): \(violations.map(\.description).joined(separator: "; "))"
+        case .unknownKeys(let names): return "unknown_keys \(names.joined(separator: ","))"
+        case .unknownValues(let flag, let values): return "unknown_values \(flag): \(values.joined(separator: ","))"
+        }
+    }
+}

@@ -1,0 +1,220 @@
+import Foundation
+
+/// Fetches a context's flags from a flag service, through an ordered chain of
+/// ``FlagEndpoint``s and a ``FlagTransport`` (URLSession by default). Stateless: it keeps no
+/// entity tags and no snapshots — the caller says what it holds (`ifNoneMatch`) and gets back
+/// what the service said. ``FeatureFlagProvider`` is the caller in an app; the fetcher is also
+/// usable alone, from scripts and tools.
+///
+/// - **One budget for the whole fetch** (default 2 s), enforced by the fetcher itself by racing
+///   each request against its clock and cancelling the loser — Linux URLSession timeouts are
+///   whole, idle-based seconds. In a chain, each endpoint gets an equal share of what is left
+///   (`remaining ÷ endpoints left`): one that fails fast leaves the rest to the next, and one
+///   that hangs is cut off at its share, so the last endpoint always gets time before the
+///   budget ends. A single endpoint gets the whole budget.
+/// - **Entity tags** are scoped to the endpoint that sent them: `If-None-Match` goes only to
+///   that endpoint. A "not modified" answer to a request that carried no tag is a broken
+///   service, reported as a decode error.
+/// - **Stamping in one place**: the fetch time, the entity tag and the context's fingerprint
+///   are set here, on what the endpoint decoded.
+/// - **HTTPS** is required except for loopback hosts, unless ``Configuration/allowInsecureHTTP``.
+/// - **Headers** from the configuration (authorisation) go with every request and never
+///   appear in errors or events.
+public final class FlagFetcher: Sendable {
+    /// How the fetcher fetches.
+    public struct Configuration: Sendable {
+        /// The budget of one whole fetch, every endpoint of the chain included. Default 2 s.
+        public var budget: Duration
+        /// The largest body accepted, counted on the bytes received. Default 1 MiB.
+        public var maxResponseBytes: Int
+        /// Allow plain HTTP to hosts that are not loopback. Default off.
+        public var allowInsecureHTTP: Bool
+        /// Extra header fields for every request (e.g. `Authorization`); never logged.
+        public var headers: [String: String]
+
+        /// A configuration.
+        public init(
+            budget: Duration = .seconds(2), maxResponseBytes: Int = 1 << 20, allowInsecureHTTP: Bool = false,
+            headers: [String: String] = [:]
+        ) {
+            self.budget = budget
+            self.maxResponseBytes = maxResponseBytes
+            self.allowInsecureHTTP = allowInsecureHTTP
+            self.headers = headers
+        }
+    }
+
+    /// The wire formats spoken, in order of preference: a fetch tries them in turn and the
+    /// first successful answer wins.
+    public let endpoints: [any FlagEndpoint]
+    /// How fetches are made.
+    public let configuration: Configuration
+
+    private let transport: any FlagTransport
+    private let ownsTransport: Bool
+    private let clock: any ElapsedClock
+    private let now: @Sendable () -> Date
+
+    /// A fetcher for one endpoint.
+    /// - Parameters:
+    ///   - transport: nil for a private ``URLSessionTransport``, shut down with this fetcher.
+    ///   - clock: measures the budget (inject a test clock in tests).
+    ///   - now: stamps `fetchedAt` and resolves HTTP-date `Retry-After` values.
+    public convenience init(
+        endpoint: any FlagEndpoint, configuration: Configuration = Configuration(), transport: (any FlagTransport)? = nil,
+        clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.init(endpoints: [endpoint], configuration: configuration, transport: transport, clock: clock, now: now)
+    }
+
+    /// A fetcher for an ordered chain of endpoints — for example OFREP first, a static CDN
+    /// document second. A fetch tries them in order within one budget and the first
+    /// successful answer wins; when every endpoint fails, the first one's error is reported
+    /// (it is the service the app is meant to talk to). An empty list fails every fetch with
+    /// a clear error.
+    public init(
+        endpoints: [any FlagEndpoint], configuration: Configuration = Configuration(), transport: (any FlagTransport)? = nil,
+        clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.endpoints = endpoints.isEmpty ? [UnavailableEndpoint()] : endpoints
+        self.configuration = configuration
+        self.transport = transport ?? URLSessionTransport(allowInsecureRedirects: configuration.allowInsecureHTTP)
+        self.ownsTransport = transport == nil
+        self.clock = makeElapsedClock(clock)
+        self.now = now
+    }
+
+    deinit {
+        if ownsTransport { transport.shutdown() }
+    }
+
+    /// The scope an entity tag from the endpoint at `index` carries.
+    func scope(of index: Int) -> String { "\(index)/\(endpoints[index].name)" }
+
+    /// Fetches `context`'s flags. `ifNoneMatch` is the tag of the snapshot the caller holds: it
+    /// is sent to the endpoint that issued it, and a "not modified" answer means that snapshot
+    /// is still current. Never throws: failures are ``FetchResult/failed(_:)``; a cancelled
+    /// caller gets ``FetchError/cancelled``.
+    public func fetch(_ context: EvaluationContext, ifNoneMatch: EntityTag? = nil) async -> FetchResult {
+        let budget = configuration.budget
+        let end = clock.now() + budget
+        var firstError: FetchError?
+        for index in endpoints.indices {
+            // The first endpoint starts with the whole budget; the others with what is left.
+            let remaining = index == 0 ? budget : end - clock.now()
+            guard remaining > .zero else { break }
+            let left = endpoints.count - index
+            let share = left == 1 ? remaining : remaining / left
+            do throws(FetchError) {
+                return try await fetch(context, from: index, within: share, ifNoneMatch: ifNoneMatch)
+            } catch {
+                if error == .cancelled || Task.isCancelled { return .failed(.cancelled) }
+                if firstError == nil { firstError = error }
+            }
+        }
+        return .failed(firstError ?? .timeout(configuration.budget))
+    }
+
+    /// Cancels nothing in flight by itself (callers cancel their tasks) but, if it owns it,
+    /// shuts the transport down: later fetches fail with ``FetchError/cancelled``. Idempotent.
+    public func shutdown() {
+        if ownsTransport { transport.shutdown() }
+    }
+
+    private func fetch(
+        _ context: EvaluationContext, from index: Int, within share: Duration, ifNoneMatch: EntityTag?
+    ) async throws(FetchError) -> FetchResult {
+        let endpoint = endpoints[index]
+        let scope = scope(of: index)
+        let condition = ifNoneMatch?.endpoint == scope ? ifNoneMatch?.value : nil
+        var request: FlagRequest
+        do {
+            request = try endpoint.request(for: context, etag: condition)
+        } catch {
+            throw .invalidRequest(error)
+        }
+        for (name, value) in configuration.headers where request.headers[name] == nil { request.headers[name] = value }
+        try URLPolicy.check(request.url, allowInsecureHTTP: configuration.allowInsecureHTTP)
+
+        let response = try await send(request, within: share)
+        if response.status == 304 { return try notModified(sent: condition) }
+        guard (200..<300).contains(response.status) else {
+            // OFREP's bulk contract names the header Retry-Later; accept both spellings.
+            let header = response.header("retry-after") ?? response.header("retry-later")
+            let retryAfter = header.flatMap { RetryAfter.delay($0, now: now()) }
+            throw .httpStatus(response.status, retryAfter: retryAfter, detail: endpoint.failureDetail(response))
+        }
+        let decoded: DecodedFlags
+        do {
+            decoded = try endpoint.decode(response, for: context)
+        } catch {
+            throw .decode(error)
+        }
+        switch decoded {
+        case .notModified:
+            return try notModified(sent: condition)
+        case .flags(let flags, let version, let ttl):
+            let snapshot = FlagSnapshot(
+                flags: flags, version: version, fetchedAt: now(), ttl: ttl, contextFingerprint: context.fingerprint)
+            return .fetched(snapshot, etag: response.header("etag").map { EntityTag($0, endpoint: scope) })
+        }
+    }
+
+    /// "Not modified" is an answer only to a conditional request.
+    private func notModified(sent condition: String?) throws(FetchError) -> FetchResult {
+        guard condition != nil else {
+            throw .decode(FlagEndpointError(.general, "\"not modified\" to a request without If-None-Match"))
+        }
+        return .notModified
+    }
+
+    /// Races the transport against `share`; the loser is cancelled.
+    private func send(_ request: FlagRequest, within share: Duration) async throws(FetchError) -> FlagResponse {
+        let transport = self.transport
+        let clock = self.clock
+        let maxBytes = configuration.maxResponseBytes
+        let deadline = clock.now() + share
+        // Linux URLSession timeouts are whole seconds, reset by every byte: a backstop only.
+        let backstop = share.seconds.rounded(.up) + 1
+        do {
+            return try await withThrowingTaskGroup(of: FlagResponse?.self) { group in
+                group.addTask { try await transport.send(request, maxBytes: maxBytes, timeout: backstop) }
+                group.addTask {
+                    try await clock.sleep(until: deadline)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let response = first else {
+                    throw FetchError.timeout(share)
+                }
+                return response
+            }
+        } catch let error as FetchError {
+            throw error
+        } catch {
+            throw .cancelled
+        }
+    }
+}
+
+/// What one fetch came to.
+public enum FetchResult: Sendable, Equatable {
+    /// New flags, stamped with the fetch time and the context's fingerprint, and the entity
+    /// tag that validates them (if the service sent one).
+    case fetched(FlagSnapshot, etag: EntityTag?)
+    /// The service says the snapshot whose tag was sent is still current.
+    case notModified
+    /// No answer that could be used.
+    case failed(FetchError)
+}
+
+/// Stands in for an empty endpoint list: every fetch fails with a clear error.
+struct UnavailableEndpoint: FlagEndpoint {
+    var name: String { "none" }
+    func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+        throw FlagEndpointError(.general, "no endpoint configured")
+    }
+    func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
+        throw FlagEndpointError(.general, "no endpoint configured")
+    }
+}

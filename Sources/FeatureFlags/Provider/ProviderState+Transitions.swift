@@ -1,0 +1,279 @@
+import Foundation
+
+extension ProviderState {
+    /// The one way provider state changes. Pure: no I/O, no clock, no locks; what must happen
+    /// as a consequence is returned, in order.
+    ///
+    /// | input | state | effects |
+    /// | --- | --- | --- |
+    /// | identify (new context) | generation + 1, flight dropped, LKG served `RECONCILING` | cancel, answer `discarded`, publish, emit `reconciling`, wake |
+    /// | identify (same context, or shut down) | — | — |
+    /// | refresh, cannot send | path noted; path down → fallback labels | answer `skipped`, (fallback effects) |
+    /// | refresh, fetch in flight | caller joins it | — |
+    /// | refresh, idle | flight with a new ticket | startFetch |
+    /// | launched (current) / (stale) | task kept / — | — / cancel |
+    /// | fetchEnded (stale ticket) | — | — |
+    /// | fetchEnded fresh | served `READY` from `network`, failures cleared | (keepMembers), publish, emit `activated`, (`unknown_keys`, `ready`, `context_changed`), settle, persist, complete `updated` |
+    /// | fetchEnded confirmed | same as fresh, no write | publish, (`ready`, `context_changed`), settle, complete `unchanged` |
+    /// | fetchEnded rejected | failures cleared, fallback labels, kill applied if asked | emit `payload_rejected` (new ones), (publish, persist), fallback effects, complete `rejected` |
+    /// | fetchEnded failed | failures + 1, Retry-After, fatal on 401/403 | emit `fetch_failed`, fallback effects, complete `failed` |
+    /// | fetchEnded cancelled | flight dropped | complete `discarded` silently |
+    /// | pathChanged up | path noted | wake |
+    /// | pathChanged down | flight dropped, fallback labels | cancel, answer `discarded`, fallback effects |
+    /// | unknownValues (first since the values changed) | flag noted | emit `unknown_values` |
+    /// | valuesPublished | reported flags forgotten | — |
+    /// | awaitSettled (settled or shut down) / (not yet) | — / waiter kept | resume / — |
+    /// | stopWaiting (waiting) / (released already) | waiter dropped / — | resume / — |
+    /// | shutdown | shut down, flight dropped, waiters released | cancel, answer `discarded`, resume…, wake, stop |
+    ///
+    /// Fallback effects: the status becomes `FATAL` (forced), `STALE` (past the TTL) or `ERROR`;
+    /// values from the network are relabelled `fallback` (`CACHED` or `STALE`); emit `stale` or
+    /// `error` when the status changed; settle waiters.
+    mutating func apply(_ input: ProviderInput, at time: ProviderTime) -> [ProviderEffect] {
+        switch input {
+        case .identify(let context, let members, let lastKnownGood, let source, let problem):
+            return identify(context, members: members, lastKnownGood: lastKnownGood, source: source, problem: problem)
+        case .refresh(let pathUp, let waiter):
+            return refresh(pathUp: pathUp, waiter: waiter, at: time)
+        case .launched(let ticket, let task):
+            guard var flight, flight.ticket == ticket, flight.task == nil else { return [.cancel(task)] }
+            flight.task = task
+            self.flight = flight
+            return []
+        case .fetchEnded(let report):
+            return fetchEnded(report, at: time)
+        case .pathChanged(let reachable):
+            guard pathUp != reachable else { return [] }
+            pathUp = reachable
+            if reachable { return [.wake] }
+            return dropFlight() + fallBack(reason: "no network path", forcing: nil, at: time)
+        case .unknownValues(let flag, let values):
+            guard !values.isEmpty, served.noteUnknown(flag) else { return [] }
+            return [.emit(.unknownValues(flag: flag, values: values))]
+        case .valuesPublished:
+            served.valuesChanged()
+            return []
+        case .awaitSettled(let id, let resume):
+            if shutDown || Self.isSettled(served.status) { return [.resume(resume)] }
+            settleWaiters[id] = resume
+            return []
+        case .stopWaiting(let id):
+            return settleWaiters.removeValue(forKey: id).map { [.resume($0)] } ?? []
+        case .shutdown:
+            guard !shutDown else { return [] }
+            shutDown = true
+            return dropFlight() + releaseSettleWaiters() + [.wake, .stop]
+        }
+    }
+
+    // MARK: Identify
+
+    private mutating func identify(
+        _ next: EvaluationContext, members nextMembers: [EvaluationContext], lastKnownGood: PreparedSnapshot,
+        source: FlagSource, problem: String?
+    ) -> [ProviderEffect] {
+        guard next != context, !shutDown else { return [] }
+        context = next
+        members = nextMembers
+        generation += 1
+        let kept = Set(nextMembers.map(\.fingerprint))
+        memory = memory.filter { kept.contains($0.key) }
+        var effects = dropFlight()
+        if let problem { effects.append(.emit(.fallbackRejected(reason: problem, keptAt: nil))) }
+        let old = served.serve(lastKnownGood, source: source, status: .reconciling, reasonOverride: .cached)
+        effects += [.publish(from: old, to: lastKnownGood), .emit(.reconciling), .wake]
+        return effects
+    }
+
+    // MARK: Fetching
+
+    private mutating func refresh(pathUp reachable: Bool, waiter: @escaping FetchWaiter, at time: ProviderTime) -> [ProviderEffect] {
+        pathUp = reachable
+        if let reason = skipReason(at: time.elapsed) {
+            var effects: [ProviderEffect] = [.answer([waiter], .skipped(reason))]
+            if !reachable, !shutDown { effects = fallBack(reason: reason, forcing: nil, at: time) + effects }
+            return effects
+        }
+        if var flight {
+            flight.waiters.append(waiter)
+            self.flight = flight
+            return []
+        }
+        lastTicket += 1
+        let ticket = FetchTicket(generation: generation, id: lastTicket)
+        flight = Flight(ticket: ticket, waiters: [waiter], task: nil)
+        let plan = FetchPlan(
+            ticket: ticket, context: context, members: members,
+            memory: memory.filter { entry in members.contains { $0.fingerprint == entry.key } })
+        return [.startFetch(plan)]
+    }
+
+    private mutating func fetchEnded(_ report: FetchReport, at time: ProviderTime) -> [ProviderEffect] {
+        guard let flight, flight.ticket == report.ticket, report.ticket.generation == generation else { return [] }
+        self.flight = nil
+        let waiters = flight.waiters
+        for (fingerprint, kept) in report.memory { memory[fingerprint] = kept }
+        validations += report.validations
+        let latency = report.latency
+        switch report.verdict {
+        case .cancelled:
+            return [.complete(waiters, .discarded, latency: nil)]
+        case .failed(let error):
+            return failed(error, at: time) + [.complete(waiters, .failed(error), latency: latency)]
+        case .rejected(let rejections):
+            return rejected(rejections, at: time) + [.complete(waiters, .rejected(rejections.flatMap(\.violations)), latency: latency)]
+        case .confirmed(let prepared):
+            return keep(report.members) + succeeded(prepared) + [.complete(waiters, .unchanged, latency: latency)]
+        case .fresh(let prepared, let etag, let unknownKeys):
+            var effects = keep(report.members) + succeeded(prepared, activated: (prepared.snapshot.version, latency, unknownKeys))
+            effects.append(.persist(prepared.snapshot, etag: etag, keepStoredETag: false, for: context))
+            effects.append(.complete(waiters, .updated([]), latency: latency))
+            return effects
+        }
+    }
+
+    private func keep(_ members: [String: StoredFlags]?) -> [ProviderEffect] {
+        members.map { [.keepMembers($0, of: context)] } ?? []
+    }
+
+    /// Serves `prepared` from the network, `READY`, and clears the failure bookkeeping.
+    private mutating func succeeded(
+        _ prepared: PreparedSnapshot, activated: (version: String?, latency: Duration, unknownKeys: [String])? = nil
+    ) -> [ProviderEffect] {
+        failures = 0
+        retryNotBefore = nil
+        lastError = nil
+        let previous = served.status
+        let old = served.serve(prepared, source: .network, status: .ready, reasonOverride: nil)
+        var effects: [ProviderEffect] = [.publish(from: old, to: prepared)]
+        if let activated {
+            effects.append(.emit(.activated(version: activated.version, latencyMilliseconds: Int(activated.latency.milliseconds))))
+            if !activated.unknownKeys.isEmpty { effects.append(.emit(.unknownKeys(Array(Set(activated.unknownKeys)).sorted()))) }
+        }
+        if previous != .ready { effects.append(.emit(.ready)) }
+        if previous == .reconciling { effects.append(.emit(.contextChanged)) }
+        return effects + releaseSettleWaiters()
+    }
+
+    /// The service answered, but with payloads that broke the schema: the Last-Known-Good
+    /// stays, each newly rejected payload is reported, and a kill switch any of them turns on
+    /// is applied (and persisted) anyway — turning things off is always safe.
+    private mutating func rejected(_ rejections: [PayloadGate.Rejection], at time: ProviderTime) -> [ProviderEffect] {
+        failures = 0
+        retryNotBefore = nil
+        lastError = nil
+        let reports: [ProviderEffect] = rejections.filter { !$0.remembered }.map {
+            .emit(.payloadRejected(violations: $0.violations, fingerprint: $0.fingerprint))
+        }
+        var overlay: PreparedSnapshot?
+        var persist: [ProviderEffect] = []
+        if rejections.contains(where: \.killSwitchOn), !served.prepared.killed {
+            // Rare, and never on the read path's behalf: preparing under the lock is acceptable here.
+            let killed = served.prepared.snapshot.withKillSwitch(base.killSwitchKey, for: context, at: time.date)
+            overlay = base.prepare(killed)
+            persist = [.persist(killed, etag: nil, keepStoredETag: true, for: context)]
+        }
+        let reason = Self.describe(rejections.flatMap(\.violations))
+        return reports + fallBack(reason: reason, forcing: nil, overlay: overlay, at: time) + persist
+    }
+
+    /// One line for a rejection: how many rules broke and the first three.
+    static func describe(_ violations: [FlagViolation]) -> String {
+        let shown = violations.prefix(3).map(\.description).joined(separator: "; ")
+        let more = violations.count > 3 ? "; and \(violations.count - 3) more" : ""
+        return "payload rejected by the schema (\(violations.count) violation\(violations.count == 1 ? "" : "s")): \(shown)\(more)"
+    }
+
+    private mutating func failed(_ error: FetchError, at time: ProviderTime) -> [ProviderEffect] {
+        failures += 1
+        lastError = error
+        if error.isFatal { fatal = true }
+        if let retryAfter = error.retryAfter {
+            retryNotBefore = time.elapsed + min(Duration.seconds(retryAfter), configuration.maximumRetryAfter)
+        }
+        var effects: [ProviderEffect] = [.emit(.fetchFailed(error))]
+        if error.isFatal { effects.append(.emit(.error(.providerFatal, message: error.description))) }
+        return effects + fallBack(reason: error.description, forcing: error.isFatal ? .fatal : nil, at: time)
+    }
+
+    /// Keeps serving what is served — or `overlay` — as the Last-Known-Good, with the failure
+    /// status: `forced`, else `STALE` past the TTL, else `ERROR`.
+    private mutating func fallBack(
+        reason: String, forcing forced: ProviderStatus?, overlay: PreparedSnapshot? = nil, at time: ProviderTime
+    ) -> [ProviderEffect] {
+        var effects: [ProviderEffect] = []
+        if let overlay {
+            let old = served.prepared
+            served.prepared = overlay
+            if served.source == .codeDefault { served.source = .fallback }
+            effects.append(.publish(from: old, to: overlay))
+        }
+        let snapshot = served.prepared.snapshot
+        let expired = served.source != .codeDefault && snapshot.isExpired(at: time.date)
+        let next = forced ?? (expired ? .stale : .error)
+        let previous = served.status
+        served.status = next
+        if served.source == .network || served.source == .fallback {
+            served.source = .fallback
+            served.reasonOverride = expired ? .stale : .cached
+        }
+        if previous != next {
+            switch next {
+            case .stale: effects.append(.emit(.stale(age: snapshot.age(at: time.date))))
+            case .error: effects.append(.emit(.error(.general, message: reason)))
+            default: break
+            }
+        }
+        return effects + releaseSettleWaiters()
+    }
+
+    /// Drops the fetch in flight: its task is cancelled and its callers told `discarded`.
+    private mutating func dropFlight() -> [ProviderEffect] {
+        guard let flight else { return [] }
+        self.flight = nil
+        var effects: [ProviderEffect] = []
+        if let task = flight.task { effects.append(.cancel(task)) }
+        effects.append(.answer(flight.waiters, .discarded))
+        return effects
+    }
+
+    private mutating func releaseSettleWaiters() -> [ProviderEffect] {
+        guard shutDown || Self.isSettled(served.status), !settleWaiters.isEmpty else { return [] }
+        defer { settleWaiters.removeAll() }
+        return settleWaiters.keys.sorted().compactMap { settleWaiters[$0].map(ProviderEffect.resume) }
+    }
+
+    // MARK: Scheduling
+
+    /// When ``FeatureFlagProvider/run()`` should try next after `outcome`: nil waits for a
+    /// wake-up (no network path). A failure backs off with full jitter; otherwise the poll
+    /// interval with jitter; never before a `Retry-After`.
+    mutating func nextAttempt(after outcome: FetchOutcome, at now: Duration) -> Duration? {
+        guard pathUp else { return nil }
+        let delay: Duration
+        if case .failed = outcome {
+            delay = configuration.backoff.delay(afterFailures: failures, using: &random)
+        } else if failures > 0 {
+            delay = configuration.backoff.delay(afterFailures: failures, using: &random)
+        } else {
+            let jitter = configuration.jitter
+            delay = configuration.pollInterval * Double.random(in: (1 - jitter)...(1 + jitter), using: &random)
+        }
+        var next = now + delay
+        if let notBefore = retryNotBefore, notBefore > next { next = notBefore }
+        return next
+    }
+}
+
+extension FlagSnapshot {
+    /// These values with the kill switch on: what a rejected payload that asks for the kill
+    /// switch leaves behind. Keeps the version and fetch time of the values it protects (an
+    /// empty snapshot is stamped `now`).
+    func withKillSwitch(_ key: String, for context: EvaluationContext, at now: Date) -> FlagSnapshot {
+        var flags = self.flags
+        flags[key] = FlagEntry(value: .bool(true), reason: .disabled)
+        return FlagSnapshot(
+            flags: flags, version: version, fetchedAt: self.flags.isEmpty ? now : fetchedAt, ttl: ttl,
+            contextFingerprint: context.fingerprint)
+    }
+}

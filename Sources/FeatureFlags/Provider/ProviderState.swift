@@ -1,0 +1,224 @@
+import Foundation
+
+/// Everything a ``FeatureFlagProvider`` knows, as one value: the identity served, what is
+/// served and how it is labelled, the fetch in flight, failures and backoff, validation memory,
+/// and who is waiting. The provider keeps exactly one, under one lock; every change goes
+/// through ``apply(_:at:)``, a pure transition that returns the effects (events, change
+/// notifications, fetches to start, tasks to cancel, writes, waiters to resume) that the
+/// provider runs after unlocking. Nothing else holds provider state, so a reader can never
+/// see a combination the transitions did not produce.
+struct ProviderState: Sendable {
+    /// Called once with the outcome of the fetch a ``FeatureFlagProvider/refresh()`` joined.
+    typealias FetchWaiter = @Sendable (FetchOutcome) -> Void
+    /// Called once when a wait is over.
+    typealias Resume = @Sendable () -> Void
+
+    /// The provider's configuration (poll interval, backoff, schema, merging).
+    let configuration: FeatureFlagProvider.Configuration
+    /// The bundled defaults and the kill-switch key.
+    let base: ServingBase
+
+    /// The identity served: the context itself, or for merged contexts their merged identity.
+    var context: EvaluationContext
+    /// The contexts fetched for it, highest tier first (one, unless merged).
+    var members: [EvaluationContext]
+    /// Bumped by every identify: the one place where an answer is recognised as outdated.
+    var generation = 0
+    /// What readers see.
+    var served: ServedState
+
+    /// Whether a network path exists, as last reported.
+    var pathUp: Bool
+    /// Consecutive failed fetches.
+    var failures = 0
+    /// No request before this instant (a `Retry-After`).
+    var retryNotBefore: Duration?
+    /// The last failure, cleared when the service answers.
+    var lastError: FetchError?
+    /// Credentials were refused (or plain HTTP was): no more requests.
+    var fatal = false
+    /// The jitter source.
+    var random: JitterSource
+
+    /// The fetch in flight, if any: at most one, always for the current generation.
+    var flight: Flight?
+    /// The last ticket issued.
+    var lastTicket = 0
+    /// Validation memory per member context (fingerprint): the last payload judged.
+    var memory: [String: PayloadGate.Memory] = [:]
+    /// How many payloads the schema checked (remembered payloads are not checked again).
+    var validations = 0
+
+    /// Whether ``FeatureFlagProvider/run()`` is running.
+    var running = false
+    /// Whether the provider was shut down.
+    var shutDown = false
+    /// Callers of ``FeatureFlagProvider/waitUntilReady(timeout:)`` waiting for a settled status.
+    var settleWaiters: [Int: Resume] = [:]
+
+    /// A fetch in flight.
+    struct Flight: Sendable {
+        let ticket: FetchTicket
+        /// Every ``FeatureFlagProvider/refresh()`` that joined it.
+        var waiters: [FetchWaiter]
+        /// The task running it, once launched.
+        var task: Task<Void, Never>?
+    }
+
+    /// A provider state serving `served` for `context`.
+    init(
+        context: EvaluationContext, served: ServedState, pathUp: Bool, configuration: FeatureFlagProvider.Configuration,
+        base: ServingBase, random: any RandomNumberGenerator & Sendable
+    ) {
+        self.context = context
+        self.members = [context]
+        self.served = served
+        self.pathUp = pathUp
+        self.configuration = configuration
+        self.base = base
+        self.random = JitterSource(random)
+    }
+
+    /// Whether `status` ends a wait for readiness.
+    static func isSettled(_ status: ProviderStatus) -> Bool { status != .notReady && status != .reconciling }
+
+    /// Why no request may be sent now, or nil.
+    func skipReason(at now: Duration) -> String? {
+        if shutDown { return "shut down" }
+        if fatal { return "stopped after a fatal error" }
+        if !pathUp { return "no network path" }
+        if let notBefore = retryNotBefore, now < notBefore { return "waiting for Retry-After" }
+        return nil
+    }
+}
+
+/// Any random number generator, as a concrete generator a value can hold.
+struct JitterSource: RandomNumberGenerator, Sendable {
+    private var generator: any RandomNumberGenerator & Sendable
+    init(_ generator: any RandomNumberGenerator & Sendable) { self.generator = generator }
+    mutating func next() -> UInt64 { generator.next() }
+}
+
+/// Identifies one fetch: the generation it was started for and its number.
+struct FetchTicket: Hashable, Sendable {
+    let generation: Int
+    let id: Int
+}
+
+/// When a transition happens: on the provider's clock (schedules) and on the wall clock (ages).
+struct ProviderTime: Sendable {
+    /// Time since the provider started, on its injected clock.
+    let elapsed: Duration
+    /// The wall-clock date.
+    let date: Date
+}
+
+/// What a fetch needs to know, handed out when it starts.
+struct FetchPlan: Sendable {
+    let ticket: FetchTicket
+    /// The identity fetched for.
+    let context: EvaluationContext
+    /// The contexts to fetch, highest tier first.
+    let members: [EvaluationContext]
+    /// The validation memory of each member at the start.
+    let memory: [String: PayloadGate.Memory]
+}
+
+/// A fetch's answers, judged and (for merged identities) merged, before the state decides
+/// what they mean.
+enum FetchVerdict: Sendable {
+    /// New values the schema accepted: activate and persist them.
+    case fresh(PreparedSnapshot, etag: EntityTag?, unknownKeys: [String])
+    /// The service confirmed what is stored: serve it again, fetched now.
+    case confirmed(PreparedSnapshot)
+    /// Payloads that broke the schema.
+    case rejected([PayloadGate.Rejection])
+    /// The request failed.
+    case failed(FetchError)
+    /// The fetch was cancelled (identify, path down, shutdown).
+    case cancelled
+}
+
+/// What a fetch reports when it ends.
+struct FetchReport: Sendable {
+    let ticket: FetchTicket
+    let verdict: FetchVerdict
+    /// The members' validation memory after judging.
+    let memory: [String: PayloadGate.Memory?]
+    /// How many payloads the schema checked.
+    let validations: Int
+    /// For a merged identity whose fetch succeeded: each member's snapshot and tag, to keep.
+    let members: [String: StoredFlags]?
+    /// From start to answer.
+    let latency: Duration
+}
+
+/// Something that happens to a provider.
+enum ProviderInput: Sendable {
+    /// Serve another identity: `lastKnownGood` (prepared from the store, or the defaults alone
+    /// with `source` `code_default`), `problem` when its stored snapshot was unreadable.
+    case identify(EvaluationContext, members: [EvaluationContext], lastKnownGood: PreparedSnapshot, source: FlagSource, problem: String?)
+    /// A caller wants fresh values: start a fetch, join the one in flight, or say why not.
+    case refresh(pathUp: Bool, waiter: ProviderState.FetchWaiter)
+    /// The task of a started fetch exists now.
+    case launched(FetchTicket, Task<Void, Never>)
+    /// A fetch ended.
+    case fetchEnded(FetchReport)
+    /// The network path went down or came back.
+    case pathChanged(Bool)
+    /// A read met unknown list members of `flag`.
+    case unknownValues(flag: String, values: [String])
+    /// Subscribers were told that values changed: unknown list members may be reported again.
+    case valuesPublished
+    /// Wait until the status settles (id chosen by the caller).
+    case awaitSettled(id: Int, resume: ProviderState.Resume)
+    /// Stop waiting (timeout or cancellation).
+    case stopWaiting(id: Int)
+    /// Stop for good.
+    case shutdown
+}
+
+/// What a transition asks the provider to do after unlocking, in order.
+enum ProviderEffect: Sendable {
+    /// Tell subscribers which values changed between the two.
+    case publish(from: PreparedSnapshot, to: PreparedSnapshot)
+    /// Send an event.
+    case emit(FlagEvent)
+    /// Start a fetch task for the plan, then report it with ``ProviderInput/launched(_:_:)``.
+    case startFetch(FetchPlan)
+    /// Cancel a task.
+    case cancel(Task<Void, Never>)
+    /// Answer these refresh callers at once.
+    case answer([ProviderState.FetchWaiter], FetchOutcome)
+    /// Resume a waiter.
+    case resume(ProviderState.Resume)
+    /// Wake ``FeatureFlagProvider/run()`` (identify, path back, shutdown).
+    case wake
+    /// Keep a merged identity's member snapshots in the store (memory only).
+    case keepMembers([String: StoredFlags], of: EvaluationContext)
+    /// Write to the Last-Known-Good store (run by the fetch's task, off the lock and off the
+    /// caller's thread, before ``complete(_:_:latency:)``).
+    case persist(FlagSnapshot, etag: EntityTag?, keepStoredETag: Bool, for: EvaluationContext)
+    /// The fetch is over: report it (unless `latency` is nil) and answer its callers. The
+    /// keys of an `updated` outcome are those the preceding ``publish(from:to:)`` found.
+    case complete([ProviderState.FetchWaiter], FetchOutcome, latency: Duration?)
+    /// Stop the fetcher and the path monitor, end the streams.
+    case stop
+
+    /// A short label, for tests and traces.
+    var label: String {
+        switch self {
+        case .publish: return "publish"
+        case .emit(let event): return "emit \(event.kind.name)"
+        case .startFetch: return "startFetch"
+        case .cancel: return "cancel"
+        case .answer(_, let outcome): return "answer \(outcome.name)"
+        case .resume: return "resume"
+        case .wake: return "wake"
+        case .keepMembers: return "keepMembers"
+        case .persist: return "persist"
+        case .complete(_, let outcome, let latency): return "complete \(outcome.name)\(latency == nil ? " silently" : "")"
+        case .stop: return "stop"
+        }
+    }
+}

@@ -1,0 +1,49 @@
+/// Where a client's news goes: value changes to ``FeatureFlagClient/changes()`` subscribers,
+/// events to ``FeatureFlagClient/events()`` subscribers and to the app's event handler. Called
+/// after the client's lock is released, by one writer at a time (the client orders them).
+package final class FlagPublisher: Sendable {
+    /// Subscribers to value changes.
+    package let changes = Broadcaster<FlagChange>()
+    /// Subscribers to events; a new one first receives the recent history.
+    package let events = Broadcaster<FlagEvent>(replay: 32)
+    /// The app's event handler, if it gave one.
+    package let handler: EventHandlerQueue?
+
+    /// A publisher that also calls `handler` with every event.
+    package init(handler: (@Sendable (FlagEvent) -> Void)? = nil) {
+        self.handler = handler.map(EventHandlerQueue.init)
+    }
+
+    /// Sends `event` to event subscribers and the handler.
+    package func emit(_ event: FlagEvent) {
+        events.yield(event)
+        handler?.deliver(event)
+    }
+
+    /// Reports the flags whose effective values differ between `old` and `new` (every flag
+    /// when the kill switch flips, with a kill-switch event) and returns them.
+    @discardableResult
+    package func publish(from old: PreparedSnapshot, to new: PreparedSnapshot, base: ServingBase) -> Set<String> {
+        var keys = new.snapshot.changedKeys(comparedTo: old.snapshot)
+        if old.killed != new.killed {
+            keys.formUnion(old.snapshot.flags.keys)
+            keys.formUnion(new.snapshot.flags.keys)
+            keys.formUnion(base.defaults.keys)
+            emit(.killSwitch(active: new.killed))
+        }
+        if !keys.isEmpty {
+            changes.yield(FlagChange(keys: keys, snapshot: new.snapshot, killSwitchActive: new.killed))
+            emit(.configurationChanged(keys: keys))
+        }
+        return keys
+    }
+
+    /// The most recent events (up to 32), oldest first.
+    package var recentEvents: [FlagEvent] { events.history }
+
+    /// Ends every change and event stream.
+    package func finish() {
+        changes.finish()
+        events.finish()
+    }
+}

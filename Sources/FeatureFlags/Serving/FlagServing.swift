@@ -1,0 +1,79 @@
+import Foundation
+
+/// The serving cell of the simple clients (``FallbackClient``, the in-memory test client): one
+/// lock around one ``ServedState``; reads look up under the lock, details are computed on a
+/// copy after unlocking. Changes are serialised by a second lock that readers never take, so
+/// their notifications leave in the order the changes were made.
+package final class FlagServing: Sendable {
+    /// The defaults and the kill-switch key.
+    package let base: ServingBase
+    /// Where changes and events go.
+    package let publisher: FlagPublisher
+    private let state: Locked<ServedState>
+    private let writers = Locked(())
+    private let clock: @Sendable () -> Date
+
+    /// Serving `snapshot` from `source` with `status` over `base`.
+    package init(
+        _ snapshot: FlagSnapshot, source: FlagSource, status: ProviderStatus, reasonOverride: FlagReason? = nil,
+        base: ServingBase, now: @escaping @Sendable () -> Date, eventHandler: (@Sendable (FlagEvent) -> Void)? = nil
+    ) {
+        self.base = base
+        self.clock = now
+        self.publisher = FlagPublisher(handler: eventHandler)
+        self.state = Locked(ServedState(base.prepare(snapshot), source: source, status: status, reasonOverride: reasonOverride))
+    }
+
+    /// The raw value a read of `name` starts from.
+    @inline(__always)
+    package func lookup(_ name: String) -> FlagValue? {
+        let key = base.killSwitchKey
+        return state.withLock { $0.lookup(name, killSwitchKey: key) }
+    }
+
+    /// The read with its explanation.
+    package func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
+        let served = state.withLock { $0 }
+        let details = served.details(key, base: base, now: clock())
+        if key.auditsMembers, let audit = key.unknownMembers, let raw = served.lookup(key.name, killSwitchKey: base.killSwitchKey) {
+            noteUnknownValues(audit(raw), in: key.name)
+        }
+        return details
+    }
+
+    /// The snapshot served now.
+    package var snapshot: FlagSnapshot { state.withLock { $0.prepared.snapshot } }
+    /// The status now.
+    package var status: ProviderStatus { state.withLock { $0.status } }
+    /// Whether the kill switch is on now.
+    package var isKillSwitchActive: Bool { state.withLock { $0.prepared.killed } }
+    /// Status and labels, read together.
+    package var labels: ServedLabels { state.withLock { $0.labels } }
+
+    /// Serves `snapshot` from `source` from now on (with `status`, when given), then reports
+    /// the flags whose values changed. Returns them.
+    @discardableResult
+    package func serve(
+        _ snapshot: FlagSnapshot, source: FlagSource, status: ProviderStatus? = nil, reasonOverride: FlagReason?
+    ) -> Set<String> {
+        let next = base.prepare(snapshot)
+        return writers.withLock { _ in
+            let old = state.withLock { $0.serve(next, source: source, status: status, reasonOverride: reasonOverride) }
+            let keys = publisher.publish(from: old, to: next, base: base)
+            if !keys.isEmpty { state.withLock { $0.valuesChanged() } }
+            return keys
+        }
+    }
+
+    /// Sets the status.
+    package func setStatus(_ status: ProviderStatus) {
+        state.withLock { $0.status = status }
+    }
+
+    /// Reports list members of `flag` that the app's enum does not know — once per flag
+    /// until the served values change.
+    package func noteUnknownValues(_ values: [String], in flag: String) {
+        guard !values.isEmpty else { return }
+        if state.withLock({ $0.noteUnknown(flag) }) { publisher.emit(.unknownValues(flag: flag, values: values)) }
+    }
+}

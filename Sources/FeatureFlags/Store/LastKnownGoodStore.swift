@@ -1,0 +1,214 @@
+import Foundation
+
+/// The Last-Known-Good store: per context, the last snapshot a service gave and the entity
+/// tag that validates it, in one key-value file on disk. It stores — it serves nothing, fetches
+/// nothing and reports nothing: ``FeatureFlagProvider`` and ``FallbackClient`` read from it
+/// and say what they found.
+///
+/// - **Start.** Creating a store reads the file synchronously — meant for launch, before the
+///   first frame — and never fails: an unusable file is moved aside to `<file>.corrupt`, the
+///   store starts empty, and ``loadOutcome`` says why.
+/// - **The file.** A versioned binary format with checksums, replaced atomically with mode
+///   0600, holding up to ``capacity`` contexts (least recently used evicted first).
+/// - **Writes** go to memory at once, then to disk under an exclusive file lock, merged with
+///   what other processes (an app and its extension) wrote meanwhile. The file I/O never runs
+///   under the store's own lock: reading the store never waits on the disk.
+/// - **Merged identities** (``FeatureFlagProvider/identify(merging:)``) keep each member
+///   context's snapshot and tag here too, in memory only.
+public final class LastKnownGoodStore: Sendable {
+    /// What loading the file found.
+    public enum LoadOutcome: Sendable, Equatable {
+        /// The file was read: how many contexts it holds and its size in bytes.
+        case loaded(contexts: Int, bytes: Int)
+        /// There was no file yet (first launch): the store starts empty.
+        case noFile
+        /// The file could not be used; the store starts empty. `keptAt` is where the file was
+        /// moved for diagnosis (nil when it could not or should not be moved).
+        case rejected(reason: String, keptAt: String?)
+    }
+
+    /// Writing the file failed. What was written is still in memory for this session.
+    public struct WriteError: Error, Equatable, CustomStringConvertible {
+        /// What failed, e.g. "rename failed: Is a directory (errno 21)".
+        public let reason: String
+        /// `reason`.
+        public var description: String { reason }
+    }
+
+    /// The file the snapshots live in.
+    public let fileURL: URL
+    /// How many contexts the file keeps.
+    public let capacity: Int
+    /// What loading the file found.
+    public let loadOutcome: LoadOutcome
+
+    /// A change not yet on disk, in the order it was made.
+    private struct Change {
+        let sequence: Int
+        let apply: @Sendable (inout StoreContent) -> Void
+    }
+
+    private struct State {
+        var content: StoreContent
+        /// Changes made in memory and not yet written, oldest first. A writer writes every
+        /// change up to its own, in order, so a later change is never overwritten by an older one.
+        var unwritten: [Change] = []
+        var nextSequence = 0
+        /// The members of the merged identity last fetched, by identity fingerprint.
+        var members: (identity: String, flags: [String: StoredFlags])?
+    }
+
+    private let state: Locked<State>
+
+    /// The file's default place: Application Support on Apple platforms,
+    /// `$XDG_STATE_HOME` (else `~/.local/state`) on Linux, in a folder named `appName`.
+    public static func defaultFileURL(appName: String = "FeatureFlags") -> URL {
+        #if canImport(Darwin)
+        let base =
+            FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? FileManager.default.temporaryDirectory
+        #else
+        let environment = ProcessInfo.processInfo.environment
+        let base: URL
+        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
+            base = URL(fileURLWithPath: state, isDirectory: true)
+        } else {
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            base = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".local/state", isDirectory: true)
+        }
+        #endif
+        return base.appendingPathComponent(appName, isDirectory: true).appendingPathComponent("flags.lkg")
+    }
+
+    /// Loads the store at `fileURL` (any path; the directory is created on first write),
+    /// keeping up to `capacity` contexts (at least 1).
+    public convenience init(fileURL: URL = LastKnownGoodStore.defaultFileURL(), capacity: Int = 5) {
+        self.init(fileURL: fileURL, capacity: capacity, read: FileIO.read)
+    }
+
+    /// The designated initialiser, with the file reader as a seam for tests.
+    init(fileURL: URL, capacity: Int, read: (String) throws(FileIOError) -> [UInt8]) {
+        self.fileURL = fileURL
+        self.capacity = max(1, capacity)
+        let (content, outcome) = StoreContent.load(path: fileURL.path, capacity: self.capacity, read: read)
+        self.loadOutcome = outcome
+        self.state = Locked(State(content: content))
+    }
+
+    // MARK: Reading (memory only, never the disk)
+
+    /// The Last-Known-Good for `context`, if stored and readable.
+    public func lastKnownGood(for context: EvaluationContext) -> StoredFlags? {
+        if case .success(let stored)? = lookup(context.fingerprint) { return stored }
+        return nil
+    }
+
+    /// What is stored for `fingerprint`: found, nothing, or an entry that does not decode
+    /// (dropped; the caller reports it).
+    func lookup(_ fingerprint: String) -> Result<StoredFlags, ByteDecodingError>? {
+        state.withLock { $0.content.lookup(fingerprint) }
+    }
+
+    /// Looks `fingerprint` up and marks it used (it moves to the front at the next write).
+    func use(_ fingerprint: String) -> Result<StoredFlags, ByteDecodingError>? {
+        state.withLock { s in
+            let found = s.content.lookup(fingerprint)
+            if case .success = found { s.content.touch(fingerprint) }
+            return found
+        }
+    }
+
+    /// Fingerprints of the stored contexts, most recently used first.
+    var fingerprints: [String] { state.withLock { $0.content.fingerprints } }
+
+    /// The members' snapshots last kept for the merged identity `identity`.
+    func members(of identity: String) -> [String: StoredFlags] {
+        state.withLock { s in s.members?.identity == identity ? s.members?.flags ?? [:] : [:] }
+    }
+
+    /// Keeps `flags` as the members' snapshots of the merged identity `identity` (memory only),
+    /// replacing those of any other identity.
+    func keepMembers(_ flags: [String: StoredFlags], of identity: String) {
+        state.withLock { $0.members = (identity, flags) }
+    }
+
+    // MARK: Writing
+
+    /// Stores `snapshot` and its entity tag as `context`'s Last-Known-Good (most recently
+    /// used), evicting the least recently used context beyond capacity. Blocking file I/O
+    /// (lock, read, write, fsync, rename; up to 2 s waiting for another process): call it off
+    /// the main thread. Readers of the store never wait for it.
+    /// - Throws: ``WriteError`` when the file cannot be written; the snapshot is still kept in
+    ///   memory for this session.
+    public func save(_ snapshot: FlagSnapshot, etag: EntityTag?, for context: EvaluationContext) throws(WriteError) {
+        let stored = StoredFlags(snapshot: snapshot, etag: etag)
+        let payload = SnapshotCodec.encode(stored)
+        let fingerprint = context.fingerprint
+        try commit { $0.put(payload: payload, stored: stored, for: fingerprint) }
+    }
+
+    /// Forgets `context`'s snapshot and rewrites the file.
+    public func remove(_ context: EvaluationContext) throws(WriteError) {
+        let fingerprint = context.fingerprint
+        try commit { $0.remove(fingerprint) }
+    }
+
+    /// Forgets every snapshot (for example at logout) and rewrites the file.
+    public func removeAll() throws(WriteError) {
+        try commit { $0.removeAll() }
+    }
+
+    /// Applies `change` in memory at once, then writes it: under the file lock, every change
+    /// not yet written up to this one is applied in order to the file's current content, the
+    /// result replaces the file, and memory adopts it (with the changes still unwritten applied
+    /// on top). Only the two short memory steps hold the store's lock.
+    private func commit(_ apply: @escaping @Sendable (inout StoreContent) -> Void) throws(WriteError) {
+        let (sequence, blocked, path) = state.withLock { s -> (Int, String?, String) in
+            apply(&s.content)
+            let sequence = s.nextSequence
+            s.nextSequence += 1
+            if s.content.writeBlockedReason == nil { s.unwritten.append(Change(sequence: sequence, apply: apply)) }
+            return (sequence, s.content.writeBlockedReason, s.content.path)
+        }
+        if let blocked { throw WriteError(reason: blocked) }
+        do throws(FileIOError) {
+            try FileIO.makeDirectory(FileIO.parentDirectory(of: path))
+            let lock = try FileLock.acquire(path + ".lock")
+            defer { lock.release() }
+            let (batch, touches, empty) = state.withLock { s in
+                (s.unwritten.filter { $0.sequence <= sequence }, s.content.takeTouches(), StoreContent(path: path, capacity: capacity))
+            }
+            // Another writer of this process wrote this change with its own.
+            guard !batch.isEmpty else { return }
+            var written = try empty.onDisk()
+            for fingerprint in touches { written.touch(fingerprint) }
+            _ = written.takeTouches()
+            for change in batch { change.apply(&written) }
+            try FileIO.writeAtomically(FallbackFileFormat.encode(written.entries), to: path)
+            let done = Set(batch.map(\.sequence))
+            state.withLock { s in
+                s.unwritten.removeAll { done.contains($0.sequence) }
+                var adopted = written
+                for change in s.unwritten { change.apply(&adopted) }
+                s.content.adopt(adopted)
+            }
+        } catch {
+            state.withLock { s in s.unwritten.removeAll { $0.sequence == sequence } }
+            throw WriteError(reason: error.description)
+        }
+    }
+}
+
+/// A stored snapshot and the entity tag that validates it.
+public struct StoredFlags: Sendable, Equatable {
+    /// The flags as the service gave them.
+    public let snapshot: FlagSnapshot
+    /// The tag to send as `If-None-Match`, if the service gave one.
+    public let etag: EntityTag?
+
+    /// A stored snapshot.
+    public init(snapshot: FlagSnapshot, etag: EntityTag?) {
+        self.snapshot = snapshot
+        self.etag = etag
+    }
+}

@@ -1,0 +1,164 @@
+/// The fallback file's content in memory: encoded snapshots per context fingerprint, most
+/// recently used first, decoded lazily. A value: ``LastKnownGoodStore`` keeps one under its
+/// lock and works on copies of the file's content outside it.
+struct StoreContent {
+    let path: String
+    let capacity: Int
+    private(set) var entries: [FallbackFileFormat.Entry] = []
+    private var decoded: [String: StoredFlags] = [:]
+    /// Set when an unusable file could not be moved aside: writing would destroy it.
+    private(set) var writeBlockedReason: String?
+    /// Contexts used since the last write, in order: replayed on the file's current content at
+    /// the next write, so the order of use survives merging.
+    private var pendingTouches: [String] = []
+
+    /// Where an unusable file is moved.
+    var quarantinePath: String { path + ".corrupt" }
+
+    init(path: String, capacity: Int) {
+        self.path = path
+        self.capacity = max(1, capacity)
+    }
+
+    /// Reads and checks the file. Never throws: problems become the outcome.
+    static func load(
+        path: String, capacity: Int, read: (String) throws(FileIOError) -> [UInt8] = FileIO.read
+    ) -> (StoreContent, LastKnownGoodStore.LoadOutcome) {
+        var content = StoreContent(path: path, capacity: capacity)
+        let bytes: [UInt8]
+        do {
+            bytes = try read(path)
+        } catch .notFound {
+            return (content, .noFile)
+        } catch .isDirectory {
+            // Never move someone's directory; writes will fail and say so.
+            return (content, .rejected(reason: FileIOError.isDirectory.description, keptAt: nil))
+        } catch {
+            let outcome = content.setAside(reason: "unreadable: \(error)")
+            return (content, outcome)
+        }
+        do {
+            let all = try FallbackFileFormat.decode(bytes)
+            content.entries = Array(all.prefix(content.capacity))
+            return (content, .loaded(contexts: content.entries.count, bytes: bytes.count))
+        } catch {
+            let outcome = content.setAside(reason: error.description)
+            return (content, outcome)
+        }
+    }
+
+    /// Moves the unusable file aside so that the next write cannot destroy it.
+    private mutating func setAside(reason: String) -> LastKnownGoodStore.LoadOutcome {
+        do {
+            try FileIO.move(path, to: quarantinePath)
+            return .rejected(reason: reason, keptAt: quarantinePath)
+        } catch {
+            writeBlockedReason = "the unusable fallback file could not be moved aside (\(error)); not overwriting it"
+            return .rejected(reason: reason, keptAt: nil)
+        }
+    }
+
+    /// Fingerprints, most recently used first.
+    var fingerprints: [String] { entries.map(\.fingerprint) }
+
+    /// The stored snapshot for `fingerprint`, decoded on first use. An entry whose checksum
+    /// held but whose content does not decode is dropped and reported as `.failure`.
+    mutating func lookup(_ fingerprint: String) -> Result<StoredFlags, ByteDecodingError>? {
+        if let cached = decoded[fingerprint] { return .success(cached) }
+        guard let index = entries.firstIndex(where: { $0.fingerprint == fingerprint }) else { return nil }
+        let result: Result<StoredFlags, ByteDecodingError> = entries[index].payload.withUnsafeBytes { raw in
+            do throws(ByteDecodingError) {
+                return .success(try SnapshotCodec.decode(raw))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch result {
+        case .success(let stored): decoded[fingerprint] = stored
+        case .failure: entries.remove(at: index)
+        }
+        return result
+    }
+
+    /// Stores `payload` (the encoding of `stored`) as the most recent entry, evicting the least
+    /// recently used beyond capacity.
+    mutating func put(payload: [UInt8], stored: StoredFlags, for fingerprint: String) {
+        entries.removeAll { $0.fingerprint == fingerprint }
+        entries.insert(.init(fingerprint: fingerprint, payload: ArraySlice(payload)), at: 0)
+        decoded[fingerprint] = stored
+        while entries.count > capacity {
+            decoded[entries.removeLast().fingerprint] = nil
+        }
+    }
+
+    /// Stores `stored` as the most recent entry (see ``put(payload:stored:for:)``).
+    mutating func put(_ stored: StoredFlags, for fingerprint: String) {
+        put(payload: SnapshotCodec.encode(stored), stored: stored, for: fingerprint)
+    }
+
+    /// Makes `fingerprint` the most recently used entry; false if it is not stored.
+    @discardableResult
+    mutating func touch(_ fingerprint: String) -> Bool {
+        guard let index = entries.firstIndex(where: { $0.fingerprint == fingerprint }) else { return false }
+        if index > 0 { entries.insert(entries.remove(at: index), at: 0) }
+        pendingTouches.removeAll { $0 == fingerprint }
+        pendingTouches.append(fingerprint)
+        return true
+    }
+
+    /// The contexts used since the last call, in order of use.
+    mutating func takeTouches() -> [String] {
+        defer { pendingTouches.removeAll() }
+        return pendingTouches
+    }
+
+    /// Forgets `fingerprint`'s entry.
+    mutating func remove(_ fingerprint: String) {
+        entries.removeAll { $0.fingerprint == fingerprint }
+        decoded[fingerprint] = nil
+    }
+
+    /// Forgets every entry.
+    mutating func removeAll() {
+        entries.removeAll()
+        decoded.removeAll()
+    }
+
+    /// The file as it is now (empty when missing). Called with the file lock held, never the
+    /// store's; an unusable file is moved aside first, so the write that follows cannot destroy it.
+    func onDisk() throws(FileIOError) -> StoreContent {
+        var fresh = StoreContent(path: path, capacity: capacity)
+        let bytes: [UInt8]
+        do {
+            bytes = try FileIO.read(path)
+        } catch .notFound {
+            return fresh
+        }
+        if let all = try? FallbackFileFormat.decode(bytes) {
+            fresh.entries = Array(all.prefix(capacity))
+        } else {
+            try FileIO.move(path, to: quarantinePath)
+        }
+        return fresh
+    }
+
+    /// Takes `written`'s entries (what is on disk now), keeping decoded snapshots whose bytes
+    /// did not change, and keeping the touches not yet written.
+    mutating func adopt(_ written: StoreContent) {
+        var keep: [String: StoredFlags] = written.decoded
+        for entry in written.entries where keep[entry.fingerprint] == nil {
+            if let mine = entries.first(where: { $0.fingerprint == entry.fingerprint }), mine.payload == entry.payload {
+                keep[entry.fingerprint] = decoded[entry.fingerprint]
+            }
+        }
+        entries = written.entries
+        decoded = keep.filter { key, _ in entries.contains { $0.fingerprint == key } }
+        for fingerprint in pendingTouches { touchInPlace(fingerprint) }
+    }
+
+    /// Moves `fingerprint` to the front without recording a touch.
+    private mutating func touchInPlace(_ fingerprint: String) {
+        guard let index = entries.firstIndex(where: { $0.fingerprint == fingerprint }), index > 0 else { return }
+        entries.insert(entries.remove(at: index), at: 0)
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import Testing
+@testable import FeatureFlags
+
+@Suite("LastKnownGoodStore")
+struct LastKnownGoodStoreTests {
+    let personal = EvaluationContext(targetingKey: "user-1", partner: "auralink", planTier: "personal")
+    let business = EvaluationContext(targetingKey: "user-1", partner: "auralink", planTier: "business")
+
+    @Test func firstLaunchIsEmptyAndWritesNothing() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
+            #expect(store.loadOutcome == .noFile)
+            #expect(store.lastKnownGood(for: personal) == nil)
+            #expect(store.fingerprints.isEmpty)
+            #expect(dir.files().isEmpty)
+        }
+    }
+
+    @Test func roundTripAcrossRelaunch() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let url = dir.url("flags.lkg")
+            let fetched = FlagSnapshot(
+                flags: [
+                    "plan_themeColor": FlagEntry(value: "#3498DB", variant: "blue", reason: .targetingMatch, metadata: ["m": [1, 2.0]]),
+                    "odd": FlagEntry(value: nil, reason: .error, errorCode: .parseError),
+                    "nested": FlagEntry(value: ["a": ["b": [.null, true, -3, 0.25, "é"]]]),
+                ],
+                version: "2025-08-04T10:00:00Z", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000.5), ttl: 86_400,
+                contextFingerprint: personal.fingerprint)
+            let tag = EntityTag("\"abc\"", endpoint: "0/ofrep")
+            try LastKnownGoodStore(fileURL: url).save(fetched, etag: tag, for: personal)
+            let relaunched = LastKnownGoodStore(fileURL: url)
+            #expect(relaunched.loadOutcome == .loaded(contexts: 1, bytes: try Data(contentsOf: url).count))
+            let restored = try #require(relaunched.lastKnownGood(for: personal))
+            #expect(restored.snapshot == fetched)
+            #expect(restored.etag == tag)
+            // No tag is kept as no tag.
+            try relaunched.save(fetched, etag: nil, for: business)
+            #expect(LastKnownGoodStore(fileURL: url).lastKnownGood(for: business)?.etag == nil)
+        }
+    }
+
+    @Test func aTagFromTheFirstFileVersionKeepsNoEndpoint() throws {
+        // The first version wrote the tag without the endpoint that sent it (presence bit 16 unset).
+        var w = ByteWriter(capacity: 64)
+        w.u8(1)
+        w.u8(4)
+        w.u64((1_750_000_000.0).bitPattern)
+        w.string("\"old\"")
+        w.varint(0)
+        let stored = try w.bytes.withUnsafeBytes { raw in try SnapshotCodec.decode(raw) }
+        #expect(stored.etag == EntityTag("\"old\"", endpoint: ""))
+        // Unknown fields are refused, not misread.
+        var future = ByteWriter(capacity: 16)
+        future.u8(1)
+        future.u8(64)
+        future.u64(0)
+        future.varint(0)
+        #expect(throws: ByteDecodingError.self) { try future.bytes.withUnsafeBytes { raw in try SnapshotCodec.decode(raw) } }
+    }
+
+    @Test func contextsAreIsolated() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let store = LastKnownGoodStore(fileURL: dir.url("f"))
+            try store.save(snapshot(auraLinkPersonal), etag: nil, for: personal)
+            try store.save(snapshot(auraLinkBusiness), etag: nil, for: business)
+            #expect(store.lastKnownGood(for: personal)?.snapshot.flags["plan_themeColor"]?.value == "#3498DB")
+            #expect(store.lastKnownGood(for: business)?.snapshot.flags["plan_themeColor"]?.value == "#2C3E50")
+            #expect(store.lastKnownGood(for: EvaluationContext(targetingKey: "user-2")) == nil)
+        }
+    }
+
+    @Test func leastRecentlyUsedContextsAreEvicted() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let url = dir.url("f")
+            let store = LastKnownGoodStore(fileURL: url, capacity: 3)
+            let contexts = (0..<5).map { EvaluationContext(targetingKey: "user-\($0)") }
+            for (n, context) in contexts.prefix(3).enumerated() {
+                try store.save(snapshot(["n": .int(n)]), etag: nil, for: context)
+            }
+            // Using context 0 makes it most recent, so context 1 is evicted next.
+            _ = store.use(contexts[0].fingerprint)
+            try store.save(snapshot(["n": 3]), etag: nil, for: contexts[3])
+            #expect(store.fingerprints == [contexts[3], contexts[0], contexts[2]].map(\.fingerprint))
+            try store.save(snapshot(["n": 4]), etag: nil, for: contexts[4])
+            #expect(store.fingerprints == [contexts[4], contexts[3], contexts[0]].map(\.fingerprint))
+            let relaunched = LastKnownGoodStore(fileURL: url, capacity: 3)
+            #expect(relaunched.fingerprints == [contexts[4], contexts[3], contexts[0]].map(\.fingerprint))
+            #expect(relaunched.lastKnownGood(for: contexts[0])?.snapshot.flags["n"]?.value == 0)
+            #expect(relaunched.lastKnownGood(for: contexts[1]) == nil)
+        }
+    }
+
+    @Test func defaultCapacityIsFive() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let store = LastKnownGoodStore(fileURL: dir.url("f"))
+            for n in 0..<7 { try store.save(snapshot(["n": .int(n)]), etag: nil, for: EvaluationContext(targetingKey: "u\(n)")) }
+            #expect(store.capacity == 5)
+            #expect(store.fingerprints.count == 5)
+        }
+    }
+
+    @Test func fileIsPrivate() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let url = dir.url("nested/dir/flags.lkg")
+            let store = LastKnownGoodStore(fileURL: url)
+            try store.save(snapshot(auraLinkPersonal), etag: nil, for: personal)
+            #expect(FileIO.permissions(url.path) == 0o600)
+            #expect(FileIO.permissions(dir.url("nested/dir").path) == 0o700)
+            // A replaced file stays private even if someone loosened the old one.
+            chmod(url.path, 0o644)
+            try store.save(snapshot(auraLinkBusiness), etag: nil, for: business)
+            #expect(FileIO.permissions(url.path) == 0o600)
+            // No temp file is left behind.
+            #expect(dir.files() == ["nested"])
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: dir.url("nested/dir").path))?.sorted() == ["flags.lkg", "flags.lkg.lock"])
+            #expect(FileIO.permissions(dir.url("nested/dir/flags.lkg.lock").path) == 0o600)
+        }
+    }
+
+    @Test func removeAndRemoveAll() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let store = LastKnownGoodStore(fileURL: dir.url("f"))
+            try store.save(snapshot(auraLinkPersonal), etag: nil, for: personal)
+            try store.save(snapshot(auraLinkBusiness), etag: nil, for: business)
+            try store.remove(personal)
+            #expect(store.lastKnownGood(for: personal) == nil)
+            #expect(store.fingerprints == [business.fingerprint])
+            try store.removeAll()
+            #expect(LastKnownGoodStore(fileURL: dir.url("f")).fingerprints.isEmpty)
+        }
+    }
+
+    @Test func leftoverTempFilesAreIgnored() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let url = dir.url("flags.lkg")
+            try LastKnownGoodStore(fileURL: url).save(snapshot(auraLinkPersonal), etag: nil, for: personal)
+            // A crash mid-write leaves a temp file beside the real one.
+            try Data("half-written garbage".utf8).write(to: dir.url(".flags.lkg.tmp-123-456"))
+            let relaunched = LastKnownGoodStore(fileURL: url)
+            #expect(relaunched.lastKnownGood(for: personal) != nil)
+            try relaunched.save(snapshot(auraLinkBusiness), etag: nil, for: business)
+            #expect(LastKnownGoodStore(fileURL: url).lastKnownGood(for: business)?.snapshot.flags["plan_themeColor"]?.value == "#2C3E50")
+        }
+    }
+
+    @Test func defaultLocationFollowsXDGStateHome() {
+        let url = LastKnownGoodStore.defaultFileURL(appName: "MyApp")
+        #expect(url.lastPathComponent == "flags.lkg")
+        #expect(url.deletingLastPathComponent().lastPathComponent == "MyApp")
+        #if os(Linux)
+        let env = ProcessInfo.processInfo.environment
+        if let state = env["XDG_STATE_HOME"], state.hasPrefix("/") {
+            #expect(url.path.hasPrefix(state))
+        } else {
+            #expect(url.path.contains("/.local/state/MyApp"))
+        }
+        #endif
+    }
+
+    @Test func coldStartDecodesOnlyWhatIsAskedFor() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let url = dir.url("f")
+            let store = LastKnownGoodStore(fileURL: url)
+            var big: [String: FlagValue] = [:]
+            for i in 0..<1_000 { big["flag_\(i)"] = i % 2 == 0 ? .bool(true) : .string("value-\(i)") }
+            for n in 0..<5 { try store.save(snapshot(big), etag: nil, for: EvaluationContext(targetingKey: "u\(n)")) }
+            let relaunched = LastKnownGoodStore(fileURL: url)
+            #expect(relaunched.lastKnownGood(for: EvaluationContext(targetingKey: "u4"))?.snapshot.flags.count == 1_000)
+        }
+    }
+
+    /// The store's lock is never held during file I/O: while a writer waits on another
+    /// process's file lock (up to its 2 s limit), reads of the store return at once.
+    @Test func readsNeverWaitForAWriter() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let url = dir.url("f")
+            let store = LastKnownGoodStore(fileURL: url)
+            try store.save(snapshot(auraLinkPersonal), etag: nil, for: personal)
+            // Another process holds the file lock.
+            let held = try FileLock.acquire(url.path + ".lock")
+            let writing = Locked(true)
+            Thread {
+                _ = try? store.save(snapshot(auraLinkBusiness), etag: nil, for: business)
+                writing.withLock { $0 = false }
+            }.start()
+            let clock = ContinuousClock()
+            var slowest = Duration.zero
+            for _ in 0..<200 {
+                let start = clock.now
+                _ = store.lastKnownGood(for: personal)
+                _ = store.lastKnownGood(for: business)
+                slowest = max(slowest, clock.now - start)
+                if !writing.withLock({ $0 }) { break }
+                usleep(1_000)
+            }
+            #expect(writing.withLock { $0 }, "the writer is still waiting for the file lock")
+            // The write is already in memory; the disk follows when the lock is free.
+            #expect(store.lastKnownGood(for: business)?.snapshot.flags["plan_themeColor"]?.value == "#2C3E50")
+            #expect(slowest < .milliseconds(100), "a read waited \(slowest)")
+            held.release()
+        }
+    }
+
+    /// Several writers of one process: each change reaches the disk, in order, and a later
+    /// change for a context is never overwritten by an earlier one.
+    @Test func concurrentWritersKeepTheLastChange() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let url = dir.url("f")
+            let store = LastKnownGoodStore(fileURL: url)
+            let group = DispatchGroup()
+            for writer in 0..<4 {
+                group.enter()
+                Thread {
+                    for n in 0..<25 {
+                        _ = try? store.save(snapshot(["n": .int(n)], version: "w\(writer)-\(n)"), etag: nil, for: EvaluationContext(targetingKey: "w\(writer)"))
+                    }
+                    group.leave()
+                }.start()
+            }
+            group.wait()
+            let relaunched = LastKnownGoodStore(fileURL: url)
+            for writer in 0..<4 {
+                #expect(relaunched.lastKnownGood(for: EvaluationContext(targetingKey: "w\(writer)"))?.snapshot.version == "w\(writer)-24")
+            }
+        }
+    }
+}
