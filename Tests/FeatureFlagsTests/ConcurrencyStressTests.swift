@@ -76,7 +76,7 @@ struct ConcurrencyStressTests {
         weak var weakFetcher: FlagFetcher?
         weak var weakStore: LastKnownGoodStore?
         do {
-            let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL))
+            let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .loopback)
             let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
             let provider = FeatureFlagProvider(
                 context: auraPersonal, fetcher: fetcher, store: store, reachability: ManualReachability(true))

@@ -10,10 +10,11 @@ struct EndpointChainTests {
         let primary = try FlagServer(document: .seedExample)
         let cdn = try FlagServer(document: .seedExample)
         defer { primary.stop(); cdn.stop() }
-        let client = FlagFetcher(endpoints: [
-            OFREPEndpoint(baseURL: primary.baseURL),
-            JSONFlagEndpoint(urlTemplate: cdn.baseURL.absoluteString + "/flags/{venue}.json"),
-        ])
+        let client = FlagFetcher(
+            endpoints: [
+                OFREPEndpoint(baseURL: primary.baseURL),
+                JSONFlagEndpoint(urlTemplate: cdn.baseURL.absoluteString + "/flags/{venue}.json"),
+            ], configuration: .loopback)
         defer { client.shutdown() }
         // The primary fails: the CDN answers, and its tag names it.
         primary.fault = .status(503, retryAfter: nil)
@@ -132,7 +133,7 @@ struct EndpointChainTests {
         let dir = TempDir()
         func provider(_ credential: String) -> FeatureFlagProvider {
             FeatureFlagProvider(
-                context: auraPersonal, fetcher: FlagFetcher(endpoint: service.make(server, credential)),
+                context: auraPersonal, fetcher: FlagFetcher(endpoint: service.make(server, credential), configuration: .loopback),
                 store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: ManualReachability(true))
         }
         let good = provider(service.credential.value)

@@ -245,7 +245,7 @@ struct FlagCtlTests {
         #expect(await eventually { captured.out.first?.hasPrefix("serving ") == true })
         let banner = try #require(captured.out.first)
         let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
-        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: base + "/flags")!))
+        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: base + "/flags")!), configuration: .loopback)
         defer { client.shutdown() }
         _ = await client.fetch(auraPersonal)
         #expect(await eventually { captured.out.contains { $0.contains("POST /flags ctx=\(auraPersonal.fingerprint.prefix(12)) 200") } })

@@ -58,7 +58,7 @@ struct FlagFetcherTests {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
         server.fault = .status(304, retryAfter: nil)
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL))
+        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .loopback)
         defer { fetcher.shutdown() }
         let error = try #require(await fetchError(fetcher, auraPersonal))
         #expect(error.kind == .decode)
@@ -80,7 +80,7 @@ struct FlagFetcherTests {
     @Test func urlTemplateForAStaticHost() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(urlTemplate: server.baseURL.absoluteString + "/flags/{venue}.json"))
+        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(urlTemplate: server.baseURL.absoluteString + "/flags/{venue}.json"), configuration: .loopback)
         defer { fetcher.shutdown() }
         let pilot = try #require(snapshot(of: await fetcher.fetch(EvaluationContext(targetingKey: "u", venue: "venue-42"))))
         #expect(pilot.flags["new_checkout"]?.value == true)
@@ -100,7 +100,7 @@ struct FlagFetcherTests {
         try Data(ServerDocument.seedExample.jsonBytes()).write(to: file)
         let server = try FlagServer(file: file.path)
         defer { server.stop() }
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL))
+        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .loopback)
         defer { fetcher.shutdown() }
         #expect(snapshot(of: await fetcher.fetch(auraPersonal))?.flags["plan_themeColor"]?.value == "#3498DB")
         var changed = ServerDocument.seedExample
@@ -148,7 +148,7 @@ struct FlagFetcherTests {
     }
 
     @Test func refusesPlainHTTPOffLoopbackWithoutTouchingTheNetwork() async throws {
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: "http://flags.example.com/flags?key=abc")!))
+        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: "http://flags.example.com/flags?key=abc")!), configuration: .loopback)
         defer { fetcher.shutdown() }
         let error = await fetchError(fetcher, auraPersonal)
         #expect(error == .insecureURL(host: "flags.example.com"))

@@ -37,7 +37,7 @@ struct FlagServerTests {
     @Test func queryParametersTarget() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let client = FlagFetcher(endpoint: JSONFlagEndpoint(urlTemplate: server.baseURL.absoluteString + "/flags?partner={partner}&plan_tier={plan_tier}&targetingKey={targetingKey}"))
+        let client = FlagFetcher(endpoint: JSONFlagEndpoint(urlTemplate: server.baseURL.absoluteString + "/flags?partner={partner}&plan_tier={plan_tier}&targetingKey={targetingKey}"), configuration: .loopback)
         defer { client.shutdown() }
         let result = await client.fetch(EvaluationContext(targetingKey: "u", partner: "zenithsat", planTier: "business"))
         #expect(snapshot(of: result)?.flags["plan_displayName"]?.value == "ZenithSat Pro")
@@ -88,7 +88,7 @@ struct FlagServerTests {
     @Test func etagsAreStrongStableAndCompareWeakly() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL))
+        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .loopback)
         defer { client.shutdown() }
         let first = try #require(fetched(await client.fetch(auraPersonal))?.etag)
         let second = try #require(fetched(await client.fetch(auraPersonal))?.etag)
@@ -111,7 +111,7 @@ struct FlagServerTests {
         let seen = Locked<[FlagServer.RequestRecord]>([])
         let server = try FlagServer(document: .seedExample, onRequest: { record in seen.withLock { $0.append(record) } })
         defer { server.stop() }
-        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(headers: ["X-Api-Key": "k"]))
+        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(budget: TestTiming.scaled(.seconds(2)), headers: ["X-Api-Key": "k"]))
         defer { client.shutdown() }
         _ = await client.fetch(auraPersonal)
         server.fault = .status(503, retryAfter: "1")

@@ -25,7 +25,7 @@ let auraBusiness = EvaluationContext(targetingKey: "user-1", venue: "venue-7", p
 
 /// A server on the demo document and a POST fetcher for it.
 func makeServerAndFetcher(
-    budget: Duration = .seconds(2), maxBytes: Int = 1 << 20, headers: [String: String] = [:]
+    budget: Duration = TestTiming.scaled(.seconds(2)), maxBytes: Int = 1 << 20, headers: [String: String] = [:]
 ) throws -> (FlagServer, FlagFetcher, CountingEndpoint) {
     let server = try FlagServer(document: .seedExample)
     let endpoint = CountingEndpoint(JSONFlagEndpoint(post: server.flagsURL))
@@ -59,4 +59,10 @@ func fetchError(
         return nil
     }
     return error
+}
+
+extension FlagFetcher.Configuration {
+    /// The default configuration with the 2 s budget stretched for slow builds (ThreadSanitizer):
+    /// for tests that fetch over loopback in real time.
+    static var loopback: Self { .init(budget: TestTiming.scaled(.seconds(2))) }
 }

@@ -76,7 +76,7 @@ struct FlagFetcherFaultTests {
 
     @Test func connectionRefusedIsOffline() async throws {
         let closed = try #require(PortReservation())
-        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: "http://127.0.0.1:\(closed.port)/flags")!))
+        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: "http://127.0.0.1:\(closed.port)/flags")!), configuration: .loopback)
         defer { client.shutdown() }
         let error = await fetchError(client, auraPersonal)
         #expect(error?.suggestsOffline == true, "\(String(describing: error))")
@@ -100,7 +100,7 @@ struct FlagFetcherFaultTests {
         let now = Date(timeIntervalSince1970: 784_111_777)
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), now: { now })
+        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .loopback, now: { now })
         defer { client.shutdown() }
         server.fault = .status(503, retryAfter: "Sun, 06 Nov 1994 08:50:37 GMT")
         #expect(await fetchError(client, auraPersonal) == .httpStatus(503, retryAfter: 60, detail: "injected status 503"))

@@ -48,7 +48,7 @@ struct ProviderContractTests {
         let server = try FlagServer(
             document: .seedExample,
             configuration: .init(requiredHeaders: [service.credential.name: service.credential.value]))
-        let client = FlagFetcher(endpoint: service.make(server, credential ?? service.credential.value))
+        let client = FlagFetcher(endpoint: service.make(server, credential ?? service.credential.value), configuration: .loopback)
         return (server, client)
     }
 

@@ -125,6 +125,28 @@ struct ProviderTests {
         await run.value
     }
 
+    @Test func concurrentRefreshesShareOneRequest() async throws {
+        let gate = GatedTransport()
+        let f = try ProviderFixture(transport: gate)
+        defer { f.stop(); gate.shutdown() }
+        gate.hold(auraPersonal)
+        let provider = f.provider
+        let refreshes = (0..<5).map { _ in Task { await provider.refresh() } }
+        // Every caller has joined the one fetch before the answer is let through.
+        #expect(await eventually { provider.cell.withLock { $0.flight?.waiters.count } == 5 })
+        #expect(await eventually { gate.waitingCount == 1 })
+        gate.release(auraPersonal)
+        var outcomes: [FetchOutcome] = []
+        for refresh in refreshes { outcomes.append(await refresh.value) }
+        #expect(Set(outcomes.map(\.name)) == ["updated"])
+        #expect(outcomes.allSatisfy { $0 == outcomes[0] })
+        #expect(f.server.requestCount == 1)
+        #expect(f.endpoint.decodeCount == 1)
+        // Once it has ended, the next refresh is a new request.
+        _ = await provider.refresh()
+        #expect(f.server.requestCount == 2)
+    }
+
     @Test func identifyRaceEndsOnTheLastContext() async throws {
         let gate = GatedTransport()
         let f = try ProviderFixture(transport: gate)

@@ -1,0 +1,367 @@
+import Foundation
+import Testing
+@testable import FeatureFlags
+
+/// The provider's transitions as plain functions: a state, an input, the next state and the
+/// effects, in order. No sockets, no clock, no tasks beyond placeholders.
+@Suite("ProviderState transitions")
+struct ProviderStateTests {
+    static let start = Date(timeIntervalSince1970: 1_750_000_000)
+    let base = ServingBase(defaults: ["bundled": FlagEntry(value: 1)], killSwitchKey: "kill_switch")
+    let a = EvaluationContext(targetingKey: "a")
+    let b = EvaluationContext(targetingKey: "b")
+
+    func at(_ seconds: Double = 0) -> ProviderTime {
+        ProviderTime(elapsed: .milliseconds(Int64(seconds * 1000)), date: Self.start.addingTimeInterval(seconds))
+    }
+
+    func prepared(_ values: [String: FlagValue], ttl: TimeInterval? = 3_600, fetchedAt: Double = 0) -> PreparedSnapshot {
+        base.prepare(FlagSnapshot(values: values, version: "v", fetchedAt: Self.start.addingTimeInterval(fetchedAt), ttl: ttl))
+    }
+
+    /// A provider state for `a`, serving `values` from the fallback, not ready.
+    func state(_ values: [String: FlagValue] = ["x": 1], pathUp: Bool = true, ttl: TimeInterval? = 3_600) -> ProviderState {
+        ProviderState(
+            context: a, served: ServedState(prepared(values, ttl: ttl), source: .fallback, status: .notReady, reasonOverride: .cached),
+            pathUp: pathUp, configuration: .init(), base: base, random: SplitMix(seed: 7))
+    }
+
+    /// Records the outcomes the waiters are answered with.
+    final class Answers: Sendable {
+        private let seen = Locked<[FetchOutcome]>([])
+        var all: [FetchOutcome] { seen.withLock { $0 } }
+        var waiter: ProviderState.FetchWaiter { { outcome in self.seen.withLock { $0.append(outcome) } } }
+    }
+
+    /// Starts a fetch on `s`; returns its ticket.
+    func startFetch(_ s: inout ProviderState, _ answers: Answers = Answers()) -> FetchTicket {
+        let effects = s.apply(.refresh(pathUp: true, waiter: answers.waiter), at: at())
+        guard case .startFetch(let plan)? = effects.first else {
+            Issue.record("expected a fetch to start, got \(effects.map(\.label))")
+            return FetchTicket(generation: -1, id: -1)
+        }
+        return plan.ticket
+    }
+
+    func report(
+        _ ticket: FetchTicket, _ verdict: FetchVerdict, memory: [String: PayloadGate.Memory?] = [:], validations: Int = 0,
+        members: [String: StoredFlags]? = nil
+    ) -> ProviderInput {
+        .fetchEnded(
+            FetchReport(ticket: ticket, verdict: verdict, memory: memory, validations: validations, members: members, latency: .milliseconds(40)))
+    }
+
+    /// Runs the answer effects (what the provider does after unlocking).
+    func answer(_ effects: [ProviderEffect]) {
+        for effect in effects {
+            switch effect {
+            case .answer(let waiters, let outcome), .complete(let waiters, let outcome, _): for w in waiters { w(outcome) }
+            case .resume(let resume): resume()
+            default: break
+            }
+        }
+    }
+
+    // MARK: identify
+
+    @Test func identifyServesTheNewContextsLastKnownGoodReconciling() {
+        var s = state()
+        let lkg = prepared(["x": 2])
+        let effects = s.apply(.identify(b, members: [b], lastKnownGood: lkg, source: .fallback, problem: nil), at: at())
+        #expect(effects.map(\.label) == ["publish", "emit reconciling", "wake"])
+        #expect(s.context == b && s.generation == 1)
+        #expect(s.served.labels == ServedLabels(status: .reconciling, source: .fallback, reasonOverride: .cached, killed: false))
+        #expect(s.served.lookup("x", killSwitchKey: "kill_switch") == 2)
+    }
+
+    @Test func identifyWithoutALastKnownGoodServesDefaultsAndReportsAnUnreadableOne() {
+        var s = state()
+        let effects = s.apply(
+            .identify(b, members: [b], lastKnownGood: base.prepare(.empty), source: .codeDefault, problem: "stored snapshot undecodable"),
+            at: at())
+        #expect(effects.map(\.label) == ["emit fallback_rejected", "publish", "emit reconciling", "wake"])
+        #expect(s.served.source == .codeDefault)
+        #expect(s.served.lookup("x", killSwitchKey: "kill_switch") == nil, "never the previous context's values")
+        #expect(s.served.lookup("bundled", killSwitchKey: "kill_switch") == 1)
+    }
+
+    @Test func identifyDropsTheFetchInFlightAndItsLateAnswer() {
+        var s = state()
+        let answers = Answers()
+        let ticket = startFetch(&s, answers)
+        _ = s.apply(.launched(ticket, Task {}), at: at())
+        let effects = s.apply(.identify(b, members: [b], lastKnownGood: prepared([:]), source: .fallback, problem: nil), at: at())
+        #expect(effects.map(\.label) == ["cancel", "answer discarded", "publish", "emit reconciling", "wake"])
+        answer(effects)
+        #expect(answers.all == [.discarded])
+        #expect(s.flight == nil)
+        // The old fetch's answer arrives late: nothing happens.
+        let late = s.apply(report(ticket, .fresh(prepared(["x": 9]), etag: nil, unknownKeys: [])), at: at())
+        #expect(late.isEmpty)
+        #expect(s.served.status == .reconciling && s.served.lookup("x", killSwitchKey: "kill_switch") == nil)
+    }
+
+    @Test func identifyTheSameContextOrAfterShutdownDoesNothing() {
+        var s = state()
+        #expect(s.apply(.identify(a, members: [a], lastKnownGood: prepared([:]), source: .fallback, problem: nil), at: at()).isEmpty)
+        #expect(s.generation == 0)
+        _ = s.apply(.shutdown, at: at())
+        #expect(s.apply(.identify(b, members: [b], lastKnownGood: prepared([:]), source: .fallback, problem: nil), at: at()).isEmpty)
+        #expect(s.context == a)
+    }
+
+    @Test func identifyKeepsOnlyTheNewMembersValidationMemory() {
+        var s = state()
+        let memory = PayloadGate.Memory(flags: [:], rejection: nil, rejectedETag: nil)
+        s.memory = [a.fingerprint: memory, b.fingerprint: memory]
+        _ = s.apply(.identify(b, members: [b], lastKnownGood: prepared([:]), source: .fallback, problem: nil), at: at())
+        #expect(Array(s.memory.keys) == [b.fingerprint])
+    }
+
+    // MARK: refresh
+
+    @Test func refreshStartsOneFetchAndLaterCallersJoinIt() {
+        var s = state()
+        let answers = Answers()
+        let first = s.apply(.refresh(pathUp: true, waiter: answers.waiter), at: at())
+        guard case .startFetch(let plan)? = first.first else {
+            Issue.record("expected a fetch")
+            return
+        }
+        #expect(plan.ticket == FetchTicket(generation: 0, id: 1))
+        #expect(plan.context == a && plan.members == [a])
+        #expect(s.apply(.refresh(pathUp: true, waiter: answers.waiter), at: at()).isEmpty, "joined, not a second request")
+        #expect(s.flight?.waiters.count == 2)
+        let ended = s.apply(report(plan.ticket, .confirmed(prepared(["x": 1]))), at: at())
+        answer(ended)
+        #expect(answers.all == [.unchanged, .unchanged])
+    }
+
+    @Test func refreshWithoutAPathSendsNothingAndFallsBack() {
+        var s = state()
+        let answers = Answers()
+        let effects = s.apply(.refresh(pathUp: false, waiter: answers.waiter), at: at())
+        #expect(effects.map(\.label) == ["emit error", "answer skipped"])
+        answer(effects)
+        #expect(answers.all == [.skipped("no network path")])
+        #expect(s.served.labels == ServedLabels(status: .error, source: .fallback, reasonOverride: .cached, killed: false))
+        #expect(s.flight == nil)
+    }
+
+    @Test func refreshAfterAFatalErrorOrShutdownOrDuringRetryAfterIsSkipped() {
+        var s = state()
+        s.fatal = true
+        #expect(s.apply(.refresh(pathUp: true, waiter: { _ in }), at: at()).map(\.label) == ["answer skipped"])
+        s.fatal = false
+        s.retryNotBefore = .seconds(60)
+        let answers = Answers()
+        answer(s.apply(.refresh(pathUp: true, waiter: answers.waiter), at: at(59)))
+        #expect(answers.all == [.skipped("waiting for Retry-After")])
+        #expect(s.apply(.refresh(pathUp: true, waiter: { _ in }), at: at(60)).map(\.label) == ["startFetch"])
+        var down = state()
+        _ = down.apply(.shutdown, at: at())
+        let late = Answers()
+        answer(down.apply(.refresh(pathUp: true, waiter: late.waiter), at: at()))
+        #expect(late.all == [.skipped("shut down")])
+    }
+
+    @Test func aLaunchedTaskIsKeptOnlyForTheCurrentFlight() {
+        var s = state()
+        let ticket = startFetch(&s)
+        #expect(s.apply(.launched(ticket, Task {}), at: at()).isEmpty)
+        #expect(s.flight?.task != nil)
+        #expect(s.apply(.launched(FetchTicket(generation: 0, id: 99), Task {}), at: at()).map(\.label) == ["cancel"])
+    }
+
+    // MARK: fetchEnded
+
+    @Test func freshValuesAreServedFromTheNetworkAndPersisted() {
+        var s = state()
+        s.failures = 2
+        s.lastError = .timeout(.seconds(2))
+        let ticket = startFetch(&s)
+        let effects = s.apply(report(ticket, .fresh(prepared(["x": 5]), etag: EntityTag("\"e\"", endpoint: "0/json"), unknownKeys: ["z", "y", "z"])), at: at())
+        #expect(effects.map(\.label) == ["publish", "emit activated", "emit unknown_keys", "emit ready", "persist", "complete updated"])
+        #expect(effects.contains { if case .emit(let e) = $0 { e == .unknownKeys(["y", "z"]) } else { false } })
+        #expect(s.served.labels == ServedLabels(status: .ready, source: .network, reasonOverride: nil, killed: false))
+        #expect(s.failures == 0 && s.lastError == nil && s.retryNotBefore == nil)
+        #expect(s.flight == nil)
+    }
+
+    @Test func theFirstSuccessAfterIdentifySaysTheContextChanged() {
+        var s = state()
+        _ = s.apply(.identify(b, members: [b], lastKnownGood: prepared([:]), source: .fallback, problem: nil), at: at())
+        let ticket = startFetch(&s)
+        #expect(ticket.generation == 1)
+        let effects = s.apply(report(ticket, .confirmed(prepared(["x": 1]))), at: at())
+        #expect(effects.map(\.label) == ["publish", "emit ready", "emit context_changed", "complete unchanged"])
+    }
+
+    @Test func aConfirmationWhenAlreadyReadyEmitsNothingButTheChange() {
+        var s = state()
+        _ = s.apply(report(startFetch(&s), .confirmed(prepared(["x": 1]))), at: at())
+        let again = s.apply(report(startFetch(&s), .confirmed(prepared(["x": 1]))), at: at())
+        #expect(again.map(\.label) == ["publish", "complete unchanged"], "no second ready, no write")
+    }
+
+    @Test func aMergedIdentityKeepsItsMembers() {
+        var s = state()
+        let members: [String: StoredFlags] = [a.fingerprint: StoredFlags(snapshot: .empty, etag: nil)]
+        let effects = s.apply(report(startFetch(&s), .confirmed(prepared([:])), members: members), at: at())
+        #expect(effects.first?.label == "keepMembers")
+    }
+
+    @Test func aFailureKeepsTheValuesRelabelledAndCountsIt() {
+        var s = state()
+        _ = s.apply(report(startFetch(&s), .confirmed(prepared(["x": 1]))), at: at())
+        let effects = s.apply(report(startFetch(&s), .failed(.httpStatus(500))), at: at())
+        #expect(effects.map(\.label) == ["emit fetch_failed", "emit error", "complete failed"])
+        #expect(s.served.labels == ServedLabels(status: .error, source: .fallback, reasonOverride: .cached, killed: false))
+        #expect(s.served.lookup("x", killSwitchKey: "kill_switch") == 1)
+        #expect(s.failures == 1 && s.lastError == .httpStatus(500))
+        // A second failure changes nothing visible: no second error event.
+        let second = s.apply(report(startFetch(&s), .failed(.httpStatus(500))), at: at())
+        #expect(second.map(\.label) == ["emit fetch_failed", "complete failed"])
+        #expect(s.failures == 2)
+    }
+
+    @Test func aFailurePastTheTTLIsStale() {
+        var s = state(ttl: 60)
+        let effects = s.apply(report(startFetch(&s), .failed(.offline("down"))), at: at(120))
+        #expect(effects.map(\.label) == ["emit fetch_failed", "emit stale", "complete failed"])
+        #expect(s.served.labels == ServedLabels(status: .stale, source: .fallback, reasonOverride: .stale, killed: false))
+    }
+
+    @Test func retryAfterIsKeptAndCapped() {
+        var s = state()
+        _ = s.apply(report(startFetch(&s), .failed(.httpStatus(503, retryAfter: 120))), at: at(10))
+        #expect(s.retryNotBefore == .seconds(130))
+        s.retryNotBefore = nil
+        _ = s.apply(report(startFetch(&s), .failed(.httpStatus(429, retryAfter: 1e9))), at: at(0))
+        #expect(s.retryNotBefore == .seconds(86_400), "capped at maximumRetryAfter")
+    }
+
+    @Test func credentialsRefusedIsFatal() {
+        var s = state()
+        let effects = s.apply(report(startFetch(&s), .failed(.httpStatus(401))), at: at())
+        #expect(effects.map(\.label) == ["emit fetch_failed", "emit error", "complete failed"])
+        #expect(effects.contains { if case .emit(let e) = $0 { e.errorCode == .providerFatal && e.kind == .error } else { false } })
+        #expect(s.fatal && s.served.status == .fatal)
+    }
+
+    @Test func aRejectionKeepsTheLastKnownGoodAndDoesNotBackOff() {
+        var s = state()
+        s.failures = 3
+        let rejection = PayloadGate.Rejection(
+            violations: [FlagViolation(path: "flags.x", message: "bad")], fingerprint: "f1", killSwitchOn: false, remembered: false)
+        let effects = s.apply(report(startFetch(&s), .rejected([rejection])), at: at())
+        #expect(effects.map(\.label) == ["emit payload_rejected", "emit error", "complete rejected"])
+        #expect(s.failures == 0 && s.lastError == nil)
+        #expect(s.served.labels == ServedLabels(status: .error, source: .fallback, reasonOverride: .cached, killed: false))
+        // The same payload again: remembered, no second report.
+        var remembered = rejection
+        remembered.remembered = true
+        #expect(s.apply(report(startFetch(&s), .rejected([remembered])), at: at()).map(\.label) == ["complete rejected"])
+    }
+
+    @Test func aRejectedPayloadAskingForTheKillSwitchStillKills() {
+        var s = state()
+        let rejection = PayloadGate.Rejection(violations: [], fingerprint: "f", killSwitchOn: true, remembered: false)
+        let effects = s.apply(report(startFetch(&s), .rejected([rejection])), at: at())
+        #expect(effects.map(\.label) == ["emit payload_rejected", "publish", "emit error", "persist", "complete rejected"])
+        #expect(s.served.prepared.killed)
+        #expect(s.served.lookup("x", killSwitchKey: "kill_switch") == nil)
+        guard case .persist(let snapshot, _, let keepStoredETag, let context)? = effects.first(where: { $0.label == "persist" }) else { return }
+        #expect(snapshot.isKillSwitchOn(key: "kill_switch") && snapshot.flags["x"]?.value == 1)
+        #expect(keepStoredETag && context == a)
+        // Already killed: nothing more to apply.
+        let again = s.apply(report(startFetch(&s), .rejected([rejection])), at: at())
+        #expect(!again.contains { $0.label == "persist" })
+    }
+
+    @Test func aCancelledFetchEndsSilently() {
+        var s = state()
+        let answers = Answers()
+        let effects = s.apply(report(startFetch(&s, answers), .cancelled), at: at())
+        #expect(effects.map(\.label) == ["complete discarded silently"])
+        answer(effects)
+        #expect(answers.all == [.discarded])
+        #expect(s.served.status == .notReady)
+    }
+
+    @Test func validationMemoryAndCountsComeBackWithTheReport() {
+        var s = state()
+        let memory = PayloadGate.Memory(flags: ["x": FlagEntry(value: 1)], rejection: nil, rejectedETag: nil)
+        _ = s.apply(report(startFetch(&s), .confirmed(prepared([:])), memory: [a.fingerprint: memory], validations: 1), at: at())
+        #expect(s.memory[a.fingerprint] == memory && s.validations == 1)
+        let plan = s.apply(.refresh(pathUp: true, waiter: { _ in }), at: at())
+        guard case .startFetch(let next)? = plan.first else { return }
+        #expect(next.memory[a.fingerprint] == memory, "handed to the next fetch")
+    }
+
+    // MARK: path, waits, unknown values, shutdown
+
+    @Test func pathChanges() {
+        var s = state()
+        #expect(s.apply(.pathChanged(true), at: at()).isEmpty, "no change")
+        let answers = Answers()
+        _ = startFetch(&s, answers)
+        let down = s.apply(.pathChanged(false), at: at())
+        #expect(down.map(\.label) == ["answer discarded", "emit error"])
+        answer(down)
+        #expect(answers.all == [.discarded] && s.flight == nil && s.served.status == .error)
+        #expect(s.apply(.pathChanged(true), at: at()).map(\.label) == ["wake"])
+    }
+
+    @Test func readinessWaitsEndWhenTheStatusSettles() {
+        var s = state()
+        let resumed = Locked(0)
+        let resume: ProviderState.Resume = { resumed.withLock { $0 += 1 } }
+        #expect(s.apply(.awaitSettled(id: 1, resume: resume), at: at()).isEmpty)
+        #expect(s.apply(.awaitSettled(id: 2, resume: resume), at: at()).isEmpty)
+        #expect(s.apply(.stopWaiting(id: 2), at: at()).map(\.label) == ["resume"])
+        #expect(s.apply(.stopWaiting(id: 2), at: at()).isEmpty, "already released")
+        let effects = s.apply(report(startFetch(&s), .failed(.offline("down"))), at: at())
+        #expect(effects.map(\.label) == ["emit fetch_failed", "emit error", "resume", "complete failed"])
+        // Settled now: a new wait ends at once.
+        #expect(s.apply(.awaitSettled(id: 3, resume: resume), at: at()).map(\.label) == ["resume"])
+    }
+
+    @Test func unknownValuesAreReportedOncePerChangeOfValues() {
+        var s = state()
+        #expect(s.apply(.unknownValues(flag: "list", values: ["new"]), at: at()).map(\.label) == ["emit unknown_values"])
+        #expect(s.apply(.unknownValues(flag: "list", values: ["new"]), at: at()).isEmpty)
+        #expect(s.apply(.unknownValues(flag: "other", values: []), at: at()).isEmpty)
+        _ = s.apply(.valuesPublished, at: at())
+        #expect(s.apply(.unknownValues(flag: "list", values: ["new"]), at: at()).map(\.label) == ["emit unknown_values"])
+    }
+
+    @Test func shutdownReleasesEveryoneOnce() {
+        var s = state()
+        let answers = Answers()
+        let ticket = startFetch(&s, answers)
+        _ = s.apply(.launched(ticket, Task {}), at: at())
+        _ = s.apply(.awaitSettled(id: 1, resume: {}), at: at())
+        let effects = s.apply(.shutdown, at: at())
+        #expect(effects.map(\.label) == ["cancel", "answer discarded", "resume", "wake", "stop"])
+        #expect(s.shutDown && s.flight == nil && s.settleWaiters.isEmpty)
+        #expect(s.apply(.shutdown, at: at()).isEmpty)
+        // Reads keep the last values.
+        #expect(s.served.lookup("x", killSwitchKey: "kill_switch") == 1)
+    }
+
+    // MARK: scheduling
+
+    @Test func nextAttemptFollowsPollBackoffRetryAfterAndThePath() {
+        var s = state()
+        let poll = s.nextAttempt(after: .unchanged, at: .zero)
+        #expect(poll.map { $0 >= .seconds(270) && $0 <= .seconds(330) } == true)
+        s.failures = 1
+        let backoff = s.nextAttempt(after: .failed(.offline("x")), at: .zero)
+        #expect(backoff.map { $0 >= .zero && $0 <= .seconds(1) } == true, "full jitter up to the first ceiling")
+        s.retryNotBefore = .seconds(600)
+        #expect(s.nextAttempt(after: .failed(.httpStatus(503)), at: .zero) == .seconds(600))
+        s.pathUp = false
+        #expect(s.nextAttempt(after: .unchanged, at: .zero) == nil, "no path: wait for a wake-up")
+    }
+}
