@@ -25,10 +25,13 @@ let package = Package(
         .executableTarget(name: "flag-stress", dependencies: ["FeatureFlags"]),
         // An example app's modules, each taking `any FeatureFlagClient` (see Docs/Testing.md).
         .target(name: "POSExample", dependencies: ["FeatureFlags"]),
-        .testTarget(
-            name: "FeatureFlagsTests",
-            dependencies: ["FeatureFlags", "FeatureFlagsTesting", "FlagServer", "POSExample", "FlagCtlCore"]
-        ),
+        // Helpers shared by the test targets (temporary directories, loopback fixtures, timing).
+        .target(name: "TestSupport", dependencies: ["FeatureFlags", "FlagServer"], path: "Tests/TestSupport"),
+        // One test target per module.
+        .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "FeatureFlagsTesting", "FlagServer", "TestSupport"]),
+        .testTarget(name: "FlagServerTests", dependencies: ["FlagServer", "FeatureFlags", "TestSupport"]),
+        .testTarget(name: "FlagCtlTests", dependencies: ["FlagCtlCore", "FlagServer", "FeatureFlags", "TestSupport"]),
+        .testTarget(name: "POSExampleTests", dependencies: ["POSExample", "FeatureFlags", "FeatureFlagsTesting", "FlagServer", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

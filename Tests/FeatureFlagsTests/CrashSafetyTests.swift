@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import FeatureFlags
 
 /// The fallback file under real processes: writers killed with SIGKILL at random moments,

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import FeatureFlags
 
 /// Every way the fallback file can be unusable: each loads an empty store with an event,
@@ -240,18 +241,5 @@ struct FallbackCorruptionTests {
                 #expect(client.store.fingerprints.isEmpty)
             }
         }
-    }
-}
-
-/// A seeded generator, so random-input tests repeat exactly.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Observation
 import Testing
+import TestSupport
 @testable import FeatureFlags
 import FeatureFlagsTesting
 

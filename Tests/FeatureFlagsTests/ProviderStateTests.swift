@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import FeatureFlags
 
 /// The provider's transitions as plain functions: a state, an input, the next state and the

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import FeatureFlags
 import FeatureFlagsTesting
 import FlagServer
@@ -62,29 +63,6 @@ func seedFallback(
     try LastKnownGoodStore(fileURL: dir.url("flags.lkg")).save(
         FlagSnapshot(values: values, version: "lkg", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000), ttl: ttl),
         etag: etag, for: context)
-}
-
-/// Waits (bounded) until `condition` holds; false if it never does. It re-checks every
-/// millisecond from a Dispatch timer rather than spinning with `Task.yield()`: a spinning
-/// test occupies one of the global executor's two threads and delays every other test's
-/// timers. Nothing here measures time; the bound only keeps a broken test from hanging.
-func eventually(
-    isolation: isolated (any Actor)? = #isolation, within limit: Duration = TestTiming.scaled(.seconds(5)), _ condition: () -> Bool
-) async -> Bool {
-    let clock = ContinuousClock()
-    let start = clock.now
-    while !condition() {
-        if clock.now - start > limit { return false }
-        await pause()
-    }
-    return true
-}
-
-/// Lets a millisecond pass without holding an executor thread.
-func pause() async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) { continuation.resume() }
-    }
 }
 
 /// A transport that performs real HTTP through URLSession, but only when the test releases

@@ -18,6 +18,20 @@ private struct Banner: Decodable {
     let tags: [String]
 }
 
+/// A schema using every kind of rule, for validating fuzzed payloads.
+private let fuzzSchema = try? FlagSchema(parsing: [
+    "max_payload_bytes": 16_384,
+    "flags": [
+        "plan_themeColor": ["type": "string", "format": "hex-color", "required": true],
+        "plan_displayName": ["type": "string", "minLength": 1, "maxLength": 40],
+        "plan_data_limit": ["type": "int", "min": 0, "max": 100_000],
+        "released": ["type": "string", "format": "iso8601"],
+        "plan_feature_list": ["type": "list", "maxItems": 20, "items": ["type": "string", "pattern": "[a-z][a-z0-9_]*"]],
+        "tier": ["enum": ["personal", "business"]],
+        "kill_switch": ["type": "bool", "required": true],
+    ],
+])
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
@@ -45,12 +59,12 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             _ = schema.validate(["plan_themeColor": FlagEntry(value: "#3498DB"), "n": FlagEntry(value: [1, 2.5, "x"])], payloadBytes: size)
         }
         if let value = try? FlagJSON.parse(bytes), case .object(let members) = value {
-            _ = FlagSchema.seedExample.validate(members.mapValues { FlagEntry(value: $0) }, payloadBytes: size)
+            _ = fuzzSchema?.validate(members.mapValues { FlagEntry(value: $0) }, payloadBytes: size)
         }
     case "decoder":
         if let value = try? FlagJSON.parse(bytes) { _ = try? FlagValueDecoder().decode(Banner.self, from: value) }
     case "policy":
-        // Seed policies over untrusted values: app versions and updates, forward-compatible
+        // Policies over untrusted values: app versions and updates, forward-compatible
         // lists, merging.
         let text = String(decoding: bytes, as: UTF8.self)
         if let version = AppVersion(text) {

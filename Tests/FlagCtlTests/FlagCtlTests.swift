@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import FeatureFlags
 @testable import FlagCtlCore
 import FlagServer

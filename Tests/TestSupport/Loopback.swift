@@ -1,30 +1,27 @@
 import Foundation
 import Testing
-@testable import FeatureFlags
+import FeatureFlags
 import FlagServer
 
 /// A ``FlagEndpoint`` wrapper that counts decodes, to prove a 304 costs none.
-final class CountingEndpoint: FlagEndpoint, Sendable {
-    let inner: any FlagEndpoint
+package final class CountingEndpoint: FlagEndpoint, Sendable {
+    package let inner: any FlagEndpoint
     private let decodes = Locked(0)
-    init(_ inner: any FlagEndpoint) { self.inner = inner }
-    var name: String { inner.name }
-    var decodeCount: Int { decodes.withLock { $0 } }
-    func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+    package init(_ inner: any FlagEndpoint) { self.inner = inner }
+    package var name: String { inner.name }
+    package var decodeCount: Int { decodes.withLock { $0 } }
+    package func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
         try inner.request(for: context, etag: etag)
     }
-    func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
+    package func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
         decodes.withLock { $0 += 1 }
         return try inner.decode(response, for: context)
     }
-    func failureDetail(_ response: FlagResponse) -> String? { inner.failureDetail(response) }
+    package func failureDetail(_ response: FlagResponse) -> String? { inner.failureDetail(response) }
 }
 
-let auraPersonal = EvaluationContext(targetingKey: "user-1", venue: "venue-7", partner: "auralink", planTier: "personal")
-let auraBusiness = EvaluationContext(targetingKey: "user-1", venue: "venue-7", partner: "auralink", planTier: "business")
-
 /// A server on the demo document and a POST fetcher for it.
-func makeServerAndFetcher(
+package func makeServerAndFetcher(
     budget: Duration = TestTiming.scaled(.seconds(2)), maxBytes: Int = 1 << 20, headers: [String: String] = [:]
 ) throws -> (FlagServer, FlagFetcher, CountingEndpoint) {
     let server = try FlagServer(document: .seedExample)
@@ -35,7 +32,7 @@ func makeServerAndFetcher(
 }
 
 /// The snapshot and tag of a result, or a recorded issue.
-func fetched(_ result: FetchResult, sourceLocation: SourceLocation = #_sourceLocation) -> (snapshot: FlagSnapshot, etag: EntityTag?)? {
+package func fetched(_ result: FetchResult, sourceLocation: SourceLocation = #_sourceLocation) -> (snapshot: FlagSnapshot, etag: EntityTag?)? {
     guard case .fetched(let snapshot, let etag) = result else {
         Issue.record("expected new flags, got \(result)", sourceLocation: sourceLocation)
         return nil
@@ -44,12 +41,12 @@ func fetched(_ result: FetchResult, sourceLocation: SourceLocation = #_sourceLoc
 }
 
 /// The snapshot of a result, or a recorded issue.
-func snapshot(of result: FetchResult, sourceLocation: SourceLocation = #_sourceLocation) -> FlagSnapshot? {
+package func snapshot(of result: FetchResult, sourceLocation: SourceLocation = #_sourceLocation) -> FlagSnapshot? {
     fetched(result, sourceLocation: sourceLocation)?.snapshot
 }
 
 /// The error a fetch failed with, or a recorded issue if it did not fail.
-func fetchError(
+package func fetchError(
     _ fetcher: FlagFetcher, _ context: EvaluationContext, ifNoneMatch: EntityTag? = nil,
     sourceLocation: SourceLocation = #_sourceLocation
 ) async -> FetchError? {
@@ -64,5 +61,5 @@ func fetchError(
 extension FlagFetcher.Configuration {
     /// The default configuration with the 2 s budget stretched for slow builds (ThreadSanitizer):
     /// for tests that fetch over loopback in real time.
-    static var loopback: Self { .init(budget: TestTiming.scaled(.seconds(2))) }
+    package static var loopback: Self { .init(budget: TestTiming.scaled(.seconds(2))) }
 }

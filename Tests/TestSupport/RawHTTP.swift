@@ -4,10 +4,10 @@ import Glibc
 #endif
 
 /// A bare TCP client for requests URLSession would not send (huge headers, idle sockets).
-final class RawConnection {
-    let fd: Int32
+package final class RawConnection {
+    package let fd: Int32
 
-    init?(port: UInt16) {
+    package init?(port: UInt16) {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -25,7 +25,7 @@ final class RawConnection {
     deinit { close(fd) }
 
     @discardableResult
-    func send(_ text: String) -> Bool {
+    package func send(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
@@ -37,7 +37,7 @@ final class RawConnection {
     }
 
     /// Everything received until the peer closes or `timeout` passes with nothing new.
-    func receive(timeout: Int32 = 2_000) -> String {
+    package func receive(timeout: Int32 = 2_000) -> String {
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
@@ -51,7 +51,7 @@ final class RawConnection {
     }
 
     /// The status code of the first response line received within `timeout`.
-    func status(timeout: Int32 = 2_000) -> Int? {
+    package func status(timeout: Int32 = 2_000) -> Int? {
         var out: [UInt8] = []
         var byte: UInt8 = 0
         while !out.contains(10) {
@@ -67,12 +67,12 @@ final class RawConnection {
 /// A TCP port held by a socket that is bound but not listening: connecting to it is refused,
 /// and no other server in this process can be given the port meanwhile (parallel tests
 /// create servers on free ports all the time).
-final class PortReservation {
-    let fd: Int32
-    let port: UInt16
+package final class PortReservation {
+    package let fd: Int32
+    package let port: UInt16
 
     /// Reserves `port` (0: any free port); nil if it is taken.
-    init?(port requested: UInt16 = 0) {
+    package init?(port requested: UInt16 = 0) {
         let socketFD = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var yes: Int32 = 1
         setsockopt(socketFD, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))

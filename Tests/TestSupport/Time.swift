@@ -1,0 +1,54 @@
+import Foundation
+import FeatureFlags
+
+/// A wall-clock date tests move by hand.
+package final class ManualDate: Sendable {
+    private let current: Locked<Date>
+    package init(_ start: Date = Date(timeIntervalSince1970: 1_750_000_000)) { current = Locked(start) }
+    package var now: Date { current.withLock { $0 } }
+    package func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+    package var function: @Sendable () -> Date { { self.now } }
+}
+
+/// Wall-clock allowances for the few tests that measure real time (deadlines over loopback).
+/// Under ThreadSanitizer everything runs several times slower, so the allowances grow —
+/// detected from the sanitizer's runtime being linked in, so that a plain
+/// `swift test --sanitize=thread` passes without extra settings.
+package enum TestTiming {
+    package static let scale: Int64 = {
+        if let value = ProcessInfo.processInfo.environment["FEATUREFLAGS_TEST_TIME_SCALE"], let scale = Int64(value), scale > 0 {
+            return scale
+        }
+        return underThreadSanitizer ? 10 : 1
+    }()
+
+    /// Whether ThreadSanitizer's runtime is linked in (its shadow memory also makes resident
+    /// memory figures meaningless).
+    package static let underThreadSanitizer = dlsym(dlopen(nil, RTLD_NOW), "__tsan_init") != nil
+
+    /// `duration` stretched for the current build.
+    package static func scaled(_ duration: Duration) -> Duration { duration * Int(scale) }
+}
+
+/// Waits (bounded) until `condition` holds; false if it never does. It re-checks every
+/// millisecond from a Dispatch timer rather than spinning with `Task.yield()`: a spinning
+/// test occupies one of the global executor's two threads and delays every other test's
+/// timers. Nothing here measures time; the bound only keeps a broken test from hanging.
+package func eventually(
+    isolation: isolated (any Actor)? = #isolation, within limit: Duration = TestTiming.scaled(.seconds(5)), _ condition: () -> Bool
+) async -> Bool {
+    let clock = ContinuousClock()
+    let start = clock.now
+    while !condition() {
+        if clock.now - start > limit { return false }
+        await pause()
+    }
+    return true
+}
+
+/// Lets a millisecond pass without holding an executor thread.
+package func pause() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) { continuation.resume() }
+    }
+}
