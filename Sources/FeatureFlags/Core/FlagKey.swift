@@ -1,7 +1,8 @@
 import Foundation
 
 /// The conversions of a ``FlagKey`` beyond its read path, shared by its copies.
-public final class FlagKeyConversions<Value: Sendable>: Sendable {
+@usableFromInline
+final class FlagKeyConversions<Value: Sendable>: Sendable {
     @usableFromInline let convert: @Sendable (FlagValue) -> Value?
     @usableFromInline let encode: @Sendable (Value) -> FlagValue?
     /// For keys whose values may hold members this build does not know (lists of enums):

@@ -57,7 +57,7 @@ public final class FlagFetcher: Sendable {
 
     /// A fetcher for one endpoint.
     /// - Parameters:
-    ///   - transport: nil for a private ``URLSessionTransport``, shut down with this fetcher.
+    ///   - transport: nil for a private `URLSession` transport, shut down with this fetcher.
     ///   - clock: measures the budget (inject a test clock in tests).
     ///   - now: stamps `fetchedAt` and resolves HTTP-date `Retry-After` values.
     public convenience init(

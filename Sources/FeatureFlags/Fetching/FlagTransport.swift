@@ -5,7 +5,7 @@ import Foundation
 /// stop reading once the body exceeds `maxBytes` (throwing ``FetchError/payloadTooLarge(limit:)``),
 /// and must not cache.
 ///
-/// ``URLSessionTransport`` is the default; bring your own for certificate pinning or a proxy.
+/// A `URLSession` transport is the default; bring your own for certificate pinning or a proxy.
 public protocol FlagTransport: Sendable {
     /// Sends `request`; `timeout` is a backstop only (whole seconds on Linux).
     func send(_ request: FlagRequest, maxBytes: Int, timeout: TimeInterval) async throws(FetchError) -> FlagResponse

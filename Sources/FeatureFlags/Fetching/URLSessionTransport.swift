@@ -12,7 +12,7 @@ import FoundationNetworking
 /// thread pool. A cancelled caller is answered at once; the task is cancelled behind it.
 /// After ``shutdown()`` every send fails at once — creating a task on an invalidated
 /// session would crash on Linux.
-public final class URLSessionTransport: NSObject, FlagTransport, URLSessionDataDelegate, @unchecked Sendable {
+final class URLSessionTransport: NSObject, FlagTransport, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked: mutable state lives in `Locked` boxes; `URLSession` is thread-safe and is
     // only called on `control`; delegate callbacks touch only `Locked` state.
 
@@ -51,7 +51,7 @@ public final class URLSessionTransport: NSObject, FlagTransport, URLSessionDataD
 
     /// A transport with its own session. `allowInsecureRedirects` lets redirects go to plain
     /// HTTP on other hosts (off: a redirect to `http://` off loopback is refused).
-    public init(allowInsecureRedirects: Bool = false) {
+    init(allowInsecureRedirects: Bool = false) {
         self.allowInsecureRedirects = allowInsecureRedirects
         super.init()
         let configuration = URLSessionConfiguration.ephemeral
@@ -68,7 +68,7 @@ public final class URLSessionTransport: NSObject, FlagTransport, URLSessionDataD
     }
 
     /// Sends `request`; see ``FlagTransport``.
-    public func send(_ request: FlagRequest, maxBytes: Int, timeout: TimeInterval) async throws(FetchError) -> FlagResponse {
+    func send(_ request: FlagRequest, maxBytes: Int, timeout: TimeInterval) async throws(FetchError) -> FlagResponse {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
         urlRequest.httpBody = request.body.map { Data($0) }
@@ -135,7 +135,7 @@ public final class URLSessionTransport: NSObject, FlagTransport, URLSessionDataD
     }
 
     /// Cancels every request in flight and invalidates the session. Idempotent.
-    public func shutdown() {
+    func shutdown() {
         let closing = session.withLock { box -> URLSession? in
             defer { box = nil }
             return box
@@ -153,7 +153,7 @@ public final class URLSessionTransport: NSObject, FlagTransport, URLSessionDataD
     // MARK: URLSessionDataDelegate
 
     /// Records the status and headers; refuses a declared length above the limit.
-    public func urlSession(
+    func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
@@ -174,7 +174,7 @@ public final class URLSessionTransport: NSObject, FlagTransport, URLSessionDataD
     }
 
     /// Appends body bytes; cancels once they exceed the limit.
-    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         guard let exchange = exchange(for: dataTask) else { return }
         let fits = exchange.state.withLock { s -> Bool in
             guard s.body.count + data.count <= exchange.maxBytes else { return false }
@@ -185,7 +185,7 @@ public final class URLSessionTransport: NSObject, FlagTransport, URLSessionDataD
     }
 
     /// Completes the waiter with the response or the mapped error.
-    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         if let error {
             exchange.finish(.failure(Self.map(error)))
@@ -196,7 +196,7 @@ public final class URLSessionTransport: NSObject, FlagTransport, URLSessionDataD
     }
 
     /// Follows redirects only where the HTTPS rule allows.
-    public func urlSession(
+    func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {

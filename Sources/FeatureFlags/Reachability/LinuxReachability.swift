@@ -11,7 +11,7 @@ import Musl
 /// the monitor's own; where netlink is unavailable (some sandboxes) it re-checks every
 /// `fallbackInterval` instead. A periodic re-check also runs beside netlink, in case an
 /// event is missed.
-public final class LinuxReachability: Reachability {
+final class LinuxReachability: Reachability {
     private let current: Locked<Bool>
     private let stream = Broadcaster<Bool>(replay: 1)
     private let stopPipe: (read: Int32, write: Int32)
@@ -19,7 +19,7 @@ public final class LinuxReachability: Reachability {
     private let done = DispatchSemaphore(value: 0)
     private let files: RouteFiles
     /// Whether route changes arrive as netlink events (false: periodic checks only).
-    public let usesNetlink: Bool
+    let usesNetlink: Bool
 
     /// Where the route tables and link states are read; replaceable for tests.
     struct RouteFiles: Sendable {
@@ -34,7 +34,7 @@ public final class LinuxReachability: Reachability {
     /// Starts monitoring.
     /// - Parameter fallbackInterval: how often to re-check when netlink is unavailable (and,
     ///   ten times slower, beside it).
-    public convenience init(fallbackInterval: Duration = .seconds(5)) {
+    convenience init(fallbackInterval: Duration = .seconds(5)) {
         self.init(files: RouteFiles(), fallbackInterval: fallbackInterval)
     }
 
@@ -61,12 +61,12 @@ public final class LinuxReachability: Reachability {
     deinit { stop() }
 
     /// Whether a default route through an up interface exists now.
-    public var isReachable: Bool { current.withLock { $0 } }
+    var isReachable: Bool { current.withLock { $0 } }
     /// The current answer, then changes.
-    public func updates() -> AsyncStream<Bool> { stream.subscribe() }
+    func updates() -> AsyncStream<Bool> { stream.subscribe() }
 
     /// Ends the monitor thread and the streams. Idempotent.
-    public func stop() {
+    func stop() {
         let first = stopped.withLock { s -> Bool in
             defer { s = true }
             return !s
@@ -81,7 +81,7 @@ public final class LinuxReachability: Reachability {
     }
 
     /// Re-reads the route tables now and reports a change.
-    public func recheck() {
+    func recheck() {
         let reachable = Self.evaluate(files)
         let changed = current.withLock { value -> Bool in
             defer { value = reachable }

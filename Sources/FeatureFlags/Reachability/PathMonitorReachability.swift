@@ -3,14 +3,14 @@ import Dispatch
 import Network
 
 /// ``Reachability`` from `NWPathMonitor`: reachable while the path's status is `.satisfied`.
-public final class PathMonitorReachability: Reachability {
+final class PathMonitorReachability: Reachability {
     private let monitor: NWPathMonitor
     private let queue = DispatchQueue(label: "FeatureFlags.PathMonitorReachability")
     private let current = Locked<Bool>(true)
     private let stream = Broadcaster<Bool>(replay: 1)
 
     /// Starts monitoring every interface type.
-    public init() {
+    init() {
         monitor = NWPathMonitor()
         monitor.pathUpdateHandler = { [current, stream] path in
             let reachable = path.status == .satisfied
@@ -25,11 +25,11 @@ public final class PathMonitorReachability: Reachability {
     }
 
     /// Whether the current path is satisfied.
-    public var isReachable: Bool { current.withLock { $0 } }
+    var isReachable: Bool { current.withLock { $0 } }
     /// The current answer, then changes.
-    public func updates() -> AsyncStream<Bool> { stream.subscribe() }
+    func updates() -> AsyncStream<Bool> { stream.subscribe() }
     /// Cancels the monitor. Idempotent.
-    public func stop() {
+    func stop() {
         monitor.cancel()
         stream.finish()
     }

@@ -1,9 +1,9 @@
 /// "Is there a network path?" plus a stream of changes. The provider stops fetching while
 /// the answer is no and fetches at once when it turns yes.
 ///
-/// Implementations: ``PathMonitorReachability`` (Apple platforms, `NWPathMonitor`),
-/// ``LinuxReachability`` (netlink route and link events), and `ManualReachability` in
-/// FeatureFlagsTesting. ``SystemReachability/make()`` picks the platform's.
+/// ``SystemReachability/make()`` gives the platform's monitor (`NWPathMonitor` on Apple
+/// platforms, netlink route and link events on Linux); ``AlwaysReachable`` suits servers and
+/// tools; `ManualReachability` in FeatureFlagsTesting is for tests.
 public protocol Reachability: Sendable {
     /// Whether a network path exists now.
     var isReachable: Bool { get }

@@ -98,7 +98,7 @@ public final class LastKnownGoodStore: Sendable {
     // MARK: Reading (memory only, never the disk)
 
     /// The Last-Known-Good for `context`, if stored and readable.
-    public func lastKnownGood(for context: EvaluationContext) -> StoredFlags? {
+    package func lastKnownGood(for context: EvaluationContext) -> StoredFlags? {
         if case .success(let stored)? = lookup(context.fingerprint) { return stored }
         return nil
     }
@@ -200,14 +200,14 @@ public final class LastKnownGoodStore: Sendable {
 }
 
 /// A stored snapshot and the entity tag that validates it.
-public struct StoredFlags: Sendable, Equatable {
+package struct StoredFlags: Sendable, Equatable {
     /// The flags as the service gave them.
-    public let snapshot: FlagSnapshot
+    package let snapshot: FlagSnapshot
     /// The tag to send as `If-None-Match`, if the service gave one.
-    public let etag: EntityTag?
+    package let etag: EntityTag?
 
     /// A stored snapshot.
-    public init(snapshot: FlagSnapshot, etag: EntityTag?) {
+    package init(snapshot: FlagSnapshot, etag: EntityTag?) {
         self.snapshot = snapshot
         self.etag = etag
     }

@@ -1,6 +1,6 @@
 extension FlagSchema {
     /// A schema from its parts.
-    public init(rules: [String: Rule], maxPayloadBytes: Int?, rejectUnknownKeys: Bool) {
+    package init(rules: [String: Rule], maxPayloadBytes: Int?, rejectUnknownKeys: Bool) {
         self.rules = rules
         self.maxPayloadBytes = maxPayloadBytes
         self.rejectUnknownKeys = rejectUnknownKeys

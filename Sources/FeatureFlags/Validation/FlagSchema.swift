@@ -23,35 +23,35 @@ import Foundation
 /// counted) or `reject`.
 public struct FlagSchema: Sendable {
     /// One flag's rule.
-    public struct Rule: Sendable {
+    package struct Rule: Sendable {
         /// The expected JSON type, or nil for any.
-        public var type: String?
+        package var type: String?
         /// Inclusive numeric bounds.
-        public var min: Double?
+        package var min: Double?
         /// Inclusive numeric bounds.
-        public var max: Double?
+        package var max: Double?
         /// String length bounds, in characters.
-        public var minLength: Int?
+        package var minLength: Int?
         /// String length bounds, in characters.
-        public var maxLength: Int?
+        package var maxLength: Int?
         /// A regular expression the whole string must match.
-        public var pattern: String?
+        package var pattern: String?
         /// A named format: `hex-color` or `iso8601`.
-        public var format: String?
+        package var format: String?
         /// The allowed values.
-        public var allowed: [FlagValue]?
+        package var allowed: [FlagValue]?
         /// The rule for list elements.
-        public var items: [Rule]
+        package var items: [Rule]
         /// List length bounds.
-        public var minItems: Int?
+        package var minItems: Int?
         /// List length bounds.
-        public var maxItems: Int?
+        package var maxItems: Int?
         /// Whether the flag must be present (top level only).
-        public var required: Bool
+        package var required: Bool
     }
 
     /// Rules by flag name.
-    public var rules: [String: Rule]
+    package var rules: [String: Rule]
     /// The largest payload accepted, in bytes.
     public var maxPayloadBytes: Int?
     /// Whether flags without a rule are errors.

@@ -5,13 +5,13 @@ import Foundation
 /// Numbers follow ``FlagValueConvertible``: integer types accept `.int` in range, floating
 /// types accept `.int` and `.double`. `URL` decodes from a string. Missing optional members
 /// decode as nil.
-public struct FlagValueDecoder: Sendable {
+struct FlagValueDecoder: Sendable {
     /// A decoder.
-    public init() {}
+    init() {}
 
     /// Decodes `type` from `value`.
     /// - Throws: `DecodingError` with the coding path of the first mismatch.
-    public func decode<T: Decodable>(_ type: T.Type, from value: FlagValue) throws -> T {
+    func decode<T: Decodable>(_ type: T.Type, from value: FlagValue) throws -> T {
         try ValueDecoder(value: value, codingPath: []).decodeValue(type)
     }
 }
