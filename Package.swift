@@ -35,3 +35,14 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The strictness the Apple server packages use, for every target: explicit `any`, members
+// visible only through the file's own imports, imports internal unless declared `public`.
+let strictness: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+for target in package.targets {
+    target.swiftSettings = (target.swiftSettings ?? []) + strictness
+}

@@ -1,4 +1,4 @@
-import FeatureFlags
+public import FeatureFlags
 import Foundation
 
 /// The contract every ``FlagEndpoint`` must keep, as a suite you run against your own. It

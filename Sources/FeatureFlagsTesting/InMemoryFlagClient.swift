@@ -1,5 +1,5 @@
-import Foundation
-import FeatureFlags
+public import Foundation
+public import FeatureFlags
 
 /// A ``FeatureFlagClient`` whose values a test sets directly. No disk, no network, no
 /// globals: build one per test and inject it.

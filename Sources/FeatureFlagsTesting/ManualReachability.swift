@@ -1,4 +1,4 @@
-import FeatureFlags
+public import FeatureFlags
 
 /// A ``Reachability`` a test switches by hand: `set(false)` is "the path went down".
 public final class ManualReachability: Reachability {

@@ -1,5 +1,5 @@
-import FeatureFlags
-import Foundation
+public import FeatureFlags
+public import Foundation
 
 /// A ``FlagTransport`` that answers from code instead of the network: for testing an endpoint,
 /// a ``FlagFetcher`` or a provider without a socket server. It records every request, honours

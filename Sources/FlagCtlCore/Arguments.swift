@@ -1,3 +1,4 @@
+import Foundation
 /// A command's options, for parsing and for its `--help`.
 struct CommandSpec: Sendable {
     struct Option: Sendable {

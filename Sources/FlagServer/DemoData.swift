@@ -1,4 +1,4 @@
-import FeatureFlags
+package import FeatureFlags
 
 // The demo and rehearsal data of `flagctl demo`, `flagctl serve` and the package's own tests:
 // two partners (AuraLink, ZenithSat) × two plan tiers (Personal, Business), one pilot venue.

@@ -1,5 +1,5 @@
-import FeatureFlags
-import Foundation
+public import FeatureFlags
+public import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,3 +1,4 @@
+import Foundation
 import FeatureFlags
 #if canImport(Glibc)
 import Glibc

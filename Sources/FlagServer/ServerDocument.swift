@@ -1,4 +1,4 @@
-import FeatureFlags
+public import FeatureFlags
 
 /// What a ``FlagServer`` serves: a ``FlagDocument``'s defaults plus targeting rules, evaluated
 /// per request into a plain ``FlagDocument`` for the asking context.

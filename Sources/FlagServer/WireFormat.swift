@@ -1,4 +1,4 @@
-import FeatureFlags
+public import FeatureFlags
 
 /// The flag services FlagServer speaks, each rendering the same evaluated document in its
 /// own wire format, so every endpoint of the client is tested against one source of truth.

@@ -1,5 +1,5 @@
-import FeatureFlags
-import Foundation
+public import FeatureFlags
+public import Foundation
 
 /// The composition root: the one place that knows which client stands behind the protocol.
 /// Modules get `any FeatureFlagClient`; the app gets a `FeatureFlagProvider`; tests get

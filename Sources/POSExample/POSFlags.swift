@@ -1,4 +1,4 @@
-import FeatureFlags
+public import FeatureFlags
 
 /// The example app's flags, declared once with their safe defaults.
 public enum POSFlags {

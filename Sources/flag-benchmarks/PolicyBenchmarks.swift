@@ -1,4 +1,5 @@
 import FeatureFlags
+import FlagServer
 import Foundation
 
 /// Validation before activation, the gate's memory of judged payloads, and merging contexts.

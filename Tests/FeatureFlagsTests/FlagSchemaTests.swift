@@ -1,3 +1,4 @@
+import FlagServer
 import Foundation
 import Testing
 import TestSupport

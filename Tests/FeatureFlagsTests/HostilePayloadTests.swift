@@ -1,3 +1,4 @@
+import FeatureFlagsTesting
 import Foundation
 import Testing
 import TestSupport

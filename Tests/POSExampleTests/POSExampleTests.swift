@@ -1,3 +1,4 @@
+import FoundationNetworking
 import Foundation
 import Testing
 import TestSupport

@@ -1,5 +1,5 @@
-import Foundation
-import FeatureFlags
+package import Foundation
+package import FeatureFlags
 import FlagServer
 
 /// The demo's AuraLink Personal values.

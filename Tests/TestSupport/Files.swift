@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// A fresh directory under the system temp dir, removed when released.
 package final class TempDir: Sendable {

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
-import FeatureFlags
-import FlagServer
+package import Testing
+package import FeatureFlags
+package import FlagServer
 
 /// A ``FlagEndpoint`` wrapper that counts decodes, to prove a 304 costs none.
 package final class CountingEndpoint: FlagEndpoint, Sendable {

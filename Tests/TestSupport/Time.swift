@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import FeatureFlags
 
 /// A wall-clock date tests move by hand.

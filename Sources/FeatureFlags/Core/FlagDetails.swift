@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where a value came from.
 public enum FlagSource: String, Sendable, Hashable, CaseIterable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One evaluated flag inside a ``FlagSnapshot``.
 public struct FlagEntry: Sendable, Hashable {

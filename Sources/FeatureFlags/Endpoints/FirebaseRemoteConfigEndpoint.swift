@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Firebase Remote Config's REST fetch, the call the mobile SDKs make.
 ///

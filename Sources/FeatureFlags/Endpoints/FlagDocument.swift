@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The project's own flag document: what the JSON endpoint serves for one context, what a
 /// static file on a CDN holds, and what ``FlagServer`` answers. See `Docs/FlagDocument.md`.

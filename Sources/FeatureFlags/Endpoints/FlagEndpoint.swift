@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One flag service's wire format: how to ask for a context's flags and how to read the
 /// answer. Pure — no I/O, no clock, no state — so every service's mapping is testable byte

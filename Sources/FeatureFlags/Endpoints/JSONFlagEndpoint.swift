@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The project's own endpoint: a ``FlagDocument`` evaluated for the context, carried one of
 /// two ways —

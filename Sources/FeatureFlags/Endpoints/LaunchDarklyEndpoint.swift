@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// LaunchDarkly's client-side (mobile) polling: every flag evaluated for one context.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// OpenFeature Remote Evaluation Protocol, static-context (client) side: one bulk
 /// evaluation of every flag for the context, with ETags.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Unleash's frontend API (also served by Unleash Edge and the proxy): the enabled toggles for
 /// one context.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Something a client wants the app to know: lifecycle in OpenFeature's words plus the
 /// diagnostics that make failures visible. Messages never contain context attribute values

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Defaults shipped with the app: the layer beneath every snapshot, served when a flag is
 /// missing from the snapshot (source `bundled_defaults`, reason `STATIC`).

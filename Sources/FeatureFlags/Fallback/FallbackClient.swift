@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The offline client: serves one context's Last-Known-Good from a ``LastKnownGoodStore``
 /// over the bundled defaults, and never fetches. What an app extension, a widget or a

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Why a fetch produced no flags. Descriptions name the host at most: never a query string,
 /// header value or context attribute.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Fetches a context's flags from a flag service, through an ordered chain of
 /// ``FlagEndpoint``s and a ``FlagTransport`` (URLSession by default). Stateless: it keeps no

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Sends one HTTP request and returns the whole response. ``OnlineClient`` enforces the
 /// deadline around it; a transport must return promptly when its task is cancelled, must

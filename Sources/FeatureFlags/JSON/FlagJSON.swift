@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// JSON in and out for ``FlagValue``, without Foundation's number guessing.
 public enum FlagJSON {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The client an app injects: it serves the Last-Known-Good at once, fetches from the flag
 /// service within the fetcher's budget (2 s by default), polls, follows reachability,

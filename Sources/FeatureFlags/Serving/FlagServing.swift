@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// The serving cell of the simple clients (``FallbackClient``, the in-memory test client): one
 /// lock around one ``ServedState``; reads look up under the lock, details are computed on a

@@ -1,5 +1,5 @@
 #if canImport(Observation)
-import Observation
+public import Observation
 
 /// An `@Observable` view of any ``FeatureFlagClient`` for SwiftUI: views that read flags
 /// through it re-render when the values, the status or the kill switch change.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// What lies beneath every snapshot a client serves, fixed for the client's life: the bundled
 /// defaults and the kill-switch key.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The Last-Known-Good store: per context, the last snapshot a service gave and the entity
 /// tag that validates it, in one key-value file on disk. It stores — it serves nothing, fetches

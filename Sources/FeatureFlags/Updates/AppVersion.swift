@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// An app version `X.Y.Z` or `X.Y.Z.a` — major, minor, patch and an optional build number —
 /// as seed 004 structures `CFBundleVersion`. Ordered component by component; a missing

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A required or recommended app update published as a flag (seed 004):
 ///

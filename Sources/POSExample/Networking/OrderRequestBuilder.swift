@@ -1,7 +1,7 @@
-import FeatureFlags
-import Foundation
+public import FeatureFlags
+public import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+public import FoundationNetworking
 #endif
 
 /// The networking module: builds orders API requests. It knows nothing about where flags

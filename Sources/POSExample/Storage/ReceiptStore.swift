@@ -1,5 +1,5 @@
-import FeatureFlags
-import Foundation
+public import FeatureFlags
+public import Foundation
 
 /// The storage module: keeps receipts and purges them after the retention the flags allow.
 public final class ReceiptStore: @unchecked Sendable {

@@ -1,4 +1,4 @@
-import FeatureFlags
+public import FeatureFlags
 
 /// The view-model module: what the checkout screen shows.
 public final class CheckoutViewModel: Sendable {
