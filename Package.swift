@@ -19,7 +19,7 @@ let package = Package(
         .target(name: "FlagServer", dependencies: ["FeatureFlags"]),
         .target(name: "FlagCtlCore", dependencies: ["FeatureFlags", "FlagServer"]),
         .executableTarget(name: "flagctl", dependencies: ["FlagCtlCore"]),
-        // The budgets of DESIGN §5: `swift run -c release flag-benchmarks --check`.
+        // The performance budgets (Docs/Performance.md): `swift run -c release flag-benchmarks --check`.
         .executableTarget(name: "flag-benchmarks", dependencies: ["FeatureFlags", "FlagServer"]),
         // A fallback-file writer that the crash and two-process tests kill and race.
         .executableTarget(name: "flag-stress", dependencies: ["FeatureFlags"]),

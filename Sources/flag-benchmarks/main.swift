@@ -1,6 +1,6 @@
 import Foundation
 
-// flag-benchmarks: the budgets of DESIGN §5, measured as ratios to floors taken in the same
+// flag-benchmarks: the performance budgets (Docs/Performance.md), measured as ratios to floors taken in the same
 // run. `swift run -c release flag-benchmarks [--json] [--check] [--quick]`.
 
 // The allocation probe re-runs this executable under valgrind in this mode.

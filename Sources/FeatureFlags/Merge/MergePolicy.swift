@@ -1,5 +1,5 @@
-/// How one flag's values from several contexts become one value (seeds 000–002: a partner's
-/// Personal and Business plans loaded together). Candidates arrive in precedence order,
+/// How one flag's values from several contexts become one value (for example a user's
+/// personal and business plans loaded together). Candidates arrive in precedence order,
 /// highest tier first, and only those that carry a value.
 ///
 /// Values sent as text holding JSON (Firebase, Unleash) are read as what they hold, so

@@ -3,7 +3,7 @@ import Foundation
 /// The compact binary form of one stored snapshot and its entity tag inside the fallback file.
 ///
 /// Binary rather than JSON so that start-up reads 1,000 flags in well under a millisecond
-/// (DESIGN §5): no tokenising, no number guessing, counts known up front.
+/// (see Docs/Performance.md): no tokenising, no number guessing, counts known up front.
 ///
 /// ```
 /// snapshot := u8 version(=1) u8 presence f64 fetchedAt [string version] [f64 ttl] [string etag]

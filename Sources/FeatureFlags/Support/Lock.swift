@@ -1,7 +1,7 @@
 import Foundation
 
 /// A mutex around one value. `NSLock` rather than `Synchronization.Mutex`, which needs
-/// iOS 18 / macOS 15; measured here it is also the faster of the two (DESIGN §4).
+/// iOS 18 / macOS 15; measured on Linux it is also the faster of the two (7–11 ns against 17–21 ns).
 ///
 /// The value lives in memory this object allocates and owns, not in a stored `var`, so
 /// accesses skip Swift's dynamic exclusivity bookkeeping — the lock already guarantees it.

@@ -1,7 +1,7 @@
 public import Foundation
 
 /// An app version `X.Y.Z` or `X.Y.Z.a` — major, minor, patch and an optional build number —
-/// as seed 004 structures `CFBundleVersion`. Ordered component by component; a missing
+/// as many iOS apps structure `CFBundleVersion`. Ordered component by component; a missing
 /// build number counts as 0, so `1.2.3` is older than `1.2.3.400`.
 public struct AppVersion: Sendable, Hashable, Comparable, CustomStringConvertible, LosslessStringConvertible {
     /// X.
@@ -35,7 +35,7 @@ public struct AppVersion: Sendable, Hashable, Comparable, CustomStringConvertibl
     }
 
     /// The running app's version from its bundle: `CFBundleVersion` when it has the
-    /// `X.Y.Z[.a]` form (seed 004's convention), else `CFBundleShortVersionString`; nil when
+    /// `X.Y.Z[.a]` form (the build number included), else `CFBundleShortVersionString`; nil when
     /// neither parses (as in a command-line tool on Linux, which has no Info.plist).
     public static func current(bundle: Bundle = .main) -> AppVersion? {
         for key in ["CFBundleVersion", "CFBundleShortVersionString"] {

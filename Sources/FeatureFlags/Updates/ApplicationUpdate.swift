@@ -1,6 +1,6 @@
 public import Foundation
 
-/// A required or recommended app update published as a flag (seed 004):
+/// A required or recommended app update published as a flag:
 ///
 /// ```json
 /// { "version": "1.2.3.500", "download": "https://apps.apple.com/app/id000000000" }
@@ -74,9 +74,9 @@ public enum UpdateAdvice: Sendable, Equatable {
 }
 
 extension FlagKey where Value == ApplicationUpdate? {
-    /// Seed 004's `ios_required_update`.
+    /// The flag `ios_required_update`: an update the app must install before it goes on.
     public static var requiredUpdate: FlagKey { .update(named: "ios_required_update") }
-    /// Seed 004's `ios_recommended_update`.
+    /// The flag `ios_recommended_update`: an update the app suggests.
     public static var recommendedUpdate: FlagKey { .update(named: "ios_recommended_update") }
 
     /// An update key under another name (e.g. `android_required_update`); default nil.

@@ -1,5 +1,5 @@
-/// An enum with a catch-all case for raw values this build does not know (seed 001's
-/// `Feature.unknown`). Declare `case unknown` and conform; lists of it read new server
+/// An enum with a catch-all case for raw values this build does not know (a `Feature.unknown`
+/// for features the server added after the app shipped). Declare `case unknown` and conform; lists of it read new server
 /// values as `.unknown` instead of dropping them.
 ///
 /// ```swift
@@ -29,7 +29,7 @@ extension Array: RawValueList where Element: RawRepresentable, Element.RawValue:
 }
 
 extension FlagKey where Value: RawValueList, Value.Member: Sendable {
-    /// A forward-compatible key for a list of enum members (seed 001): members this build
+    /// A forward-compatible key for a list of enum members: members this build
     /// does not know — a feature added on the server after the app shipped — never fail the
     /// flag. They are dropped, or read as `.unknown` when the enum is
     /// ``UnknownCaseRepresentable`` (one `.unknown` per unknown member, order kept), and the

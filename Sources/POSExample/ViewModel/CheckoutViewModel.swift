@@ -21,7 +21,7 @@ public final class CheckoutViewModel: Sendable {
     /// The accent colour.
     public var accentColor: String { flags.value(POSFlags.themeColor) }
 
-    /// Limited mode (seed 002): the kill switch is on, navigation is dimmed.
+    /// Limited mode: the kill switch is on, navigation is dimmed.
     public var isLimitedMode: Bool { flags.isKillSwitchActive }
 
     /// A line for a debug screen: where the checkout decision came from.
