@@ -42,6 +42,11 @@ struct CommandSpec: Sendable {
     }
 }
 
+extension CommandSpec.Option {
+    /// `--timeout SECONDS`: the fetch budget.
+    static let timeout = CommandSpec.Option(name: "timeout", value: "SECONDS", help: "the fetch budget (default 2)")
+}
+
 /// Parsed arguments of one command.
 struct ParsedArguments: Sendable {
     var positionals: [String] = []
@@ -52,6 +57,16 @@ struct ParsedArguments: Sendable {
     func value(_ name: String) -> String? { values[name]?.last }
     func all(_ name: String) -> [String] { values[name] ?? [] }
     func has(_ flag: String) -> Bool { flags.contains(flag) }
+
+    /// The fetch budget given with `--timeout SECONDS` (default 2 s), shared by the commands
+    /// that fetch.
+    func fetchBudget() throws(UsageError) -> Duration {
+        guard let text = value("timeout") else { return .seconds(2) }
+        guard let seconds = Double(text), seconds > 0, seconds <= 60 else {
+            throw UsageError(message: "--timeout takes seconds between 0 and 60, got '\(text)'; e.g. --timeout 0.5")
+        }
+        return .milliseconds(Int64(seconds * 1000))
+    }
 }
 
 /// A command line that cannot be run: one line saying what was wrong and what to type.

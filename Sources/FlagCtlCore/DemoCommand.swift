@@ -13,6 +13,7 @@ enum DemoCommand {
         options: [
             .init(name: "json", value: nil, help: "print one JSON line per step"),
             .init(name: "state", value: "DIR", help: "keep the fallback file here (default: a temporary directory)"),
+            .timeout,
         ],
         examples: ["flagctl demo", "flagctl demo --json"])
 
@@ -67,7 +68,8 @@ enum DemoCommand {
         let directory = given ?? Formatting.temporaryDirectory("flagctl-demo")
         defer { if given == nil { try? FileManager.default.removeItem(at: directory) } }
         var emitted = 0
-        let steps = try await play(in: directory) { step in
+        let budget = try arguments.fetchBudget()
+        let steps = try await play(in: directory, budget: budget) { step in
             emitted += 1
             if json {
                 console.out(Formatting.json(step.json))
@@ -90,7 +92,7 @@ enum DemoCommand {
 
     /// Plays the script; reports each step as it completes.
     static func play(
-        in directory: URL, report: (Step) -> Void, intro: (String) -> Void
+        in directory: URL, budget: Duration = .seconds(2), report: (Step) -> Void, intro: (String) -> Void
     ) async throws -> [Step] {
         var document = ServerDocument.seedExample
         var server = try FlagServer(document: document)
@@ -101,7 +103,7 @@ enum DemoCommand {
         let venue42 = business.with(EvaluationContext.Attribute.venue, "venue-42")
 
         let store = LastKnownGoodStore(fileURL: directory.appendingPathComponent("flags.lkg"))
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(budget: .seconds(2)))
+        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(budget: budget))
         let configuration = FeatureFlagProvider.Configuration(schema: .seedExample, merge: .seedPlans)
         let provider = FeatureFlagProvider(
             context: anonymous, fetcher: fetcher, store: store, configuration: configuration, reachability: AlwaysReachable())
@@ -128,17 +130,17 @@ enum DemoCommand {
         }
 
         var start = ContinuousClock.now
-        _ = await provider.waitUntilReady(timeout: .seconds(5))
+        _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
         record("launch (anonymous, venue-7)", since: start, note: "fallback first, then the server's defaults")
 
         start = ContinuousClock.now
         provider.identify(personal)
-        _ = await provider.waitUntilReady(timeout: .seconds(5))
+        _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
         record("log in: AuraLink Personal", since: start, note: "identify → one fetch")
 
         start = ContinuousClock.now
         provider.identify(business)
-        _ = await provider.waitUntilReady(timeout: .seconds(5))
+        _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
         record("switch to AuraLink Business", since: start, note: "features expanded (+team)")
 
         /// `document` with the Business plan's theme colour set to `colour`.
@@ -189,13 +191,13 @@ enum DemoCommand {
         start = ContinuousClock.now
         let before = server.requests.filter { $0.contextFingerprint == venue42.fingerprint }.count
         provider.identify(venue42)
-        _ = await provider.waitUntilReady(timeout: .seconds(5))
+        _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
         let refetches = server.requests.filter { $0.contextFingerprint == venue42.fingerprint }.count - before
         record("venue changes to venue-42", since: start, note: "\(refetches) re-fetch; new_checkout pilot")
 
         start = ContinuousClock.now
         provider.identify(merging: [personal, business])
-        _ = await provider.waitUntilReady(timeout: .seconds(5))
+        _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
         record("load both AuraLink tiers (merged)", since: start, note: "Business theme, union of features, max limit")
 
         provider.shutdown()

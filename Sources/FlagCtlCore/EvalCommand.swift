@@ -18,7 +18,7 @@ enum EvalCommand {
             .init(name: "app-name", value: "NAME", help: "unleash: the application name"),
             .init(name: "state", value: "DIR", help: "keep the fallback file here (default: a temporary directory)"),
             .init(name: "schema", value: "FILE", help: "validate the payload first; a failing one is rejected and the fallback kept"),
-            .init(name: "timeout", value: "SECONDS", help: "the fetch budget (default 2)"),
+            .timeout,
             .init(name: "allow-http", value: nil, help: "allow plain HTTP to hosts that are not loopback"),
             .init(name: "json", value: nil, help: "print JSON lines instead of a table"),
         ],
@@ -41,15 +41,7 @@ enum EvalCommand {
             }
             headers[String(header[..<colon])] = header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
-        let timeout: Double
-        if let text = arguments.value("timeout") {
-            guard let seconds = Double(text), seconds > 0, seconds <= 60 else {
-                throw UsageError(message: "--timeout takes seconds between 0 and 60, got '\(text)'; e.g. --timeout 0.5")
-            }
-            timeout = seconds
-        } else {
-            timeout = 2
-        }
+        let budget = try arguments.fetchBudget()
         let credentials = EndpointChoice.Credentials(
             key: arguments.value("key"), project: arguments.value("project"), appID: arguments.value("app-id"),
             appName: arguments.value("app-name"))
@@ -70,7 +62,7 @@ enum EvalCommand {
         let fetcher = FlagFetcher(
             endpoint: endpoint,
             configuration: .init(
-                budget: .milliseconds(Int64(timeout * 1000)), allowInsecureHTTP: arguments.has("allow-http"), headers: headers))
+                budget: budget, allowInsecureHTTP: arguments.has("allow-http"), headers: headers))
         let provider = FeatureFlagProvider(
             context: context, fetcher: fetcher, store: store, configuration: .init(schema: schema),
             reachability: AlwaysReachable())

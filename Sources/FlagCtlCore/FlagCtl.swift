@@ -90,21 +90,64 @@ public struct StopSignal: Sendable {
     /// A stop signal that needs no arming: `wait` returns when the command should stop.
     public init(wait: @escaping @Sendable () async -> Void) { self.arm = { wait } }
 
-    /// SIGINT (Ctrl-C) or SIGTERM.
+    /// SIGINT (Ctrl-C) or SIGTERM. The handler is installed synchronously when armed, so a
+    /// signal that comes right after the banner is never lost.
     public static let interrupt = StopSignal(arm: {
         let fired = OneShot()
-        let queue = DispatchQueue(label: "flagctl.signals")
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { fired.fire() }
-            source.resume()
-            sources.append(source)
-        }
-        SignalSources.keep(sources)
+        Interrupts.arm { fired.fire() }
         return { await fired.wait() }
     })
+}
+
+/// SIGINT and SIGTERM, caught by a handler that `signal()` installs at once (a dispatch signal
+/// source is armed asynchronously on Linux: a signal in between would be lost). The handler
+/// only writes a byte to a pipe — async-signal-safe — and a thread reading the pipe tells the
+/// listeners.
+enum Interrupts {
+    private static let listeners = Locked<[@Sendable () -> Void]>([])
+    private static let installed = Locked(false)
+
+    /// Calls `listener` at every SIGINT or SIGTERM from now on.
+    static func arm(_ listener: @escaping @Sendable () -> Void) {
+        listeners.withLock { $0.append(listener) }
+        let first = installed.withLock { done -> Bool in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else {
+            // No pipe: keep the default action, so Ctrl-C still ends the process.
+            return
+        }
+        interruptWriteDescriptor = fds[1]
+        signal(SIGINT, onInterrupt)
+        signal(SIGTERM, onInterrupt)
+        let readEnd = fds[0]
+        Thread {
+            var byte: UInt8 = 0
+            while true {
+                let n = read(readEnd, &byte, 1)
+                if n == 1 {
+                    for listener in listeners.withLock({ $0 }) { listener() }
+                } else if n < 0, errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }.start()
+    }
+}
+
+/// The pipe the signal handler writes to. Set once, before the handler is installed, and only
+/// read afterwards (by the handler): no two threads ever write it.
+nonisolated(unsafe) private var interruptWriteDescriptor: Int32 = -1
+
+/// The signal handler: one byte into the pipe (`write` is async-signal-safe).
+private func onInterrupt(_ number: Int32) {
+    var byte = UInt8(truncatingIfNeeded: number)
+    _ = write(interruptWriteDescriptor, &byte, 1)
 }
 
 /// Fires once; waiting after it fired returns at once.
@@ -129,10 +172,4 @@ final class OneShot: Sendable {
             if fired { continuation.resume() }
         }
     }
-}
-
-/// Holds signal sources so they are not released while the command runs.
-private enum SignalSources {
-    private static let held = Locked<[any DispatchSourceSignal]>([])
-    static func keep(_ sources: [any DispatchSourceSignal]) { held.withLock { $0 += sources } }
 }

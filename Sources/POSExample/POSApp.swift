@@ -23,14 +23,15 @@ public struct POSApp: Sendable {
     }
 
     /// The production wiring: the Last-Known-Good from `stateDirectory` at once, then the
-    /// flag service at `flagsURL`. Call `run()` on the returned provider to start polling.
+    /// flag service at `flagsURL`, each fetch within `fetchBudget`. Call `run()` on the returned
+    /// provider to start polling.
     public static func live(
         venue: String, user: String, flagsURL: URL, apiBaseURL: URL, stateDirectory: URL,
-        reachability: any Reachability = SystemReachability.make()
+        reachability: any Reachability = SystemReachability.make(), fetchBudget: Duration = .seconds(2)
     ) -> (app: POSApp, provider: FeatureFlagProvider) {
         let context = EvaluationContext(targetingKey: user, attributes: [EvaluationContext.Attribute.venue: .string(venue)])
         let store = LastKnownGoodStore(fileURL: stateDirectory.appendingPathComponent("flags.lkg"))
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: flagsURL))
+        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: flagsURL), configuration: .init(budget: fetchBudget))
         let provider = FeatureFlagProvider(context: context, fetcher: fetcher, store: store, reachability: reachability)
         return (POSApp(flags: provider, apiBaseURL: apiBaseURL), provider)
     }

@@ -8,6 +8,9 @@ import FlagServer
 /// flagctl in-process: arguments, demo, eval, serve and lint, with captured output.
 @Suite("flagctl")
 struct FlagCtlTests {
+    /// The fetch budget for commands that fetch over loopback: 2 s, stretched under ThreadSanitizer.
+    let budget = ["--timeout", String(2 * TestTiming.scale)]
+
     private func run(_ arguments: [String], stop: StopSignal = StopSignal {}) async -> (Int32, CapturedOutput) {
         let (console, captured) = Console.capturing()
         let status = await FlagCtl.run(arguments, console: console, signals: stop)
@@ -55,6 +58,7 @@ struct FlagCtlTests {
             (["serve", "f.json", "--fail-rate", "2"], "flagctl serve: --fail-rate takes a share between 0 and 1, got '2'; e.g. --fail-rate 0.2"),
             (["serve", "f.json", "--fault", "explode"], "flagctl serve: unknown fault 'explode'; choose hang, stall, close, garbage, endless, status:N[:RETRY], oversized[:BYTES]"),
             (["demo", "-x"], "flagctl demo: unknown option -x; options start with two dashes, see flagctl demo --help"),
+            (["demo", "--timeout", "soon"], "flagctl demo: --timeout takes seconds between 0 and 60, got 'soon'; e.g. --timeout 0.5"),
         ]
         for (arguments, expected) in cases {
             let (status, out) = await run(arguments)
@@ -82,7 +86,7 @@ struct FlagCtlTests {
     // MARK: demo
 
     @Test func demoPlaysTheSeedScriptStepByStep() async throws {
-        let (status, out) = await run(["demo", "--json"])
+        let (status, out) = await run(["demo", "--json"] + budget)
         #expect(status == 0)
         let steps = jsonLines(out.out)
         #expect(steps.count == 11)
@@ -122,7 +126,7 @@ struct FlagCtlTests {
 
     @Test func demoKeepsItsStateWhereAsked() async throws {
         let dir = TempDir()
-        let (status, out) = await run(["demo", "--state", dir.path])
+        let (status, out) = await run(["demo", "--state", dir.path] + budget)
         #expect(status == 0)
         #expect(out.out.first?.hasPrefix("FeatureFlags demo") == true)
         #expect(out.out.last?.contains(dir.path) == true)
@@ -137,7 +141,7 @@ struct FlagCtlTests {
         let arguments = [
             "eval", "--endpoint", server.flagsURL.absoluteString, "--context", "targetingKey=u1", "--context", "partner=auralink",
             "--context", "plan_tier=business", "--state", state.path, "--json",
-        ]
+        ] + budget
         let (online, onlineOut) = await run(arguments)
         #expect(online == 0)
         let lines = jsonLines(onlineOut.out)
@@ -160,7 +164,7 @@ struct FlagCtlTests {
     @Test func evalTableAndTimeout() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let (status, out) = await run(["eval", "--endpoint", server.flagsURL.absoluteString, "--context", "partner=zenithsat", "--context", "plan_tier=personal"])
+        let (status, out) = await run(["eval", "--endpoint", server.flagsURL.absoluteString, "--context", "partner=zenithsat", "--context", "plan_tier=personal"] + budget)
         #expect(status == 0)
         #expect(out.out.first?.hasPrefix("status READY · network · fetched") == true)
         #expect(out.out.contains { $0.hasPrefix("FLAG ") && $0.contains("SOURCE") })
@@ -178,7 +182,7 @@ struct FlagCtlTests {
         defer { server.stop() }
         let state = TempDir()
         try Data(Self.schemaJSON.utf8).write(to: state.url("schema.json"))
-        let arguments = ["eval", "--endpoint", server.flagsURL.absoluteString, "--schema", state.url("schema.json").path, "--state", state.path, "--json"]
+        let arguments = ["eval", "--endpoint", server.flagsURL.absoluteString, "--schema", state.url("schema.json").path, "--state", state.path, "--json"] + budget
         let (first, firstOut) = await run(arguments)
         #expect(first == 0)
         #expect(jsonLines(firstOut.out).first?["status"] == "READY")
@@ -203,7 +207,7 @@ struct FlagCtlTests {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
         let template = server.baseURL.absoluteString + "/flags/{venue}.json"
-        let (status, out) = await run(["eval", "--endpoint", template, "--context", "venue=venue-42", "--header", "Authorization: Bearer t0k3n", "--json"])
+        let (status, out) = await run(["eval", "--endpoint", template, "--context", "venue=venue-42", "--header", "Authorization: Bearer t0k3n", "--json"] + budget)
         #expect(status == 0)
         #expect(jsonLines(out.out).first { $0["flag"] == "new_checkout" }?["value"] == true)
         #expect(server.requests.first?.headers["authorization"] == "Bearer t0k3n")
@@ -222,7 +226,7 @@ struct FlagCtlTests {
             ("unleash", ["--endpoint", base, "--key", "u-key", "--app-name", "pos"], "plan_themeColor.payload"),
         ]
         for (provider, options, flag) in cases {
-            let (status, out) = await run(["eval", "--provider", provider] + options + context)
+            let (status, out) = await run(["eval", "--provider", provider] + options + context + budget)
             #expect(status == 0, "\(provider): \(out.err)")
             let lines = jsonLines(out.out)
             #expect(lines.first?["status"] == "READY", "\(provider)")
@@ -302,6 +306,9 @@ struct FlagCtlTests {
         }
         #expect(banner.contains("serving "))
         kill(process.processIdentifier, SIGINT)
+        // Bounded: a tool that lost the signal is killed and reported, never waited on forever.
+        #expect(await eventually(within: TestTiming.scaled(.seconds(10))) { !process.isRunning }, "SIGINT right after the banner was lost")
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         let rest = try await blocking { () -> String in
             let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()

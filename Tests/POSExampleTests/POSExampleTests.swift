@@ -59,12 +59,13 @@ struct POSExampleTests {
         let state = TempDir()
         let (app, provider) = POSApp.live(
             venue: "venue-42", user: "cashier-7", flagsURL: server.flagsURL, apiBaseURL: api,
-            stateDirectory: URL(fileURLWithPath: state.path), reachability: ManualReachability(true))
+            stateDirectory: URL(fileURLWithPath: state.path), reachability: ManualReachability(true),
+            fetchBudget: TestTiming.scaled(.seconds(2)))
         defer { provider.shutdown() }
         // Before the network: code defaults.
         #expect(app.checkout.flow == .classic)
         let run = Task { await provider.run() }
-        #expect(await provider.waitUntilReady(timeout: .seconds(5)) == .ready)
+        #expect(await provider.waitUntilReady(timeout: TestTiming.scaled(.seconds(5))) == .ready)
         #expect(app.checkout.flow == .express)  // the venue-42 pilot
         #expect(app.orders.submitOrder(id: "x").url?.path == "/v3/orders/x")
         #expect(app.checkout.explanation.contains("source=network"))
