@@ -4,7 +4,7 @@ import Foundation
 /// The `flagctl` command-line tool: `demo`, `eval`, `serve`, `lint`.
 public enum FlagCtl {
     /// The tool's version.
-    public static let version = "0.2.0"
+    public static let version = "0.3.0"
 
     /// Exit status for a command line that cannot be run (BSD `EX_USAGE`).
     public static let usageExit: Int32 = 64

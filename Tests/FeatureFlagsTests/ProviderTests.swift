@@ -440,6 +440,36 @@ struct ProviderTests {
         await run.value
     }
 
+    /// A wait that ended leaves nothing behind that could end a later wait early (its timer is
+    /// cancelled and does nothing; a live timer keeps its wait's name from being reused).
+    @Test func anEndedWaitNeverReleasesALaterOne() async throws {
+        let gate = GatedTransport()
+        let f = try ProviderFixture(transport: gate)
+        defer { f.stop(); gate.shutdown() }
+        let provider = f.provider
+        var contexts = [auraBusiness, auraPersonal]
+        _ = await provider.refresh()
+        for round in 0..<30 {
+            // A wait that ends at once (settled), leaving its timer cancelled behind it.
+            #expect(await provider.waitUntilReady(timeout: .seconds(5)) == .ready)
+            // Another context, its answer held at the gate: the next wait must really wait.
+            let next = contexts[round % 2]
+            gate.hold(next)
+            provider.identify(next)
+            let fetch = Task { await provider.refresh() }
+            let waiting = Task { await provider.waitUntilReady(timeout: .seconds(5)) }
+            #expect(await eventually { gate.waitingCount == 1 })
+            for _ in 0..<5 { await pause() }
+            #expect(provider.status == .reconciling)
+            gate.release(next)
+            _ = await fetch.value
+            // Bounded: were the wait never released, the test clock would end it at 5 s.
+            f.clock.advance(by: .seconds(5))
+            #expect(await waiting.value == .ready, "round \(round)")
+        }
+        contexts.removeAll()
+    }
+
     @Test func waitUntilReadyReturnsAsSoonAsTheFetchEnds() async throws {
         let f = try ProviderFixture()
         defer { f.stop() }

@@ -57,18 +57,21 @@ extension FeatureFlagProvider {
     public func waitUntilReady(timeout: Duration) async -> ProviderStatus {
         let deadline = clock.now() + timeout
         let clock = self.clock
-        let id = waitIDs.withLock { n -> Int in
-            n += 1
-            return n
-        }
+        // A wait is named by the address of an object that lives as long as the wait.
+        let token = WaitToken()
+        let id = Int(bitPattern: UInt(bitPattern: ObjectIdentifier(token)))
         let timer = Locked<Task<Void, Never>?>(nil)
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 // Registered before the timer exists: a timeout finds the waiter or nothing.
                 transition(.awaitSettled(id: id, resume: { continuation.resume() }))
+                // The timer holds the token, so its address names no other wait while the
+                // timer lives, and acts only when it was not cancelled.
                 let task = Task {
-                    try? await clock.sleep(until: deadline)
-                    self.transition(.stopWaiting(id: id))
+                    do {
+                        try await clock.sleep(until: deadline)
+                        _ = withExtendedLifetime(token) { self.transition(.stopWaiting(id: id)) }
+                    } catch {}
                 }
                 timer.withLock { $0 = task }
             }
@@ -76,6 +79,10 @@ extension FeatureFlagProvider {
             self.transition(.stopWaiting(id: id))
         }
         timer.withLock { $0 }?.cancel()
+        withExtendedLifetime(token) {}
         return status
     }
 }
+
+/// Names one wait for readiness by its address.
+private final class WaitToken: Sendable {}

@@ -42,8 +42,6 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     let wakeup = Wakeup()
     /// Disk writes happen here, never on Swift's cooperative threads.
     let io = DispatchQueue(label: "FeatureFlags.FeatureFlagProvider.io")
-    /// Numbers waits for readiness.
-    let waitIDs = Locked(0)
 
     /// A provider for `context`, serving the store's Last-Known-Good for it at once (or the
     /// bundled and code defaults when it has none).
