@@ -25,9 +25,10 @@ public final class InMemoryFlagClient: FeatureFlagClient {
         killSwitchKey: String = "kill_switch", now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.now = now
+        let base = ServingBase(killSwitchKey: killSwitchKey)
         serving = FlagServing(
-            FlagSnapshot(values: values, version: version, fetchedAt: now()), source: .override, status: status,
-            base: ServingBase(killSwitchKey: killSwitchKey), now: now)
+            base.prepare(FlagSnapshot(values: values, version: version, fetchedAt: now())), source: .override, status: status,
+            base: base, now: now)
     }
 
     // MARK: FeatureFlagClient
@@ -96,7 +97,7 @@ public final class InMemoryFlagClient: FeatureFlagClient {
             change(&flags)
             let next = FlagSnapshot(
                 flags: flags, version: old.version, fetchedAt: now(), contextFingerprint: old.contextFingerprint)
-            serving.serve(next, source: .override, reasonOverride: nil)
+            serving.serve(serving.base.prepare(next), source: .override, reasonOverride: nil)
         }
     }
 }

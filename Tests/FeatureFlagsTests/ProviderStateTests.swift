@@ -78,7 +78,8 @@ struct ProviderStateTests {
     @Test func identifyWithoutALastKnownGoodServesDefaultsAndReportsAnUnreadableOne() {
         var s = state()
         let effects = s.apply(
-            .identify(b, members: [b], lastKnownGood: base.prepare(.empty), source: .codeDefault, problem: "stored snapshot undecodable"),
+            .identify(b, members: [b], lastKnownGood: base.prepare(.empty), source: .codeDefault,
+                      problem: .fallbackRejected(reason: "stored snapshot undecodable", keptAt: nil)),
             at: at())
         #expect(effects.map(\.label) == ["emit fallback_rejected", "publish", "emit reconciling", "wake"])
         #expect(s.served.source == .codeDefault)

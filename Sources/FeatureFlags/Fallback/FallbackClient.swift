@@ -27,24 +27,10 @@ public final class FallbackClient: FeatureFlagClient {
         killSwitchKey: String = "kill_switch", now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
-        var events: [FlagEvent] = []
-        switch store.loadOutcome {
-        case .loaded(let contexts, let bytes): events.append(.fallbackLoaded(contexts: contexts, bytes: bytes))
-        case .noFile: break
-        case .rejected(let reason, let keptAt): events.append(.fallbackRejected(reason: reason, keptAt: keptAt))
-        }
-        var defaults: [String: FlagEntry] = [:]
-        switch bundledDefaults.load() {
-        case .success(let entries): defaults = entries
-        case .failure(let error): events.append(.error(.parseError, message: error.message))
-        }
-        let (snapshot, problem) = Self.stored(context?.fingerprint ?? store.fingerprints.first, in: store)
-        if let problem { events.append(.fallbackRejected(reason: problem, keptAt: nil)) }
-        serving = FlagServing(
-            snapshot ?? .empty, source: snapshot == nil ? .codeDefault : .fallback, status: .ready, reasonOverride: .cached,
-            base: ServingBase(defaults: defaults, killSwitchKey: killSwitchKey), now: now)
-        for event in events { serving.publisher.emit(event) }
-        if serving.isKillSwitchActive { serving.publisher.emit(.killSwitch(active: true)) }
+        var reader = LastKnownGoodReader(store: store, bundledDefaults: bundledDefaults, killSwitchKey: killSwitchKey)
+        let (prepared, source) = reader.start(with: context?.fingerprint ?? store.fingerprints.first, in: store)
+        serving = FlagServing(prepared, source: source, status: .ready, reasonOverride: .cached, base: reader.base, now: now)
+        for event in reader.events { serving.publisher.emit(event) }
         serving.publisher.emit(.ready)
     }
 
@@ -58,15 +44,6 @@ public final class FallbackClient: FeatureFlagClient {
         self.init(
             store: LastKnownGoodStore(fileURL: fileURL), context: context, bundledDefaults: bundledDefaults,
             killSwitchKey: killSwitchKey, now: now)
-    }
-
-    private static func stored(_ fingerprint: String?, in store: LastKnownGoodStore) -> (FlagSnapshot?, problem: String?) {
-        guard let fingerprint else { return (nil, nil) }
-        switch store.use(fingerprint) {
-        case .success(let stored)?: return (stored.snapshot, nil)
-        case .failure(let error)?: return (nil, "stored snapshot undecodable: \(error.message)")
-        case nil: return (nil, nil)
-        }
     }
 
     // MARK: FeatureFlagClient
@@ -96,9 +73,9 @@ public final class FallbackClient: FeatureFlagClient {
     /// none, the bundled and code defaults, never another context's values. Identifying the
     /// same context again picks up what the store saved since. No disk I/O.
     public func identify(_ context: EvaluationContext) {
-        let (snapshot, problem) = Self.stored(context.fingerprint, in: store)
-        if let problem { serving.publisher.emit(.fallbackRejected(reason: problem, keptAt: nil)) }
-        serving.serve(snapshot ?? .empty, source: snapshot == nil ? .codeDefault : .fallback, reasonOverride: .cached)
+        let (prepared, source, problem) = LastKnownGoodReader.lastKnownGood(of: context.fingerprint, in: store, base: serving.base)
+        if let problem { serving.publisher.emit(problem) }
+        serving.serve(prepared, source: source, reasonOverride: .cached)
     }
 
     /// Ends the change and event streams. Idempotent.

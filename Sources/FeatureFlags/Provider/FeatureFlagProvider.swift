@@ -69,38 +69,15 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         self.clock = makeElapsedClock(clock)
         self.wallClock = now
         self.publisher = FlagPublisher(handler: configuration.eventHandler)
-        var events: [FlagEvent] = []
-        switch store.loadOutcome {
-        case .loaded(let contexts, let bytes): events.append(.fallbackLoaded(contexts: contexts, bytes: bytes))
-        case .noFile: break
-        case .rejected(let reason, let keptAt): events.append(.fallbackRejected(reason: reason, keptAt: keptAt))
-        }
-        var defaults: [String: FlagEntry] = [:]
-        switch configuration.bundledDefaults.load() {
-        case .success(let entries): defaults = entries
-        case .failure(let error): events.append(.error(.parseError, message: error.message))
-        }
-        base = ServingBase(defaults: defaults, killSwitchKey: configuration.killSwitchKey)
-        let (lastKnownGood, source, problem) = Self.lastKnownGood(of: context.fingerprint, in: store, base: base)
-        if let problem { events.append(.fallbackRejected(reason: problem, keptAt: nil)) }
-        if lastKnownGood.killed { events.append(.killSwitch(active: true)) }
+        var reader = LastKnownGoodReader(
+            store: store, bundledDefaults: configuration.bundledDefaults, killSwitchKey: configuration.killSwitchKey)
+        base = reader.base
+        let (lastKnownGood, source) = reader.start(with: context.fingerprint, in: store)
         cell = Locked(
             ProviderState(
                 context: context, served: ServedState(lastKnownGood, source: source, status: .notReady, reasonOverride: .cached),
                 pathUp: reachability.isReachable, configuration: configuration, base: base, random: random))
-        for event in events { publisher.emit(event) }
-    }
-
-    /// The stored snapshot for `fingerprint`, prepared to serve, and marked used — or the
-    /// defaults alone, with the reason when a stored snapshot could not be read.
-    static func lastKnownGood(
-        of fingerprint: String, in store: LastKnownGoodStore, base: ServingBase
-    ) -> (PreparedSnapshot, FlagSource, problem: String?) {
-        switch store.use(fingerprint) {
-        case .success(let stored)?: return (base.prepare(stored.snapshot), .fallback, nil)
-        case .failure(let error)?: return (base.prepare(.empty), .codeDefault, "stored snapshot undecodable: \(error.message)")
-        case nil: return (base.prepare(.empty), .codeDefault, nil)
-        }
+        for event in reader.events { publisher.emit(event) }
     }
 
     // MARK: FeatureFlagClient
@@ -186,7 +163,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     }
 
     private func switchIdentity(to context: EvaluationContext, members: [EvaluationContext]) {
-        let (lastKnownGood, source, problem) = Self.lastKnownGood(of: context.fingerprint, in: store, base: base)
+        let (lastKnownGood, source, problem) = LastKnownGoodReader.lastKnownGood(of: context.fingerprint, in: store, base: base)
         transition(.identify(context, members: members, lastKnownGood: lastKnownGood, source: source, problem: problem))
     }
 

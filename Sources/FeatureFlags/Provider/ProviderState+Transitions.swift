@@ -70,7 +70,7 @@ extension ProviderState {
 
     private mutating func identify(
         _ next: EvaluationContext, members nextMembers: [EvaluationContext], lastKnownGood: PreparedSnapshot,
-        source: FlagSource, problem: String?
+        source: FlagSource, problem: FlagEvent?
     ) -> [ProviderEffect] {
         guard next != context, !shutDown else { return [] }
         context = next
@@ -79,7 +79,7 @@ extension ProviderState {
         let kept = Set(nextMembers.map(\.fingerprint))
         memory = memory.filter { kept.contains($0.key) }
         var effects = dropFlight()
-        if let problem { effects.append(.emit(.fallbackRejected(reason: problem, keptAt: nil))) }
+        if let problem { effects.append(.emit(problem)) }
         let old = served.serve(lastKnownGood, source: source, status: .reconciling, reasonOverride: .cached)
         effects += [.publish(from: old, to: lastKnownGood), .emit(.reconciling), .wake]
         return effects

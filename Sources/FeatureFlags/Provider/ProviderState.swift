@@ -157,7 +157,7 @@ struct FetchReport: Sendable {
 enum ProviderInput: Sendable {
     /// Serve another identity: `lastKnownGood` (prepared from the store, or the defaults alone
     /// with `source` `code_default`), `problem` when its stored snapshot was unreadable.
-    case identify(EvaluationContext, members: [EvaluationContext], lastKnownGood: PreparedSnapshot, source: FlagSource, problem: String?)
+    case identify(EvaluationContext, members: [EvaluationContext], lastKnownGood: PreparedSnapshot, source: FlagSource, problem: FlagEvent?)
     /// A caller wants fresh values: start a fetch, join the one in flight, or say why not.
     case refresh(pathUp: Bool, waiter: ProviderState.FetchWaiter)
     /// The task of a started fetch exists now.

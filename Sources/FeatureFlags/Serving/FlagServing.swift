@@ -13,15 +13,15 @@ package final class FlagServing: Sendable {
     private let writers = Locked(())
     private let clock: @Sendable () -> Date
 
-    /// Serving `snapshot` from `source` with `status` over `base`.
+    /// Serving `prepared` (prepared by `base`) from `source` with `status`.
     package init(
-        _ snapshot: FlagSnapshot, source: FlagSource, status: ProviderStatus, reasonOverride: FlagReason? = nil,
+        _ prepared: PreparedSnapshot, source: FlagSource, status: ProviderStatus, reasonOverride: FlagReason? = nil,
         base: ServingBase, now: @escaping @Sendable () -> Date, eventHandler: (@Sendable (FlagEvent) -> Void)? = nil
     ) {
         self.base = base
         self.clock = now
         self.publisher = FlagPublisher(handler: eventHandler)
-        self.state = Locked(ServedState(base.prepare(snapshot), source: source, status: status, reasonOverride: reasonOverride))
+        self.state = Locked(ServedState(prepared, source: source, status: status, reasonOverride: reasonOverride))
     }
 
     /// The raw value a read of `name` starts from.
@@ -50,14 +50,13 @@ package final class FlagServing: Sendable {
     /// Status and labels, read together.
     package var labels: ServedLabels { state.withLock { $0.labels } }
 
-    /// Serves `snapshot` from `source` from now on (with `status`, when given), then reports
-    /// the flags whose values changed. Returns them.
+    /// Serves `next` (prepared by ``base``) from `source` from now on (with `status`, when
+    /// given), then reports the flags whose values changed. Returns them.
     @discardableResult
     package func serve(
-        _ snapshot: FlagSnapshot, source: FlagSource, status: ProviderStatus? = nil, reasonOverride: FlagReason?
+        _ next: PreparedSnapshot, source: FlagSource, status: ProviderStatus? = nil, reasonOverride: FlagReason?
     ) -> Set<String> {
-        let next = base.prepare(snapshot)
-        return writers.withLock { _ in
+        writers.withLock { _ in
             let old = state.withLock { $0.serve(next, source: source, status: status, reasonOverride: reasonOverride) }
             let keys = publisher.publish(from: old, to: next, base: base)
             if !keys.isEmpty { state.withLock { $0.valuesChanged() } }
