@@ -197,21 +197,26 @@ struct LastKnownGoodStoreTests {
                 _ = try? store.save(snapshot(auraLinkBusiness), etag: nil, for: business)
                 writing.withLock { $0 = false }
             }.start()
+            // The change reaches memory first; then the writer waits for the file lock (2 s at most).
             let clock = ContinuousClock()
+            let limit = clock.now + .seconds(5)
+            while store.lastKnownGood(for: business) == nil, clock.now < limit { sched_yield() }
+            #expect(store.lastKnownGood(for: business)?.snapshot.flags["plan_themeColor"]?.value == "#2C3E50")
             var slowest = Duration.zero
-            for _ in 0..<200 {
+            for _ in 0..<1_000 {
                 let start = clock.now
                 _ = store.lastKnownGood(for: personal)
                 _ = store.lastKnownGood(for: business)
                 slowest = max(slowest, clock.now - start)
-                if !writing.withLock({ $0 }) { break }
-                usleep(1_000)
             }
             #expect(writing.withLock { $0 }, "the writer is still waiting for the file lock")
-            // The write is already in memory; the disk follows when the lock is free.
-            #expect(store.lastKnownGood(for: business)?.snapshot.flags["plan_themeColor"]?.value == "#2C3E50")
             #expect(slowest < .milliseconds(100), "a read waited \(slowest)")
             held.release()
+            // The writer finishes once the lock is free; the test ends after it.
+            let done = clock.now + .seconds(5)
+            while writing.withLock({ $0 }), clock.now < done { sched_yield() }
+            #expect(!writing.withLock { $0 })
+            #expect(LastKnownGoodStore(fileURL: url).lastKnownGood(for: business) != nil, "and the write reached the disk")
         }
     }
 

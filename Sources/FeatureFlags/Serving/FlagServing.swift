@@ -47,8 +47,6 @@ package final class FlagServing: Sendable {
     package var status: ProviderStatus { state.withLock { $0.status } }
     /// Whether the kill switch is on now.
     package var isKillSwitchActive: Bool { state.withLock { $0.prepared.killed } }
-    /// Status and labels, read together.
-    package var labels: ServedLabels { state.withLock { $0.labels } }
 
     /// Serves `next` (prepared by ``base``) from `source` from now on (with `status`, when
     /// given), then reports the flags whose values changed. Returns them.

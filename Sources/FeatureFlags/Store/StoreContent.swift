@@ -91,11 +91,6 @@ struct StoreContent {
         }
     }
 
-    /// Stores `stored` as the most recent entry (see ``put(payload:stored:for:)``).
-    mutating func put(_ stored: StoredFlags, for fingerprint: String) {
-        put(payload: SnapshotCodec.encode(stored), stored: stored, for: fingerprint)
-    }
-
     /// Makes `fingerprint` the most recently used entry; false if it is not stored.
     @discardableResult
     mutating func touch(_ fingerprint: String) -> Bool {
