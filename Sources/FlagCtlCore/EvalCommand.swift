@@ -74,11 +74,13 @@ enum EvalCommand {
             console.out(
                 Formatting.json([
                     "status": .string(provider.status.rawValue), "source": .string(provider.labels.source.rawValue),
+                    "kill_switch": .bool(provider.isKillSwitchActive),
                     "outcome": .string(summary), "context": .string(context.fingerprint), "flags": .int(names.count),
                 ]))
             for name in names { console.out(Formatting.json(Formatting.describe(name, in: provider).json)) }
         } else {
-            console.out("status \(provider.status.rawValue) · \(provider.labels.source.rawValue) · \(summary)")
+            let kill = provider.isKillSwitchActive ? " · KILL SWITCH ON: every flag reads its safe default" : ""
+            console.out("status \(provider.status.rawValue) · \(provider.labels.source.rawValue) · \(summary)\(kill)")
             console.out("context \(context.fingerprint) · \(names.count) flags · fallback file \(store.fileURL.path)")
             let rows = [["FLAG", "VALUE", "SOURCE", "REASON", "VARIANT", "VERSION", "AGE"]]
                 + names.map { Formatting.describe($0, in: provider).cells }

@@ -182,6 +182,43 @@ struct LastKnownGoodStoreTests {
         }
     }
 
+    @Test func theKillHoldIsStoredBesideTheContextsAndOutsideTheCapacity() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let url = dir.url("f")
+            let store = LastKnownGoodStore(fileURL: url, capacity: 2)
+            #expect(store.killHold == nil)
+            let hold = KillHold(since: Date(timeIntervalSince1970: 1_750_000_000), context: personal.fingerprint)
+            try store.setKillHold(hold)
+            for n in 0..<3 { try store.save(snapshot(["n": .int(n)]), etag: nil, for: EvaluationContext(targetingKey: "u\(n)")) }
+            let relaunched = LastKnownGoodStore(fileURL: url, capacity: 2)
+            #expect(relaunched.killHold == hold)
+            #expect(relaunched.fingerprints.count == 2, "the hold takes no context's place")
+            #expect(relaunched.loadOutcome == .loaded(contexts: 2, bytes: try FileIO.read(url.path).count))
+            // Setting it again writes nothing; releasing it does.
+            let before = try FileIO.read(url.path)
+            try relaunched.setKillHold(KillHold(since: Date(), context: business.fingerprint))
+            #expect(try FileIO.read(url.path) == before)
+            try relaunched.setKillHold(nil)
+            #expect(LastKnownGoodStore(fileURL: url).killHold == nil)
+            #expect(LastKnownGoodStore(fileURL: url, capacity: 2).fingerprints.count == 2)
+        }
+    }
+
+    @Test func anUnreadableKillHoldRecordIsIgnoredNotFatal() throws {
+        let dir = TempDir()
+        let url = dir.url("f")
+        let entries: [FallbackFileFormat.Entry] = [
+            .init(fingerprint: KillHold.entryName, payload: [9, 9, 9]),
+            .init(fingerprint: personal.fingerprint, payload: ArraySlice(SnapshotCodec.encode(StoredFlags(snapshot: snapshot(auraLinkPersonal), etag: nil)))),
+        ]
+        try Data(FallbackFileFormat.encode(entries)).write(to: url)
+        let store = LastKnownGoodStore(fileURL: url)
+        #expect(store.killHold == nil)
+        #expect(store.fingerprints == [personal.fingerprint])
+        #expect(store.lastKnownGood(for: personal) != nil)
+    }
+
     /// The store's lock is never held during file I/O: while a writer waits on another
     /// process's file lock (up to its 2 s limit), reads of the store return at once.
     @Test func readsNeverWaitForAWriter() async throws {

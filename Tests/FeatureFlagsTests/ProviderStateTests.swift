@@ -270,8 +270,8 @@ struct ProviderStateTests {
         var s = state()
         let rejection = PayloadGate.Rejection(violations: [], fingerprint: "f", killSwitchOn: true, remembered: false)
         let effects = s.apply(report(startFetch(&s), .rejected([rejection])), at: at())
-        #expect(effects.map(\.label) == ["emit payload_rejected", "publish", "emit error", "persist", "complete rejected"])
-        #expect(s.served.prepared.killed)
+        #expect(effects.map(\.label) == ["emit payload_rejected", "publish", "emit error", "holdKill", "persist", "complete rejected"])
+        #expect(s.served.prepared.killed && s.served.held)
         #expect(s.served.lookup("x", killSwitchKey: "kill_switch") == nil)
         guard case .persist(let snapshot, _, let keepStoredETag, let context)? = effects.first(where: { $0.label == "persist" }) else { return }
         #expect(snapshot.isKillSwitchOn(key: "kill_switch") && snapshot.flags["x"]?.value == 1)
@@ -279,6 +279,49 @@ struct ProviderStateTests {
         // Already killed: nothing more to apply.
         let again = s.apply(report(startFetch(&s), .rejected([rejection])), at: at())
         #expect(!again.contains { $0.label == "persist" })
+    }
+
+    @Test func aKillHoldsForEveryContextUntilTheServedContextsAnswerReleasesIt() {
+        var s = state()
+        // The service kills A: held on the device.
+        let killed = s.apply(report(startFetch(&s), .fresh(prepared(["x": 1, "kill_switch": true]), etag: nil, unknownKeys: [])), at: at())
+        #expect(killed.map(\.label) == ["publish", "emit activated", "emit ready", "holdKill", "persist", "complete updated"])
+        guard case .holdKill(let hold?)? = killed.first(where: { $0.label == "holdKill" }) else { return }
+        #expect(hold.context == a.fingerprint && hold.since == Self.start)
+        // Another context whose stored values do not kill: still killed.
+        _ = s.apply(.identify(b, members: [b], lastKnownGood: prepared(["x": 2]), source: .fallback, problem: nil), at: at())
+        #expect(s.served.killed && !s.served.prepared.killed)
+        #expect(s.served.lookup("x", killSwitchKey: "kill_switch") == nil)
+        // Failures and rejections that do not mention the kill change nothing.
+        _ = s.apply(report(startFetch(&s), .failed(.offline("down"))), at: at())
+        let rejection = PayloadGate.Rejection(violations: [], fingerprint: "f", killSwitchOn: false, remembered: false)
+        let rejected = s.apply(report(startFetch(&s), .rejected([rejection])), at: at())
+        #expect(!rejected.contains { $0.label == "releaseKill" } && s.served.killed)
+        // B's own service answers without a kill: released, for every context.
+        let released = s.apply(report(startFetch(&s), .fresh(prepared(["x": 2]), etag: nil, unknownKeys: [])), at: at())
+        #expect(released.map(\.label) == ["publish", "emit activated", "emit ready", "releaseKill", "persist", "complete updated"])
+        #expect(!s.served.killed && s.served.lookup("x", killSwitchKey: "kill_switch") == 2)
+        // A 304 confirming values that kill holds again; one that does not, releases.
+        _ = s.apply(report(startFetch(&s), .confirmed(prepared(["x": 2, "kill_switch": true]))), at: at())
+        #expect(s.served.held)
+        let confirmed = s.apply(report(startFetch(&s), .confirmed(prepared(["x": 2]))), at: at())
+        #expect(confirmed.contains { $0.label == "releaseKill" } && !s.served.killed)
+    }
+
+    @Test func aHoldFromTheStoreKillsFromTheStart() {
+        var s = ProviderState(
+            context: a, served: ServedState(prepared(["x": 1]), source: .fallback, status: .notReady, reasonOverride: .cached, held: true),
+            pathUp: true, configuration: .init(), base: base, random: SplitMix(seed: 1))
+        #expect(s.served.killed && s.served.labels.killed)
+        #expect(s.served.lookup("x", killSwitchKey: "kill_switch") == nil)
+        #expect(s.served.lookup("kill_switch", killSwitchKey: "kill_switch") == true, "the key itself says it is held")
+        #expect(s.served.details(FlagKey("kill_switch", default: false), base: base, now: Self.start).value)
+        let details = s.served.details(FlagKey("x", default: 0), base: base, now: Self.start)
+        #expect(details.value == 0 && details.source == .killSwitch && details.reason == .disabled)
+        // The first successful answer without a kill releases it.
+        let effects = s.apply(report(startFetch(&s), .fresh(prepared(["x": 1]), etag: nil, unknownKeys: [])), at: at())
+        #expect(effects.contains { $0.label == "releaseKill" })
+        #expect(effects.contains { if case .publish(let old, let new) = $0 { old.killed && !new.killed } else { false } })
     }
 
     @Test func aCancelledFetchEndsSilently() {

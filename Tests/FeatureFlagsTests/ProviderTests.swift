@@ -252,6 +252,60 @@ struct ProviderTests {
         offline.provider.shutdown()
     }
 
+    /// The emergency kill path: a kill holds on the device for every context and across
+    /// relaunches, until a successful fetch for the context being served says it is off.
+    @Test func aKillHoldsForEveryContextAndAcrossRelaunchesUntilTheServedContextReleasesIt() async throws {
+        var killed = ServerDocument.seedExample
+        killed.base.flags["kill_switch"] = FlagEntry(value: true)
+        let server = try FlagServer(document: killed)
+        defer { server.stop() }
+        let dir = TempDir()
+        let a = auraPersonal, b = auraBusiness
+        let c = EvaluationContext(targetingKey: "user-9", venue: "venue-7", partner: "zenithsat", planTier: "personal")
+        try seedFallback(dir, auraLinkBusiness, for: b)  // B's own stored values do not kill
+        do {
+            // Kill for A.
+            let f = try ProviderFixture(context: a, server: server, dir: dir)
+            #expect(await f.provider.refresh() != .discarded)
+            #expect(f.provider.isKillSwitchActive)
+            // Offline, identify B: still killed, although B's stored snapshot says nothing of it.
+            f.reachability.set(false)
+            f.provider.identify(b)
+            #expect(f.provider.snapshot.flags["plan_themeColor"]?.value == "#2C3E50", "B's Last-Known-Good is served")
+            #expect(f.provider.isKillSwitchActive)
+            #expect(f.provider.value(.themeColor) == "#000000")
+            #expect(f.provider.details(.themeColor).source == .killSwitch)
+            #expect(f.provider.bool("kill_switch", default: false))
+            // An app extension reading the same file, for any context, is killed too.
+            #expect(FallbackClient(fileURL: f.fallbackURL, context: c).isKillSwitchActive)
+            #expect(await eventually { LastKnownGoodStore(fileURL: f.fallbackURL).killHold != nil })
+            f.provider.shutdown()
+        }
+        // Relaunch offline as C, which has nothing stored: still killed.
+        let relaunched = try ProviderFixture(context: c, reachable: false, server: server, dir: dir)
+        #expect(relaunched.provider.isKillSwitchActive)
+        #expect(relaunched.provider.value(.themeColor) == "#000000")
+        #expect(relaunched.provider.recentEvents.contains(.killSwitch(active: true)))
+        // A fetch for C without the kill: released.
+        server.document = .seedExample
+        relaunched.reachability.set(true)
+        #expect(await relaunched.provider.refresh() != .discarded)
+        #expect(!relaunched.provider.isKillSwitchActive)
+        #expect(relaunched.provider.value(.themeColor) == "#2ECC71")
+        #expect(relaunched.provider.recentEvents.contains(.killSwitch(active: false)))
+        #expect(await eventually { LastKnownGoodStore(fileURL: relaunched.fallbackURL).killHold == nil })
+        relaunched.provider.shutdown()
+        // Released for the device: B offline is served its own values; A's own stored answer
+        // still kills A until A's service says otherwise.
+        let offlineB = try ProviderFixture(context: b, reachable: false, server: server, dir: dir)
+        #expect(!offlineB.provider.isKillSwitchActive)
+        #expect(offlineB.provider.value(.themeColor) == "#2C3E50")
+        offlineB.provider.shutdown()
+        let offlineA = try ProviderFixture(context: a, reachable: false, server: server, dir: dir)
+        #expect(offlineA.provider.isKillSwitchActive)
+        offlineA.provider.shutdown()
+    }
+
     @Test func pollCadenceFollowsTheIntervalWithJitter() async throws {
         let f = try ProviderFixture()
         defer { f.stop() }

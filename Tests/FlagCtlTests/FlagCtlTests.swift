@@ -161,6 +161,33 @@ struct FlagCtlTests {
         #expect(cached?["value"] == "#2C3E50" && cached?["source"] == "fallback" && cached?["reason"] == "CACHED")
     }
 
+    @Test func evalHoldsAKillForEveryContextUntilTheServedContextReleasesIt() async throws {
+        var killed = ServerDocument.seedExample
+        killed.base.flags["kill_switch"] = FlagEntry(value: true)
+        let server = try FlagServer(document: killed)
+        defer { server.stop() }
+        let state = TempDir()
+        func eval(_ venue: String) async -> [String: FlagValue]? {
+            let (status, out) = await run(
+                ["eval", "--endpoint", server.flagsURL.absoluteString, "--context", "venue=\(venue)", "--state", state.path, "--json"] + budget)
+            #expect(status == 0)
+            return jsonLines(out.out).first
+        }
+        #expect(await eval("venue-7")?["kill_switch"] == true)
+        // Another venue, offline, nothing stored for it: still killed.
+        server.fault = .closeConnection
+        let offline = await eval("venue-42")
+        #expect(offline?["status"] == "ERROR" && offline?["kill_switch"] == true)
+        let (_, text) = await run(["eval", "--endpoint", server.flagsURL.absoluteString, "--context", "venue=venue-1", "--state", state.path] + budget)
+        #expect(text.out.first?.hasSuffix("KILL SWITCH ON: every flag reads its safe default") == true)
+        // The service turns it off; a fetch for the venue served releases it.
+        server.fault = nil
+        server.document = .seedExample
+        #expect(await eval("venue-42")?["kill_switch"] == false)
+        server.fault = .closeConnection
+        #expect(await eval("venue-7")?["kill_switch"] == true, "venue-7's own stored answer still kills it until it is fetched")
+    }
+
     @Test func evalTableAndTimeout() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }

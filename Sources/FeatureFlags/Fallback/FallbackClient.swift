@@ -28,8 +28,9 @@ public final class FallbackClient: FeatureFlagClient {
     ) {
         self.store = store
         var reader = LastKnownGoodReader(store: store, bundledDefaults: bundledDefaults, killSwitchKey: killSwitchKey)
-        let (prepared, source) = reader.start(with: context?.fingerprint ?? store.fingerprints.first, in: store)
-        serving = FlagServing(prepared, source: source, status: .ready, reasonOverride: .cached, base: reader.base, now: now)
+        let (prepared, source, held) = reader.start(with: context?.fingerprint ?? store.fingerprints.first, in: store)
+        serving = FlagServing(
+            prepared, source: source, status: .ready, reasonOverride: .cached, held: held, base: reader.base, now: now)
         for event in reader.events { serving.publisher.emit(event) }
         serving.publisher.emit(.ready)
     }
@@ -56,7 +57,7 @@ public final class FallbackClient: FeatureFlagClient {
     public var snapshot: FlagSnapshot { serving.snapshot }
     /// Always `READY`: a fallback serves what it has.
     public var status: ProviderStatus { serving.status }
-    /// Whether the served snapshot has the kill switch on.
+    /// Whether the kill switch is on: in the served snapshot, or held on the device.
     public var isKillSwitchActive: Bool { serving.isKillSwitchActive }
     /// Changes of served values (after ``identify(_:)``).
     public func changes() -> AsyncStream<FlagChange> { serving.publisher.changes.subscribe() }
@@ -75,7 +76,7 @@ public final class FallbackClient: FeatureFlagClient {
     public func identify(_ context: EvaluationContext) {
         let (prepared, source, problem) = LastKnownGoodReader.lastKnownGood(of: context.fingerprint, in: store, base: serving.base)
         if let problem { serving.publisher.emit(problem) }
-        serving.serve(prepared, source: source, reasonOverride: .cached)
+        serving.serve(prepared, source: source, reasonOverride: .cached, held: store.killHold != nil)
     }
 
     /// Ends the change and event streams. Idempotent.

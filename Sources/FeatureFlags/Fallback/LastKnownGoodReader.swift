@@ -41,11 +41,13 @@ struct LastKnownGoodReader {
         }
     }
 
-    /// ``lastKnownGood(of:in:base:)`` at start: a problem joins the load events.
-    mutating func start(with fingerprint: String?, in store: LastKnownGoodStore) -> (PreparedSnapshot, FlagSource) {
+    /// ``lastKnownGood(of:in:base:)`` at start, with whether the kill switch is held on the
+    /// device: a problem, and a kill, join the load events.
+    mutating func start(with fingerprint: String?, in store: LastKnownGoodStore) -> (PreparedSnapshot, FlagSource, held: Bool) {
         let (prepared, source, problem) = Self.lastKnownGood(of: fingerprint, in: store, base: base)
+        let held = store.killHold != nil
         if let problem { events.append(problem) }
-        if prepared.killed { events.append(.killSwitch(active: true)) }
-        return (prepared, source)
+        if prepared.killed || held { events.append(.killSwitch(active: true)) }
+        return (prepared, source, held)
     }
 }

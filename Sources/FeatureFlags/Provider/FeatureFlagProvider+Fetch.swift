@@ -25,7 +25,12 @@ extension FeatureFlagProvider {
         for effect in transition(.fetchEnded(report)) {
             switch effect {
             case .persist(let snapshot, let etag, let keepStoredETag, let context):
-                await persist(snapshot, etag: etag, keepStoredETag: keepStoredETag, for: context)
+                await write { store throws(LastKnownGoodStore.WriteError) in
+                    let tag = keepStoredETag ? store.lastKnownGood(for: context)?.etag : etag
+                    try store.save(snapshot, etag: tag, for: context)
+                }
+            case .holdKill(let hold):
+                await write { store throws(LastKnownGoodStore.WriteError) in try store.setKillHold(hold) }
             case .complete(let waiters, let outcome, let latency):
                 if let latency {
                     let event = FlagEvent.fetchCompleted(latencyMilliseconds: Int(latency.milliseconds), outcome: outcome)
@@ -149,15 +154,14 @@ extension FeatureFlagProvider {
             : report(.confirmed(prepared), members: kept)
     }
 
-    /// Writes to the store on the I/O queue (blocking file I/O never runs on Swift's
+    /// Runs a write to the store on the I/O queue (blocking file I/O never runs on Swift's
     /// cooperative threads); a failure is reported once.
-    func persist(_ snapshot: FlagSnapshot, etag: EntityTag?, keepStoredETag: Bool, for context: EvaluationContext) async {
+    func write(_ body: @escaping @Sendable (LastKnownGoodStore) throws(LastKnownGoodStore.WriteError) -> Void) async {
         let store = self.store
         let failure: LastKnownGoodStore.WriteError? = await withCheckedContinuation { continuation in
             io.async {
                 do throws(LastKnownGoodStore.WriteError) {
-                    let tag = keepStoredETag ? store.lastKnownGood(for: context)?.etag : etag
-                    try store.save(snapshot, etag: tag, for: context)
+                    try body(store)
                     continuation.resume(returning: nil)
                 } catch {
                     continuation.resume(returning: error)

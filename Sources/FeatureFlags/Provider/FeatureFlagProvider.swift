@@ -72,10 +72,11 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         var reader = LastKnownGoodReader(
             store: store, bundledDefaults: configuration.bundledDefaults, killSwitchKey: configuration.killSwitchKey)
         base = reader.base
-        let (lastKnownGood, source) = reader.start(with: context.fingerprint, in: store)
+        let (lastKnownGood, source, held) = reader.start(with: context.fingerprint, in: store)
         cell = Locked(
             ProviderState(
-                context: context, served: ServedState(lastKnownGood, source: source, status: .notReady, reasonOverride: .cached),
+                context: context,
+                served: ServedState(lastKnownGood, source: source, status: .notReady, reasonOverride: .cached, held: held),
                 pathUp: reachability.isReachable, configuration: configuration, base: base, random: random))
         for event in reader.events { publisher.emit(event) }
     }
@@ -104,7 +105,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// The status now (see the type's documentation for the lifecycle).
     public var status: ProviderStatus { cell.withLock { $0.served.status } }
     /// Whether the kill switch is on.
-    public var isKillSwitchActive: Bool { cell.withLock { $0.served.prepared.killed } }
+    public var isKillSwitchActive: Bool { cell.withLock { $0.served.killed } }
     /// Changes of served values.
     public func changes() -> AsyncStream<FlagChange> { publisher.changes.subscribe() }
     /// Lifecycle and diagnostics; a new stream first receives the last 32 events.
@@ -218,7 +219,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
                 wakeup.fire()
             case .keepMembers(let members, let identity):
                 store.keepMembers(members, of: identity.fingerprint)
-            case .persist:
+            case .persist, .holdKill:
                 deferred.append(effect)
             case .complete(let waiters, .updated, let latency):
                 deferred.append(.complete(waiters, changed.isEmpty ? .unchanged : .updated(changed), latency: latency))

@@ -81,7 +81,7 @@ extension ProviderState {
         var effects = dropFlight()
         if let problem { effects.append(.emit(problem)) }
         let old = served.serve(lastKnownGood, source: source, status: .reconciling, reasonOverride: .cached)
-        effects += [.publish(from: old, to: lastKnownGood), .emit(.reconciling), .wake]
+        effects += [.publish(from: old, to: served.effective), .emit(.reconciling), .wake]
         return effects
     }
 
@@ -123,9 +123,10 @@ extension ProviderState {
         case .rejected(let rejections):
             return rejected(rejections, at: time) + [.complete(waiters, .rejected(rejections.flatMap(\.violations)), latency: latency)]
         case .confirmed(let prepared):
-            return keep(report.members) + succeeded(prepared) + [.complete(waiters, .unchanged, latency: latency)]
+            return keep(report.members) + succeeded(prepared, at: time) + [.complete(waiters, .unchanged, latency: latency)]
         case .fresh(let prepared, let etag, let unknownKeys):
-            var effects = keep(report.members) + succeeded(prepared, activated: (prepared.snapshot.version, latency, unknownKeys))
+            var effects = keep(report.members)
+                + succeeded(prepared, activated: (prepared.snapshot.version, latency, unknownKeys), at: time)
             effects.append(.persist(prepared.snapshot, etag: etag, keepStoredETag: false, for: context))
             effects.append(.complete(waiters, .updated([]), latency: latency))
             return effects
@@ -136,23 +137,34 @@ extension ProviderState {
         members.map { [.keepMembers($0, of: context)] } ?? []
     }
 
-    /// Serves `prepared` from the network, `READY`, and clears the failure bookkeeping.
+    /// Serves `prepared` from the network, `READY`, and clears the failure bookkeeping. The
+    /// served context's own answer decides the kill hold: on if it kills, released if not.
     private mutating func succeeded(
-        _ prepared: PreparedSnapshot, activated: (version: String?, latency: Duration, unknownKeys: [String])? = nil
+        _ prepared: PreparedSnapshot, activated: (version: String?, latency: Duration, unknownKeys: [String])? = nil,
+        at time: ProviderTime
     ) -> [ProviderEffect] {
         failures = 0
         retryNotBefore = nil
         lastError = nil
         let previous = served.status
         let old = served.serve(prepared, source: .network, status: .ready, reasonOverride: nil)
-        var effects: [ProviderEffect] = [.publish(from: old, to: prepared)]
+        let hold = holdKill(prepared.killed, at: time)
+        var effects: [ProviderEffect] = [.publish(from: old, to: served.effective)]
         if let activated {
             effects.append(.emit(.activated(version: activated.version, latencyMilliseconds: Int(activated.latency.milliseconds))))
             if !activated.unknownKeys.isEmpty { effects.append(.emit(.unknownKeys(Array(Set(activated.unknownKeys)).sorted()))) }
         }
         if previous != .ready { effects.append(.emit(.ready)) }
         if previous == .reconciling { effects.append(.emit(.contextChanged)) }
-        return effects + releaseSettleWaiters()
+        return effects + releaseSettleWaiters() + hold
+    }
+
+    /// Holds the kill switch on the device (`on`) or releases it; the effect writes it to the
+    /// store when it changed.
+    private mutating func holdKill(_ on: Bool, at time: ProviderTime) -> [ProviderEffect] {
+        guard served.held != on else { return [] }
+        served.held = on
+        return [.holdKill(on ? KillHold(since: time.date, context: context.fingerprint) : nil)]
     }
 
     /// The service answered, but with payloads that broke the schema: the Last-Known-Good
@@ -167,11 +179,12 @@ extension ProviderState {
         }
         var overlay: PreparedSnapshot?
         var persist: [ProviderEffect] = []
+        if rejections.contains(where: \.killSwitchOn) { persist += holdKill(true, at: time) }
         if rejections.contains(where: \.killSwitchOn), !served.prepared.killed {
             // Rare, and never on the read path's behalf: preparing under the lock is acceptable here.
             let killed = served.prepared.snapshot.withKillSwitch(base.killSwitchKey, for: context, at: time.date)
             overlay = base.prepare(killed)
-            persist = [.persist(killed, etag: nil, keepStoredETag: true, for: context)]
+            persist.append(.persist(killed, etag: nil, keepStoredETag: true, for: context))
         }
         let reason = Self.describe(rejections.flatMap(\.violations))
         return reports + fallBack(reason: reason, forcing: nil, overlay: overlay, at: time) + persist
@@ -203,10 +216,10 @@ extension ProviderState {
     ) -> [ProviderEffect] {
         var effects: [ProviderEffect] = []
         if let overlay {
-            let old = served.prepared
+            let old = served.effective
             served.prepared = overlay
             if served.source == .codeDefault { served.source = .fallback }
-            effects.append(.publish(from: old, to: overlay))
+            effects.append(.publish(from: old, to: served.effective))
         }
         let snapshot = served.prepared.snapshot
         let expired = served.source != .codeDefault && snapshot.isExpired(at: time.date)

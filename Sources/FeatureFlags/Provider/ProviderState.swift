@@ -196,6 +196,9 @@ enum ProviderEffect: Sendable {
     case wake
     /// Keep a merged identity's member snapshots in the store (memory only).
     case keepMembers([String: StoredFlags], of: EvaluationContext)
+    /// Hold the kill switch on the device (or release it, with nil): written to the store by
+    /// the fetch's task, like ``persist(_:etag:keepStoredETag:for:)``.
+    case holdKill(KillHold?)
     /// Write to the Last-Known-Good store (run by the fetch's task, off the lock and off the
     /// caller's thread, before ``complete(_:_:latency:)``).
     case persist(FlagSnapshot, etag: EntityTag?, keepStoredETag: Bool, for: EvaluationContext)
@@ -216,6 +219,7 @@ enum ProviderEffect: Sendable {
         case .resume: return "resume"
         case .wake: return "wake"
         case .keepMembers: return "keepMembers"
+        case .holdKill(let hold): return hold == nil ? "releaseKill" : "holdKill"
         case .persist: return "persist"
         case .complete(_, let outcome, let latency): return "complete \(outcome.name)\(latency == nil ? " silently" : "")"
         case .stop: return "stop"

@@ -16,12 +16,13 @@ package final class FlagServing: Sendable {
     /// Serving `prepared` (prepared by `base`) from `source` with `status`.
     package init(
         _ prepared: PreparedSnapshot, source: FlagSource, status: ProviderStatus, reasonOverride: FlagReason? = nil,
-        base: ServingBase, now: @escaping @Sendable () -> Date, eventHandler: (@Sendable (FlagEvent) -> Void)? = nil
+        held: Bool = false, base: ServingBase, now: @escaping @Sendable () -> Date,
+        eventHandler: (@Sendable (FlagEvent) -> Void)? = nil
     ) {
         self.base = base
         self.clock = now
         self.publisher = FlagPublisher(handler: eventHandler)
-        self.state = Locked(ServedState(prepared, source: source, status: status, reasonOverride: reasonOverride))
+        self.state = Locked(ServedState(prepared, source: source, status: status, reasonOverride: reasonOverride, held: held))
     }
 
     /// The raw value a read of `name` starts from.
@@ -46,17 +47,22 @@ package final class FlagServing: Sendable {
     /// The status now.
     package var status: ProviderStatus { state.withLock { $0.status } }
     /// Whether the kill switch is on now.
-    package var isKillSwitchActive: Bool { state.withLock { $0.prepared.killed } }
+    package var isKillSwitchActive: Bool { state.withLock { $0.killed } }
 
-    /// Serves `next` (prepared by ``base``) from `source` from now on (with `status`, when
-    /// given), then reports the flags whose values changed. Returns them.
+    /// Serves `next` (prepared by ``base``) from `source` from now on (with `status`, and the
+    /// kill hold `held`, when given), then reports the flags whose values changed. Returns them.
     @discardableResult
     package func serve(
-        _ next: PreparedSnapshot, source: FlagSource, status: ProviderStatus? = nil, reasonOverride: FlagReason?
+        _ next: PreparedSnapshot, source: FlagSource, status: ProviderStatus? = nil, reasonOverride: FlagReason?,
+        held: Bool? = nil
     ) -> Set<String> {
         writers.withLock { _ in
-            let old = state.withLock { $0.serve(next, source: source, status: status, reasonOverride: reasonOverride) }
-            let keys = publisher.publish(from: old, to: next, base: base)
+            let (old, new) = state.withLock { s in
+                let old = s.serve(next, source: source, status: status, reasonOverride: reasonOverride)
+                if let held { s.held = held }
+                return (old, s.effective)
+            }
+            let keys = publisher.publish(from: old, to: new, base: base)
             if !keys.isEmpty { state.withLock { $0.valuesChanged() } }
             return keys
         }

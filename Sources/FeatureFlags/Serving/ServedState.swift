@@ -37,6 +37,12 @@ package struct PreparedSnapshot: Sendable {
 
     /// No flags: code defaults (and bundled defaults, once prepared by a base).
     package static let empty = PreparedSnapshot(snapshot: .empty, values: [:], killed: false)
+
+    /// The same values, killed when `held` (the kill switch held on the device) even if the
+    /// snapshot itself does not say so.
+    package func holding(_ held: Bool) -> PreparedSnapshot {
+        held && !killed ? PreparedSnapshot(snapshot: snapshot, values: values, killed: true) : self
+    }
 }
 
 /// What a client serves at one instant — values, where they come from, the status — replaced
@@ -51,24 +57,37 @@ package struct ServedState: Sendable {
     package var status: ProviderStatus
     /// Set while serving cached or stale data: every snapshot value reports this reason.
     package var reasonOverride: FlagReason?
+    /// The kill switch held on the device (``KillHold``): reads are killed even when the
+    /// snapshot served does not say so.
+    package var held: Bool
     /// Flags whose unknown list members were reported since the values last changed.
     package var unknownReported: Set<String> = []
 
     /// Serving `prepared` from `source` with `status`.
-    package init(_ prepared: PreparedSnapshot, source: FlagSource, status: ProviderStatus, reasonOverride: FlagReason? = nil) {
+    package init(
+        _ prepared: PreparedSnapshot, source: FlagSource, status: ProviderStatus, reasonOverride: FlagReason? = nil,
+        held: Bool = false
+    ) {
         self.prepared = prepared
         self.source = source
         self.status = status
         self.reasonOverride = reasonOverride
+        self.held = held
     }
 
+    /// Whether reads are killed now: by the snapshot or by the hold.
+    package var killed: Bool { prepared.killed || held }
+
+    /// What readers get: the snapshot's values, killed by the hold too.
+    package var effective: PreparedSnapshot { prepared.holding(held) }
+
     /// Serves `next` from `source` with the given reason; the status is kept unless given.
-    /// Returns what was served before, for the change notification.
+    /// Returns what readers got before, for the change notification.
     @discardableResult
     package mutating func serve(
         _ next: PreparedSnapshot, source: FlagSource, status: ProviderStatus? = nil, reasonOverride: FlagReason?
     ) -> PreparedSnapshot {
-        let old = prepared
+        let old = effective
         prepared = next
         self.source = source
         if let status { self.status = status }
@@ -78,14 +97,18 @@ package struct ServedState: Sendable {
 
     /// The status and labels.
     package var labels: ServedLabels {
-        ServedLabels(status: status, source: source, reasonOverride: reasonOverride, killed: prepared.killed)
+        ServedLabels(status: status, source: source, reasonOverride: reasonOverride, killed: killed)
     }
 
     /// The non-generic half of a read: the flag's value, or nil when the kill switch is on
     /// (and `name` is not the kill-switch key), the flag is missing or it carries no value.
+    /// While the kill is held, the kill-switch key itself reads `true`.
     @inline(__always)
     package func lookup(_ name: String, killSwitchKey: String) -> FlagValue? {
-        if prepared.killed, name != killSwitchKey { return nil }
+        if prepared.killed || held {
+            if name != killSwitchKey { return nil }
+            if held { return .bool(true) }
+        }
         return prepared.values[name]
     }
 
@@ -96,10 +119,14 @@ package struct ServedState: Sendable {
         let entry = snapshot.flags[key.name] ?? base.defaults[key.name]
         let version = snapshot.version
         let age = source == .codeDefault ? nil : snapshot.age(at: now)
-        if prepared.killed, key.name != base.killSwitchKey {
+        if killed, key.name != base.killSwitchKey {
             return FlagDetails(
                 key: key.name, value: key.defaultValue, reason: .disabled, source: .killSwitch,
                 snapshotVersion: version, age: age)
+        }
+        if held, key.name == base.killSwitchKey, let on = key.convert(.bool(true)) {
+            return FlagDetails(
+                key: key.name, value: on, reason: .disabled, source: .killSwitch, snapshotVersion: version, age: age)
         }
         guard let entry else {
             let code: FlagErrorCode = status == .notReady ? .providerNotReady : .flagNotFound

@@ -121,6 +121,18 @@ public final class LastKnownGoodStore: Sendable {
     /// Fingerprints of the stored contexts, most recently used first.
     var fingerprints: [String] { state.withLock { $0.content.fingerprints } }
 
+    /// The kill switch held on this device, if a service turned it on and no successful fetch
+    /// for the context served has turned it off since.
+    package var killHold: KillHold? { state.withLock { $0.content.killHold } }
+
+    /// Holds the kill switch on the device (`hold`) or releases it (nil), and writes the file.
+    /// Nothing is written when nothing changes.
+    package func setKillHold(_ hold: KillHold?) throws(WriteError) {
+        let unchanged = state.withLock { ($0.content.killHold != nil) == (hold != nil) }
+        if unchanged { return }
+        try commit { $0.killHold = hold }
+    }
+
     /// The members' snapshots last kept for the merged identity `identity`.
     func members(of identity: String) -> [String: StoredFlags] {
         state.withLock { s in s.members?.identity == identity ? s.members?.flags ?? [:] : [:] }
@@ -184,7 +196,7 @@ public final class LastKnownGoodStore: Sendable {
             for fingerprint in touches { written.touch(fingerprint) }
             _ = written.takeTouches()
             for change in batch { change.apply(&written) }
-            try FileIO.writeAtomically(FallbackFileFormat.encode(written.entries), to: path)
+            try FileIO.writeAtomically(FallbackFileFormat.encode(written.fileEntries), to: path)
             let done = Set(batch.map(\.sequence))
             state.withLock { s in
                 s.unwritten.removeAll { done.contains($0.sequence) }

@@ -5,6 +5,8 @@ struct StoreContent {
     let path: String
     let capacity: Int
     private(set) var entries: [FallbackFileFormat.Entry] = []
+    /// The kill switch held on the device, if any (a reserved entry in the file).
+    var killHold: KillHold?
     private var decoded: [String: StoredFlags] = [:]
     /// Set when an unusable file could not be moved aside: writing would destroy it.
     private(set) var writeBlockedReason: String?
@@ -38,8 +40,7 @@ struct StoreContent {
             return (content, outcome)
         }
         do {
-            let all = try FallbackFileFormat.decode(bytes)
-            content.entries = Array(all.prefix(content.capacity))
+            content.take(try FallbackFileFormat.decode(bytes))
             return (content, .loaded(contexts: content.entries.count, bytes: bytes.count))
         } catch {
             let outcome = content.setAside(reason: error.description)
@@ -130,11 +131,26 @@ struct StoreContent {
             return fresh
         }
         if let all = try? FallbackFileFormat.decode(bytes) {
-            fresh.entries = Array(all.prefix(capacity))
+            fresh.take(all)
         } else {
             try FileIO.move(path, to: quarantinePath)
         }
         return fresh
+    }
+
+    /// Takes the entries read from a file: the kill hold apart, the contexts up to capacity.
+    private mutating func take(_ all: [FallbackFileFormat.Entry]) {
+        var contexts = all
+        if let index = contexts.firstIndex(where: { $0.fingerprint == KillHold.entryName }) {
+            killHold = KillHold.decode(contexts.remove(at: index).payload)
+        }
+        entries = Array(contexts.prefix(capacity))
+    }
+
+    /// The entries to write: the contexts, then the kill hold if there is one.
+    var fileEntries: [FallbackFileFormat.Entry] {
+        guard let killHold else { return entries }
+        return entries + [.init(fingerprint: KillHold.entryName, payload: ArraySlice(killHold.encoded()))]
     }
 
     /// Takes `written`'s entries (what is on disk now), keeping decoded snapshots whose bytes
@@ -147,6 +163,7 @@ struct StoreContent {
             }
         }
         entries = written.entries
+        killHold = written.killHold
         decoded = keep.filter { key, _ in entries.contains { $0.fingerprint == key } }
         for fingerprint in pendingTouches { touchInPlace(fingerprint) }
     }
