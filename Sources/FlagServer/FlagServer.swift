@@ -288,7 +288,7 @@ public final class FlagServer: Sendable {
             s.log.append(record)
             return (record.index, fault, s.latency, s.document, s.revision)
         }
-        let responder = Responder(fd: fd, stopFD: stopPipe.read) { [state] status, bodyBytes, headBytes in
+        let responder = Responder(fd: fd, stopFD: stopPipe.read, closing: !request.keepAlive) { [state] status, bodyBytes, headBytes in
             let elapsed = ContinuousClock.now - started
             state.withLock { s in
                 guard index < s.log.count else { return }

@@ -19,8 +19,8 @@ struct HTTPRequest {
     var body: [UInt8]
     /// Request line, headers and body as received.
     var wireBytes: Int
-
-    var keepAlive: Bool { headers["connection"]?.lowercased() != "close" }
+    /// Whether the connection stays open after the answer (RFC 9112 §9.3).
+    var keepAlive: Bool
 }
 
 /// Reads requests from one connection with limits on header and body size.
@@ -67,23 +67,16 @@ struct HTTPReader {
         }
         guard let end = headerEnd else { return .closed }
         if end > maxHeaderBytes { return .reject(status: 431, reason: "header section too large") }
-        let head = String(decoding: buffer[0..<end], as: UTF8.self)
+        let parsed = HTTPRequestHead.parse(buffer[0..<end])
         let headBytes = end + 4
         buffer.removeFirst(end + 4)
-        var lines = head.components(separatedBy: "\r\n")
-        let requestLine = lines.removeFirst().split(separator: " ")
-        guard requestLine.count == 3, requestLine[2].hasPrefix("HTTP/1.") else {
-            return .reject(status: 400, reason: "malformed request line")
+        let head: HTTPRequestHead
+        switch parsed {
+        case .success(let value): head = value
+        case .failure(let rejection): return .reject(status: rejection.status, reason: rejection.reason)
         }
-        var headers: [String: String] = [:]
-        for line in lines where !line.isEmpty {
-            guard let colon = line.firstIndex(of: ":") else { return .reject(status: 400, reason: "malformed header") }
-            let name = line[..<colon].lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            headers[name] = headers[name].map { $0 + ", " + value } ?? value
-        }
-        if headers["transfer-encoding"] != nil { return .reject(status: 501, reason: "chunked request bodies are not supported") }
-        let length = Int(headers["content-length"] ?? "0") ?? -1
+        if head.headers["transfer-encoding"] != nil { return .reject(status: 501, reason: "chunked request bodies are not supported") }
+        let length = Int(head.headers["content-length"] ?? "0") ?? -1
         guard length >= 0 else { return .reject(status: 400, reason: "bad Content-Length") }
         guard length <= maxBodyBytes else { return .reject(status: 413, reason: "request body too large") }
         while buffer.count < length {
@@ -91,28 +84,10 @@ struct HTTPReader {
         }
         let body = Array(buffer[0..<length])
         buffer.removeFirst(length)
-        let target = String(requestLine[1])
-        let (path, query) = Self.splitTarget(target)
         return .request(
             HTTPRequest(
-                method: String(requestLine[0]), path: path, query: query, headers: headers, body: body,
-                wireBytes: headBytes + length))
-    }
-
-    static func splitTarget(_ target: String) -> (String, [String: String]) {
-        guard let mark = target.firstIndex(of: "?") else { return (percentDecode(target), [:]) }
-        var query: [String: String] = [:]
-        for pair in target[target.index(after: mark)...].split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            let name = percentDecode(String(parts[0]).replacingOccurrences(of: "+", with: " "))
-            let value = parts.count > 1 ? percentDecode(String(parts[1]).replacingOccurrences(of: "+", with: " ")) : ""
-            query[name] = value
-        }
-        return (percentDecode(String(target[..<mark])), query)
-    }
-
-    static func percentDecode(_ text: String) -> String {
-        text.removingPercentEncoding ?? text
+                method: head.method, path: head.path, query: head.query, headers: head.headers, body: body,
+                wireBytes: headBytes + length, keepAlive: head.keepAlive))
     }
 
     static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {

@@ -19,6 +19,8 @@ struct Responder {
 
     let fd: Int32
     let stopFD: Int32
+    /// Whether the connection closes after this answer: every head then says `Connection: close`.
+    let closing: Bool
     /// Called with the status and planned body size just before the status line goes out,
     /// so the request log is up to date by the time the client reads the answer.
     let announce: (_ status: Int, _ bodyBytes: Int, _ headBytes: Int) -> Void
@@ -28,6 +30,11 @@ struct Responder {
     private func send(status: Int, head: [UInt8], body: ArraySlice<UInt8> = [], bodyBytes: Int) -> Bool {
         announce(status, bodyBytes, head.count)
         return Socket.send(fd, head + body)
+    }
+
+    /// A response head, with `Connection: close` when the connection closes after it.
+    private func head(status: Int, headers: [(String, String)]) -> [UInt8] {
+        HTTPResponse.head(status: status, headers: closing ? headers + [("Connection", "close")] : headers)
     }
 
     /// The strong entity tag of a body.
@@ -45,7 +52,7 @@ struct Responder {
 
     func json(status: Int, _ members: [String: FlagValue], extra: [(String, String)] = []) -> Outcome {
         let body = FlagJSON.bytes(.object(members))
-        let head = HTTPResponse.head(
+        let head = head(
             status: status, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")] + extra)
         let sent = send(status: status, head: head, body: body[...], bodyBytes: body.count)
         return Outcome(status: status, bytes: sent ? body.count : 0, keepOpen: sent)
@@ -54,10 +61,10 @@ struct Responder {
     func document(body: [UInt8], etag tag: String, ifNoneMatch: String?) -> Outcome {
         if Self.matches(ifNoneMatch, tag) {
             let sent = send(
-                status: 304, head: HTTPResponse.head(status: 304, headers: [("ETag", tag), ("Content-Length", "0")]), bodyBytes: 0)
+                status: 304, head: head(status: 304, headers: [("ETag", tag), ("Content-Length", "0")]), bodyBytes: 0)
             return Outcome(status: 304, bytes: 0, keepOpen: sent)
         }
-        let head = HTTPResponse.head(
+        let head = head(
             status: 200,
             headers: [
                 ("Content-Type", "application/json"), ("Content-Length", "\(body.count)"), ("ETag", tag),
@@ -78,39 +85,39 @@ struct Responder {
             let extra = retryAfter.map { [("Retry-After", $0)] } ?? []
             return json(status: status, ["error": .string("injected status \(status)")], extra: extra)
         case .body(let body):
-            let head = HTTPResponse.head(
+            let head = head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")])
             let sent = send(status: 200, head: head, body: body[...], bodyBytes: body.count)
             return Outcome(status: 200, bytes: sent ? body.count : 0, keepOpen: sent)
         case .garbageBody:
             let body = Array("<html>this is not a flag document".utf8)
-            let head = HTTPResponse.head(
+            let head = head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")])
             let sent = send(status: 200, head: head, body: body[...], bodyBytes: body.count)
             return Outcome(status: 200, bytes: sent ? body.count : 0, keepOpen: sent)
         case .stallMidBody:
             let body = document.jsonBytes()
             let half = Array(body[0..<(body.count / 2)])
-            let head = HTTPResponse.head(
+            let head = head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")])
             guard send(status: 200, head: head, body: half[...], bodyBytes: half.count) else { return Outcome(status: 200, bytes: 0, keepOpen: false) }
             Socket.holdUntilClosed(fd, stopFD: stopFD)
             return Outcome(status: 200, bytes: half.count, keepOpen: false)
         case .oversizedBody(let size):
-            let head = HTTPResponse.head(
+            let head = head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(size)")])
             guard send(status: 200, head: head, bodyBytes: size) else { return Outcome(status: 200, bytes: 0, keepOpen: false) }
             let sent = sendFiller(size) { Socket.send(fd, $0) }
             return Outcome(status: 200, bytes: sent, keepOpen: sent == size)
         case .oversizedChunkedBody(let size):
-            let head = HTTPResponse.head(
+            let head = head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")])
             guard send(status: 200, head: head, bodyBytes: size) else { return Outcome(status: 200, bytes: 0, keepOpen: false) }
             let sent = sendFiller(size) { Socket.send(fd, Self.chunk($0)) }
             let ended = sent == size && Socket.send(fd, Array("0\r\n\r\n".utf8))
             return Outcome(status: 200, bytes: sent, keepOpen: ended)
         case .endlessChunkedBody:
-            let head = HTTPResponse.head(
+            let head = head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")])
             guard send(status: 200, head: head + Self.chunk(Array("{\"flags\":{".utf8)), bodyBytes: 10) else {
                 return Outcome(status: 200, bytes: 0, keepOpen: false)

@@ -1,0 +1,123 @@
+import Foundation
+
+/// A request's head — request line and header fields — parsed defensively (RFC 9112 §2–3,
+/// §5, §9.3): any bytes give a head or a rejection with a status, never a crash. Depends on
+/// Foundation only, so the fuzzer compiles it alone (`.ci/fuzz request`).
+struct HTTPRequestHead: Equatable, Sendable {
+    /// The method, e.g. `GET`.
+    var method: String
+    /// The path, percent-decoded, without the query.
+    var path: String
+    /// Query parameters, percent-decoded (`+` is a space); pairs without a name are skipped.
+    var query: [String: String]
+    /// Header fields with lower-cased names; repeated fields joined with `, `.
+    var headers: [String: String]
+    /// `1` for HTTP/1.1, `0` for HTTP/1.0.
+    var minorVersion: Int
+
+    /// Why a head was refused, and the status to answer.
+    struct Rejection: Error, Equatable, Sendable {
+        let status: Int
+        let reason: String
+    }
+
+    /// Whether the connection stays open after the answer (RFC 9112 §9.3): HTTP/1.1 unless
+    /// `Connection` has the `close` option; HTTP/1.0 only with the `keep-alive` option.
+    var keepAlive: Bool {
+        let options = Set((headers["connection"] ?? "").split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        })
+        if options.contains("close") { return false }
+        return minorVersion >= 1 || options.contains("keep-alive")
+    }
+
+    /// Parses the bytes before the blank line that ends a head.
+    static func parse(_ bytes: ArraySlice<UInt8>) -> Result<HTTPRequestHead, Rejection> {
+        var lines = split(bytes)
+        guard !lines.isEmpty else { return .failure(Rejection(status: 400, reason: "empty request")) }
+        let requestLine = lines.removeFirst()
+        let parts = requestLine.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty, parts[0].allSatisfy(isTokenByte) else {
+            return .failure(Rejection(status: 400, reason: "malformed request line"))
+        }
+        let version = String(decoding: parts[2], as: UTF8.self)
+        let minor: Int
+        switch version {
+        case "HTTP/1.1": minor = 1
+        case "HTTP/1.0": minor = 0
+        default:
+            if version.hasPrefix("HTTP/") { return .failure(Rejection(status: 505, reason: "HTTP version not supported")) }
+            return .failure(Rejection(status: 400, reason: "malformed request line"))
+        }
+        guard parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            return .failure(Rejection(status: 400, reason: "malformed request target"))
+        }
+        guard let (path, query) = splitTarget(String(decoding: parts[1], as: UTF8.self)) else {
+            return .failure(Rejection(status: 400, reason: "malformed request target"))
+        }
+        var headers: [String: String] = [:]
+        for line in lines {
+            if line.first == UInt8(ascii: " ") || line.first == UInt8(ascii: "\t") {
+                return .failure(Rejection(status: 400, reason: "obsolete line folding"))
+            }
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else {
+                return .failure(Rejection(status: 400, reason: "malformed header field"))
+            }
+            let name = line[line.startIndex..<colon]
+            guard !name.isEmpty, name.allSatisfy(isTokenByte) else {
+                return .failure(Rejection(status: 400, reason: "malformed header field name"))
+            }
+            let key = String(decoding: name, as: UTF8.self).lowercased()
+            let value = String(decoding: line[line.index(after: colon)...], as: UTF8.self).trimmingCharacters(in: .whitespaces)
+            headers[key] = headers[key].map { $0 + ", " + value } ?? value
+        }
+        return .success(HTTPRequestHead(method: String(decoding: parts[0], as: UTF8.self), path: path, query: query, headers: headers, minorVersion: minor))
+    }
+
+    /// The path and query of an origin-form target (`/path?a=1&b`), or an absolute-form one
+    /// (`http://host/path`); nil for anything else.
+    static func splitTarget(_ target: String) -> (path: String, query: [String: String])? {
+        var rest = Substring(target)
+        if rest.hasPrefix("http://") || rest.hasPrefix("https://") {
+            let afterScheme = rest[rest.index(rest.startIndex, offsetBy: rest.hasPrefix("http://") ? 7 : 8)...]
+            rest = afterScheme.firstIndex(of: "/").map { afterScheme[$0...] } ?? "/"
+        }
+        guard rest.first == "/" else { return nil }
+        let mark = rest.firstIndex(of: "?")
+        let path = decode(mark.map { rest[..<$0] } ?? rest)
+        var query: [String: String] = [:]
+        if let mark {
+            for pair in rest[rest.index(after: mark)...].split(separator: "&", omittingEmptySubsequences: true) {
+                let nameAndValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = decode(nameAndValue[0], plusIsSpace: true)
+                guard !name.isEmpty else { continue }
+                query[name] = nameAndValue.count > 1 ? decode(nameAndValue[1], plusIsSpace: true) : ""
+            }
+        }
+        return (path, query)
+    }
+
+    /// Percent-decoded text; text whose escapes are invalid stays as sent.
+    static func decode(_ text: Substring, plusIsSpace: Bool = false) -> String {
+        let plain = plusIsSpace ? text.replacingOccurrences(of: "+", with: " ") : String(text)
+        return plain.removingPercentEncoding ?? plain
+    }
+
+    /// RFC 9110 `tchar`.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+        }
+    }
+
+    /// The lines of a head, split at CRLF (a bare LF is accepted as a line end, as RFC 9112
+    /// §2.2 allows).
+    private static func split(_ bytes: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
+        bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { line in
+            line.last == UInt8(ascii: "\r") ? line.dropLast() : line
+        }
+    }
+}

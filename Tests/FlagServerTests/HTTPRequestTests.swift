@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import FlagServer
+
+/// The server's request parsing: any request target and any head give an answer, never a
+/// crash (the query `?=` used to kill the process), and connections follow RFC 9112 §9.3.
+@Suite("HTTP requests")
+struct HTTPRequestTests {
+    func head(_ text: String) -> Result<HTTPRequestHead, HTTPRequestHead.Rejection> {
+        HTTPRequestHead.parse(ArraySlice(Array(text.utf8)))
+    }
+
+    @Test func queriesOfEveryShapeParse() throws {
+        let cases: [(String, [String: String])] = [
+            ("/flags?=", [:]), ("/flags?==", [:]), ("/flags?&&", [:]), ("/flags?=x", [:]), ("/flags?", [:]),
+            ("/flags?a", ["a": ""]), ("/flags?a=", ["a": ""]), ("/flags?a==b", ["a": "=b"]), ("/flags?a=1&a=2", ["a": "2"]),
+            ("/flags?a=%ZZ", ["a": "%ZZ"]), ("/flags?%=1", ["%": "1"]), ("/flags?x=a+b%20c", ["x": "a b c"]),
+        ]
+        for (target, query) in cases {
+            let parsed = try #require(HTTPRequestHead.splitTarget(target), "\(target)")
+            #expect(parsed.path == "/flags", "\(target)")
+            #expect(parsed.query == query, "\(target)")
+        }
+        #expect(HTTPRequestHead.splitTarget("http://host:8080/flags?a=1")?.query == ["a": "1"])
+        #expect(HTTPRequestHead.splitTarget("http://host")?.path == "/")
+        for bad in ["flags", "*", "", "?a=1", "ftp://x/y"] { #expect(HTTPRequestHead.splitTarget(bad) == nil, "\(bad)") }
+    }
+
+    @Test func malformedHeadsAreRejectedWithAStatus() {
+        let cases: [(String, Int)] = [
+            ("", 400), ("GET", 400), ("GET /flags", 400), ("GET  /flags HTTP/1.1", 400), ("GET /flags HTTP/1.1 extra", 400),
+            ("GET /flags HTTP/2.0", 505), ("GET /flags HTTX/1.1", 400), ("G(T /flags HTTP/1.1", 400),
+            ("GET /fl\u{7F}ags HTTP/1.1", 400), ("GET flags HTTP/1.1", 400),
+            ("GET /flags HTTP/1.1\r\nNo colon here", 400), ("GET /flags HTTP/1.1\r\n: empty name", 400),
+            ("GET /flags HTTP/1.1\r\nBad Name: x", 400), ("GET /flags HTTP/1.1\r\nHost : x", 400),
+            ("GET /flags HTTP/1.1\r\nHost: x\r\n folded", 400),
+        ]
+        for (text, status) in cases {
+            guard case .failure(let rejection) = head(text) else {
+                Issue.record("accepted \(text.debugDescription)")
+                continue
+            }
+            #expect(rejection.status == status, "\(text.debugDescription): \(rejection.reason)")
+        }
+    }
+
+    @Test func connectionFollowsRFC9112() throws {
+        func keepAlive(_ text: String) throws -> Bool { try head(text).get().keepAlive }
+        #expect(try keepAlive("GET / HTTP/1.1\r\nHost: x"))
+        #expect(try !keepAlive("GET / HTTP/1.1\r\nConnection: close"))
+        #expect(try !keepAlive("GET / HTTP/1.1\r\nConnection: close, TE"))
+        #expect(try !keepAlive("GET / HTTP/1.1\r\nConnection: TE,Close"))
+        #expect(try !keepAlive("GET / HTTP/1.1\r\nConnection: TE\r\nConnection: close"))
+        #expect(try !keepAlive("GET / HTTP/1.0"))
+        #expect(try keepAlive("GET / HTTP/1.0\r\nConnection: Keep-Alive"))
+        #expect(try !keepAlive("GET / HTTP/1.0\r\nConnection: keep-alive, close"))
+    }
+
+    /// Over a socket: the requests that used to crash the server get an answer, and it keeps
+    /// serving.
+    @Test func theServerSurvivesEveryOddTarget() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        for target in ["/flags?=", "/flags?==", "/flags?&=&", "/flags?=&=", "/flags/%.json", "/flags?partner=%FF%FE", "/%00"] {
+            let connection = try #require(RawConnection(port: server.port))
+            connection.send("GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let status = connection.status()
+            #expect(status != nil, "no answer to \(target)")
+        }
+        let check = try #require(RawConnection(port: server.port))
+        check.send("GET /flags?partner=auralink&plan_tier=business HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(check.status() == 200)
+    }
+
+    /// HTTP/1.0 without keep-alive is answered and closed at once, saying so — not held open
+    /// until the idle timeout.
+    @Test func http10ClosesAtOnceAndSaysSo() async throws {
+        let server = try FlagServer(document: .seedExample, configuration: .init(idleTimeout: .seconds(30)))
+        defer { server.stop() }
+        for request in [
+            "GET /flags?partner=auralink HTTP/1.0\r\n\r\n",
+            "GET /flags?partner=auralink HTTP/1.1\r\nHost: x\r\nConnection: close, TE\r\n\r\n",
+        ] {
+            let connection = try #require(RawConnection(port: server.port))
+            connection.send(request)
+            let clock = ContinuousClock()
+            let start = clock.now
+            let answer = connection.receive(timeout: 3_000)  // returns when the server closes
+            #expect(answer.hasPrefix("HTTP/1.1 200"), "\(request)")
+            #expect(answer.contains("Connection: close"), "\(request)")
+            #expect(clock.now - start < .seconds(2), "\(request) was held open")
+        }
+        // HTTP/1.0 asking for keep-alive: a second request on the same connection is answered.
+        let kept = try #require(RawConnection(port: server.port))
+        kept.send("GET /flags?partner=auralink HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        #expect(kept.status() == 200)
+        _ = kept.receive(timeout: 200)
+        kept.send("GET /flags?partner=zenithsat HTTP/1.0\r\nConnection: close\r\n\r\n")
+        #expect(kept.status() == 200)
+    }
+}
