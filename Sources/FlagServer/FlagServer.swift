@@ -49,7 +49,7 @@ public final class FlagServer: Sendable {
         var fault: Fault?
         var latency: Duration = .zero
         var failRate: Double = 0
-        var log: [RequestRecord] = []
+        var log: RequestLog
         var activeConnections: Set<Int32> = []
         var stopping = false
     }
@@ -100,7 +100,7 @@ public final class FlagServer: Sendable {
         self.configuration = configuration
         self.onRequest = onRequest
         self.onReload = onReload
-        self.state = Locked(State(document: document))
+        self.state = Locked(State(document: document, log: RequestLog(capacity: configuration.maxLoggedRequests)))
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw Socket.Failure(operation: "pipe", code: errno) }
         stopPipe = (fds[0], fds[1])
@@ -160,17 +160,17 @@ public final class FlagServer: Sendable {
     /// Why the last reload failed, if it did (the previous document is still served).
     public var lastReloadError: String? { state.withLock { $0.lastReloadError } }
 
-    /// Every request so far, in arrival order.
-    public var requests: [RequestRecord] { state.withLock { $0.log } }
+    /// The last ``Configuration/maxLoggedRequests`` requests, in arrival order.
+    public var requests: [RequestRecord] { state.withLock { $0.log.records } }
 
-    /// How many requests arrived so far.
-    public var requestCount: Int { state.withLock { $0.log.count } }
+    /// How many requests arrived so far (all of them, not only those still in the log).
+    public var requestCount: Int { state.withLock { $0.log.total } }
 
     /// How many connections are open now.
     public var connectionCount: Int { state.withLock { $0.activeConnections.count } }
 
     /// Forgets the request log.
-    public func clearLog() { state.withLock { $0.log.removeAll() } }
+    public func clearLog() { state.withLock { $0.log.clear() } }
 
     /// Stops listening, ends every connection (hanging ones included) and waits for the
     /// server's threads to finish. Idempotent.
@@ -281,21 +281,23 @@ public final class FlagServer: Sendable {
             if route.context != nil, fault == nil, s.failRate > 0, Double.random(in: 0..<1) < s.failRate {
                 fault = .status(503, retryAfter: nil)
             }
-            let record = RequestRecord(
-                index: s.log.count, method: request.method, path: request.path, headers: request.headers,
-                contextFingerprint: route.context?.fingerprint, fault: fault, status: nil, bytesSent: 0, duration: nil,
-                requestBytes: request.wireBytes, responseHeadBytes: 0)
-            s.log.append(record)
-            return (record.index, fault, s.latency, s.document, s.revision)
+            let index = s.log.append { index in
+                RequestRecord(
+                    index: index, method: request.method, path: request.path, headers: request.headers,
+                    contextFingerprint: route.context?.fingerprint, fault: fault, status: nil, bytesSent: 0, duration: nil,
+                    requestBytes: request.wireBytes, responseHeadBytes: 0)
+            }
+            return (index, fault, s.latency, s.document, s.revision)
         }
         let responder = Responder(fd: fd, stopFD: stopPipe.read, closing: !request.keepAlive) { [state] status, bodyBytes, headBytes in
             let elapsed = ContinuousClock.now - started
             state.withLock { s in
-                guard index < s.log.count else { return }
-                s.log[index].status = status
-                s.log[index].bytesSent = bodyBytes
-                s.log[index].responseHeadBytes = headBytes
-                s.log[index].duration = elapsed
+                _ = s.log.update(index) { record in
+                    record.status = status
+                    record.bytesSent = bodyBytes
+                    record.responseHeadBytes = headBytes
+                    record.duration = elapsed
+                }
             }
         }
         if latency > .zero, !Socket.pause(milliseconds: Int(latency.components.seconds * 1000 + latency.components.attoseconds / 1_000_000_000_000_000), connection: fd, stopFD: stopPipe.read) {
@@ -347,11 +349,11 @@ public final class FlagServer: Sendable {
     private func finish(_ index: Int, status: Int?, bytes: Int, started: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - started
         let record: RequestRecord? = state.withLock { s in
-            guard index < s.log.count, s.log[index].index == index else { return nil }
-            s.log[index].status = status
-            s.log[index].bytesSent = bytes
-            if s.log[index].duration == nil || status == nil { s.log[index].duration = elapsed }
-            return s.log[index]
+            s.log.update(index) { record in
+                record.status = status
+                record.bytesSent = bytes
+                if record.duration == nil || status == nil { record.duration = elapsed }
+            }
         }
         if let record, let onRequest { onRequest(record) }
     }

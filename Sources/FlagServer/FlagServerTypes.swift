@@ -21,12 +21,15 @@ extension FlagServer {
         /// Header fields every flag request must carry with exactly these values (credentials):
         /// missing → 401, another value → 403. Empty (default): no check.
         public var requiredHeaders: [String: String]
+        /// How many requests the log keeps (``FlagServer/requests``): the most recent; older
+        /// ones are dropped, so memory stays bounded however long the server runs. Default 1,000.
+        public var maxLoggedRequests: Int
 
         /// A configuration.
         public init(
             host: String = "127.0.0.1", port: UInt16 = 0, maxConnections: Int = 32, maxHeaderBytes: Int = 16 << 10,
             maxBodyBytes: Int = 64 << 10, idleTimeout: Duration = .seconds(5), pathAttribute: String = "venue",
-            requiredHeaders: [String: String] = [:]
+            requiredHeaders: [String: String] = [:], maxLoggedRequests: Int = 1_000
         ) {
             self.host = host
             self.port = port
@@ -36,6 +39,7 @@ extension FlagServer {
             self.idleTimeout = idleTimeout
             self.pathAttribute = pathAttribute
             self.requiredHeaders = requiredHeaders
+            self.maxLoggedRequests = max(1, maxLoggedRequests)
         }
     }
 

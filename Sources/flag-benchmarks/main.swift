@@ -39,6 +39,7 @@ do {
     try PolicyBenchmarks.run(report, quick: quick)
     try await PollBenchmarks.run(report, quick: quick)
     try MemoryBenchmarks.run(report)
+    try ServerBenchmarks.run(report, quick: quick)
 } catch {
     print("flag-benchmarks: \(error)")
     exit(1)

@@ -100,3 +100,42 @@ struct HTTPRequestTests {
         #expect(kept.status() == 200)
     }
 }
+
+/// The request log keeps the last requests only, so memory stays bounded.
+@Suite("FlagServer request log")
+struct RequestLogTests {
+    @Test func theLogIsARingOfTheLastRequests() async throws {
+        let server = try FlagServer(document: .seedExample, configuration: .init(maxLoggedRequests: 5))
+        defer { server.stop() }
+        let connection = try #require(RawConnection(port: server.port))
+        for n in 0..<12 {
+            connection.send("GET /flags?partner=auralink&n=\(n) HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(connection.status() == 200)
+            _ = connection.receive(timeout: 50)
+        }
+        #expect(server.requestCount == 12)
+        #expect(await eventually { server.requests.allSatisfy { $0.status == 200 } })
+        #expect(server.requests.map(\.index) == [7, 8, 9, 10, 11])
+        server.clearLog()
+        #expect(server.requestCount == 0 && server.requests.isEmpty)
+        #expect(FlagServer.Configuration().maxLoggedRequests == 1_000)
+        #expect(FlagServer.Configuration(maxLoggedRequests: 0).maxLoggedRequests == 1)
+    }
+
+    @Test func theRingKeepsOrderAndDropsUpdatesForEvictedRecords() {
+        var log = RequestLog(capacity: 3)
+        func record(_ index: Int) -> FlagServer.RequestRecord {
+            FlagServer.RequestRecord(
+                index: index, method: "GET", path: "/", headers: [:], contextFingerprint: nil, fault: nil, status: nil,
+                bytesSent: 0, duration: nil, requestBytes: 0, responseHeadBytes: 0)
+        }
+        for _ in 0..<2 { _ = log.append(record) }
+        #expect(log.records.map(\.index) == [0, 1])
+        for _ in 0..<5 { _ = log.append(record) }
+        #expect(log.records.map(\.index) == [4, 5, 6] && log.total == 7)
+        #expect(log.update(3) { $0.status = 200 } == nil, "evicted")
+        #expect(log.update(5) { $0.status = 200 }?.status == 200)
+        #expect(log.update(7) { $0.status = 200 } == nil, "not yet logged")
+        #expect(log.records.map(\.status) == [nil, 200, nil])
+    }
+}
