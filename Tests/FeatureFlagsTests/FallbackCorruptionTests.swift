@@ -144,7 +144,9 @@ struct FallbackCorruptionTests {
         }
     }
 
-    @Test func unreadableFileIsSetAside() async throws {
+    /// Unreadable is not corrupt: on iOS a file cannot be read before the first unlock after a
+    /// reboot. It stays in place, untouched — the saved values and the saved kill with it.
+    @Test func anUnreadableFileIsKeptInPlaceAndNeverOverwritten() async throws {
         try await blocking {
             let dir = TempDir()
             let url = dir.url("flags.lkg")
@@ -154,22 +156,31 @@ struct FallbackCorruptionTests {
             let client = FallbackClient(
                 store: LastKnownGoodStore(fileURL: url, capacity: 5, read: { _ throws(FileIOError) in throw .permissionDenied }),
                 context: context)
-            #expect(client.store.loadOutcome == .rejected(reason: "unreadable: permission denied", keptAt: url.path + ".corrupt"))
-            #expect(try FileIO.read(url.path + ".corrupt") == bytes)
+            #expect(client.store.loadOutcome == .unavailable(reason: "unreadable for now: permission denied"))
+            #expect(client.recentEvents.contains(.fallbackRejected(reason: "unreadable for now: permission denied", keptAt: url.path)))
+            #expect(try FileIO.read(url.path) == bytes, "kept in place")
+            #expect(!FileManager.default.fileExists(atPath: url.path + ".corrupt"))
             #expect(client.snapshot == .empty)
         }
     }
 
     @Test(.enabled(if: geteuid() != 0, "root ignores file modes"))
-    func noReadPermission() async throws {
+    func aFileWithoutReadPermissionIsKeptAndWritesWaitForIt() async throws {
         try await blocking {
             let dir = TempDir()
             let url = dir.url("flags.lkg")
-            try Data(try validFileBytes()).write(to: url)
+            let bytes = try validFileBytes()
+            try Data(bytes).write(to: url)
             chmod(url.path, 0o000)
-            let client = FallbackClient(fileURL: url, context: context)
-            #expect(client.store.loadOutcome == .rejected(reason: "unreadable: permission denied", keptAt: url.path + ".corrupt"))
-            #expect(client.snapshot == .empty)
+            let store = LastKnownGoodStore(fileURL: url)
+            #expect(store.loadOutcome == .unavailable(reason: "unreadable for now: permission denied"))
+            #expect(throws: LastKnownGoodStore.WriteError.self) { try store.save(snapshot(auraLinkPersonal), etag: nil, for: context) }
+            chmod(url.path, 0o600)
+            #expect(try FileIO.read(url.path) == bytes, "nothing was overwritten while unreadable")
+            // Readable again: the next write merges with what the file holds.
+            try store.save(snapshot(auraLinkPersonal), etag: nil, for: context)
+            let reloaded = LastKnownGoodStore(fileURL: url)
+            #expect(reloaded.fingerprints.count == 3 && reloaded.lastKnownGood(for: context) != nil)
         }
     }
 
@@ -191,13 +202,28 @@ struct FallbackCorruptionTests {
             let url = dir.url("flags.lkg")
             let garbage = Array("not a fallback file".utf8)
             try Data(garbage).write(to: url)
-            // A non-empty directory at the quarantine path makes the move fail.
-            try FileManager.default.createDirectory(atPath: url.path + ".corrupt/x", withIntermediateDirectories: true)
+            // Non-empty directories at every quarantine path make the move fail.
+            for name in [".corrupt"] + (2...9).map({ ".corrupt-\($0)" }) {
+                try FileManager.default.createDirectory(atPath: url.path + name + "/x", withIntermediateDirectories: true)
+            }
             let client = FallbackClient(fileURL: url, context: context)
             #expect(client.store.loadOutcome == .rejected(reason: "the file is not a fallback file (bad magic)", keptAt: nil))
             #expect(throws: LastKnownGoodStore.WriteError.self) { try client.store.save(snapshot(auraLinkPersonal), etag: nil, for: context) }
             #expect(try FileIO.read(url.path) == garbage)
             #expect(client.store.lastKnownGood(for: context) != nil, "kept in memory")
+        }
+    }
+
+    @Test func aSecondUnusableFileDoesNotOverwriteTheFirst() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let url = dir.url("flags.lkg")
+            try Data([1, 2, 3]).write(to: url)
+            #expect(LastKnownGoodStore(fileURL: url).loadOutcome == .rejected(reason: "the file is not a fallback file (bad magic)", keptAt: url.path + ".corrupt"))
+            try Data([4, 5, 6]).write(to: url)
+            #expect(LastKnownGoodStore(fileURL: url).loadOutcome == .rejected(reason: "the file is not a fallback file (bad magic)", keptAt: url.path + ".corrupt-2"))
+            #expect(try FileIO.read(url.path + ".corrupt") == [1, 2, 3])
+            #expect(try FileIO.read(url.path + ".corrupt-2") == [4, 5, 6])
         }
     }
 

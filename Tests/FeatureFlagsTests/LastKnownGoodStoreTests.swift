@@ -155,6 +155,45 @@ struct LastKnownGoodStoreTests {
         }
     }
 
+    @Test func tempFilesOfAWriterThatDiedAreRemoved() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let url = dir.url("flags.lkg")
+            try LastKnownGoodStore(fileURL: url).save(snapshot(auraLinkPersonal), etag: nil, for: personal)
+            // Writers killed mid-write leave complete snapshots behind in temp files.
+            for name in [".flags.lkg.tmp-101-1", ".flags.lkg.tmp-102-2"] { try Data(repeating: 7, count: 4_096).write(to: dir.url(name)) }
+            try Data("keep".utf8).write(to: dir.url(".other.tmp-1"))
+            let relaunched = LastKnownGoodStore(fileURL: url)
+            #expect(dir.files() == [".other.tmp-1", "flags.lkg", "flags.lkg.lock"], "cleaned at load, when no write is in progress")
+            // … and by every write, under the file lock.
+            try Data(repeating: 7, count: 16).write(to: dir.url(".flags.lkg.tmp-103-3"))
+            try relaunched.removeAll()
+            #expect(dir.files() == [".other.tmp-1", "flags.lkg", "flags.lkg.lock"], "nothing of the old snapshots outlives a logout")
+            // While another process holds the lock, load leaves temp files alone (they may be its write).
+            try Data(repeating: 7, count: 16).write(to: dir.url(".flags.lkg.tmp-104-4"))
+            let held = try FileLock.acquire(url.path + ".lock")
+            _ = LastKnownGoodStore(fileURL: url)
+            #expect(dir.files().contains(".flags.lkg.tmp-104-4"))
+            held.release()
+        }
+    }
+
+    @Test func aLockFileThatIsASymbolicLinkIsNotFollowed() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let url = dir.url("flags.lkg")
+            let target = dir.url("elsewhere")
+            #expect(symlink(target.path, url.path + ".lock") == 0)
+            let store = LastKnownGoodStore(fileURL: url)
+            let error = #expect(throws: LastKnownGoodStore.WriteError.self) {
+                try store.save(snapshot(auraLinkPersonal), etag: nil, for: personal)
+            }
+            #expect(error?.reason.contains("symbolic link") == true)
+            #expect(!FileManager.default.fileExists(atPath: target.path), "nothing created where the link points")
+            #expect(store.lastKnownGood(for: personal) != nil, "kept in memory for this session")
+        }
+    }
+
     @Test func defaultLocationFollowsXDGStateHome() {
         let url = LastKnownGoodStore.defaultFileURL(appName: "MyApp")
         #expect(url.lastPathComponent == "flags.lkg")

@@ -1,3 +1,5 @@
+import Foundation
+
 /// How a client that serves from a ``LastKnownGoodStore`` starts and switches context: the
 /// bundled defaults beneath, the events that say what loading found (the store's outcome,
 /// unreadable bundled defaults, an unreadable stored snapshot), and the lookups. Shared by
@@ -14,6 +16,7 @@ struct LastKnownGoodReader {
         case .loaded(let contexts, let bytes): events.append(.fallbackLoaded(contexts: contexts, bytes: bytes))
         case .noFile: break
         case .rejected(let reason, let keptAt): events.append(.fallbackRejected(reason: reason, keptAt: keptAt))
+        case .unavailable(let reason): events.append(.fallbackRejected(reason: reason, keptAt: store.fileURL.path))
         }
         var defaults: [String: FlagEntry] = [:]
         switch bundledDefaults.load() {

@@ -116,6 +116,35 @@ package enum FileIO {
         }
     }
 
+    /// Removes the temp files `writeAtomically` left beside `path` when a process died while
+    /// writing (`.<name>.tmp-*`). Call it only while holding the file's lock: a temp file that
+    /// exists then belongs to no write in progress. Best effort; returns how many were removed.
+    @discardableResult
+    package static func removeStaleTempFiles(besides path: String) -> Int {
+        let directory = parentDirectory(of: path)
+        let prefix = "." + (path.split(separator: "/").last.map(String.init) ?? "file") + ".tmp-"
+        guard let dir = opendir(directory) else { return 0 }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) {
+                    String(cString: $0)
+                }
+            }
+            if name.hasPrefix(prefix) { names.append(name) }
+        }
+        return names.filter { unlink("\(directory)/\($0)") == 0 }.count
+    }
+
+    /// A free path to set an unusable file aside at: `<path>.corrupt`, else `<path>.corrupt-2`
+    /// … `-9`; when all are taken, `<path>.corrupt-9` is replaced (the oldest kept stay).
+    package static func quarantinePath(for path: String) -> String {
+        var info = stat()
+        let candidates = [path + ".corrupt"] + (2...9).map { "\(path).corrupt-\($0)" }
+        return candidates.first { lstat($0, &info) != 0 } ?? candidates[candidates.count - 1]
+    }
+
     /// Flushes the directory entry of a rename to disk; best effort.
     private static func syncDirectory(_ directory: String) {
         let dfd = open(directory, O_RDONLY | O_CLOEXEC | O_DIRECTORY)

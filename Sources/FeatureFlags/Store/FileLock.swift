@@ -12,9 +12,14 @@ import Darwin
 struct FileLock {
     let fd: Int32
 
-    static func acquire(_ path: String, timeout: Duration = .seconds(2)) throws(FileIOError) -> FileLock {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .from(errno, "open lock file") }
+    /// Takes the lock, waiting at most `timeout`. The lock file is never followed through a
+    /// symbolic link (a link there is refused), so it cannot be used to create a file elsewhere.
+    static func acquire(_ path: String, timeout: Duration = .seconds(2), create: Bool = true) throws(FileIOError) -> FileLock {
+        let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0o600)
+        guard fd >= 0 else {
+            if errno == ELOOP { throw .refused("the lock file \(path) is a symbolic link; not following it") }
+            throw .from(errno, "open lock file")
+        }
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
@@ -25,6 +30,12 @@ struct FileLock {
             usleep(2_000)
         }
         return FileLock(fd: fd)
+    }
+
+    /// The lock if its file exists and no other process holds it now, else nil (never waits,
+    /// never creates the lock file; errors are nil too).
+    static func tryAcquireExisting(_ path: String) -> FileLock? {
+        try? acquire(path, timeout: .zero, create: false)
     }
 
     func release() {

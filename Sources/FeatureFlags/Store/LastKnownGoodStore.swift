@@ -25,6 +25,10 @@ public final class LastKnownGoodStore: Sendable {
         /// The file could not be used; the store starts empty. `keptAt` is where the file was
         /// moved for diagnosis (nil when it could not or should not be moved).
         case rejected(reason: String, keptAt: String?)
+        /// The file exists but cannot be read now (permission denied — on iOS, before the first
+        /// unlock after a reboot). It is kept in place, untouched; the store starts empty, and a
+        /// write succeeds only once the file reads again, merging with what it holds.
+        case unavailable(reason: String)
     }
 
     /// Writing the file failed. What was written is still in memory for this session.
@@ -92,6 +96,12 @@ public final class LastKnownGoodStore: Sendable {
         self.capacity = max(1, capacity)
         let (content, outcome) = StoreContent.load(path: fileURL.path, capacity: self.capacity, read: read)
         self.loadOutcome = outcome
+        // Temp files of a process that died while writing: removed when no write is in progress
+        // (no lock file means no process ever wrote here: nothing to clean, nothing created).
+        if let lock = FileLock.tryAcquireExisting(fileURL.path + ".lock") {
+            FileIO.removeStaleTempFiles(besides: fileURL.path)
+            lock.release()
+        }
         self.state = Locked(State(content: content))
     }
 
@@ -192,6 +202,7 @@ public final class LastKnownGoodStore: Sendable {
             }
             // Another writer of this process wrote this change with its own.
             guard !batch.isEmpty else { return }
+            FileIO.removeStaleTempFiles(besides: path)
             var written = try empty.onDisk()
             for fingerprint in touches { written.touch(fingerprint) }
             _ = written.takeTouches()

@@ -14,8 +14,6 @@ struct StoreContent {
     /// the next write, so the order of use survives merging.
     private var pendingTouches: [String] = []
 
-    /// Where an unusable file is moved.
-    var quarantinePath: String { path + ".corrupt" }
 
     init(path: String, capacity: Int) {
         self.path = path
@@ -35,6 +33,10 @@ struct StoreContent {
         } catch .isDirectory {
             // Never move someone's directory; writes will fail and say so.
             return (content, .rejected(reason: FileIOError.isDirectory.description, keptAt: nil))
+        } catch .permissionDenied {
+            // Unreadable is not corrupt: on iOS a file is unreadable until the first unlock after
+            // a reboot (Data Protection). Keep it where it is; writes merge with it once it reads.
+            return (content, .unavailable(reason: "unreadable for now: \(FileIOError.permissionDenied)"))
         } catch {
             let outcome = content.setAside(reason: "unreadable: \(error)")
             return (content, outcome)
@@ -50,9 +52,10 @@ struct StoreContent {
 
     /// Moves the unusable file aside so that the next write cannot destroy it.
     private mutating func setAside(reason: String) -> LastKnownGoodStore.LoadOutcome {
+        let quarantine = FileIO.quarantinePath(for: path)
         do {
-            try FileIO.move(path, to: quarantinePath)
-            return .rejected(reason: reason, keptAt: quarantinePath)
+            try FileIO.move(path, to: quarantine)
+            return .rejected(reason: reason, keptAt: quarantine)
         } catch {
             writeBlockedReason = "the unusable fallback file could not be moved aside (\(error)); not overwriting it"
             return .rejected(reason: reason, keptAt: nil)
@@ -133,7 +136,7 @@ struct StoreContent {
         if let all = try? FallbackFileFormat.decode(bytes) {
             fresh.take(all)
         } else {
-            try FileIO.move(path, to: quarantinePath)
+            try FileIO.move(path, to: FileIO.quarantinePath(for: path))
         }
         return fresh
     }
