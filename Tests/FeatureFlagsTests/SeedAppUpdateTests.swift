@@ -44,9 +44,29 @@ struct SeedAppUpdateTests {
         #expect(try !update("1.2.3").isApplicable(to: plain))
     }
 
-    @Test(arguments: ["", "1.2", "1.2.3.4.5", "v1.2.3", "1.2.3-beta", "1..3", "1.2.x", " 1.2.3", "1.2.3.", "-1.2.3", "1.2.3.9999999999"])
+    @Test(arguments: ["", "1.2.3.4.5", "v1.2.3", "1.2.3-beta", "1..3", "1.2.x", " 1.2.3", "1.2.3.", "-1.2.3", "1.2.3.9999999999"])
     func malformedVersionsAreRejected(_ text: String) {
         #expect(AppVersion(text) == nil)
+    }
+
+    /// Xcode's new-project defaults are `CFBundleShortVersionString` 1.0 and `CFBundleVersion` 1:
+    /// they used to read as no version, so no required update was ever shown.
+    @Test func xcodesDefaultBundleVersionsRead() throws {
+        #expect(AppVersion("1") == AppVersion(major: 1, minor: 0, patch: 0))
+        #expect(AppVersion("1.0") == AppVersion(major: 1, minor: 0, patch: 0))
+        #expect(AppVersion("2.5")?.description == "2.5.0")
+        let defaults = try #require(AppVersion.from(bundleVersion: "1", shortVersion: "1.0"))
+        #expect(defaults == AppVersion(major: 1, minor: 0, patch: 0, build: 1))
+        #expect(try update("1.0.1").isApplicable(to: defaults))
+        #expect(try update("1.0.0.2").isApplicable(to: defaults))
+        #expect(try !update("1.0.0.1").isApplicable(to: defaults))
+        #expect(try !update("1.0").isApplicable(to: defaults))
+        // A full CFBundleVersion wins; a dotted build number does not become a build.
+        #expect(AppVersion.from(bundleVersion: "1.2.3.400", shortVersion: "1.2") == AppVersion("1.2.3.400"))
+        #expect(AppVersion.from(bundleVersion: "7.1", shortVersion: "1.2") == AppVersion("1.2"))
+        #expect(AppVersion.from(bundleVersion: nil, shortVersion: "3") == AppVersion("3.0.0"))
+        #expect(AppVersion.from(bundleVersion: "12", shortVersion: nil) == AppVersion("12"))
+        #expect(AppVersion.from(bundleVersion: "beta", shortVersion: "x") == nil)
     }
 
     @Test func versionsParseAndPrintAsGiven() {
@@ -58,7 +78,7 @@ struct SeedAppUpdateTests {
 
     @Test func malformedUpdatesAreTypeMismatchesAndReadAsNone() {
         let client = InMemoryFlagClient([
-            "ios_required_update": ["version": "1.2", "download": "https://x.example/"],
+            "ios_required_update": ["version": "1.2.x", "download": "https://x.example/"],
             "ios_recommended_update": ["version": "1.2.4", "download": "not a url"],
         ])
         #expect(client.value(.requiredUpdate) == nil)

@@ -1,8 +1,9 @@
 public import Foundation
 
 /// An app version `X.Y.Z` or `X.Y.Z.a` — major, minor, patch and an optional build number —
-/// as many iOS apps structure `CFBundleVersion`. Ordered component by component; a missing
-/// build number counts as 0, so `1.2.3` is older than `1.2.3.400`.
+/// as many iOS apps structure `CFBundleVersion`; `X` and `X.Y` (Xcode's defaults are `1` and
+/// `1.0`) read with the missing parts as 0. Ordered component by component; a missing build
+/// number counts as 0, so `1.2.3` is older than `1.2.3.400`.
 public struct AppVersion: Sendable, Hashable, Comparable, CustomStringConvertible, LosslessStringConvertible {
     /// X.
     public let major: Int
@@ -21,29 +22,40 @@ public struct AppVersion: Sendable, Hashable, Comparable, CustomStringConvertibl
         self.build = build.map { max(0, $0) }
     }
 
-    /// Parses `X.Y.Z` or `X.Y.Z.a`: three or four dot-separated runs of ASCII digits (at most
-    /// 9 each); nil for anything else — `1.2`, `v1.2.3`, `1.2.3-beta`, `1..3`, empty.
+    /// Parses `X`, `X.Y`, `X.Y.Z` or `X.Y.Z.a`: one to four dot-separated runs of ASCII digits
+    /// (at most 9 each), missing parts 0; nil for anything else — `v1.2.3`, `1.2.3-beta`,
+    /// `1..3`, `1.2.3.4.5`, empty.
     public init?(_ text: String) {
         let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 3 || parts.count == 4 else { return nil }
+        guard (1...4).contains(parts.count) else { return nil }
         var numbers: [Int] = []
         for part in parts {
             guard !part.isEmpty, part.count <= 9, part.allSatisfy({ (48...57).contains($0) }) else { return nil }
             numbers.append(part.reduce(0) { $0 * 10 + Int($1 - 48) })
         }
+        while numbers.count < 3 { numbers.append(0) }
         self.init(major: numbers[0], minor: numbers[1], patch: numbers[2], build: numbers.count == 4 ? numbers[3] : nil)
     }
 
-    /// The running app's version from its bundle: `CFBundleVersion` when it has the
-    /// `X.Y.Z[.a]` form (the build number included), else `CFBundleShortVersionString`; nil when
-    /// neither parses (as in a command-line tool on Linux, which has no Info.plist).
-    public static func current(bundle: Bundle = .main) -> AppVersion? {
-        for key in ["CFBundleVersion", "CFBundleShortVersionString"] {
-            if let text = bundle.object(forInfoDictionaryKey: key) as? String, let version = AppVersion(text) {
-                return version
-            }
+    /// The version an app's two bundle values describe: `CFBundleVersion` when it has the
+    /// `X.Y.Z[.a]` form; else `CFBundleShortVersionString` (`1.0` → 1.0.0) with a plain-number
+    /// `CFBundleVersion` as its build number (Xcode's defaults `1.0` and `1` → 1.0.0.1); else
+    /// whichever of the two parses.
+    public static func from(bundleVersion: String?, shortVersion: String?) -> AppVersion? {
+        if let text = bundleVersion, text.split(separator: ".").count >= 3, let full = AppVersion(text) { return full }
+        if let short = shortVersion.flatMap(AppVersion.init) {
+            let build = bundleVersion.flatMap { $0.contains(".") ? nil : AppVersion($0)?.major }
+            return AppVersion(major: short.major, minor: short.minor, patch: short.patch, build: build ?? short.build)
         }
-        return nil
+        return bundleVersion.flatMap(AppVersion.init)
+    }
+
+    /// The running app's version from its bundle (see ``from(bundleVersion:shortVersion:)``);
+    /// nil when neither value parses (as in a command-line tool on Linux, which has no Info.plist).
+    public static func current(bundle: Bundle = .main) -> AppVersion? {
+        from(
+            bundleVersion: bundle.object(forInfoDictionaryKey: "CFBundleVersion") as? String,
+            shortVersion: bundle.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String)
     }
 
     /// Component by component, a missing build number counting as 0.
