@@ -17,6 +17,8 @@ struct CommandSpec: Sendable {
     let options: [Option]
     /// Example invocations for the help text.
     let examples: [String]
+    /// What the exit statuses mean, when the command has more than 0 and usage errors.
+    var exitStatuses: [(code: Int32, meaning: String)] = []
 
     var usageLine: String {
         var parts = ["flagctl", name]
@@ -37,6 +39,9 @@ struct CommandSpec: Sendable {
         lines.append("  " + "-h, --help".padding(toLength: 26, withPad: " ", startingAt: 0) + "show this help")
         if !examples.isEmpty {
             lines += ["", "EXAMPLES:"] + examples.map { "  " + $0 }
+        }
+        if !exitStatuses.isEmpty {
+            lines += ["", "EXIT STATUS:"] + exitStatuses.map { "  " + "\($0.code)".padding(toLength: 6, withPad: " ", startingAt: 0) + $0.meaning }
         }
         return lines.joined(separator: "\n")
     }

@@ -28,7 +28,20 @@ enum EvalCommand {
             "flagctl eval --provider ofrep --endpoint https://flags.example.com --header 'Authorization: Bearer …'",
             "flagctl eval --endpoint http://127.0.0.1:8080/flags --schema flags.schema.json --state ~/.flags",
             "flagctl eval --provider launchdarkly --endpoint https://clientsdk.launchdarkly.com --key mob-… --context targetingKey=u1",
+        ],
+        exitStatuses: [
+            (0, "flags printed: fetched, or served from the fallback because the network or the payload failed (the status line says which)"),
+            (64, "usage error"),
+            (65, "the --schema file is not a valid schema"),
+            (66, "the --schema file cannot be read"),
+            (exitSaveFailed, "fetched, but the fallback file could not be written (read-only, full, locked, or not a file)"),
+            (exitFatal, "FATAL: credentials refused (401/403) or plain HTTP refused; nothing will be fetched until that changes"),
         ])
+
+    /// FATAL: `EX_NOPERM`.
+    static let exitFatal: Int32 = 77
+    /// The fetched values could not be saved: `EX_IOERR`.
+    static let exitSaveFailed: Int32 = 74
 
     static func run(_ arguments: ParsedArguments, console: Console) async throws -> Int32 {
         guard let endpointURL = arguments.value("endpoint") else {
@@ -70,12 +83,24 @@ enum EvalCommand {
         let outcome = await provider.refresh()
         let summary = describe(outcome)
         let names = Formatting.flagNames(provider)
+        // What went wrong with the fallback file: never hidden behind a success.
+        let problems = provider.recentEvents.compactMap { event -> String? in
+            switch event.kind {
+            case .fallbackWriteFailed: return "not saved to \(store.fileURL.path): \(Formatting.printable(event.message ?? "-"))"
+            case .fallbackRejected:
+                let place = event.keptAt.map { " (kept at \($0))" } ?? ""
+                return "the fallback file was not used: \(Formatting.printable(event.message ?? "-"))\(place)"
+            default: return nil
+            }
+        }
+        for problem in problems { console.err("flagctl eval: \(problem)") }
         if arguments.has("json") {
             console.out(
                 Formatting.json([
                     "status": .string(provider.status.rawValue), "source": .string(provider.labels.source.rawValue),
                     "kill_switch": .bool(provider.isKillSwitchActive),
                     "outcome": .string(summary), "context": .string(context.fingerprint), "flags": .int(names.count),
+                    "problems": .list(problems.map(FlagValue.string)),
                 ]))
             for name in names { console.out(Formatting.json(Formatting.describe(name, in: provider).json)) }
         } else {
@@ -85,8 +110,15 @@ enum EvalCommand {
             let rows = [["FLAG", "VALUE", "SOURCE", "REASON", "VARIANT", "VERSION", "AGE"]]
                 + names.map { Formatting.describe($0, in: provider).cells }
             for line in Formatting.table(rows) { console.out(line) }
-            if names.isEmpty { console.out("(no flags: nothing fetched and nothing stored for this context)") }
+            if names.isEmpty {
+                console.out(
+                    problems.isEmpty
+                        ? "(no flags: nothing fetched and nothing stored for this context)"
+                        : "(no flags: nothing fetched, and the fallback file could not be used — see above)")
+            }
         }
+        if provider.status == .fatal { return exitFatal }
+        if provider.recentEvents.contains(where: { $0.kind == .fallbackWriteFailed }) { return exitSaveFailed }
         return 0
     }
 
@@ -94,7 +126,8 @@ enum EvalCommand {
         switch outcome {
         case .updated(let keys): return "fetched, \(keys.count) flags changed"
         case .unchanged: return "fetched, unchanged"
-        case .failed(let error): return "fetch failed (\(error)); serving the fallback"
+        case .failed(let error) where error.isFatal: return "FATAL: \(Formatting.printable(error.description)); nothing more will be fetched"
+        case .failed(let error): return "fetch failed (\(Formatting.printable(error.description))); serving the fallback"
         case .rejected(let violations):
             return "payload rejected (\(violations.map(\.description).joined(separator: "; "))); serving the fallback"
         case .discarded: return "answer discarded"

@@ -32,6 +32,22 @@ enum Formatting {
     }
 
     /// One JSON line.
+    /// `text` safe for a terminal and a log line: control characters (ESC, CR, LF, DEL, C1 …)
+    /// become `\u{…}` escapes, so text from a server or a file cannot move the cursor, recolour
+    /// the terminal or forge a line.
+    static func printable(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.count)
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
     static func json(_ members: [String: FlagValue]) -> String { FlagJSON.string(.object(members), sortedKeys: true) }
 
     /// Every flag a client can explain: the snapshot's names, sorted.

@@ -188,6 +188,51 @@ struct FlagCtlTests {
         #expect(await eval("venue-7")?["kill_switch"] == true, "venue-7's own stored answer still kills it until it is fetched")
     }
 
+    /// A fetch that could not be saved is not a success: shown, and exit 74.
+    @Test func evalShowsAFailedSaveAndExits74() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let state = TempDir()
+        try FileManager.default.createDirectory(at: state.url("flags.lkg"), withIntermediateDirectories: false)
+        let (status, out) = await run(["eval", "--endpoint", server.flagsURL.absoluteString, "--state", state.path, "--json"] + budget)
+        #expect(status == 74)
+        #expect(out.err.contains { $0.hasPrefix("flagctl eval: not saved to \(state.url("flags.lkg").path)") })
+        let header = jsonLines(out.out).first
+        #expect(header?["status"] == "READY", "the values were fetched")
+        #expect(header?["problems"]?.listValue?.isEmpty == false)
+    }
+
+    /// A fallback file set aside as unusable is said, not passed off as "nothing stored".
+    @Test func evalShowsAFileSetAside() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        server.fault = .closeConnection
+        let state = TempDir()
+        try Data("not a fallback file".utf8).write(to: state.url("flags.lkg"))
+        let (status, out) = await run(["eval", "--endpoint", server.flagsURL.absoluteString, "--state", state.path] + budget)
+        #expect(status == 0, "serving the fallback because the network failed is not an error")
+        #expect(out.err.contains { $0.contains("the fallback file was not used") && $0.contains("kept at \(state.url("flags.lkg").path).corrupt") })
+        #expect(out.out.contains("(no flags: nothing fetched, and the fallback file could not be used — see above)"))
+    }
+
+    /// FATAL is an exit status of its own.
+    @Test func evalExits77OnFatal() async throws {
+        let server = try FlagServer(document: .seedExample, configuration: .init(requiredHeaders: ["Authorization": "Bearer right"]))
+        defer { server.stop() }
+        let (status, out) = await run(["eval", "--endpoint", server.flagsURL.absoluteString, "--header", "Authorization: Bearer wrong"] + budget)
+        #expect(status == 77)
+        #expect(out.out.first?.hasPrefix("status FATAL") == true)
+        #expect(out.out.first?.contains("nothing more will be fetched") == true)
+        let (help, helpOut) = await run(["eval", "--help"])
+        let text = helpOut.out.joined(separator: "\n")
+        #expect(help == 0 && text.contains("EXIT STATUS:\n") && text.contains("\n  77    FATAL") && text.contains("\n  74    fetched, but"))
+    }
+
+    @Test func textFromOutsideIsPrintedWithoutControlCharacters() {
+        #expect(Formatting.printable("ok\u{1B}[31mred\nforged\r\u{7F}\u{85}") == "ok\\u{1B}[31mred\\u{A}forged\\u{D}\\u{7F}\\u{85}")
+        #expect(Formatting.printable("ümlaut · fine") == "ümlaut · fine")
+    }
+
     @Test func evalTableAndTimeout() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
