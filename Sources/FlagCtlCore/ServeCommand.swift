@@ -105,7 +105,7 @@ enum ServeCommand {
         let status = record.status.map(String.init) ?? "---"
         let ms = record.duration.map { String($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? "-"
         let fault = record.fault.map { " fault=\($0)" } ?? ""
-        return "\(timestamp()) \(record.method) \(record.path) \(context) \(status) \(record.bytesSent)B \(ms)ms\(fault)"
+        return Formatting.printable("\(timestamp()) \(record.route) \(context) \(status) \(record.bytesSent)B \(ms)ms\(fault)")
     }
 
     static func timestamp() -> String {

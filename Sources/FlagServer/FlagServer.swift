@@ -283,7 +283,9 @@ public final class FlagServer: Sendable {
             }
             let index = s.log.append { index in
                 RequestRecord(
-                    index: index, method: request.method, path: request.path, headers: request.headers,
+                    index: index, method: request.method, path: request.path,
+                    route: Route.label(request, format: route.format, pathAttribute: configuration.pathAttribute),
+                    headers: request.headers,
                     contextFingerprint: route.context?.fingerprint, fault: fault, status: nil, bytesSent: 0, duration: nil,
                     requestBytes: request.wireBytes, responseHeadBytes: 0)
             }

@@ -86,8 +86,11 @@ extension FlagServer {
         public let index: Int
         /// `GET`, `POST` …
         public let method: String
-        /// The path without the query.
+        /// The path without the query. It may hold attribute values: log ``route`` instead.
         public let path: String
+        /// The route without any value, e.g. `GET /flags/<venue>.json` or `POST ofrep`: what
+        /// `flagctl serve` logs, with the context's fingerprint.
+        public let route: String
         /// Header fields, lower-cased names.
         public let headers: [String: String]
         /// The fingerprint of the context the request carried (nil if it carried none).

@@ -16,6 +16,23 @@ enum Route {
         }
     }
 
+    /// The request's route without any value it carries — `GET /flags/<venue>.json`,
+    /// `POST ofrep` — for logs: paths hold attribute values (a URL template's venue or e-mail,
+    /// LaunchDarkly's base64 context), so logs name the route and the context's fingerprint only.
+    static func label(_ request: HTTPRequest, format: WireFormat, pathAttribute: String) -> String {
+        let method = request.method.count <= 12 ? request.method : String(request.method.prefix(12)) + "…"
+        switch format {
+        case .json:
+            if request.path == "/flags" { return "\(method) /flags" }
+            if request.path.hasPrefix("/flags/"), request.path.hasSuffix(".json") { return "\(method) /flags/<\(pathAttribute)>.json" }
+            return "\(method) <unknown path>"
+        case .ofrep: return "\(method) ofrep"
+        case .launchDarkly: return "\(method) launchdarkly"
+        case .firebase: return "\(method) firebase"
+        case .unleash: return "\(method) unleash"
+        }
+    }
+
     init(_ request: HTTPRequest, pathAttribute: String) {
         if let route = Self.otherService(request) {
             self = route

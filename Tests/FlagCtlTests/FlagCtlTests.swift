@@ -339,6 +339,44 @@ struct FlagCtlTests {
         #expect(captured.out.last == "stopped after 1 requests")
     }
 
+    /// The serve log names routes and fingerprints, never values from the path, and cannot be
+    /// forged or used to drive the terminal.
+    @Test func serveLogsNoValuesAndCannotBeForged() async throws {
+        let dir = TempDir()
+        let file = dir.url("flags.json")
+        try Data(ServerDocument.seedExample.jsonBytes()).write(to: file)
+        let release = Locked<CheckedContinuation<Void, Never>?>(nil)
+        let stop = StopSignal {
+            await withCheckedContinuation { continuation in release.withLock { $0 = continuation } }
+        }
+        let (console, captured) = Console.capturing()
+        let serving = Task { await FlagCtl.run(["serve", file.path], console: console, signals: stop) }
+        #expect(await eventually { captured.out.first?.hasPrefix("serving ") == true })
+        let port = try #require(captured.out.first?.split(separator: ":").last?.split(separator: " ").first.flatMap { UInt16($0) })
+        let email = "alice@example.com"
+        let ldContext = Data(#"{"kind":"user","key":"alice@example.com"}"#.utf8).base64EncodedString()
+        for target in [
+            "/flags/\(email).json", "/msdk/evalx/contexts/\(ldContext)", "/flags/a%0A2026-01-01T00:00:00Z%20GET%20forged.json",
+            "/flags/x%1B%5B31mred.json", "/nowhere/\(email)",
+        ] {
+            let connection = try #require(RawConnection(port: port))
+            connection.send("GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            _ = connection.receive(timeout: 2_000)
+        }
+        #expect(await eventually { captured.out.count >= 6 })
+        let log = captured.out.dropFirst()
+        #expect(log.contains { $0.contains("GET /flags/<venue>.json ctx=") })
+        #expect(log.contains { $0.contains("GET launchdarkly ctx=") })
+        #expect(log.contains { $0.contains("GET <unknown path> ctx=- 404") })
+        for line in log {
+            #expect(!line.contains("alice") && !line.contains(ldContext.prefix(12)) && !line.contains("forged") && !line.contains("red"), "\(line)")
+            #expect(!line.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(line.debugDescription)")
+        }
+        #expect(await eventually { release.withLock { $0 != nil } })
+        release.withLock { $0?.resume() }
+        #expect(await serving.value == 0)
+    }
+
     @Test func serveRejectsMissingAndInvalidFiles() async throws {
         let dir = TempDir()
         let (missing, missingOut) = await run(["serve", dir.url("none.json").path])

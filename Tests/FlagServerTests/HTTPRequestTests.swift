@@ -126,7 +126,7 @@ struct RequestLogTests {
         var log = RequestLog(capacity: 3)
         func record(_ index: Int) -> FlagServer.RequestRecord {
             FlagServer.RequestRecord(
-                index: index, method: "GET", path: "/", headers: [:], contextFingerprint: nil, fault: nil, status: nil,
+                index: index, method: "GET", path: "/", route: "GET /flags", headers: [:], contextFingerprint: nil, fault: nil, status: nil,
                 bytesSent: 0, duration: nil, requestBytes: 0, responseHeadBytes: 0)
         }
         for _ in 0..<2 { _ = log.append(record) }
