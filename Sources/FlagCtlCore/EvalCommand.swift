@@ -50,7 +50,8 @@ enum EvalCommand {
         var headers: [String: String] = [:]
         for header in arguments.all("header") {
             guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
-                throw UsageError(message: "--header takes 'Name: value', got '\(header)'")
+                // Not echoed: a malformed header is most often a credential with its colon missing.
+                throw UsageError(message: "--header takes 'Name: value' and the value given has no colon before it (not shown: it may be a secret)")
             }
             headers[String(header[..<colon])] = header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
@@ -90,6 +91,7 @@ enum EvalCommand {
             case .fallbackRejected:
                 let place = event.keptAt.map { " (kept at \($0))" } ?? ""
                 return "the fallback file was not used: \(Formatting.printable(event.message ?? "-"))\(place)"
+            case .fallbackWarning: return "warning: \(Formatting.printable(event.message ?? "-"))"
             default: return nil
             }
         }

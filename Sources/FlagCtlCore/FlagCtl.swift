@@ -66,11 +66,11 @@ public enum FlagCtl {
             }
             return try await body(parsed)
         } catch let error as UsageError {
-            console.err("flagctl \(spec.name): \(error.message)")
+            console.err("flagctl \(spec.name): \(Formatting.printable(error.message))")
             console.err("usage: \(spec.usageLine)")
             return usageExit
         } catch {
-            console.err("flagctl \(spec.name): \(error)")
+            console.err("flagctl \(spec.name): \(Formatting.printable(String(describing: error)))")
             return 1
         }
     }

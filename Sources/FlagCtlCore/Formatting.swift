@@ -91,7 +91,9 @@ enum Formatting {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             url.host != nil
         else {
-            throw UsageError(message: "--\(option) needs an http(s) URL, got '\(text)'; e.g. --\(option) http://127.0.0.1:8080/flags")
+            // The URL is not echoed whole: its query may hold a key.
+            let got = URL(string: text)?.scheme.map { "a URL with scheme '\($0)'" } ?? "text that is not a URL"
+            throw UsageError(message: "--\(option) needs an http(s) URL, got \(got); e.g. --\(option) http://127.0.0.1:8080/flags")
         }
         return url
     }

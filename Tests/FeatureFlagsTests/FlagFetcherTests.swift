@@ -174,3 +174,16 @@ struct FlagFetcherTests {
         #expect(server.requestCount == 0)
     }
 }
+
+@Suite("URLSession errors as fetch errors")
+struct TransportErrorMappingTests {
+    @Test func libcurlsOutOfMemoryIsSaidForWhatItIs() {
+        let oversized = NSError(domain: NSURLErrorDomain, code: -1, userInfo: [NSLocalizedDescriptionKey: "Out of memory"])
+        let error = URLSessionTransport.map(oversized)
+        #expect(error.kind == .transport)
+        #expect(error.description.contains("header section is too large"))
+        #expect(!error.description.contains("Out of memory"))
+        let other = NSError(domain: NSURLErrorDomain, code: -1, userInfo: [NSLocalizedDescriptionKey: "Weird failure for https://h/x?key=secret"])
+        #expect(!URLSessionTransport.map(other).description.contains("secret"))
+    }
+}

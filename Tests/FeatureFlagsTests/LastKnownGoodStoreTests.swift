@@ -194,6 +194,26 @@ struct LastKnownGoodStoreTests {
         }
     }
 
+    @Test func aFileOthersCanChangeIsUsedWithAWarning() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let url = dir.url("flags.lkg")
+            try LastKnownGoodStore(fileURL: url).save(snapshot(auraLinkPersonal), etag: nil, for: personal)
+            #expect(LastKnownGoodStore(fileURL: url).loadWarning == nil)
+            chmod(url.path, 0o644)
+            let open = LastKnownGoodStore(fileURL: url)
+            #expect(open.loadWarning?.contains("open to other users (mode 644)") == true)
+            #expect(open.lastKnownGood(for: personal) != nil, "used all the same")
+            let client = FallbackClient(store: open, context: personal)
+            #expect(client.recentEvents.contains { $0.kind == .fallbackWarning && $0.message == open.loadWarning })
+            chmod(url.path, 0o600)
+            if geteuid() == 0 {
+                #expect(chown(url.path, 12_345, 12_345) == 0)
+                #expect(LastKnownGoodStore(fileURL: url).loadWarning?.contains("owned by another user (uid 12345)") == true)
+            }
+        }
+    }
+
     @Test func defaultLocationFollowsXDGStateHome() {
         let url = LastKnownGoodStore.defaultFileURL(appName: "MyApp")
         #expect(url.lastPathComponent == "flags.lkg")

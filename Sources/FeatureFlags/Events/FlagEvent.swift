@@ -42,6 +42,8 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         public static let fallbackRejected = Kind("fallback_rejected")
         /// Persisting a snapshot failed.
         public static let fallbackWriteFailed = Kind("fallback_write_failed")
+        /// The fallback file was used, but who may change it deserves attention.
+        public static let fallbackWarning = Kind("fallback_warning")
         /// The kill switch turned on or off.
         public static let killSwitch = Kind("kill_switch")
         /// A fetched snapshot was activated.
@@ -71,6 +73,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case fallbackLoaded(contexts: Int, bytes: Int)
         case fallbackRejected(reason: String, keptAt: String?)
         case fallbackWriteFailed(reason: String)
+        case fallbackWarning(reason: String)
         case killSwitch(active: Bool)
         case activated(version: String?, latencyMilliseconds: Int)
         case fetchFailed(FetchError)
@@ -105,6 +108,9 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     }
     /// Persisting a snapshot failed; the values served are unaffected.
     public static func fallbackWriteFailed(reason: String) -> FlagEvent { FlagEvent(.fallbackWriteFailed(reason: reason)) }
+    /// The fallback file was used, but it is owned by another user or open to others: anyone
+    /// who can write it decides the app's flags.
+    public static func fallbackWarning(reason: String) -> FlagEvent { FlagEvent(.fallbackWarning(reason: reason)) }
     /// The kill switch turned on (every read returns its safe default) or off.
     public static func killSwitch(active: Bool) -> FlagEvent { FlagEvent(.killSwitch(active: active)) }
     /// A fetched snapshot was activated, with the fetch latency.
@@ -143,6 +149,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .fallbackLoaded: return .fallbackLoaded
         case .fallbackRejected: return .fallbackRejected
         case .fallbackWriteFailed: return .fallbackWriteFailed
+        case .fallbackWarning: return .fallbackWarning
         case .killSwitch: return .killSwitch
         case .activated: return .activated
         case .fetchFailed: return .fetchFailed
@@ -247,7 +254,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     public var message: String? {
         switch base {
         case .error(_, let message): return message
-        case .fallbackRejected(let reason, _), .fallbackWriteFailed(let reason): return reason
+        case .fallbackRejected(let reason, _), .fallbackWriteFailed(let reason), .fallbackWarning(let reason): return reason
         case .fetchFailed(let error): return error.description
         default: return nil
         }
@@ -277,6 +284,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .fallbackRejected(let reason, let keptAt):
             return "fallback_rejected: \(reason)" + (keptAt.map { " (kept at \($0))" } ?? "")
         case .fallbackWriteFailed(let reason): return "fallback_write_failed: \(reason)"
+        case .fallbackWarning(let reason): return "fallback_warning: \(reason)"
         case .killSwitch(let active): return "kill_switch \(active ? "on" : "off")"
         case .activated(let version, let ms): return "activated version=\(version ?? "-") latency=\(ms)ms"
         case .fetchFailed(let error): return "fetch_failed: \(error)"

@@ -18,6 +18,7 @@ struct LastKnownGoodReader {
         case .rejected(let reason, let keptAt): events.append(.fallbackRejected(reason: reason, keptAt: keptAt))
         case .unavailable(let reason): events.append(.fallbackRejected(reason: reason, keptAt: store.fileURL.path))
         }
+        if let warning = store.loadWarning { events.append(.fallbackWarning(reason: warning)) }
         var defaults: [String: FlagEntry] = [:]
         switch bundledDefaults.load() {
         case .success(let entries): defaults = entries

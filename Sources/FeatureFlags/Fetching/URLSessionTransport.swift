@@ -230,6 +230,10 @@ final class URLSessionTransport: NSObject, FlagTransport, URLSessionDataDelegate
             // The description is libcurl's or the system's message (host and port at most);
             // never the URL, whose query may carry an API key.
             let message = nsError.localizedDescription.split(separator: "?").first.map(String.init) ?? ""
+            if message.localizedCaseInsensitiveContains("out of memory") {
+                // libcurl's word for an answer whose header section passed its limit.
+                return .transport("the answer could not be read: its header section is too large (URL error \(nsError.code))")
+            }
             return .transport("URL error \(nsError.code): \(message)")
         }
     }

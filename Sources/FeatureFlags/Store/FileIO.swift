@@ -176,6 +176,19 @@ package enum FileIO {
         if mkdir(path, 0o700) != 0, errno != EEXIST { throw .from(errno, "mkdir") }
     }
 
+    /// What is wrong with who may change the file at `path`, as ssh checks its keys: owned by
+    /// another user, or readable or writable by others (the store creates it 0600). Nil when fine.
+    package static func ownershipWarning(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        if info.st_uid != geteuid() { return "the fallback file \(path) is owned by another user (uid \(info.st_uid)); its flags are used, but anyone who owns it decides them" }
+        let mode = UInt32(info.st_mode) & 0o777
+        if mode & 0o077 != 0 {
+            return "the fallback file \(path) is open to other users (mode \(String(mode, radix: 8))); it should be 0600"
+        }
+        return nil
+    }
+
     /// The permission bits of the file at `path`, or nil if it cannot be stat'ed.
     package static func permissions(_ path: String) -> UInt32? {
         var info = stat()

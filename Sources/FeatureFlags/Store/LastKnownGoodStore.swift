@@ -45,6 +45,9 @@ public final class LastKnownGoodStore: Sendable {
     public let capacity: Int
     /// What loading the file found.
     public let loadOutcome: LoadOutcome
+    /// What deserves attention about a file that was loaded (owned by another user, or open
+    /// to others), if anything. Its flags are used all the same.
+    public let loadWarning: String?
 
     /// A change not yet on disk, in the order it was made.
     private struct Change {
@@ -96,6 +99,7 @@ public final class LastKnownGoodStore: Sendable {
         self.capacity = max(1, capacity)
         let (content, outcome) = StoreContent.load(path: fileURL.path, capacity: self.capacity, read: read)
         self.loadOutcome = outcome
+        self.loadWarning = content.warning
         // Temp files of a process that died while writing: removed when no write is in progress
         // (no lock file means no process ever wrote here: nothing to clean, nothing created).
         if let lock = FileLock.tryAcquireExisting(fileURL.path + ".lock") {

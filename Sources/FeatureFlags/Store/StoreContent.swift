@@ -8,6 +8,8 @@ struct StoreContent {
     /// The kill switch held on the device, if any (a reserved entry in the file).
     var killHold: KillHold?
     private var decoded: [String: StoredFlags] = [:]
+    /// What deserves attention about a file that was used (another user's, open to others).
+    var warning: String?
     /// Set when an unusable file could not be moved aside: writing would destroy it.
     private(set) var writeBlockedReason: String?
     /// Contexts used since the last write, in order: replayed on the file's current content at
@@ -43,6 +45,7 @@ struct StoreContent {
         }
         do {
             content.take(try FallbackFileFormat.decode(bytes))
+            content.warning = FileIO.ownershipWarning(path)
             return (content, .loaded(contexts: content.entries.count, bytes: bytes.count))
         } catch {
             let outcome = content.setAside(reason: error.description)
