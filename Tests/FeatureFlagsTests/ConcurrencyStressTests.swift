@@ -91,6 +91,21 @@ struct ConcurrencyStressTests {
         #expect(await eventually { weakProvider == nil && weakFetcher == nil && weakStore == nil })
     }
 
+    /// The URLSession keeps its delegate alive until invalidated; the transport must still go
+    /// away when nobody shuts it down (its deinit invalidates the session).
+    @Test func aTransportNobodyShutDownIsReleased() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        weak var weakTransport: URLSessionTransport?
+        do {
+            let transport = URLSessionTransport()
+            weakTransport = transport
+            let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .loopback, transport: transport)
+            #expect(snapshot(of: await fetcher.fetch(auraPersonal)) != nil)
+        }
+        #expect(await eventually { weakTransport == nil })
+    }
+
     @Test func aRunLoopEndsWhenItsTaskIsCancelled() async throws {
         let f = try ProviderFixture()
         defer { f.stop() }

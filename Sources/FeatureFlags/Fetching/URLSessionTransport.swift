@@ -12,9 +12,10 @@ import FoundationNetworking
 /// thread pool. A cancelled caller is answered at once; the task is cancelled behind it.
 /// After ``shutdown()`` every send fails at once — creating a task on an invalidated
 /// session would crash on Linux.
-final class URLSessionTransport: NSObject, FlagTransport, URLSessionDataDelegate, @unchecked Sendable {
+final class URLSessionTransport: FlagTransport, @unchecked Sendable {
     // @unchecked: mutable state lives in `Locked` boxes; `URLSession` is thread-safe and is
-    // only called on `control`; delegate callbacks touch only `Locked` state.
+    // only called on `control`; delegate callbacks (through `SessionDelegate`) touch only
+    // `Locked` state.
 
     /// One request's life: the waiter, what has arrived, and the task once created.
     private final class Exchange: Sendable {
@@ -53,7 +54,6 @@ final class URLSessionTransport: NSObject, FlagTransport, URLSessionDataDelegate
     /// HTTP on other hosts (off: a redirect to `http://` off loopback is refused).
     init(allowInsecureRedirects: Bool = false) {
         self.allowInsecureRedirects = allowInsecureRedirects
-        super.init()
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData
@@ -63,7 +63,9 @@ final class URLSessionTransport: NSObject, FlagTransport, URLSessionDataDelegate
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "FeatureFlags.URLSessionTransport.delegate"
-        let created = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
+        // The session keeps its delegate alive until it is invalidated: a proxy that holds this
+        // transport weakly lets a transport nobody shut down go away (its deinit invalidates).
+        let created = URLSession(configuration: configuration, delegate: SessionDelegate(self), delegateQueue: queue)
         session.withLock { $0 = created }
     }
 
@@ -150,7 +152,7 @@ final class URLSessionTransport: NSObject, FlagTransport, URLSessionDataDelegate
 
     deinit { shutdown() }
 
-    // MARK: URLSessionDataDelegate
+    // MARK: Session events (from `SessionDelegate`)
 
     /// Records the status and headers; refuses a declared length above the limit.
     func urlSession(
@@ -236,5 +238,38 @@ final class URLSessionTransport: NSObject, FlagTransport, URLSessionDataDelegate
             }
             return .transport("URL error \(nsError.code): \(message)")
         }
+    }
+}
+
+/// The session's delegate: forwards to the transport it holds weakly, so the session (which
+/// retains its delegate until invalidated) never keeps the transport alive. With the transport
+/// gone, answers are refused.
+private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    private weak let transport: URLSessionTransport?
+
+    init(_ transport: URLSessionTransport) { self.transport = transport }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        guard let transport else { return completionHandler(.cancel) }
+        transport.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: completionHandler)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        transport?.urlSession(session, dataTask: dataTask, didReceive: data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        transport?.urlSession(session, task: task, didCompleteWithError: error)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        guard let transport else { return completionHandler(nil) }
+        transport.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: request, completionHandler: completionHandler)
     }
 }
