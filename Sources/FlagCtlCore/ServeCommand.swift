@@ -83,6 +83,7 @@ enum ServeCommand {
         case "hang": return .hangBeforeHeaders
         case "stall": return .stallMidBody
         case "close": return .closeConnection
+        case "reset-reused": return .resetReusedConnections
         case "garbage": return .garbageBody
         case "endless": return .endlessChunkedBody
         case "status":
@@ -95,7 +96,7 @@ enum ServeCommand {
             guard let bytes, bytes > 0 else { throw UsageError(message: "--fault oversized:BYTES needs a byte count") }
             return .oversizedBody(bytes: bytes)
         default:
-            throw UsageError(message: "unknown fault '\(text)'; choose hang, stall, close, garbage, endless, status:N[:RETRY], oversized[:BYTES]")
+            throw UsageError(message: "unknown fault '\(text)'; choose hang, stall, close, reset-reused, garbage, endless, status:N[:RETRY], oversized[:BYTES]")
         }
     }
 

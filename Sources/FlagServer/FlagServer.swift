@@ -248,6 +248,7 @@ public final class FlagServer: Sendable {
         var reader = HTTPReader(
             fd: fd, stopFD: stopPipe.read, maxHeaderBytes: configuration.maxHeaderBytes,
             maxBodyBytes: configuration.maxBodyBytes, idleMilliseconds: max(idle, 100))
+        var served = 0
         while true {
             switch reader.next() {
             case .closed:
@@ -263,6 +264,11 @@ public final class FlagServer: Sendable {
                         ]) + body)
                 return
             case .request(let request):
+                served += 1
+                if served > 1, state.withLock({ $0.fault }) == .resetReusedConnections {
+                    Socket.resetOnClose(fd)
+                    return
+                }
                 let keepOpen = handle(request, on: fd)
                 if !keepOpen || !request.keepAlive { return }
             }
@@ -313,7 +319,8 @@ public final class FlagServer: Sendable {
         case .flags(let context, let format):
             if let (status, message) = authorize(request) {
                 outcome = responder.json(status: status, format.errorBody(status: status, message: message).objectValue ?? [:])
-            } else if let fault {
+            } else if let fault, fault != .resetReusedConnections {
+                // (`resetReusedConnections` answers first requests normally; `serve` resets the rest.)
                 outcome = responder.apply(fault, document: document.evaluate(for: context))
             } else {
                 let (body, etag) = render(document, revision: revision, for: context, as: format)

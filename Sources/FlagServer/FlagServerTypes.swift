@@ -63,6 +63,9 @@ extension FlagServer {
         case endlessChunkedBody
         /// Answer 200 with exactly these bytes as the body (hostile payloads).
         case body([UInt8])
+        /// Answer a connection's first request, then reset the connection (TCP RST) when a
+        /// second request arrives on it: a server or middlebox dropping a kept-alive connection.
+        case resetReusedConnections
 
         /// A short name for logs.
         public var description: String {
@@ -76,6 +79,7 @@ extension FlagServer {
             case .oversizedChunkedBody(let n): return "oversized-chunked \(n)"
             case .endlessChunkedBody: return "endless"
             case .body(let bytes): return "body \(bytes.count) bytes"
+            case .resetReusedConnections: return "reset-reused"
             }
         }
     }

@@ -76,6 +76,10 @@ struct Responder {
 
     func apply(_ fault: FlagServer.Fault, document: FlagDocument) -> Outcome {
         switch fault {
+        case .resetReusedConnections:
+            // Decided per connection by the server loop, which resets before a reused request.
+            Socket.resetOnClose(fd)
+            return Outcome(status: nil, bytes: 0, keepOpen: false)
         case .hangBeforeHeaders:
             Socket.holdUntilClosed(fd, stopFD: stopFD)
             return Outcome(status: nil, bytes: 0, keepOpen: false)

@@ -110,6 +110,14 @@ enum Socket {
         }
     }
 
+    /// Makes the next `close` of `fd` reset the connection (RST) instead of ending it (FIN).
+    static func resetOnClose(_ fd: Int32) {
+        var value = linger()
+        value.l_onoff = 1
+        value.l_linger = 0
+        _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &value, socklen_t(MemoryLayout<linger>.size))
+    }
+
     /// Writes every byte; false if the peer went away.
     @discardableResult
     static func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {

@@ -187,3 +187,25 @@ struct FlagFetcherFaultTests {
     }
 }
 }
+
+/// A server (or a middlebox) that resets a kept-alive connection when it is reused: libcurl
+/// then resends a POST without its body and never completes. Every fetch must stay fast.
+@Suite("FlagFetcher and reset connections")
+struct ResetConnectionTests {
+    @Test func aResetOfAReusedConnectionIsNeverAHang() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        server.fault = .resetReusedConnections
+        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .loopback)
+        defer { fetcher.shutdown() }
+        let clock = ContinuousClock()
+        for attempt in 1...4 {
+            let start = clock.now
+            let result = await fetcher.fetch(auraPersonal)
+            let elapsed = clock.now - start
+            #expect(snapshot(of: result) != nil, "fetch \(attempt): \(result)")
+            #expect(elapsed < TestTiming.scaled(.seconds(1)), "fetch \(attempt) took \(elapsed)")
+        }
+        #expect(server.requests.allSatisfy { $0.headers["connection"]?.lowercased() == "close" })
+    }
+}

@@ -58,7 +58,7 @@ struct FlagCtlTests {
             (["lint", "a.json", "--write"], "flagctl lint: --write only goes with --bump: flagctl lint FILE --bump --write"),
             (["serve", "f.json", "--port", "http"], "flagctl serve: --port takes 0…65535, got 'http'"),
             (["serve", "f.json", "--fail-rate", "2"], "flagctl serve: --fail-rate takes a share between 0 and 1, got '2'; e.g. --fail-rate 0.2"),
-            (["serve", "f.json", "--fault", "explode"], "flagctl serve: unknown fault 'explode'; choose hang, stall, close, garbage, endless, status:N[:RETRY], oversized[:BYTES]"),
+            (["serve", "f.json", "--fault", "explode"], "flagctl serve: unknown fault 'explode'; choose hang, stall, close, reset-reused, garbage, endless, status:N[:RETRY], oversized[:BYTES]"),
             (["demo", "-x"], "flagctl demo: unknown option -x; options start with two dashes, see flagctl demo --help"),
             (["demo", "--timeout", "soon"], "flagctl demo: --timeout takes seconds between 0 and 60, got 'soon'; e.g. --timeout 0.5"),
         ]

@@ -4,7 +4,8 @@ import FoundationNetworking
 #endif
 
 /// ``FlagTransport`` over `URLSession`, with a delegate so the size limit applies to the bytes
-/// as they arrive. No cache (`urlCache = nil`), no cookies.
+/// as they arrive. No cache (`urlCache = nil`), no cookies, one connection per request
+/// (`Connection: close`).
 ///
 /// Every call into `URLSession` (creating, resuming, cancelling a task) happens on the
 /// transport's own serial queue, never on the caller's thread: on Linux those calls can
@@ -77,6 +78,13 @@ final class URLSessionTransport: FlagTransport, @unchecked Sendable {
         urlRequest.cachePolicy = .reloadIgnoringLocalAndRemoteCacheData
         urlRequest.timeoutInterval = max(1, timeout.rounded(.up))
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        // One connection per fetch. Polls are minutes apart, so a kept-alive connection is
+        // mostly gone (closed by the server or a middlebox) by the next one — and when the peer
+        // resets a reused connection, libcurl resends a POST without its body and never
+        // completes: the fetch would hang until the budget and be reported as a timeout.
+        if urlRequest.value(forHTTPHeaderField: "Connection") == nil {
+            urlRequest.setValue("close", forHTTPHeaderField: "Connection")
+        }
         let prepared = urlRequest
         let exchange = Exchange(maxBytes: maxBytes)
         do {
