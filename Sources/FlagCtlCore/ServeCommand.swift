@@ -15,7 +15,7 @@ enum ServeCommand {
             .init(name: "fail-rate", value: "P", help: "answer this share of requests (0…1) with 503"),
             .init(
                 name: "fault", value: "NAME",
-                help: "hang | stall | close | garbage | endless | status:N[:RETRY] | oversized[:BYTES]"),
+                help: "hang | stall | close | reset-reused | garbage | endless | status:N[:RETRY] | oversized[:BYTES]"),
             .init(name: "path-attribute", value: "NAME", help: "attribute set by GET /flags/<value>.json (default venue)"),
         ],
         examples: [
