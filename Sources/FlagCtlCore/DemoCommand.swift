@@ -122,8 +122,7 @@ enum DemoCommand {
                 limit: provider.value(dataLimit), features: provider.value(features), newCheckout: provider.value(newCheckout),
                 limited: provider.isKillSwitchActive, source: d.source, reason: d.reason, version: d.snapshotVersion,
                 status: provider.status,
-                milliseconds: Int((ContinuousClock.now - start).components.seconds * 1000
-                    + (ContinuousClock.now - start).components.attoseconds / 1_000_000_000_000_000),
+                milliseconds: Int((ContinuousClock.now - start).milliseconds),
                 note: note)
             steps.append(step)
             report(step)

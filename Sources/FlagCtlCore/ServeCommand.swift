@@ -70,6 +70,12 @@ enum ServeCommand {
         if let failRate { server.failRate = failRate }
         server.fault = fault
         console.out("serving \(file) on \(server.baseURL.absoluteString) — POST /flags, GET /flags/<\(configuration.pathAttribute)>.json; Ctrl-C stops")
+        let limits = server.configuration
+        console.out(
+            "a development and rehearsal server, not a production flag service; limits: \(limits.maxConnections) connections"
+                + " (the one stalled longest gives way), request \(limits.requestTimeout.seconds.formatted()) s,"
+                + " send \(limits.sendTimeout.seconds.formatted()) s, idle \(limits.idleTimeout.seconds.formatted()) s,"
+                + " log of the last \(limits.maxLoggedRequests.formatted()) requests")
         if let fault { console.out("fault: \(fault)") }
         await waitForStop()
         server.stop()
@@ -104,7 +110,7 @@ enum ServeCommand {
     static func logLine(_ record: FlagServer.RequestRecord) -> String {
         let context = record.contextFingerprint.map { "ctx=" + $0.prefix(12) } ?? "ctx=-"
         let status = record.status.map(String.init) ?? "---"
-        let ms = record.duration.map { String($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? "-"
+        let ms = record.duration.map { String($0.milliseconds) } ?? "-"
         let fault = record.fault.map { " fault=\($0)" } ?? ""
         return Formatting.printable("\(timestamp()) \(record.route) \(context) \(status) \(record.bytesSent)B \(ms)ms\(fault)")
     }

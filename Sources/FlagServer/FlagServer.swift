@@ -42,7 +42,11 @@ public final class FlagServer: Sendable {
         var revision = 0
         /// Evaluated, serialised answers and their ETags per context fingerprint, so a poll
         /// that ends in 304 costs the server a lookup, not an evaluation and a hash.
-        var rendered: [RenderKey: (revision: Int, body: [UInt8], etag: String)] = [:]
+        var rendered: [RenderKey: (revision: Int, body: [UInt8], etag: String)] = [:] {
+            didSet { if rendered.isEmpty { renderedBytes = 0 } }
+        }
+        /// The bodies' total size: the cache is emptied rather than grow past 256 answers or 64 MB.
+        var renderedBytes = 0
         var fileStamp: FileStamp?
         var reloads = 0
         var lastReloadError: String?
@@ -50,7 +54,7 @@ public final class FlagServer: Sendable {
         var latency: Duration = .zero
         var failRate: Double = 0
         var log: RequestLog
-        var activeConnections: Set<Int32> = []
+        var connections = ConnectionTable()
         var stopping = false
     }
 
@@ -167,7 +171,13 @@ public final class FlagServer: Sendable {
     public var requestCount: Int { state.withLock { $0.log.total } }
 
     /// How many connections are open now.
-    public var connectionCount: Int { state.withLock { $0.activeConnections.count } }
+    public var connectionCount: Int { state.withLock { $0.connections.count } }
+
+    /// How many connections are stalled now: waiting for a request or for their client to read.
+    var stalledConnectionCount: Int { state.withLock { $0.connections.stalledCount } }
+
+    /// How many connections were closed to make room for new ones (see ``Configuration/maxConnections``).
+    public var evictionCount: Int { state.withLock { $0.connections.evictions } }
 
     /// Forgets the request log.
     public func clearLog() { state.withLock { $0.log.clear() } }
@@ -178,7 +188,7 @@ public final class FlagServer: Sendable {
         let first: Bool = state.withLock { s in
             if s.stopping { return false }
             s.stopping = true
-            for fd in s.activeConnections { shutdown(fd, Int32(SHUT_RDWR)) }
+            for fd in s.connections.descriptors { shutdown(fd, Int32(SHUT_RDWR)) }
             return true
         }
         guard first else { return }
@@ -212,9 +222,8 @@ public final class FlagServer: Sendable {
             setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &yes, socklen_t(MemoryLayout<Int32>.size))
             #endif
             let admitted = state.withLock { s -> Bool in
-                guard !s.stopping, s.activeConnections.count < configuration.maxConnections else { return false }
-                s.activeConnections.insert(fd)
-                return true
+                guard !s.stopping else { return false }
+                return s.connections.admit(fd, limit: configuration.maxConnections, at: .now, stalledFor: configuration.evictionGrace)
             }
             guard admitted else {
                 respondAndClose(fd, status: 503, message: "too many connections")
@@ -222,46 +231,49 @@ public final class FlagServer: Sendable {
             }
             spawn { [self] in
                 serve(fd)
-                // Remove and close under the lock: `stop()` shuts down the descriptors in the
-                // set under the same lock, so it can never hit a number already reused.
+                // Remove and close under the lock: `stop()` and eviction shut down descriptors in
+                // the table under the same lock, so they can never hit a number already reused.
                 state.withLock { s in
-                    s.activeConnections.remove(fd)
+                    s.connections.remove(fd)
                     close(fd)
                 }
             }
         }
     }
 
+    /// Answers a connection that was not admitted, without waiting for it to read, and closes it.
     private func respondAndClose(_ fd: Int32, status: Int, message: String) {
-        let body = FlagJSON.bytes(.object(["error": .string(message)]))
-        Socket.send(
-            fd,
-            HTTPResponse.head(
-                status: status,
-                headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)"), ("Connection", "close")])
-                + body)
+        Socket.send(fd, errorAnswer(status: status, message: message)[...], stopFD: stopPipe.read, timeoutMilliseconds: 0)
         close(fd)
     }
 
+    private func errorAnswer(status: Int, message: String) -> [UInt8] {
+        let body = FlagJSON.bytes(.object(["error": .string(message)]))
+        return HTTPResponse.head(
+            status: status,
+            headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)"), ("Connection", "close")])
+            + body
+    }
+
     private func serve(_ fd: Int32) {
-        let idle = Int32(clamping: configuration.idleTimeout.components.seconds * 1000)
+        let connection = Connection(
+            fd: fd, stopFD: stopPipe.read, sendTimeoutMilliseconds: max(configuration.sendTimeout.pollMilliseconds, 1)
+        ) { [state] blocked in
+            state.withLock { s in
+                if blocked { s.connections.stalled(fd, at: .now) } else { s.connections.working(fd) }
+            }
+        }
         var reader = HTTPReader(
             fd: fd, stopFD: stopPipe.read, maxHeaderBytes: configuration.maxHeaderBytes,
-            maxBodyBytes: configuration.maxBodyBytes, idleMilliseconds: max(idle, 100))
+            maxBodyBytes: configuration.maxBodyBytes, idleMilliseconds: max(configuration.idleTimeout.pollMilliseconds, 100),
+            requestMilliseconds: max(configuration.requestTimeout.pollMilliseconds, 100))
         var served = 0
         while true {
             switch reader.next() {
             case .closed:
                 return
             case .reject(let status, let reason):
-                let body = FlagJSON.bytes(.object(["error": .string(reason)]))
-                Socket.send(
-                    fd,
-                    HTTPResponse.head(
-                        status: status,
-                        headers: [
-                            ("Content-Type", "application/json"), ("Content-Length", "\(body.count)"), ("Connection", "close"),
-                        ]) + body)
+                connection.send(errorAnswer(status: status, message: reason))
                 return
             case .request(let request):
                 served += 1
@@ -269,8 +281,11 @@ public final class FlagServer: Sendable {
                     Socket.resetOnClose(fd)
                     return
                 }
-                let keepOpen = handle(request, on: fd)
+                state.withLock { $0.connections.working(fd) }
+                let keepOpen = handle(request, on: connection)
                 if !keepOpen || !request.keepAlive { return }
+                // Waiting for the next request: stalled from now.
+                state.withLock { $0.connections.stalled(fd, at: .now) }
             }
         }
     }
@@ -278,7 +293,7 @@ public final class FlagServer: Sendable {
     // MARK: Requests
 
     /// Answers one request; false when the connection must close.
-    private func handle(_ request: HTTPRequest, on fd: Int32) -> Bool {
+    private func handle(_ request: HTTPRequest, on connection: Connection) -> Bool {
         let started = ContinuousClock.now
         reloadIfChanged()
         let route = Route(request, pathAttribute: configuration.pathAttribute)
@@ -297,7 +312,7 @@ public final class FlagServer: Sendable {
             }
             return (index, fault, s.latency, s.document, s.revision)
         }
-        let responder = Responder(fd: fd, stopFD: stopPipe.read, closing: !request.keepAlive) { [state] status, bodyBytes, headBytes in
+        let responder = Responder(connection: connection, closing: !request.keepAlive) { [state] status, bodyBytes, headBytes in
             let elapsed = ContinuousClock.now - started
             state.withLock { s in
                 _ = s.log.update(index) { record in
@@ -308,7 +323,7 @@ public final class FlagServer: Sendable {
                 }
             }
         }
-        if latency > .zero, !Socket.pause(milliseconds: Int(latency.components.seconds * 1000 + latency.components.attoseconds / 1_000_000_000_000_000), connection: fd, stopFD: stopPipe.read) {
+        if latency > .zero, !Socket.pause(milliseconds: Int(latency.milliseconds), connection: connection.fd, stopFD: stopPipe.read) {
             finish(index, status: nil, bytes: 0, started: started)
             return false
         }
@@ -348,8 +363,9 @@ public final class FlagServer: Sendable {
         let etag = Responder.etag(body)
         state.withLock { s in
             guard s.revision == revision else { return }
-            if s.rendered.count >= 256 { s.rendered.removeAll() }
+            if s.rendered.count >= 256 || s.renderedBytes + body.count > 64 << 20 { s.rendered.removeAll() }
             s.rendered[key] = (revision, body, etag)
+            s.renderedBytes += body.count
         }
         return (body, etag)
     }

@@ -8,14 +8,31 @@ extension FlagServer {
         public var host: String
         /// The port; 0 (default) takes any free port, reported by ``FlagServer/port``.
         public var port: UInt16
-        /// Connections served at once; more are answered 503 and closed.
+        /// Connections served at once. When all are taken, a new connection takes the place of
+        /// the one stalled longest — waiting for a request (idle, or a header still arriving) or
+        /// for its client to read an answer — if it has been stalled for at least
+        /// ``evictionGrace``; connections working on a request are never evicted. When none
+        /// qualifies, the new connection is answered 503 and closed.
         public var maxConnections: Int
+        /// How long a connection must have been stalled before a new connection may take its
+        /// place when all ``maxConnections`` are taken. Default zero: whenever the server is
+        /// full, the connection stalled longest gives way, so clients that hold places without
+        /// sending or reading can never keep a new client out. Longer graces refuse new clients
+        /// (503) rather than close connections that may only be slow.
+        public var evictionGrace: Duration
         /// Largest request header section, in bytes (431 beyond).
         public var maxHeaderBytes: Int
         /// Largest request body, in bytes (413 beyond).
         public var maxBodyBytes: Int
         /// How long an idle keep-alive connection stays open.
         public var idleTimeout: Duration
+        /// How long a request may take to arrive, from its first byte to its last (header
+        /// section and body): a client that sends its header a byte at a time is answered 408 and
+        /// closed at this deadline, however often it sends. Default 10 s.
+        public var requestTimeout: Duration
+        /// How long one write of an answer may wait for a client that does not read: the
+        /// connection is closed when nothing could be sent for this long. Default 10 s.
+        public var sendTimeout: Duration
         /// For `GET /flags/<value>.json`: the context attribute `<value>` sets.
         public var pathAttribute: String
         /// Header fields every flag request must carry with exactly these values (credentials):
@@ -27,16 +44,21 @@ extension FlagServer {
 
         /// A configuration.
         public init(
-            host: String = "127.0.0.1", port: UInt16 = 0, maxConnections: Int = 32, maxHeaderBytes: Int = 16 << 10,
-            maxBodyBytes: Int = 64 << 10, idleTimeout: Duration = .seconds(5), pathAttribute: String = "venue",
+            host: String = "127.0.0.1", port: UInt16 = 0, maxConnections: Int = 32, evictionGrace: Duration = .zero,
+            maxHeaderBytes: Int = 16 << 10,
+            maxBodyBytes: Int = 64 << 10, idleTimeout: Duration = .seconds(5), requestTimeout: Duration = .seconds(10),
+            sendTimeout: Duration = .seconds(10), pathAttribute: String = "venue",
             requiredHeaders: [String: String] = [:], maxLoggedRequests: Int = 1_000
         ) {
             self.host = host
             self.port = port
             self.maxConnections = maxConnections
+            self.evictionGrace = evictionGrace
             self.maxHeaderBytes = maxHeaderBytes
             self.maxBodyBytes = maxBodyBytes
             self.idleTimeout = idleTimeout
+            self.requestTimeout = requestTimeout
+            self.sendTimeout = sendTimeout
             self.pathAttribute = pathAttribute
             self.requiredHeaders = requiredHeaders
             self.maxLoggedRequests = max(1, maxLoggedRequests)

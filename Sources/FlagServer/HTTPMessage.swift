@@ -1,3 +1,4 @@
+import FeatureFlags
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -23,7 +24,10 @@ struct HTTPRequest {
     var keepAlive: Bool
 }
 
-/// Reads requests from one connection with limits on header and body size.
+/// Reads requests from one connection with limits on header and body size and on time:
+/// a connection may stay idle between requests for the idle timeout, and once a request's
+/// first byte has arrived, the whole request (header section and body) must arrive within
+/// the request timeout, however often the client sends a byte.
 struct HTTPReader {
     enum Outcome {
         case request(HTTPRequest)
@@ -32,38 +36,65 @@ struct HTTPReader {
         case reject(status: Int, reason: String)
     }
 
+    private enum Fill { case more, closed, late }
+
     let fd: Int32
     let stopFD: Int32
     let maxHeaderBytes: Int
     let maxBodyBytes: Int
     let idleMilliseconds: Int32
+    let requestMilliseconds: Int32
     private var buffer: [UInt8] = []
 
-    init(fd: Int32, stopFD: Int32, maxHeaderBytes: Int, maxBodyBytes: Int, idleMilliseconds: Int32) {
+    init(
+        fd: Int32, stopFD: Int32, maxHeaderBytes: Int, maxBodyBytes: Int, idleMilliseconds: Int32,
+        requestMilliseconds: Int32
+    ) {
         self.fd = fd
         self.stopFD = stopFD
         self.maxHeaderBytes = maxHeaderBytes
         self.maxBodyBytes = maxBodyBytes
         self.idleMilliseconds = idleMilliseconds
+        self.requestMilliseconds = requestMilliseconds
     }
 
-    /// More bytes, or false when the peer closed, the server stopped or the idle time passed.
-    private mutating func fill() -> Bool {
-        guard Socket.waitReadable(fd, stopFD: stopFD, milliseconds: idleMilliseconds) == .ready else { return false }
+    /// More bytes; `.closed` when the peer closed, the server stopped or the connection sat idle
+    /// with no request begun; `.late` when a begun request passed its deadline (or stalled for
+    /// the idle time). Sets `deadline` when the request's first byte arrives.
+    private mutating func fill(deadline: inout ContinuousClock.Instant?) -> Fill {
+        var wait = idleMilliseconds
+        if let deadline {
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero else { return .late }
+            wait = min(wait, left.pollMilliseconds + 1)
+        }
+        switch Socket.waitReadable(fd, stopFD: stopFD, milliseconds: wait) {
+        case .ready: break
+        case .timedOut: return deadline == nil ? .closed : .late
+        case .stopped, .failed: return .closed
+        }
         var chunk = [UInt8](repeating: 0, count: 16_384)
         let n = recv(fd, &chunk, chunk.count, 0)
-        guard n > 0 else { return false }
+        guard n > 0 else { return .closed }
         buffer.append(contentsOf: chunk[0..<n])
-        return true
+        if deadline == nil { deadline = ContinuousClock.now + .milliseconds(requestMilliseconds) }
+        return .more
     }
 
     mutating func next() -> Outcome {
+        // Bytes already buffered (a pipelined request) start this request's clock now.
+        var deadline: ContinuousClock.Instant? = buffer.isEmpty ? nil : ContinuousClock.now + .milliseconds(requestMilliseconds)
+        let late = Outcome.reject(status: 408, reason: "the request did not arrive in time")
         var headerEnd: Int?
         while true {
             headerEnd = Self.find([13, 10, 13, 10], in: buffer)
             if headerEnd != nil { break }
             if buffer.count > maxHeaderBytes { return .reject(status: 431, reason: "header section too large") }
-            guard fill() else { return .closed }
+            switch fill(deadline: &deadline) {
+            case .more: continue
+            case .closed: return .closed
+            case .late: return late
+            }
         }
         guard let end = headerEnd else { return .closed }
         if end > maxHeaderBytes { return .reject(status: 431, reason: "header section too large") }
@@ -80,7 +111,11 @@ struct HTTPReader {
         guard length >= 0 else { return .reject(status: 400, reason: "bad Content-Length") }
         guard length <= maxBodyBytes else { return .reject(status: 413, reason: "request body too large") }
         while buffer.count < length {
-            guard fill() else { return .closed }
+            switch fill(deadline: &deadline) {
+            case .more: continue
+            case .closed: return .closed
+            case .late: return late
+            }
         }
         let body = Array(buffer[0..<length])
         buffer.removeFirst(length)
@@ -105,7 +140,7 @@ struct HTTPReader {
 enum HTTPResponse {
     static let reasons: [Int: String] = [
         200: "OK", 304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-        405: "Method Not Allowed", 413: "Content Too Large", 429: "Too Many Requests", 431: "Request Header Fields Too Large",
+        405: "Method Not Allowed", 408: "Request Timeout", 413: "Content Too Large", 429: "Too Many Requests", 431: "Request Header Fields Too Large",
         500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
     ]
 

@@ -17,8 +17,7 @@ struct Responder {
         let keepOpen: Bool
     }
 
-    let fd: Int32
-    let stopFD: Int32
+    let connection: Connection
     /// Whether the connection closes after this answer: every head then says `Connection: close`.
     let closing: Bool
     /// Called with the status and planned body size just before the status line goes out,
@@ -29,7 +28,10 @@ struct Responder {
     /// peer went away. `bodyBytes` is the whole body's planned size.
     private func send(status: Int, head: [UInt8], body: ArraySlice<UInt8> = [], bodyBytes: Int) -> Bool {
         announce(status, bodyBytes, head.count)
-        return Socket.send(fd, head + body)
+        // One write for small answers (no Nagle delay between head and body); a large body
+        // goes out from the cached array as it is, never copied behind its head.
+        if body.count <= 64 << 10 { return connection.send(head + body) }
+        return connection.send(head) && connection.send(body)
     }
 
     /// A response head, with `Connection: close` when the connection closes after it.
@@ -78,10 +80,10 @@ struct Responder {
         switch fault {
         case .resetReusedConnections:
             // Decided per connection by the server loop, which resets before a reused request.
-            Socket.resetOnClose(fd)
+            Socket.resetOnClose(connection.fd)
             return Outcome(status: nil, bytes: 0, keepOpen: false)
         case .hangBeforeHeaders:
-            Socket.holdUntilClosed(fd, stopFD: stopFD)
+            Socket.holdUntilClosed(connection.fd, stopFD: connection.stopFD)
             return Outcome(status: nil, bytes: 0, keepOpen: false)
         case .closeConnection:
             return Outcome(status: nil, bytes: 0, keepOpen: false)
@@ -105,20 +107,20 @@ struct Responder {
             let head = head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")])
             guard send(status: 200, head: head, body: half[...], bodyBytes: half.count) else { return Outcome(status: 200, bytes: 0, keepOpen: false) }
-            Socket.holdUntilClosed(fd, stopFD: stopFD)
+            Socket.holdUntilClosed(connection.fd, stopFD: connection.stopFD)
             return Outcome(status: 200, bytes: half.count, keepOpen: false)
         case .oversizedBody(let size):
             let head = head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(size)")])
             guard send(status: 200, head: head, bodyBytes: size) else { return Outcome(status: 200, bytes: 0, keepOpen: false) }
-            let sent = sendFiller(size) { Socket.send(fd, $0) }
+            let sent = sendFiller(size) { connection.send($0) }
             return Outcome(status: 200, bytes: sent, keepOpen: sent == size)
         case .oversizedChunkedBody(let size):
             let head = head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")])
             guard send(status: 200, head: head, bodyBytes: size) else { return Outcome(status: 200, bytes: 0, keepOpen: false) }
-            let sent = sendFiller(size) { Socket.send(fd, Self.chunk($0)) }
-            let ended = sent == size && Socket.send(fd, Array("0\r\n\r\n".utf8))
+            let sent = sendFiller(size) { connection.send(Self.chunk($0)) }
+            let ended = sent == size && connection.send(Array("0\r\n\r\n".utf8))
             return Outcome(status: 200, bytes: sent, keepOpen: ended)
         case .endlessChunkedBody:
             let head = head(
@@ -127,7 +129,7 @@ struct Responder {
                 return Outcome(status: 200, bytes: 0, keepOpen: false)
             }
             var sent = 10
-            while Socket.pause(milliseconds: 50, connection: fd, stopFD: stopFD), Socket.send(fd, Self.chunk([0x20])) {
+            while Socket.pause(milliseconds: 50, connection: connection.fd, stopFD: connection.stopFD), connection.send(Self.chunk([0x20])) {
                 sent += 1
             }
             return Outcome(status: 200, bytes: sent, keepOpen: false)

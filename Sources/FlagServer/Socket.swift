@@ -58,7 +58,16 @@ enum Socket {
 
     /// Waits until `fd` is readable (or hung up), the server stops, or `milliseconds` pass (-1 = forever).
     static func waitReadable(_ fd: Int32, stopFD: Int32, milliseconds: Int32) -> Wait {
-        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0)]
+        wait(fd, for: Int16(POLLIN), stopFD: stopFD, milliseconds: milliseconds)
+    }
+
+    /// Waits until `fd` can take more bytes (or failed), the server stops, or `milliseconds` pass.
+    static func waitWritable(_ fd: Int32, stopFD: Int32, milliseconds: Int32) -> Wait {
+        wait(fd, for: Int16(POLLOUT), stopFD: stopFD, milliseconds: milliseconds)
+    }
+
+    private static func wait(_ fd: Int32, for events: Int16, stopFD: Int32, milliseconds: Int32) -> Wait {
+        var fds = [pollfd(fd: fd, events: events, revents: 0), pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0)]
         while true {
             let n = poll(&fds, 2, milliseconds)
             if n < 0 {
@@ -118,28 +127,53 @@ enum Socket {
         _ = setsockopt(fd, SOL_SOCKET, SO_LINGER, &value, socklen_t(MemoryLayout<linger>.size))
     }
 
-    /// Writes every byte; false if the peer went away.
+    /// Writes every byte; false if the peer went away, the server stopped, or the peer read
+    /// nothing for `timeoutMilliseconds` while the socket's send buffer was full (a client
+    /// that never reads cannot hold a thread). `blocked` runs with true when a write starts
+    /// waiting for the peer to read, and with false when bytes move again.
     @discardableResult
-    static func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
+    static func send(
+        _ fd: Int32, _ bytes: ArraySlice<UInt8>, stopFD: Int32, timeoutMilliseconds: Int32,
+        blocked: (Bool) -> Void = { _ in }
+    ) -> Bool {
+        var offset = bytes.startIndex
+        var waiting = false
+        while offset < bytes.endIndex {
             let n = bytes[offset...].withUnsafeBytes { raw in
                 sendNoSignal(fd, raw.baseAddress, raw.count)
             }
-            if n < 0 {
-                if errno == EINTR { continue }
+            if n >= 0 {
+                offset += n
+                if waiting {
+                    waiting = false
+                    blocked(false)
+                }
+                continue
+            }
+            switch errno {
+            case EINTR:
+                continue
+            case EAGAIN, EWOULDBLOCK:
+                if !waiting {
+                    waiting = true
+                    blocked(true)
+                }
+                guard waitWritable(fd, stopFD: stopFD, milliseconds: timeoutMilliseconds) == .ready else { return false }
+            default:
                 return false
             }
-            offset += n
         }
         return true
     }
 
+    /// One non-blocking write that never raises SIGPIPE.
     private static func sendNoSignal(_ fd: Int32, _ base: UnsafeRawPointer?, _ count: Int) -> Int {
         #if canImport(Darwin)
-        return Darwin.send(fd, base, count, 0)
+        return Darwin.send(fd, base, count, Int32(MSG_DONTWAIT))
+        #elseif canImport(Musl)
+        return Musl.send(fd, base, count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
         #else
-        return Glibc.send(fd, base, count, Int32(MSG_NOSIGNAL))
+        return Glibc.send(fd, base, count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
         #endif
     }
 }

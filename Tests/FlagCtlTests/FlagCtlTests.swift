@@ -323,6 +323,9 @@ struct FlagCtlTests {
         let serving = Task { await FlagCtl.run(["serve", file.path, "--latency", "1"], console: console, signals: stop) }
         #expect(await eventually { captured.out.first?.hasPrefix("serving ") == true })
         let banner = try #require(captured.out.first)
+        #expect(await eventually { captured.out.count >= 2 })
+        #expect(captured.out[1].hasPrefix("a development and rehearsal server, not a production flag service; limits: 32 connections"))
+        #expect(captured.out[1].contains("request 10 s, send 10 s, idle 5 s, log of the last 1,000 requests"))
         let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
         let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: base + "/flags")!), configuration: .loopback)
         defer { client.shutdown() }

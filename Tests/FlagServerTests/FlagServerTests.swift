@@ -60,7 +60,7 @@ struct FlagServerTests {
     }
 
     @Test func connectionsAreBounded() async throws {
-        let server = try FlagServer(document: .seedExample, configuration: .init(maxConnections: 2))
+        let server = try FlagServer(document: .seedExample, configuration: .init(maxConnections: 2, evictionGrace: .seconds(600)))
         defer { server.stop() }
         let idle = [RawConnection(port: server.port), RawConnection(port: server.port)]
         #expect(idle.allSatisfy { $0 != nil })

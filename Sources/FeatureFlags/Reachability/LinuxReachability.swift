@@ -48,7 +48,7 @@ final class LinuxReachability: Reachability {
         stopPipe = (fds[0], fds[1])
         let netlink = Self.openNetlink()
         usesNetlink = netlink >= 0
-        let interval = Int32(clamping: fallbackInterval.components.seconds * 1000 + fallbackInterval.components.attoseconds / 1_000_000_000_000_000)
+        let interval = fallbackInterval.pollMilliseconds
         let thread = Thread { [self] in
             watch(netlink: netlink, periodMilliseconds: netlink >= 0 ? interval * 10 : interval)
             if netlink >= 0 { close(netlink) }
