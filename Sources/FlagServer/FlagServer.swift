@@ -25,12 +25,6 @@ public final class FlagServer: Sendable {
         case file(path: String)
     }
 
-    private struct FileStamp: Equatable {
-        let modified: FileTime
-        let size: Int
-        let inode: UInt64
-    }
-
     private struct State {
         var document: ServerDocument {
             didSet {
@@ -116,7 +110,7 @@ public final class FlagServer: Sendable {
             throw error
         }
         if case .file(let path) = source {
-            state.withLock { $0.fileStamp = Self.stamp(path) }
+            state.withLock { $0.fileStamp = FileStamp(path: path) }
             spawn { [self] in watchFile() }
         }
         spawn { [self] in acceptLoop() }
@@ -387,7 +381,7 @@ public final class FlagServer: Sendable {
 
     private func reloadIfChanged() {
         guard case .file(let path) = source else { return }
-        let stamp = Self.stamp(path)
+        let stamp = FileStamp(path: path)
         let changed = state.withLock { s -> Bool in
             guard stamp != s.fileStamp else { return false }
             s.fileStamp = stamp
@@ -421,27 +415,6 @@ public final class FlagServer: Sendable {
         while poll(&fds, 1, 200) == 0 || (fds[0].revents == 0 && errno == EINTR) {
             reloadIfChanged()
         }
-    }
-
-    private static func stamp(_ path: String) -> FileStamp? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        #if canImport(Darwin)
-        let modified = FileTime(info.st_mtimespec)
-        #else
-        let modified = FileTime(info.st_mtim)
-        #endif
-        return FileStamp(modified: modified, size: Int(info.st_size), inode: UInt64(info.st_ino))
-    }
-}
-
-/// `timespec` with equality, for file change stamps.
-struct FileTime: Equatable, Sendable {
-    let seconds: Int
-    let nanoseconds: Int
-    init(_ t: timespec) {
-        seconds = Int(t.tv_sec)
-        nanoseconds = Int(t.tv_nsec)
     }
 }
 

@@ -20,6 +20,8 @@ enum Socket {
     static func listen(host: String, port: UInt16, backlog: Int32 = 64) throws(Failure) -> (Int32, UInt16) {
         #if canImport(Darwin)
         let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #elseif canImport(Musl)
+        let fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)
         #else
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #endif

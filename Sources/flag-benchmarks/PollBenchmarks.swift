@@ -37,7 +37,7 @@ enum PollBenchmarks {
         defer { provider.shutdown() }
         guard case .updated = await provider.refresh() else { throw BenchmarkError("the first fetch failed") }
         let full = server.requests[0]
-        let stamp = fileStamp(file.path)
+        let stamp = FileStamp(path: file.path)
         let decodesBefore = endpoint.decodes
 
         let polls = quick ? 20 : 50
@@ -63,18 +63,7 @@ enum PollBenchmarks {
         report.add(.init(section: "poll", name: "bytes on the wire for the full 200 fetch", value: Double(fullWire), unit: "bytes"))
         let decodes = endpoint.decodes - decodesBefore
         report.add(.init(section: "poll", name: "decodes during \(polls * (runs + 1)) unchanged polls", value: Double(decodes), unit: "count", budget: "= 0", passed: decodes == 0 && unchanged))
-        let written = fileStamp(file.path) != stamp
+        let written = FileStamp(path: file.path) != stamp
         report.add(.init(section: "poll", name: "fallback file rewritten by unchanged polls", value: written ? 1 : 0, unit: "count", budget: "= 0", passed: !written))
-    }
-
-    /// Modification time and inode: an atomic replace changes both.
-    static func fileStamp(_ path: String) -> [Int] {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return [] }
-        #if canImport(Darwin)
-        return [Int(info.st_mtimespec.tv_sec), Int(info.st_mtimespec.tv_nsec), Int(info.st_ino)]
-        #else
-        return [Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec), Int(info.st_ino)]
-        #endif
     }
 }

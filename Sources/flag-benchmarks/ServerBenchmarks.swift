@@ -21,14 +21,14 @@ enum ServerBenchmarks {
         let request = Array("GET /flags?partner=bench HTTP/1.1\r\nHost: bench\r\n\r\n".utf8)
         // Warm up past the log's capacity, so the ring is full before measuring.
         for _ in 0..<5_000 { guard client.exchange(request) == 200 else { throw BenchmarkError("the server did not answer 200") } }
-        guard let before = MemoryBenchmarks.residentBytes() else {
-            report.note("resident memory is read from /proc/self/statm; not available on this platform")
+        guard let before = ProcessMemory.residentBytes() else {
+            report.note("resident memory cannot be read on this platform")
             return
         }
         let start = DispatchTime.now().uptimeNanoseconds
         for _ in 0..<count { guard client.exchange(request) == 200 else { throw BenchmarkError("the server did not answer 200") } }
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start)
-        let after = MemoryBenchmarks.residentBytes() ?? before
+        let after = ProcessMemory.residentBytes() ?? before
         let grown = Double(max(0, after - before))
         report.add(.init(section: "server", name: "requests answered on one keep-alive connection", value: Double(count), unit: "count"))
         report.add(.init(section: "server", name: "per request, round trip", value: elapsed / Double(count) / 1_000, unit: "µs"))
@@ -50,22 +50,8 @@ final class KeepAliveClient {
     private var buffer: [UInt8] = []
 
     init?(port: UInt16) {
-        #if canImport(Darwin)
-        fd = socket(AF_INET, SOCK_STREAM, 0)
-        #else
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #endif
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        if connected != 0 {
-            close(fd)
-            return nil
-        }
+        guard let fd = connectLoopback(port: port) else { return nil }
+        self.fd = fd
     }
 
     deinit { close(fd) }
@@ -107,3 +93,33 @@ final class KeepAliveClient {
         return nil
     }
 }
+
+/// A TCP connection to `127.0.0.1:port`; nil if refused.
+func connectLoopback(port: UInt16) -> Int32? {
+    #if canImport(Glibc)
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    #else
+    let fd = socket(AF_INET, SOCK_STREAM, 0)
+    #endif
+    guard fd >= 0 else { return nil }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    if connected != 0 {
+        close(fd)
+        return nil
+    }
+    return fd
+}
+
+#if canImport(Darwin)
+private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Darwin.connect(fd, address, length) }
+#elseif canImport(Musl)
+private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Musl.connect(fd, address, length) }
+#else
+private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Glibc.connect(fd, address, length) }
+#endif

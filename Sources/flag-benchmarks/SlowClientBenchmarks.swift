@@ -77,7 +77,7 @@ final class SlowHeaderAttack: Sendable {
                         sockets[i] = -1
                     }
                     if sockets[i] < 0 {
-                        sockets[i] = Self.connect(port: port)
+                        sockets[i] = connectLoopback(port: port) ?? -1
                         if sockets[i] >= 0 { Self.send(sockets[i], "GET /flags HTTP/1.1\r\nX-Slow: ") }
                         lastByte[i] = now
                     } else if now - lastByte[i] > 1_000_000_000 {
@@ -107,37 +107,8 @@ final class SlowHeaderAttack: Sendable {
         return poll(&p, 1, 0) > 0
     }
 
-    private static func connect(port: UInt16) -> Int32 {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard fd >= 0 else { return -1 }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        if connected != 0 {
-            close(fd)
-            return -1
-        }
-        return fd
-    }
-
     private static func send(_ fd: Int32, _ text: String) {
         let bytes = Array(text.utf8)
         _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
 }
-
-#if canImport(Darwin)
-private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Darwin.connect(fd, address, length) }
-#elseif canImport(Musl)
-private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Musl.connect(fd, address, length) }
-#else
-private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Glibc.connect(fd, address, length) }
-#endif

@@ -9,10 +9,7 @@ extension WallClockSensitive {
 @Suite("Crash safety and contention of the fallback file")
 struct CrashSafetyTests {
     /// The `flag-stress` writer built beside the tests.
-    private func writer() -> URL? {
-        let url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("flag-stress")
-        return FileManager.default.isExecutableFile(atPath: url.path) ? url : nil
-    }
+    private func writer() -> URL? { builtProduct("flag-stress") }
 
     /// Starts a writer; returns the process and a reader of its "saved …" lines.
     private func start(_ binary: URL, _ arguments: [String]) throws -> (Process, FileHandle) {

@@ -534,9 +534,8 @@ struct ProviderTests {
     }
 }
 
-/// Modification time and inode of a file: an atomic replace changes both.
-private func stamp(_ path: String) throws -> [Int] {
-    var info = stat()
-    guard stat(path, &info) == 0 else { throw CocoaError(.fileNoSuchFile) }
-    return [Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec), Int(info.st_ino)]
+/// Modification time, size and inode of a file: an atomic replace changes them.
+private func stamp(_ path: String) throws -> FileStamp {
+    guard let stamp = FileStamp(path: path) else { throw CocoaError(.fileNoSuchFile) }
+    return stamp
 }

@@ -395,9 +395,8 @@ struct FlagCtlTests {
     }
 
     @Test func theBuiltToolStopsCleanlyOnCtrlC() async throws {
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("flagctl")
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-            Issue.record("flagctl was not built next to the tests at \(binary.path)")
+        guard let binary = builtProduct("flagctl") else {
+            Issue.record("flagctl was not built next to the tests")
             return
         }
         let dir = TempDir()

@@ -27,3 +27,17 @@ package func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) a
         Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
+
+/// The package's built executable `name` (`flagctl`, `flag-stress`), found beside the test
+/// bundle on Apple platforms (tests run inside `xctest` there) and beside the test executable
+/// elsewhere; nil if it was not built.
+package func builtProduct(_ name: String) -> URL? {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    #if canImport(Darwin)
+    if let bundle = Bundle.allBundles.first(where: { $0.bundlePath.hasSuffix(".xctest") }) {
+        directory = bundle.bundleURL.deletingLastPathComponent()
+    }
+    #endif
+    let url = directory.appendingPathComponent(name)
+    return FileManager.default.isExecutableFile(atPath: url.path) ? url : nil
+}

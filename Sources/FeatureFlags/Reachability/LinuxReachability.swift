@@ -109,7 +109,11 @@ final class LinuxReachability: Reachability {
 
     /// A netlink socket subscribed to link, address and route changes; -1 if unavailable.
     private static func openNetlink() -> Int32 {
+        #if canImport(Musl)
+        let fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0 /* NETLINK_ROUTE */)
+        #else
         let fd = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0 /* NETLINK_ROUTE */)
+        #endif
         guard fd >= 0 else { return -1 }
         // struct sockaddr_nl { sa_family_t nl_family; unsigned short nl_pad; u32 nl_pid; u32 nl_groups; }
         let groups: UInt32 = 0x1 | 0x10 | 0x40 | 0x100 | 0x400  // LINK, IPV4_IFADDR, IPV4_ROUTE, IPV6_IFADDR, IPV6_ROUTE
