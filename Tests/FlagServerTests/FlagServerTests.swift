@@ -112,7 +112,7 @@ struct FlagServerTests {
         let seen = Locked<[FlagServer.RequestRecord]>([])
         let server = try FlagServer(document: .seedExample, onRequest: { record in seen.withLock { $0.append(record) } })
         defer { server.stop() }
-        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(budget: TestTiming.scaled(.seconds(2)), headers: ["X-Api-Key": "k"]))
+        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(budget: TestTiming.loopbackBudget, headers: ["X-Api-Key": "k"]))
         defer { client.shutdown() }
         _ = await client.fetch(auraPersonal)
         server.fault = .status(503, retryAfter: "1")

@@ -60,7 +60,7 @@ struct POSExampleTests {
         let (app, provider) = POSApp.live(
             venue: "venue-42", user: "cashier-7", flagsURL: server.flagsURL, apiBaseURL: api,
             stateDirectory: URL(fileURLWithPath: state.path), reachability: ManualReachability(true),
-            fetchBudget: TestTiming.scaled(.seconds(2)))
+            fetchBudget: TestTiming.loopbackBudget)
         defer { provider.shutdown() }
         // Before the network: code defaults.
         #expect(app.checkout.flow == .classic)

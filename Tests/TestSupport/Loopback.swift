@@ -22,7 +22,7 @@ package final class CountingEndpoint: FlagEndpoint, Sendable {
 
 /// A server on the demo document and a POST fetcher for it.
 package func makeServerAndFetcher(
-    budget: Duration = TestTiming.scaled(.seconds(2)), maxBytes: Int = 1 << 20, headers: [String: String] = [:]
+    budget: Duration = TestTiming.loopbackBudget, maxBytes: Int = 1 << 20, headers: [String: String] = [:]
 ) throws -> (FlagServer, FlagFetcher, CountingEndpoint) {
     let server = try FlagServer(document: .seedExample)
     let endpoint = CountingEndpoint(JSONFlagEndpoint(post: server.flagsURL))
@@ -59,7 +59,7 @@ package func fetchError(
 }
 
 extension FlagFetcher.Configuration {
-    /// The default configuration with the 2 s budget stretched for slow builds (ThreadSanitizer):
-    /// for tests that fetch over loopback in real time.
-    package static var loopback: Self { .init(budget: TestTiming.scaled(.seconds(2))) }
+    /// The default configuration with a budget of ``TestTiming/loopbackBudget``: for tests
+    /// that fetch over loopback in real time and are not about time.
+    package static var loopback: Self { .init(budget: TestTiming.loopbackBudget) }
 }

@@ -28,6 +28,11 @@ package enum TestTiming {
 
     /// `duration` stretched for the current build.
     package static func scaled(_ duration: Duration) -> Duration { duration * Int(scale) }
+
+    /// The budget of loopback fetches in tests that are not about time: generous, so that a
+    /// loaded machine (a parallel test pushing 256 MB through libcurl takes both cores for a
+    /// moment) cannot turn a success into a timeout. A real hang still fails, at this bound.
+    package static var loopbackBudget: Duration { scaled(.seconds(10)) }
 }
 
 /// Waits (bounded) until `condition` holds; false if it never does. It re-checks every
