@@ -106,12 +106,14 @@ struct FlagFetcherTests {
         #expect(snapshot(of: await fetcher.fetch(auraPersonal))?.flags["plan_themeColor"]?.value == "#3498DB")
         var changed = ServerDocument.seedExample
         changed.rules[1].flags["plan_themeColor"] = FlagEntry(value: "#112233")
-        try Data(changed.jsonBytes()).write(to: file)
+        // Replaced atomically, as editors save: written in place, a request could catch the
+        // file half-written (a reload error, the old document served until the write ends).
+        try Data(changed.jsonBytes()).write(to: file, options: .atomic)
         let reloaded = try #require(fetched(await fetcher.fetch(auraPersonal)))
         #expect(reloaded.snapshot.flags["plan_themeColor"]?.value == "#112233")
         #expect(server.reloadCount == 1)
         // A broken edit keeps the last good document.
-        try Data("{ not json".utf8).write(to: file)
+        try Data("{ not json".utf8).write(to: file, options: .atomic)
         #expect(await fetcher.fetch(auraPersonal, ifNoneMatch: reloaded.etag) == .notModified)
         #expect(server.lastReloadError != nil)
         #expect(server.reloadCount == 1)
