@@ -59,6 +59,10 @@ public final class FlagServer: Sendable {
 
     private let source: Source
     private let state: Locked<State>
+    /// Held while an answer is rendered: one render at a time, so clients asking for the same
+    /// large answer at once wait for the first render and take it from the cache, instead of
+    /// each building its own copy (32 renders of a 5 MB answer held 300 MB).
+    private let renderGate = Locked(())
     private let listenFD: Int32
     private let stopPipe: (read: Int32, write: Int32)
     private let threads = DispatchGroup()
@@ -225,6 +229,7 @@ public final class FlagServer: Sendable {
             }
             spawn { [self] in
                 serve(fd)
+                Socket.finish(fd, stopFD: stopPipe.read)
                 // Remove and close under the lock: `stop()` and eviction shut down descriptors in
                 // the table under the same lock, so they can never hit a number already reused.
                 state.withLock { s in
@@ -237,7 +242,12 @@ public final class FlagServer: Sendable {
 
     /// Answers a connection that was not admitted, without waiting for it to read, and closes it.
     private func respondAndClose(_ fd: Int32, status: Int, message: String) {
+        // Whatever the client already sent is read first: closing with unread bytes resets
+        // the connection, and the reset can destroy the answer before the client reads it.
+        Socket.discardPending(fd)
         Socket.send(fd, errorAnswer(status: status, message: message)[...], stopFD: stopPipe.read, timeoutMilliseconds: 0)
+        shutdown(fd, Int32(SHUT_WR))
+        Socket.discardPending(fd)
         close(fd)
     }
 
@@ -353,15 +363,18 @@ public final class FlagServer: Sendable {
     private func render(_ document: ServerDocument, revision: Int, for context: EvaluationContext, as format: WireFormat) -> ([UInt8], String) {
         let key = RenderKey(fingerprint: context.fingerprint, format: format)
         if let cached = state.withLock({ $0.rendered[key] }), cached.revision == revision { return (cached.body, cached.etag) }
-        let body = format.render(document.evaluate(for: context))
-        let etag = Responder.etag(body)
-        state.withLock { s in
-            guard s.revision == revision else { return }
-            if s.rendered.count >= 256 || s.renderedBytes + body.count > 64 << 20 { s.rendered.removeAll() }
-            s.rendered[key] = (revision, body, etag)
-            s.renderedBytes += body.count
+        return renderGate.withLock { _ in
+            if let cached = state.withLock({ $0.rendered[key] }), cached.revision == revision { return (cached.body, cached.etag) }
+            let body = format.render(document.evaluate(for: context))
+            let etag = Responder.etag(body)
+            state.withLock { s in
+                guard s.revision == revision else { return }
+                if s.rendered.count >= 256 || s.renderedBytes + body.count > 64 << 20 { s.rendered.removeAll() }
+                s.rendered[key] = (revision, body, etag)
+                s.renderedBytes += body.count
+            }
+            return (body, etag)
         }
-        return (body, etag)
     }
 
     /// Records how the request ended (bytes actually sent, total time) and reports it.

@@ -1,3 +1,4 @@
+import FeatureFlags
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -118,6 +119,34 @@ enum Socket {
                 if recv(fd, &scratch, scratch.count, 0) <= 0 { return }
             default: return
             }
+        }
+    }
+
+    /// Reads and drops whatever has arrived on `fd`, without waiting (at most 64 KiB).
+    static func discardPending(_ fd: Int32) {
+        var scratch = [UInt8](repeating: 0, count: 16_384)
+        for _ in 0..<4 where recv(fd, &scratch, scratch.count, Int32(MSG_DONTWAIT)) > 0 {}
+    }
+
+    /// Ends a connection before its `close` so that the last answer survives: says FIN, then
+    /// reads and drops what the client still sends until it closes too — at most 256 KiB and
+    /// 500 ms — since closing with unread bytes resets the connection, and a reset can destroy
+    /// an answer (a 408 or a 413) before the client reads it. Does nothing when the
+    /// connection is to be reset on purpose (``resetOnClose(_:)``).
+    static func finish(_ fd: Int32, stopFD: Int32) {
+        var value = linger()
+        var length = socklen_t(MemoryLayout<linger>.size)
+        if getsockopt(fd, SOL_SOCKET, SO_LINGER, &value, &length) == 0, value.l_onoff != 0, value.l_linger == 0 { return }
+        guard shutdown(fd, Int32(SHUT_WR)) == 0 else { return }
+        let deadline = ContinuousClock.now + .milliseconds(500)
+        var scratch = [UInt8](repeating: 0, count: 16_384)
+        var drained = 0
+        while drained < 256 << 10 {
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero, waitReadable(fd, stopFD: stopFD, milliseconds: left.pollMilliseconds + 1) == .ready else { return }
+            let n = recv(fd, &scratch, scratch.count, Int32(MSG_DONTWAIT))
+            if n <= 0 { return }
+            drained += n
         }
     }
 
