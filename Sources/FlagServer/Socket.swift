@@ -19,13 +19,7 @@ enum Socket {
 
     /// A listening TCP socket on `host:port` (port 0 = any free port); returns it and the port.
     static func listen(host: String, port: UInt16, backlog: Int32 = 64) throws(Failure) -> (Int32, UInt16) {
-        #if canImport(Darwin)
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #elseif canImport(Musl)
-        let fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)
-        #else
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        #endif
+        let fd = LoopbackSocket.make()
         guard fd >= 0 else { throw Failure(operation: "socket", code: errno) }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
@@ -208,6 +202,67 @@ enum Socket {
         #endif
     }
 }
+
+/// Raw TCP sockets on every platform's C library, for the server and for the package's tests
+/// and benchmarks, which talk to it byte by byte.
+package enum LoopbackSocket {
+    /// A new TCP socket (close-on-exec; no SIGPIPE on Apple platforms); -1 on failure.
+    package static func make() -> Int32 {
+        #if canImport(Darwin)
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        if fd >= 0 {
+            var yes: Int32 = 1
+            setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &yes, socklen_t(MemoryLayout<Int32>.size))
+        }
+        return fd
+        #elseif canImport(Musl)
+        return socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)
+        #else
+        return socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #endif
+    }
+
+    /// A connection to `127.0.0.1:port`; nil if refused. `receiveBufferBytes` shrinks its
+    /// receive buffer (a client that does not read then stalls the server's writes sooner).
+    package static func connect(port: UInt16, receiveBufferBytes: Int32? = nil) -> Int32? {
+        let fd = make()
+        guard fd >= 0 else { return nil }
+        if var size = receiveBufferBytes {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// One blocking `send` that never raises SIGPIPE: bytes sent, or -1.
+    package static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int {
+        #if canImport(Darwin)
+        return Darwin.send(fd, bytes.baseAddress, bytes.count, 0)
+        #elseif canImport(Musl)
+        return Musl.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+        #else
+        return Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+        #endif
+    }
+}
+
+#if canImport(Darwin)
+private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Darwin.connect(fd, address, length) }
+#elseif canImport(Musl)
+private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Musl.connect(fd, address, length) }
+#else
+private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Glibc.connect(fd, address, length) }
+#endif
 
 #if canImport(Darwin)
 private func systemListen(_ fd: Int32, _ backlog: Int32) -> Int32 { Darwin.listen(fd, backlog) }

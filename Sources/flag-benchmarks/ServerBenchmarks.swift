@@ -50,7 +50,7 @@ final class KeepAliveClient {
     private var buffer: [UInt8] = []
 
     init?(port: UInt16) {
-        guard let fd = connectLoopback(port: port) else { return nil }
+        guard let fd = LoopbackSocket.connect(port: port) else { return nil }
         self.fd = fd
     }
 
@@ -93,33 +93,3 @@ final class KeepAliveClient {
         return nil
     }
 }
-
-/// A TCP connection to `127.0.0.1:port`; nil if refused.
-func connectLoopback(port: UInt16) -> Int32? {
-    #if canImport(Glibc)
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    #else
-    let fd = socket(AF_INET, SOCK_STREAM, 0)
-    #endif
-    guard fd >= 0 else { return nil }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = port.bigEndian
-    inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    if connected != 0 {
-        close(fd)
-        return nil
-    }
-    return fd
-}
-
-#if canImport(Darwin)
-private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Darwin.connect(fd, address, length) }
-#elseif canImport(Musl)
-private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Musl.connect(fd, address, length) }
-#else
-private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Glibc.connect(fd, address, length) }
-#endif

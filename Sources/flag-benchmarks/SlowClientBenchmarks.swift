@@ -77,7 +77,7 @@ final class SlowHeaderAttack: Sendable {
                         sockets[i] = -1
                     }
                     if sockets[i] < 0 {
-                        sockets[i] = connectLoopback(port: port) ?? -1
+                        sockets[i] = LoopbackSocket.connect(port: port) ?? -1
                         if sockets[i] >= 0 { Self.send(sockets[i], "GET /flags HTTP/1.1\r\nX-Slow: ") }
                         lastByte[i] = now
                     } else if now - lastByte[i] > 1_000_000_000 {

@@ -1,4 +1,5 @@
 import Foundation
+import FlagServer
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -7,31 +8,6 @@ import Musl
 import Darwin
 #endif
 
-/// A TCP socket, on every platform's C library.
-package func tcpSocket() -> Int32 {
-    #if canImport(Glibc)
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    #else
-    let fd = socket(AF_INET, SOCK_STREAM, 0)
-    #endif
-    #if canImport(Darwin)
-    var yes: Int32 = 1
-    setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &yes, socklen_t(MemoryLayout<Int32>.size))
-    #endif
-    return fd
-}
-
-/// One `send` that never raises SIGPIPE (the peer may be gone).
-package func sendNoSignal(_ fd: Int32, _ base: UnsafeRawPointer?, _ count: Int) -> Int {
-    #if canImport(Darwin)
-    return Darwin.send(fd, base, count, 0)
-    #elseif canImport(Musl)
-    return Musl.send(fd, base, count, Int32(MSG_NOSIGNAL))
-    #else
-    return Glibc.send(fd, base, count, Int32(MSG_NOSIGNAL))
-    #endif
-}
-
 /// A bare TCP client for requests URLSession would not send (huge headers, idle sockets).
 package final class RawConnection: Sendable {
     package let fd: Int32
@@ -39,21 +15,8 @@ package final class RawConnection: Sendable {
     /// Connects to `127.0.0.1:port`; nil if refused. `receiveBufferBytes` shrinks the socket's
     /// receive buffer (a client that does not read then stalls the server's writes sooner).
     package init?(port: UInt16, receiveBufferBytes: Int32? = nil) {
-        fd = tcpSocket()
-        if var size = receiveBufferBytes {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        if connected != 0 {
-            close(fd)
-            return nil
-        }
+        guard let fd = LoopbackSocket.connect(port: port, receiveBufferBytes: receiveBufferBytes) else { return nil }
+        self.fd = fd
     }
 
     deinit { close(fd) }
@@ -63,7 +26,7 @@ package final class RawConnection: Sendable {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { sendNoSignal(fd, $0.baseAddress, $0.count) }
+            let n = bytes[offset...].withUnsafeBytes { LoopbackSocket.send(fd, $0) }
             if n <= 0 { return false }
             offset += n
         }
@@ -107,7 +70,7 @@ package final class PortReservation {
 
     /// Reserves `port` (0: any free port); nil if it is taken.
     package init?(port requested: UInt16 = 0) {
-        let socketFD = tcpSocket()
+        let socketFD = LoopbackSocket.make()
         var yes: Int32 = 1
         setsockopt(socketFD, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
