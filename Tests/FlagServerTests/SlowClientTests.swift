@@ -24,6 +24,8 @@ struct SlowClientTests {
         connection.send("GET /flags?venue=v1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         let answer = try await blocking { connection.receive(timeout: Int32(TestTiming.scaled(.seconds(30)).milliseconds)) }
         #expect(answer.hasPrefix("HTTP/1.1 200 "))
+        // Its place is free again before the test takes every place.
+        #expect(await eventually { server.connectionCount == 0 })
     }
 
     static func slowHeaders(_ count: Int, port: UInt16) throws -> [RawConnection] {
