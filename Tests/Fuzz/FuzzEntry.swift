@@ -52,6 +52,24 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 _ = entry.payload.withUnsafeBytes { raw in try? SnapshotCodec.decode(raw) }
             }
         }
+    case "sse":
+        // Any bytes parse without a crash, and how they are split into pieces never changes
+        // the events, the last event ID or the retry time.
+        var whole = EventStreamParser(maxEventBytes: 4_096)
+        var split = EventStreamParser(maxEventBytes: 4_096)
+        let cut = size == 0 ? 0 : Int(bytes[0]) % (size + 1)
+        let once = Result { () throws(EventStreamParser.Overflow) in try whole.feed(bytes) }
+        let twice = Result { () throws(EventStreamParser.Overflow) in
+            try split.feed(bytes[..<cut]) + split.feed(bytes[cut...])
+        }
+        switch (once, twice) {
+        case (.success(let a), .success(let b)):
+            precondition(a == b && whole.lastEventID == split.lastEventID && whole.retry == split.retry, "split changed the events")
+        case (.failure, .failure):
+            break
+        default:
+            preconditionFailure("split changed whether the stream overflows")
+        }
     case "snapshot":
         _ = bytes.withUnsafeBytes { raw in try? SnapshotCodec.decode(raw) }
     case "schema":

@@ -1,0 +1,149 @@
+/// One event of a `text/event-stream`, as the WHATWG HTML standard's event-stream
+/// interpretation dispatches it.
+package struct ServerSentEvent: Equatable, Sendable {
+    /// The event type: the last `event:` field's value, or `message` when there was none.
+    package var type: String
+    /// The `data:` lines joined with line feeds.
+    package var data: String
+    /// The last event ID at dispatch time (it persists across events until an `id:` changes it).
+    package var lastEventID: String
+
+    package init(type: String = "message", data: String, lastEventID: String = "") {
+        self.type = type
+        self.data = data
+        self.lastEventID = lastEventID
+    }
+}
+
+/// Parses a `text/event-stream` fed in pieces of any size, exactly as the WHATWG HTML
+/// standard's "Interpreting an event stream" says: UTF-8 (one leading BOM dropped, invalid
+/// sequences replaced), lines ended by CRLF, LF or CR (a CR at the end of one piece and an LF
+/// at the start of the next are one line end), `:` comments, `field: value` with one leading
+/// space dropped, `event`, `data` (joined with LF), `id` (ignored if it holds NUL), `retry`
+/// (ASCII digits only), unknown fields ignored, an event dispatched at an empty line unless its
+/// data is empty, and an event left incomplete at the end of the stream never dispatched.
+///
+/// One deviation, for safety: a line or an event's data longer than `maxEventBytes` is an
+/// error (``Overflow``) instead of growing without bound; the caller drops the stream.
+package struct EventStreamParser: Sendable {
+    /// A line or an event's data exceeded the parser's limit.
+    package struct Overflow: Error, Equatable, CustomStringConvertible {
+        package let limit: Int
+        package var description: String { "an event stream line or event exceeded \(limit) bytes" }
+    }
+
+    /// The largest line, and the largest event data, accepted.
+    package let maxEventBytes: Int
+    /// The last event ID buffer: carried from event to event, sent back as `Last-Event-ID`.
+    package private(set) var lastEventID = ""
+    /// The reconnection time the stream asked for with `retry:`, if it did.
+    package private(set) var retry: Duration?
+    /// Lines received so far, comments included: a stream that only sends comments is alive.
+    package private(set) var lines = 0
+
+    private var line: [UInt8] = []
+    private var data: [UInt8] = []
+    private var hasData = false
+    private var eventType = ""
+    private var atStart = true
+    private var afterCR = false
+
+    package init(maxEventBytes: Int = 64 << 10) {
+        self.maxEventBytes = maxEventBytes
+    }
+
+    /// Feeds the next bytes; returns the events they completed, in order.
+    package mutating func feed(_ bytes: some Sequence<UInt8>) throws(Overflow) -> [ServerSentEvent] {
+        var events: [ServerSentEvent] = []
+        for byte in bytes {
+            if atStart {
+                // A BOM is dropped once, at the very start; its bytes may come in separate pieces.
+                line.append(byte)
+                if line.count <= 3, Array(line) == Array([0xEF, 0xBB, 0xBF].prefix(line.count)) {
+                    if line.count == 3 {
+                        line.removeAll()
+                        atStart = false
+                    }
+                    continue
+                }
+                atStart = false
+                let pending = line
+                line.removeAll()
+                for pendingByte in pending { try take(pendingByte, into: &events) }
+                continue
+            }
+            try take(byte, into: &events)
+        }
+        return events
+    }
+
+    private mutating func take(_ byte: UInt8, into events: inout [ServerSentEvent]) throws(Overflow) {
+        switch byte {
+        case 0x0A:
+            if afterCR {
+                afterCR = false  // the LF of a CRLF: the line already ended at the CR
+                return
+            }
+            try endLine(into: &events)
+        case 0x0D:
+            afterCR = true
+            try endLine(into: &events)
+        default:
+            afterCR = false
+            guard line.count < maxEventBytes else { throw Overflow(limit: maxEventBytes) }
+            line.append(byte)
+        }
+    }
+
+    private mutating func endLine(into events: inout [ServerSentEvent]) throws(Overflow) {
+        defer { line.removeAll(keepingCapacity: true) }
+        lines += 1
+        if line.isEmpty {
+            dispatch(into: &events)
+            return
+        }
+        if line[0] == UInt8(ascii: ":") { return }
+        let field: ArraySlice<UInt8>
+        var value: ArraySlice<UInt8>
+        if let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+            field = line[..<colon]
+            value = line[(colon + 1)...]
+            if value.first == UInt8(ascii: " ") { value = value.dropFirst() }
+        } else {
+            field = line[...]
+            value = []
+        }
+        switch String(decoding: field, as: UTF8.self) {
+        case "event":
+            eventType = String(decoding: value, as: UTF8.self)
+        case "data":
+            guard data.count + value.count + 1 <= maxEventBytes else { throw Overflow(limit: maxEventBytes) }
+            data.append(contentsOf: value)
+            data.append(0x0A)
+            hasData = true
+        case "id":
+            if !value.contains(0) { lastEventID = String(decoding: value, as: UTF8.self) }
+        case "retry":
+            if !value.isEmpty, value.allSatisfy({ (0x30...0x39).contains($0) }) {
+                // Digits beyond what fits are a very long time, not an error.
+                retry = .milliseconds(Int64(String(decoding: value, as: UTF8.self)) ?? Int64.max / 1_000_000)
+            }
+        default:
+            break
+        }
+    }
+
+    private mutating func dispatch(into events: inout [ServerSentEvent]) {
+        defer {
+            data.removeAll(keepingCapacity: true)
+            hasData = false
+            eventType = ""
+        }
+        guard hasData else { return }
+        if data.last == 0x0A { data.removeLast() }
+        events.append(
+            ServerSentEvent(
+                type: eventType.isEmpty ? "message" : eventType, data: String(decoding: data, as: UTF8.self),
+                lastEventID: lastEventID))
+    }
+}
