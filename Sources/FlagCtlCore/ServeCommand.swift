@@ -17,11 +17,16 @@ enum ServeCommand {
                 name: "fault", value: "NAME",
                 help: "hang | stall | close | reset-reused | garbage | endless | status:N[:RETRY] | oversized[:BYTES]"),
             .init(name: "path-attribute", value: "NAME", help: "attribute set by GET /flags/<value>.json (default venue)"),
+            .init(
+                name: "stream-fault", value: "NAME",
+                help: "for GET /events change streams: drop:N (close after N events) | half-open | slow-heartbeat:MS"),
+            .init(name: "heartbeat", value: "MS", help: "comment on idle change streams every MS milliseconds (default 15000)"),
         ],
         examples: [
             "flagctl serve flags.json --port 8080",
             "flagctl serve flags.json --latency 2500 --fail-rate 0.2",
             "flagctl serve flags.json --fault status:503:120",
+            "flagctl serve flags.json --stream-fault half-open",
         ])
 
     static func run(_ arguments: ParsedArguments, console: Console, stop: StopSignal) async throws -> Int32 {
@@ -44,6 +49,11 @@ enum ServeCommand {
             return p
         }
         let fault = try arguments.value("fault").map(parseFault)
+        let streamFault = try arguments.value("stream-fault").map(parseStreamFault)
+        if let text = arguments.value("heartbeat") {
+            guard let ms = Int64(text), ms >= 10 else { throw UsageError(message: "--heartbeat takes milliseconds (10 or more), got '\(text)'") }
+            configuration.streamHeartbeat = .milliseconds(ms)
+        }
         let waitForStop = stop.arm()
         guard FileManager.default.fileExists(atPath: file) else {
             console.err("flagctl serve: no such file: \(file)")
@@ -69,7 +79,8 @@ enum ServeCommand {
         if let latency { server.latency = latency }
         if let failRate { server.failRate = failRate }
         server.fault = fault
-        console.out("serving \(file) on \(server.baseURL.absoluteString) — POST /flags, GET /flags/<\(configuration.pathAttribute)>.json; Ctrl-C stops")
+        server.streamFault = streamFault
+        console.out("serving \(file) on \(server.baseURL.absoluteString) — POST /flags, GET /flags/<\(configuration.pathAttribute)>.json, GET /events (changes); Ctrl-C stops")
         let limits = server.configuration
         console.out(
             "a development and rehearsal server, not a production flag service; limits: \(limits.maxConnections) connections"
@@ -77,6 +88,7 @@ enum ServeCommand {
                 + " send \(limits.sendTimeout.seconds.formatted()) s, idle \(limits.idleTimeout.seconds.formatted()) s,"
                 + " log of the last \(limits.maxLoggedRequests.formatted()) requests")
         if let fault { console.out("fault: \(fault)") }
+        if let streamFault { console.out("stream fault: \(streamFault)") }
         await waitForStop()
         server.stop()
         console.out("stopped after \(server.requestCount) requests")
@@ -102,7 +114,26 @@ enum ServeCommand {
             guard let bytes, bytes > 0 else { throw UsageError(message: "--fault oversized:BYTES needs a byte count") }
             return .oversizedBody(bytes: bytes)
         default:
-            throw UsageError(message: "unknown fault '\(text)'; choose hang, stall, close, reset-reused, garbage, endless, status:N[:RETRY], oversized[:BYTES]")
+            throw UsageError(message: "unknown fault '\(Formatting.printable(text))'; choose hang, stall, close, reset-reused, garbage, endless, status:N[:RETRY], oversized[:BYTES]")
+        }
+    }
+
+    static func parseStreamFault(_ text: String) throws(UsageError) -> FlagServer.StreamFault {
+        let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+        switch parts.first {
+        case "half-open": return .halfOpen
+        case "drop":
+            guard parts.count == 2, let n = Int(parts[1]), n > 0 else {
+                throw UsageError(message: "--stream-fault drop:N needs a number of events, e.g. drop:1")
+            }
+            return .dropAfter(events: n)
+        case "slow-heartbeat":
+            guard parts.count == 2, let ms = Int64(parts[1]), ms > 0 else {
+                throw UsageError(message: "--stream-fault slow-heartbeat:MS needs milliseconds, e.g. slow-heartbeat:60000")
+            }
+            return .slowHeartbeat(.milliseconds(ms))
+        default:
+            throw UsageError(message: "unknown stream fault '\(Formatting.printable(text))'; choose drop:N, half-open, slow-heartbeat:MS")
         }
     }
 

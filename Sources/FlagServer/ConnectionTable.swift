@@ -17,17 +17,21 @@ struct ConnectionTable {
         var stalledSince: ContinuousClock.Instant?
         /// Shut down to make room; its thread is finishing, and its place is already given away.
         var evicted = false
+        /// A change stream: counted apart from the places, never stalled, never evicted.
+        var streaming = false
     }
 
     private var entries: [Int32: Entry] = [:]
     /// Connections closed to make room, since the server started.
     private(set) var evictions = 0
+    /// Change streams open now.
+    private(set) var streams = 0
 
     /// Open connections, evicted ones still finishing included.
     var count: Int { entries.count }
 
     /// Connections stalled now (evicted ones excluded).
-    var stalledCount: Int { entries.values.filter { !$0.evicted && $0.stalledSince != nil }.count }
+    var stalledCount: Int { entries.values.filter { !$0.evicted && !$0.streaming && $0.stalledSince != nil }.count }
 
     /// Every open descriptor.
     var descriptors: [Int32] { Array(entries.keys) }
@@ -37,14 +41,14 @@ struct ConnectionTable {
     /// `fd` in its place. False when there is no room (the caller answers 503). Evicted
     /// connections still finishing may number at most `limit`, so the threads stay bounded.
     mutating func admit(_ fd: Int32, limit: Int, at now: ContinuousClock.Instant, stalledFor grace: Duration) -> Bool {
-        let placed = entries.values.filter { !$0.evicted }.count
+        let placed = entries.values.filter { !$0.evicted && !$0.streaming }.count
         if placed >= limit {
             var victim: (fd: Int32, since: ContinuousClock.Instant)?
-            for (candidate, entry) in entries where !entry.evicted {
+            for (candidate, entry) in entries where !entry.evicted && !entry.streaming {
                 guard let since = entry.stalledSince else { continue }
                 if victim.map({ since < $0.since }) ?? true { victim = (candidate, since) }
             }
-            guard entries.count < 2 * limit, let victim, now - victim.since >= grace else { return false }
+            guard entries.count - streams < 2 * limit, let victim, now - victim.since >= grace else { return false }
             entries[victim.fd]?.evicted = true
             evictions += 1
             // Wakes the victim's thread wherever it waits (reading, writing, holding): every
@@ -63,11 +67,23 @@ struct ConnectionTable {
     /// `fd` is stalled from `now` (waiting for its next request, or for the peer to read),
     /// unless it already was.
     mutating func stalled(_ fd: Int32, at now: ContinuousClock.Instant) {
+        if entries[fd]?.streaming == true { return }
         if entries[fd]?.stalledSince == nil { entries[fd]?.stalledSince = now }
+    }
+
+    /// Makes `fd` a change stream, which gives its place back: false when `limit` streams are
+    /// open already.
+    mutating func startStream(_ fd: Int32, limit: Int) -> Bool {
+        guard streams < limit, let entry = entries[fd], !entry.streaming else { return false }
+        entries[fd]?.streaming = true
+        entries[fd]?.stalledSince = nil
+        streams += 1
+        return true
     }
 
     /// Forgets `fd` (its thread has finished with it).
     mutating func remove(_ fd: Int32) {
+        if entries[fd]?.streaming == true { streams -= 1 }
         entries[fd] = nil
     }
 }

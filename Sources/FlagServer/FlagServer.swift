@@ -25,7 +25,7 @@ public final class FlagServer: Sendable {
         case file(path: String)
     }
 
-    private struct State {
+    struct State {
         var document: ServerDocument {
             didSet {
                 revision += 1
@@ -45,6 +45,7 @@ public final class FlagServer: Sendable {
         var reloads = 0
         var lastReloadError: String?
         var fault: Fault?
+        var streamFault: StreamFault?
         var latency: Duration = .zero
         var failRate: Double = 0
         var log: RequestLog
@@ -58,13 +59,15 @@ public final class FlagServer: Sendable {
     public let configuration: Configuration
 
     private let source: Source
-    private let state: Locked<State>
+    let state: Locked<State>
     /// Held while an answer is rendered: one render at a time, so clients asking for the same
     /// large answer at once wait for the first render and take it from the cache, instead of
     /// each building its own copy (32 renders of a 5 MB answer held 300 MB).
     private let renderGate = Locked(())
     private let listenFD: Int32
-    private let stopPipe: (read: Int32, write: Int32)
+    let stopPipe: (read: Int32, write: Int32)
+    /// Change streams wait on it; every document change (and `stop()`) broadcasts.
+    let changes = ChangeSignal()
     private let threads = DispatchGroup()
     private let onRequest: (@Sendable (RequestRecord) -> Void)?
     private let onReload: (@Sendable (Result<ServerDocument, FlagEndpointError>) -> Void)?
@@ -153,8 +156,26 @@ public final class FlagServer: Sendable {
     /// The document served now.
     public var document: ServerDocument {
         get { state.withLock { $0.document } }
-        set { state.withLock { $0.document = newValue } }
+        set {
+            let revision = state.withLock { s in
+                s.document = newValue
+                return s.revision
+            }
+            changes.announce(revision)
+        }
     }
+
+    /// The fault applied to change streams from now on (nil: behave).
+    public var streamFault: StreamFault? {
+        get { state.withLock { $0.streamFault } }
+        set {
+            state.withLock { $0.streamFault = newValue }
+            changes.wake()
+        }
+    }
+
+    /// How many change streams are open now.
+    public var streamCount: Int { state.withLock { $0.connections.streams } }
 
     /// How often the file was reloaded after a change.
     public var reloadCount: Int { state.withLock { $0.reloads } }
@@ -190,6 +211,7 @@ public final class FlagServer: Sendable {
             return true
         }
         guard first else { return }
+        changes.stop()
         var byte: UInt8 = 1
         _ = write(stopPipe.write, &byte, 1)
         _ = threads.wait(timeout: .now() + 5)
@@ -333,6 +355,8 @@ public final class FlagServer: Sendable {
         }
         let outcome: Responder.Outcome
         switch route {
+        case .events:
+            outcome = streamChanges(request, responder: responder, connection: connection)
         case .failure(let status, let message, let format):
             outcome = responder.json(status: status, format.errorBody(status: status, message: message).objectValue ?? [:])
         case .flags(let context, let format):
@@ -378,7 +402,7 @@ public final class FlagServer: Sendable {
     }
 
     /// Records how the request ended (bytes actually sent, total time) and reports it.
-    private func finish(_ index: Int, status: Int?, bytes: Int, started: ContinuousClock.Instant) {
+    func finish(_ index: Int, status: Int?, bytes: Int, started: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - started
         let record: RequestRecord? = state.withLock { s in
             s.log.update(index) { record in
@@ -409,16 +433,19 @@ public final class FlagServer: Sendable {
         } catch {
             result = .failure(FlagEndpointError(.general, "cannot read \(path): \(error)"))
         }
-        state.withLock { s in
+        let revision: Int? = state.withLock { s in
             switch result {
             case .success(let document):
                 s.document = document
                 s.reloads += 1
                 s.lastReloadError = nil
+                return s.revision
             case .failure(let error):
                 s.lastReloadError = error.description
+                return nil
             }
         }
+        if let revision { changes.announce(revision) }
         onReload?(result)
     }
 

@@ -38,6 +38,12 @@ extension FlagServer {
         /// Header fields every flag request must carry with exactly these values (credentials):
         /// missing → 401, another value → 403. Empty (default): no check.
         public var requiredHeaders: [String: String]
+        /// Change streams (`GET /events`) open at once; more are answered 503. Streams do not
+        /// take places of ``maxConnections``. Default 512.
+        public var maxStreams: Int
+        /// How often an idle change stream sends a comment, so that clients can tell a live
+        /// stream from a half-open one. Default 15 s.
+        public var streamHeartbeat: Duration
         /// How many requests the log keeps (``FlagServer/requests``): the most recent; older
         /// ones are dropped, so memory stays bounded however long the server runs. Default 1,000.
         public var maxLoggedRequests: Int
@@ -48,7 +54,8 @@ extension FlagServer {
             maxHeaderBytes: Int = 16 << 10,
             maxBodyBytes: Int = 64 << 10, idleTimeout: Duration = .seconds(5), requestTimeout: Duration = .seconds(10),
             sendTimeout: Duration = .seconds(10), pathAttribute: String = "venue",
-            requiredHeaders: [String: String] = [:], maxLoggedRequests: Int = 1_000
+            requiredHeaders: [String: String] = [:], maxLoggedRequests: Int = 1_000, maxStreams: Int = 512,
+            streamHeartbeat: Duration = .seconds(15)
         ) {
             self.host = host
             self.port = port
@@ -62,6 +69,8 @@ extension FlagServer {
             self.pathAttribute = pathAttribute
             self.requiredHeaders = requiredHeaders
             self.maxLoggedRequests = max(1, maxLoggedRequests)
+            self.maxStreams = max(0, maxStreams)
+            self.streamHeartbeat = max(streamHeartbeat, .milliseconds(10))
         }
     }
 
@@ -102,6 +111,25 @@ extension FlagServer {
             case .endlessChunkedBody: return "endless"
             case .body(let bytes): return "body \(bytes.count) bytes"
             case .resetReusedConnections: return "reset-reused"
+            }
+        }
+    }
+
+    /// A misbehaviour of the change streams (`GET /events`) to rehearse, until cleared.
+    public enum StreamFault: Sendable, Equatable, CustomStringConvertible {
+        /// Close each stream after it has sent this many change events.
+        case dropAfter(events: Int)
+        /// Keep each stream open but send nothing at all: no events, no heartbeats.
+        case halfOpen
+        /// Send heartbeats this far apart instead of ``Configuration/streamHeartbeat``.
+        case slowHeartbeat(Duration)
+
+        /// A short name for logs.
+        public var description: String {
+            switch self {
+            case .dropAfter(let n): return "drop after \(n) events"
+            case .halfOpen: return "half-open"
+            case .slowHeartbeat(let d): return "heartbeat every \(d.milliseconds) ms"
             }
         }
     }

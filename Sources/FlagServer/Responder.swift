@@ -60,6 +60,14 @@ struct Responder {
         return Outcome(status: status, bytes: sent ? body.count : 0, keepOpen: sent)
     }
 
+    /// The head of a change stream: its body is server-sent events until the connection closes.
+    func streamHead() -> Bool {
+        let head = HTTPResponse.head(
+            status: 200,
+            headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("Connection", "close")])
+        return send(status: 200, head: head, bodyBytes: 0)
+    }
+
     func document(body: [UInt8], etag tag: String, ifNoneMatch: String?) -> Outcome {
         if Self.matches(ifNoneMatch, tag) {
             let sent = send(

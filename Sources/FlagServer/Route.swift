@@ -4,6 +4,8 @@ import FeatureFlags
 enum Route {
     case flags(EvaluationContext, WireFormat)
     case failure(status: Int, message: String, format: WireFormat)
+    /// `GET /events`: the change stream (server-sent events), one for every wire format.
+    case events
 
     var context: EvaluationContext? {
         if case .flags(let context, _) = self { return context }
@@ -13,6 +15,7 @@ enum Route {
     var format: WireFormat {
         switch self {
         case .flags(_, let format), .failure(_, _, let format): return format
+        case .events: return .json
         }
     }
 
@@ -24,6 +27,7 @@ enum Route {
         switch format {
         case .json:
             if request.path == "/flags" { return "\(method) /flags" }
+            if request.path == "/events" { return "\(method) /events" }
             if request.path.hasPrefix("/flags/"), request.path.hasSuffix(".json") { return "\(method) /flags/<\(pathAttribute)>.json" }
             return "\(method) <unknown path>"
         case .ofrep: return "\(method) ofrep"
@@ -34,6 +38,10 @@ enum Route {
     }
 
     init(_ request: HTTPRequest, pathAttribute: String) {
+        if request.path == "/events" {
+            self = request.method == "GET" ? .events : .failure(status: 405, message: "use GET", format: .json)
+            return
+        }
         if let route = Self.otherService(request) {
             self = route
             return

@@ -392,6 +392,12 @@ struct FlagCtlTests {
         #expect(try ServeCommand.parseFault("status:429:120") == .status(429, retryAfter: "120"))
         #expect(try ServeCommand.parseFault("oversized:10") == .oversizedBody(bytes: 10))
         #expect(try ServeCommand.parseFault("endless") == .endlessChunkedBody)
+        #expect(try ServeCommand.parseStreamFault("half-open") == .halfOpen)
+        #expect(try ServeCommand.parseStreamFault("drop:3") == .dropAfter(events: 3))
+        #expect(try ServeCommand.parseStreamFault("slow-heartbeat:60000") == .slowHeartbeat(.seconds(60)))
+        for bad in ["drop", "drop:0", "drop:x", "slow-heartbeat", "slow-heartbeat:-5", "sideways"] {
+            #expect(throws: UsageError.self, "\(bad)") { try ServeCommand.parseStreamFault(bad) }
+        }
     }
 
     @Test func theBuiltToolStopsCleanlyOnCtrlC() async throws {

@@ -47,6 +47,16 @@ package final class RawConnection: Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// What arrives next: some bytes; empty if nothing came within `timeout` milliseconds; nil
+    /// once the peer has closed.
+    package func receiveSome(timeout: Int32) -> [UInt8]? {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&p, 1, timeout) > 0 else { return [] }
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let n = recv(fd, &chunk, chunk.count, 0)
+        return n > 0 ? Array(chunk[0..<n]) : nil
+    }
+
     /// The status code of the first response line received within `timeout`.
     package func status(timeout: Int32 = 2_000) -> Int? {
         var out: [UInt8] = []

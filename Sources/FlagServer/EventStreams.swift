@@ -1,0 +1,77 @@
+import FeatureFlags
+import Foundation
+
+/// `GET /events`: a change stream of server-sent events, the shape OpenFeature's OFREP event
+/// streams use. Every document change (a `document` set, a reloaded file) sends
+///
+///     id: <revision>
+///     event: message
+///     data: {"type":"refetchEvaluation","etag":"\"r<revision>\"","lastModified":<Unix seconds>}
+///
+/// to every open stream; a comment goes out every ``Configuration/streamHeartbeat`` while
+/// nothing changes. A client that reconnects with a `Last-Event-ID` older than the current
+/// revision gets the current change at once (missed changes collapse into the latest: every
+/// one of them asks for the same refetch).
+extension FlagServer {
+    func streamChanges(_ request: HTTPRequest, responder: Responder, connection: Connection) -> Responder.Outcome {
+        // The revision is read before the stream counts as open: a change made once
+        // `streamCount` includes this stream always reaches it.
+        var snapshot = changes.current
+        let admitted = state.withLock { $0.connections.startStream(connection.fd, limit: configuration.maxStreams) }
+        guard admitted else {
+            return responder.json(status: 503, ["error": .string("too many change streams (\(configuration.maxStreams))")])
+        }
+        guard responder.streamHead() else { return Responder.Outcome(status: 200, bytes: 0, keepOpen: false) }
+        var bytes = 0
+        func send(_ text: String) -> Bool {
+            let chunk = Array(text.utf8)
+            guard connection.send(chunk) else { return false }
+            bytes += chunk.count
+            return true
+        }
+        var seen = snapshot.revision
+        if let last = request.headers["last-event-id"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }), last < seen {
+            seen = last
+        }
+        guard send(": change stream open\n\n") else { return Responder.Outcome(status: 200, bytes: bytes, keepOpen: false) }
+        var sentEvents = 0
+        var nextHeartbeat = ContinuousClock.now + configuration.streamHeartbeat
+        while true {
+            let fault = state.withLock { $0.streamFault }
+            let heartbeat: Duration
+            if case .slowHeartbeat(let slow) = fault { heartbeat = max(slow, .milliseconds(10)) } else { heartbeat = configuration.streamHeartbeat }
+            // Wake for a change, a fault being set, the stop, the heartbeat, or once a second to
+            // notice a client that went away.
+            let untilHeartbeat = ContinuousClock.now.duration(to: nextHeartbeat)
+            let wait = min(max(untilHeartbeat, .zero), .seconds(1))
+            snapshot = changes.wait(after: seen, nudge: snapshot.nudges, until: Date().addingTimeInterval(wait.seconds))
+            if snapshot.stopped || Socket.peerClosed(connection.fd) { break }
+            if fault == .halfOpen {
+                // Send nothing at all; keep the connection.
+                nextHeartbeat = ContinuousClock.now + heartbeat
+                continue
+            }
+            if snapshot.revision != seen {
+                seen = snapshot.revision
+                guard send(Self.changeEvent(revision: seen, changedAt: snapshot.changedAt)) else { break }
+                sentEvents += 1
+                nextHeartbeat = ContinuousClock.now + heartbeat
+                if case .dropAfter(let limit) = fault, sentEvents >= limit { break }
+            } else if ContinuousClock.now >= nextHeartbeat {
+                guard send(": heartbeat\n\n") else { break }
+                nextHeartbeat = ContinuousClock.now + heartbeat
+            }
+        }
+        return Responder.Outcome(status: 200, bytes: bytes, keepOpen: false)
+    }
+
+    /// The event that asks clients to fetch again, OFREP's `refetchEvaluation`.
+    static func changeEvent(revision: Int, changedAt: Date) -> String {
+        let data = FlagJSON.string(
+            .object([
+                "type": .string("refetchEvaluation"), "etag": .string("\"r\(revision)\""),
+                "lastModified": .int(Int(changedAt.timeIntervalSince1970)),
+            ]), sortedKeys: true)
+        return "id: \(revision)\nevent: message\ndata: \(data)\n\n"
+    }
+}

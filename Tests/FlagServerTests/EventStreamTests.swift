@@ -1,0 +1,211 @@
+import FeatureFlags
+import Foundation
+import Testing
+import TestSupport
+@testable import FlagServer
+
+/// The flag server's change stream, `GET /events`: an OFREP-shaped `refetchEvaluation`
+/// event for every document change, heartbeats, resumption, limits and the stream faults.
+@Suite("FlagServer change streams")
+struct EventStreamTests {
+    /// A client of one change stream: the answer's head, then events as they come.
+    final class StreamClient: Sendable {
+        let connection: RawConnection
+        let head: String
+        private let parser: Locked<EventStreamParser>
+
+        init(port: UInt16, lastEventID: String? = nil) throws {
+            connection = try #require(RawConnection(port: port))
+            let resume = lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? ""
+            connection.send("GET /events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\(resume)\r\n")
+            var received: [UInt8] = []
+            let deadline = ContinuousClock.now + TestTiming.scaled(.seconds(5))
+            while !received.containsHeadEnd, ContinuousClock.now < deadline, let more = connection.receiveSome(timeout: 100) {
+                received += more
+            }
+            let end = received.headEnd ?? received.count
+            head = String(decoding: received[..<end], as: UTF8.self)
+            var parser = EventStreamParser()
+            let early = try parser.feed(received.dropFirst(end))
+            self.parser = Locked(parser)
+            pending = Locked(early)
+        }
+
+        /// Events that arrived with the head, handed out first.
+        private let pending: Locked<[ServerSentEvent]>
+
+        /// The events that arrive within `window` (stops early at `count`), and whether the
+        /// stream was closed meanwhile.
+        func events(count: Int = .max, within window: Duration) throws -> (events: [ServerSentEvent], closed: Bool, lines: Int) {
+            var events = pending.withLock { early in
+                defer { early.removeAll() }
+                return early
+            }
+            let deadline = ContinuousClock.now + window
+            while events.count < count, ContinuousClock.now < deadline {
+                guard let bytes = connection.receiveSome(timeout: 20) else {
+                    return (events, true, parser.withLock { $0.lines })
+                }
+                events += try parser.withLock { try $0.feed(bytes) }
+            }
+            return (events, false, parser.withLock { $0.lines })
+        }
+    }
+
+    @Test func everyDocumentChangeReachesEveryStream() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let clients = try (0..<3).map { _ in try StreamClient(port: server.port) }
+        for client in clients {
+            #expect(client.head.hasPrefix("HTTP/1.1 200 "))
+            #expect(client.head.contains("Content-Type: text/event-stream"))
+        }
+        #expect(await eventually { server.streamCount == 3 })
+        var changed = ServerDocument.seedExample
+        changed.base.version = "2"
+        server.document = changed
+        for client in clients {
+            let (events, closed, _) = try await blocking { try client.events(count: 1, within: TestTiming.scaled(.seconds(5))) }
+            #expect(!closed)
+            let event = try #require(events.first)
+            #expect(event.type == "message")
+            #expect(event.lastEventID == "1")
+            let data = try FlagJSON.parse(Array(event.data.utf8))
+            #expect(data.objectValue?["type"] == "refetchEvaluation")
+            #expect(data.objectValue?["etag"] == "\"r1\"")
+            #expect(data.objectValue?["lastModified"]?.intValue.map { abs($0 - Int(Date().timeIntervalSince1970)) < 60 } == true)
+        }
+    }
+
+    @Test func aReloadedFileIsAChange() async throws {
+        let dir = TempDir()
+        let file = dir.url("flags.json")
+        try Data(ServerDocument.seedExample.jsonBytes()).write(to: file)
+        let server = try FlagServer(file: file.path)
+        defer { server.stop() }
+        let client = try StreamClient(port: server.port)
+        var changed = ServerDocument.seedExample
+        changed.base.version = "reloaded"
+        try Data(changed.jsonBytes()).write(to: file, options: .atomic)
+        let (events, _, _) = try await blocking { try client.events(count: 1, within: TestTiming.scaled(.seconds(5))) }
+        #expect(events.count == 1)
+    }
+
+    @Test func anIdleStreamSendsHeartbeats() async throws {
+        let server = try FlagServer(document: .seedExample, configuration: .init(streamHeartbeat: .milliseconds(50)))
+        defer { server.stop() }
+        let client = try StreamClient(port: server.port)
+        let (events, closed, lines) = try await blocking { try client.events(within: .milliseconds(600)) }
+        #expect(events.isEmpty && !closed)
+        // The opening comment and its blank line, then a comment and a blank line per heartbeat.
+        #expect(lines >= 2 + 2 * 3, "\(lines) lines")
+    }
+
+    @Test func aClientResumingWithAnOlderIDGetsTheLatestChangeAtOnce() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        for version in ["a", "b", "c"] {
+            var changed = ServerDocument.seedExample
+            changed.base.version = version
+            server.document = changed
+        }
+        let behind = try StreamClient(port: server.port, lastEventID: "1")
+        let (events, _, _) = try await blocking { try behind.events(within: .milliseconds(300)) }
+        #expect(events.map(\.lastEventID) == ["3"])
+        let current = try StreamClient(port: server.port, lastEventID: "3")
+        #expect(try await blocking { try current.events(within: .milliseconds(300)) }.events.isEmpty)
+    }
+
+    @Test func streamsDoNotTakeThePlacesOfRequests() async throws {
+        let server = try FlagServer(
+            document: .seedExample, configuration: .init(maxConnections: 2, evictionGrace: .seconds(600), maxStreams: 4))
+        defer { server.stop() }
+        let streams = try (0..<4).map { _ in try StreamClient(port: server.port) }
+        #expect(await eventually { server.streamCount == 4 })
+        let request = try #require(RawConnection(port: server.port))
+        request.send("GET /flags?venue=v1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try await blocking { request.status() } == 200)
+        // A fifth stream is over the limit.
+        let fifth = try StreamClient(port: server.port)
+        #expect(fifth.head.hasPrefix("HTTP/1.1 503 "))
+        #expect(streams.count == 4)
+    }
+
+    @Test func aStreamEndsWhenItsClientLeavesAndWhenTheServerStops() async throws {
+        let server = try FlagServer(document: .seedExample)
+        var client: StreamClient? = try StreamClient(port: server.port)
+        let other = try StreamClient(port: server.port)
+        #expect(await eventually { server.streamCount == 2 })
+        client = nil
+        #expect(await eventually { server.streamCount == 1 })
+        #expect(client == nil)
+        let clock = ContinuousClock()
+        let start = clock.now
+        server.stop()
+        #expect(clock.now - start < TestTiming.scaled(.seconds(2)))
+        #expect(try await blocking { try other.events(within: TestTiming.scaled(.seconds(2))) }.closed)
+    }
+
+    @Test func faultDropAfterEvents() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        server.streamFault = .dropAfter(events: 2)
+        let client = try StreamClient(port: server.port)
+        #expect(await eventually { server.streamCount == 1 })
+        for version in ["a", "b"] {
+            var changed = ServerDocument.seedExample
+            changed.base.version = version
+            server.document = changed
+            _ = try await blocking { try client.events(count: 1, within: TestTiming.scaled(.seconds(5))) }
+        }
+        #expect(try await blocking { try client.events(within: TestTiming.scaled(.seconds(5))) }.closed)
+    }
+
+    @Test func faultHalfOpenSendsNothingButKeepsTheConnection() async throws {
+        let server = try FlagServer(document: .seedExample, configuration: .init(streamHeartbeat: .milliseconds(30)))
+        defer { server.stop() }
+        let client = try StreamClient(port: server.port)
+        #expect(await eventually { server.streamCount == 1 })
+        server.streamFault = .halfOpen
+        _ = try await blocking { try client.events(within: TestTiming.scaled(.milliseconds(200))) }  // what was on its way
+        let before = try await blocking { try client.events(within: .zero) }.lines
+        var changed = ServerDocument.seedExample
+        changed.base.version = "unseen"
+        server.document = changed
+        let (events, closed, lines) = try await blocking { try client.events(within: .milliseconds(400)) }
+        #expect(events.isEmpty && !closed && lines == before, "half-open: no event, no heartbeat, no close")
+        // Cleared, the stream delivers the change it held back.
+        server.streamFault = nil
+        #expect(try await blocking { try client.events(count: 1, within: TestTiming.scaled(.seconds(5))) }.events.count == 1)
+    }
+
+    @Test func faultSlowHeartbeat() async throws {
+        let server = try FlagServer(document: .seedExample, configuration: .init(streamHeartbeat: .milliseconds(20)))
+        defer { server.stop() }
+        server.streamFault = .slowHeartbeat(.seconds(30))
+        let client = try StreamClient(port: server.port)
+        _ = try await blocking { try client.events(within: TestTiming.scaled(.milliseconds(200))) }  // the opening comment
+        let before = try await blocking { try client.events(within: .zero) }.lines
+        let after = try await blocking { try client.events(within: .milliseconds(400)) }.lines
+        #expect(after == before, "no heartbeat within 400 ms when they are 30 s apart")
+        #expect(FlagServer.StreamFault.slowHeartbeat(.seconds(30)).description == "heartbeat every 30000 ms")
+    }
+
+    @Test func onlyGET() throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let connection = try #require(RawConnection(port: server.port))
+        connection.send("POST /events HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        #expect(connection.status() == 405)
+        #expect(server.requests.last?.route == "POST /events")
+    }
+}
+
+extension [UInt8] {
+    fileprivate var headEnd: Int? {
+        guard count >= 4 else { return nil }
+        for i in 0...(count - 4) where self[i] == 13 && self[i + 1] == 10 && self[i + 2] == 13 && self[i + 3] == 10 { return i + 4 }
+        return nil
+    }
+    fileprivate var containsHeadEnd: Bool { headEnd != nil }
+}
