@@ -48,8 +48,10 @@ package struct EventStreamParser: Sendable {
     private var atStart = true
     private var afterCR = false
 
-    package init(maxEventBytes: Int = 64 << 10) {
+    /// A parser; `lastEventID` carries the ID of an earlier connection of the same stream.
+    package init(maxEventBytes: Int = 64 << 10, lastEventID: String = "") {
         self.maxEventBytes = maxEventBytes
+        self.lastEventID = lastEventID
     }
 
     /// Feeds the next bytes; returns the events they completed, in order.

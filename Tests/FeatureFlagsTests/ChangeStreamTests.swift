@@ -1,0 +1,178 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import FeatureFlags
+import FlagServer
+
+/// The client side of change streams against FlagServer's `GET /events`, over loopback: every
+/// fault the server can rehearse, and the stream's own limits.
+@Suite("Change streams")
+struct ChangeStreamTests {
+    /// A stream and what it signalled.
+    final class Recorder: Sendable {
+        let signals = Locked<[ChangeStream.Signal]>([])
+        var all: [ChangeStream.Signal] { signals.withLock { $0 } }
+        var opens: Int { all.filter { $0 == .opened }.count }
+        var refetches: [ChangeStream.Signal] { all.filter { if case .refetch = $0 { return true } else { return false } } }
+        var closes: [(reason: String, retryIn: Duration?)] {
+            all.compactMap { if case .closed(let reason, let retryIn) = $0 { return (reason, retryIn) } else { return nil } }
+        }
+        func stream(_ url: URL, heartbeatDeadline: Duration = .seconds(30)) -> ChangeStream {
+            ChangeStream(
+                url: url,
+                configuration: .init(
+                    heartbeatDeadline: heartbeatDeadline, backoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(100)))
+            ) { [signals] signal in signals.withLock { $0.append(signal) } }
+        }
+    }
+
+    static func change(_ server: FlagServer, to version: String) {
+        var changed = ServerDocument.seedExample
+        changed.base.version = version
+        server.document = changed
+    }
+
+    static func events(_ server: FlagServer) -> URL { server.baseURL.appendingPathComponent("events") }
+
+    @Test func opensAndTurnsEveryChangeIntoARefetch() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let recorder = Recorder()
+        let stream = recorder.stream(Self.events(server))
+        defer { stream.shutdown() }
+        stream.start()
+        #expect(await eventually { recorder.opens == 1 && server.streamCount == 1 })
+        Self.change(server, to: "2")
+        #expect(await eventually { recorder.refetches.count == 1 })
+        guard case .refetch(let etag, let lastModified)? = recorder.refetches.first else { return }
+        #expect(etag == "\"r1\"")
+        #expect(lastModified.flatMap(Int.init).map { abs($0 - Int(Date().timeIntervalSince1970)) < 60 } == true)
+        Self.change(server, to: "3")
+        #expect(await eventually { recorder.refetches.count == 2 })
+        #expect(recorder.closes.isEmpty)
+        #expect(server.requests.first?.headers["accept"] == "text/event-stream")
+    }
+
+    @Test func aDroppedStreamReconnectsResumesAndSaysOpenedAgain() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        server.streamFault = .dropAfter(events: 1)
+        let recorder = Recorder()
+        let stream = recorder.stream(Self.events(server))
+        defer { stream.shutdown() }
+        stream.start()
+        #expect(await eventually { server.streamCount == 1 })
+        Self.change(server, to: "2")
+        #expect(await eventually { recorder.refetches.count == 1 && recorder.opens == 2 })
+        #expect(recorder.closes.first?.retryIn != nil)
+        // The reconnection says which event it saw last.
+        #expect(server.requests.last?.headers["last-event-id"] == "1")
+    }
+
+    @Test func aHalfOpenStreamIsNoticedByItsHeartbeatDeadline() async throws {
+        let server = try FlagServer(document: .seedExample, configuration: .init(streamHeartbeat: .milliseconds(50)))
+        defer { server.stop() }
+        let recorder = Recorder()
+        let stream = recorder.stream(Self.events(server), heartbeatDeadline: .milliseconds(400))
+        defer { stream.shutdown() }
+        stream.start()
+        #expect(await eventually { recorder.opens == 1 })
+        // Heartbeats keep a quiet stream alive well past the deadline.
+        try await Task.sleep(for: .milliseconds(900))
+        #expect(recorder.closes.isEmpty, "\(recorder.closes)")
+        server.streamFault = .halfOpen
+        #expect(await eventually { recorder.closes.contains { $0.reason.contains("half-open") } })
+        #expect(await eventually { recorder.opens >= 2 })
+        // Healthy again: the reopened stream carries changes.
+        server.streamFault = nil
+        let before = recorder.refetches.count
+        try await Task.sleep(for: .milliseconds(150))
+        Self.change(server, to: "2")
+        #expect(await eventually { recorder.refetches.count > before })
+    }
+
+    @Test func heartbeatsTooRareAreAHalfOpenStreamToo() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        server.streamFault = .slowHeartbeat(.seconds(60))
+        let recorder = Recorder()
+        let stream = recorder.stream(Self.events(server), heartbeatDeadline: .milliseconds(300))
+        defer { stream.shutdown() }
+        stream.start()
+        #expect(await eventually { recorder.closes.contains { $0.reason.contains("no heartbeat") } })
+    }
+
+    @Test func aServerRestartIsSurvived() async throws {
+        var server = try FlagServer(document: .seedExample)
+        let port = server.port
+        let recorder = Recorder()
+        let stream = recorder.stream(Self.events(server))
+        defer { stream.shutdown() }
+        stream.start()
+        #expect(await eventually { recorder.opens == 1 })
+        server.stop()
+        var hold = PortReservation(port: port)
+        #expect(hold != nil)
+        #expect(await eventually { recorder.closes.count >= 2 }, "the end, then refused reconnections")
+        hold = nil
+        _ = hold
+        server = try FlagServer(document: .seedExample, configuration: .init(port: port))
+        defer { server.stop() }
+        #expect(await eventually { recorder.opens == 2 })
+    }
+
+    @Test func stopEndsTheStreamAndEveryReconnection() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        server.streamFault = .dropAfter(events: 1)
+        let recorder = Recorder()
+        let stream = recorder.stream(Self.events(server))
+        stream.start()
+        #expect(await eventually { server.streamCount == 1 })
+        stream.stop()
+        #expect(await eventually { server.streamCount == 0 })
+        let requests = server.requestCount
+        let signals = recorder.all.count
+        Self.change(server, to: "2")
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(server.requestCount == requests)
+        #expect(recorder.all.count == signals)
+        #expect(!stream.isRunning)
+        stream.shutdown()
+    }
+
+    @Test func anAnswerThatIsNotAStreamIsRetriedWithBackoff() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let recorder = Recorder()
+        for (path, reason) in [("nowhere", "HTTP 404"), ("flags", "not an event stream")] {
+            let stream = recorder.stream(server.baseURL.appendingPathComponent(path))
+            stream.start()
+            #expect(await eventually { recorder.closes.filter { $0.reason.contains(reason) }.count >= 2 }, "\(path)")
+            #expect(recorder.closes.allSatisfy { $0.retryIn.map { $0 <= .milliseconds(100) } ?? false })
+            stream.shutdown()
+        }
+        #expect(recorder.opens == 0)
+    }
+
+    @Test func plainHTTPOffLoopbackIsRefusedBeforeConnecting() async throws {
+        let recorder = Recorder()
+        let stream = recorder.stream(URL(string: "http://flags.example.com/events?token=secret")!)
+        defer { stream.shutdown() }
+        stream.start()
+        #expect(await eventually { recorder.closes.count == 1 })
+        #expect(recorder.closes.first?.retryIn == nil)
+        #expect(recorder.closes.first?.reason.contains("secret") == false)
+        #expect(!stream.isRunning)
+    }
+
+    @Test func onlyRefetchEvaluationMessagesAsk() {
+        func signal(_ data: String) -> ChangeStream.Signal? { ChangeStream.refetch(in: ServerSentEvent(data: data)) }
+        #expect(signal(#"{"type":"refetchEvaluation"}"#) == .refetch(etag: nil, lastModified: nil))
+        #expect(signal(#"{"type":"refetchEvaluation","etag":"\"a\"","lastModified":1771622898}"#) == .refetch(etag: "\"a\"", lastModified: "1771622898"))
+        #expect(signal(#"{"type":"refetchEvaluation","lastModified":"2026-02-20T21:28:18Z"}"#) == .refetch(etag: nil, lastModified: "2026-02-20T21:28:18Z"))
+        #expect(signal(#"{"type":"somethingNew"}"#) == nil)
+        #expect(signal("not json") == nil)
+        #expect(signal("[1]") == nil)
+    }
+}
