@@ -44,6 +44,7 @@ do {
     try MemoryBenchmarks.run(report)
     try ServerBenchmarks.run(report, quick: quick)
     try SlowClientBenchmarks.run(report, quick: quick)
+    try StreamBenchmarks.run(report, quick: quick)
 } catch {
     print("flag-benchmarks: \(error)")
     exit(1)
