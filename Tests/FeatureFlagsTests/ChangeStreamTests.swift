@@ -83,10 +83,18 @@ struct ChangeStreamTests {
         server.streamFault = .halfOpen
         #expect(await eventually { recorder.closes.contains { $0.reason.contains("half-open") } })
         #expect(await eventually { recorder.opens >= 2 })
-        // Healthy again: the reopened stream carries changes.
+        // Healthy again: once a reopened stream has stayed open past its deadline twice over,
+        // it carries changes. (A change made while the client is between connections reaches
+        // it as `opened` instead, which makes the owner fetch just the same.)
         server.streamFault = nil
+        var settled = false
+        for _ in 0..<30 where !settled {
+            let closes = recorder.closes.count
+            try await Task.sleep(for: .milliseconds(900))
+            settled = recorder.closes.count == closes
+        }
+        #expect(settled)
         let before = recorder.refetches.count
-        try await Task.sleep(for: .milliseconds(150))
         Self.change(server, to: "2")
         #expect(await eventually { recorder.refetches.count > before })
     }
