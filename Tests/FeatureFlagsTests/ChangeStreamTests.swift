@@ -73,12 +73,14 @@ struct ChangeStreamTests {
         let server = try FlagServer(document: .seedExample, configuration: .init(streamHeartbeat: .milliseconds(50)))
         defer { server.stop() }
         let recorder = Recorder()
-        let stream = recorder.stream(Self.events(server), heartbeatDeadline: .milliseconds(400))
+        // Stretched under ThreadSanitizer, where 50 ms heartbeats can arrive late.
+        let deadline = TestTiming.scaled(.milliseconds(400))
+        let stream = recorder.stream(Self.events(server), heartbeatDeadline: deadline)
         defer { stream.shutdown() }
         stream.start()
         #expect(await eventually { recorder.opens == 1 })
         // Heartbeats keep a quiet stream alive well past the deadline.
-        try await Task.sleep(for: .milliseconds(900))
+        try await Task.sleep(for: deadline * 2 + .milliseconds(100))
         #expect(recorder.closes.isEmpty, "\(recorder.closes)")
         server.streamFault = .halfOpen
         #expect(await eventually { recorder.closes.contains { $0.reason.contains("half-open") } })
@@ -90,7 +92,7 @@ struct ChangeStreamTests {
         var settled = false
         for _ in 0..<30 where !settled {
             let closes = recorder.closes.count
-            try await Task.sleep(for: .milliseconds(900))
+            try await Task.sleep(for: deadline * 2 + .milliseconds(100))
             settled = recorder.closes.count == closes
         }
         #expect(settled)
