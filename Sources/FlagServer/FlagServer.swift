@@ -201,23 +201,38 @@ public final class FlagServer: Sendable {
     /// Forgets the request log.
     public func clearLog() { state.withLock { $0.log.clear() } }
 
+    /// Stops like ``stop()`` and keeps its port reserved (bound, not listening: connections
+    /// are refused) from the moment it stops listening, so that nothing else is given the port
+    /// before a server comes back on it: a rehearsal of a server that goes down and returns.
+    /// Nil if the server had already stopped or the port could not be held.
+    package func stopHoldingPort() -> PortReservation? {
+        stop(holdingPort: true)
+    }
+
     /// Stops listening, ends every connection (hanging ones included) and waits for the
     /// server's threads to finish. Idempotent.
     public func stop() {
+        _ = stop(holdingPort: false)
+    }
+
+    private func stop(holdingPort: Bool) -> PortReservation? {
         let first: Bool = state.withLock { s in
             if s.stopping { return false }
             s.stopping = true
             for fd in s.connections.descriptors { shutdown(fd, Int32(SHUT_RDWR)) }
             return true
         }
-        guard first else { return }
+        guard first else { return nil }
         changes.stop()
         var byte: UInt8 = 1
         _ = write(stopPipe.write, &byte, 1)
         _ = threads.wait(timeout: .now() + 5)
         close(listenFD)
+        // Right after the close, before anything else can bind the port.
+        let hold = holdingPort ? PortReservation(port: port) : nil
         close(stopPipe.read)
         close(stopPipe.write)
+        return hold
     }
 
     // MARK: Threads

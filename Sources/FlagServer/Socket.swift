@@ -256,6 +256,43 @@ package enum LoopbackSocket {
     }
 }
 
+/// A TCP port held by a socket that is bound but not listening: connecting to it is refused,
+/// and a server asking for any free port (port 0) is never given it meanwhile (parallel tests
+/// create servers on free ports all the time); a server asking for this port by number still
+/// gets it. For tests that take a server down and bring it back.
+package final class PortReservation: Sendable {
+    package let fd: Int32
+    package let port: UInt16
+
+    /// Reserves `port` on 127.0.0.1 (0: any free port); nil if it is taken.
+    package init?(port requested: UInt16 = 0) {
+        let socketFD = LoopbackSocket.make()
+        guard socketFD >= 0 else { return nil }
+        var yes: Int32 = 1
+        setsockopt(socketFD, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = requested.bigEndian
+        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            close(socketFD)
+            return nil
+        }
+        var actual = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &actual) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketFD, $0, &length) }
+        }
+        fd = socketFD
+        port = UInt16(bigEndian: actual.sin_port)
+    }
+
+    deinit { close(fd) }
+}
+
 #if canImport(Darwin)
 private func systemConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 { Darwin.connect(fd, address, length) }
 #elseif canImport(Musl)

@@ -120,8 +120,7 @@ struct ChangeStreamTests {
         defer { stream.shutdown() }
         stream.start()
         #expect(await eventually { recorder.opens == 1 })
-        server.stop()
-        var hold = PortReservation(port: port)
+        var hold = server.stopHoldingPort()
         #expect(hold != nil)
         #expect(await eventually { recorder.closes.count >= 2 }, "the end, then refused reconnections")
         hold = nil

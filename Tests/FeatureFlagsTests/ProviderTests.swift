@@ -76,9 +76,8 @@ struct ProviderTests {
         let run = f.run()
         #expect(await eventually { f.provider.status == .ready })
         let port = f.server.port
-        f.server.stop()
         // Hold the port, closed, so that no other test's server is given it meanwhile.
-        var hold = PortReservation(port: port)
+        var hold = f.server.stopHoldingPort()
         #expect(hold != nil)
         await f.clock.sleepers(atLeast: 1)
         f.clock.advanceToNextDeadline()  // the next poll meets a closed port

@@ -71,6 +71,26 @@ struct FlagServerTests {
         #expect(server.connectionCount == 2)
     }
 
+    @Test func aServerCanGoDownHoldingItsPortAndComeBackOnIt() throws {
+        let server = try FlagServer(document: .seedExample)
+        let port = server.port
+        var hold = server.stopHoldingPort()
+        #expect(hold?.port == port)
+        // Down: connecting is refused, and the port is bound, so a server asking for any free
+        // port (port 0, as every test's does) is never given it.
+        #expect(RawConnection(port: port) == nil)
+        let others = try (0..<20).map { _ in try FlagServer(document: .seedExample) }
+        #expect(others.allSatisfy { $0.port != port })
+        for other in others { other.stop() }
+        #expect(server.stopHoldingPort() == nil, "already stopped")
+        hold = nil
+        let back = try FlagServer(document: .seedExample, configuration: .init(port: port))
+        defer { back.stop() }
+        let connection = try #require(RawConnection(port: port))
+        connection.send("GET /flags HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(connection.status() == 200)
+    }
+
     @Test func stopEndsHangingConnectionsPromptly() async throws {
         let server = try FlagServer(document: .seedExample)
         server.fault = .hangBeforeHeaders
