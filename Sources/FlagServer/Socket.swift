@@ -19,29 +19,30 @@ enum Socket {
 
     /// A listening TCP socket on `host:port` (port 0 = any free port); returns it and the port.
     static func listen(host: String, port: UInt16, backlog: Int32 = 64) throws(Failure) -> (Int32, UInt16) {
-        let fd = LoopbackSocket.make()
-        guard fd >= 0 else { throw Failure(operation: "socket", code: errno) }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            close(fd)
-            throw Failure(operation: "inet_pton \(host)", code: EINVAL)
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else {
-            let code = errno
-            close(fd)
-            throw Failure(operation: "bind", code: code)
-        }
+        let (fd, actual) = try bound(host: host, port: port)
         guard systemListen(fd, backlog) == 0 else {
             let code = errno
             close(fd)
             throw Failure(operation: "listen", code: code)
+        }
+        return (fd, actual)
+    }
+
+    /// A TCP socket bound to `host:port` with `SO_REUSEADDR`, not listening (port 0 = any
+    /// free port); returns it and the port.
+    static func bound(host: String, port: UInt16) throws(Failure) -> (Int32, UInt16) {
+        guard var address = address(host, port) else { throw Failure(operation: "inet_pton \(host)", code: EINVAL) }
+        let fd = LoopbackSocket.make()
+        guard fd >= 0 else { throw Failure(operation: "socket", code: errno) }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            throw Failure(operation: "bind", code: code)
         }
         var actual = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -49,6 +50,14 @@ enum Socket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         return (fd, UInt16(bigEndian: actual.sin_port))
+    }
+
+    /// The IPv4 socket address `host:port`; nil if `host` is not an IPv4 address.
+    static func address(_ host: String, _ port: UInt16) -> sockaddr_in? {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        return inet_pton(AF_INET, host, &address.sin_addr) == 1 ? address : nil
     }
 
     enum Wait { case ready, stopped, timedOut, failed }
@@ -230,10 +239,10 @@ package enum LoopbackSocket {
         if var size = receiveBufferBytes {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+        guard var address = Socket.address("127.0.0.1", port) else {
+            close(fd)
+            return nil
+        }
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
@@ -266,28 +275,9 @@ package final class PortReservation: Sendable {
 
     /// Reserves `port` on 127.0.0.1 (0: any free port); nil if it is taken.
     package init?(port requested: UInt16 = 0) {
-        let socketFD = LoopbackSocket.make()
-        guard socketFD >= 0 else { return nil }
-        var yes: Int32 = 1
-        setsockopt(socketFD, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = requested.bigEndian
-        inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else {
-            close(socketFD)
-            return nil
-        }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socketFD, $0, &length) }
-        }
-        fd = socketFD
-        port = UInt16(bigEndian: actual.sin_port)
+        guard let (fd, port) = try? Socket.bound(host: "127.0.0.1", port: requested) else { return nil }
+        self.fd = fd
+        self.port = port
     }
 
     deinit { close(fd) }

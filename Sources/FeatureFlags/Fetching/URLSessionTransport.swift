@@ -55,11 +55,7 @@ final class URLSessionTransport: FlagTransport, @unchecked Sendable {
     /// HTTP on other hosts (off: a redirect to `http://` off loopback is refused).
     init(allowInsecureRedirects: Bool = false) {
         self.allowInsecureRedirects = allowInsecureRedirects
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData
-        configuration.httpCookieStorage = nil
-        configuration.httpShouldSetCookies = false
+        let configuration = URLSessionConfiguration.flagService()
         configuration.httpMaximumConnectionsPerHost = 4
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
@@ -279,5 +275,18 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
     ) {
         guard let transport else { return completionHandler(nil) }
         transport.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: request, completionHandler: completionHandler)
+    }
+}
+
+extension URLSessionConfiguration {
+    /// What every session talking to a flag service uses: ephemeral, no cache, no cookies —
+    /// flags are never answered from a cache, and nothing is kept between sessions.
+    static func flagService() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        return configuration
     }
 }

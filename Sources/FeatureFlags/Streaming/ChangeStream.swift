@@ -67,11 +67,7 @@ final class ChangeStream: Sendable {
         self.url = url
         self.configuration = configuration
         self.onSignal = onSignal
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.urlCache = nil
-        sessionConfiguration.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData
-        sessionConfiguration.httpCookieStorage = nil
-        sessionConfiguration.httpShouldSetCookies = false
+        let sessionConfiguration = URLSessionConfiguration.flagService()
         // The heartbeat deadline is this stream's own; URLSession's idle timeout must not come first.
         sessionConfiguration.timeoutIntervalForRequest = max(configuration.heartbeatDeadline.seconds * 4, 60)
         sessionConfiguration.timeoutIntervalForResource = 7 * 86_400
