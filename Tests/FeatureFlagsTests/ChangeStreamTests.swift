@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 import TestSupport
 @testable import FeatureFlags
@@ -173,6 +176,35 @@ struct ChangeStreamTests {
         #expect(recorder.closes.first?.retryIn == nil)
         #expect(recorder.closes.first?.reason.contains("secret") == false)
         #expect(!stream.isRunning)
+    }
+
+    @Test func a204StopsTheStreamForGood() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        server.fault = .status(204, retryAfter: nil)
+        let recorder = Recorder()
+        let stream = recorder.stream(server.baseURL.appendingPathComponent("flags"))
+        defer { stream.shutdown() }
+        stream.start()
+        #expect(await eventually { !recorder.closes.isEmpty })
+        #expect(recorder.closes.first?.retryIn == nil)
+        #expect(recorder.closes.first?.reason.contains("204") == true)
+        #expect(!stream.isRunning)
+        let requests = server.requestCount
+        try await Task.sleep(for: .milliseconds(200))  // (proving that no reconnection follows)
+        #expect(server.requestCount == requests)
+    }
+
+    @Test func aRedirectIsFollowedOnlyWhereTheHTTPSRuleAllows() async throws {
+        let recorder = Recorder()
+        let stream = recorder.stream(URL(string: "http://127.0.0.1:9/events")!)
+        defer { stream.shutdown() }
+        let task = URLSession(configuration: .ephemeral).dataTask(with: URL(string: "http://127.0.0.1:9/events")!)
+        let decisions = Locked<[URLRequest?]>([])
+        for target in ["http://flags.example.com/events?token=secret", "https://flags.example.com/events", "http://127.0.0.1:10/events"] {
+            stream.session(redirecting: task, to: URLRequest(url: URL(string: target)!)) { request in decisions.withLock { $0.append(request) } }
+        }
+        #expect(decisions.withLock { $0.map { $0?.url?.host } } == [nil, "flags.example.com", "127.0.0.1"])
     }
 
     @Test func onlyRefetchEvaluationMessagesAsk() {

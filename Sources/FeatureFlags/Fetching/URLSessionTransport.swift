@@ -13,9 +13,9 @@ import FoundationNetworking
 /// thread pool. A cancelled caller is answered at once; the task is cancelled behind it.
 /// After ``shutdown()`` every send fails at once — creating a task on an invalidated
 /// session would crash on Linux.
-final class URLSessionTransport: FlagTransport, @unchecked Sendable {
+final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked Sendable {
     // @unchecked: mutable state lives in `Locked` boxes; `URLSession` is thread-safe and is
-    // only called on `control`; delegate callbacks (through `SessionDelegate`) touch only
+    // only called on `control`; delegate callbacks (through `WeakSessionDelegate`) touch only
     // `Locked` state.
 
     /// One request's life: the waiter, what has arrived, and the task once created.
@@ -62,7 +62,7 @@ final class URLSessionTransport: FlagTransport, @unchecked Sendable {
         queue.name = "FeatureFlags.URLSessionTransport.delegate"
         // The session keeps its delegate alive until it is invalidated: a proxy that holds this
         // transport weakly lets a transport nobody shut down go away (its deinit invalidates).
-        let created = URLSession(configuration: configuration, delegate: SessionDelegate(self), delegateQueue: queue)
+        let created = URLSession(configuration: configuration, delegate: WeakSessionDelegate(self), delegateQueue: queue)
         session.withLock { $0 = created }
     }
 
@@ -156,12 +156,12 @@ final class URLSessionTransport: FlagTransport, @unchecked Sendable {
 
     deinit { shutdown() }
 
-    // MARK: Session events (from `SessionDelegate`)
+    // MARK: Session events (from `WeakSessionDelegate`)
 
     /// Records the status and headers; refuses a declared length above the limit.
-    func urlSession(
-        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    func session(
+        received response: URLResponse, for dataTask: URLSessionDataTask,
+        decide completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         guard let exchange = exchange(for: dataTask), let http = response as? HTTPURLResponse else {
             return completionHandler(.allow)
@@ -180,7 +180,7 @@ final class URLSessionTransport: FlagTransport, @unchecked Sendable {
     }
 
     /// Appends body bytes; cancels once they exceed the limit.
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    func session(received data: Data, for dataTask: URLSessionDataTask) {
         guard let exchange = exchange(for: dataTask) else { return }
         let fits = exchange.state.withLock { s -> Bool in
             guard s.body.count + data.count <= exchange.maxBytes else { return false }
@@ -191,7 +191,7 @@ final class URLSessionTransport: FlagTransport, @unchecked Sendable {
     }
 
     /// Completes the waiter with the response or the mapped error.
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+    func session(completed task: URLSessionTask, error: (any Error)?) {
         guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         if let error {
             exchange.finish(.failure(Self.map(error)))
@@ -202,18 +202,12 @@ final class URLSessionTransport: FlagTransport, @unchecked Sendable {
     }
 
     /// Follows redirects only where the HTTPS rule allows.
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        guard let url = request.url else { return completionHandler(nil) }
-        do {
-            try URLPolicy.check(url, allowInsecureHTTP: allowInsecureRedirects)
-            completionHandler(request)
-        } catch {
-            exchanges.withLock { $0.removeValue(forKey: task.taskIdentifier) }?.finish(.failure(error))
-            completionHandler(nil)
+    func session(redirecting task: URLSessionTask, to request: URLRequest, decide completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        if let refusal = refusal(ofRedirectTo: request, allowInsecureHTTP: allowInsecureRedirects) {
+            exchanges.withLock { $0.removeValue(forKey: task.taskIdentifier) }?.finish(.failure(refusal))
+            return completionHandler(nil)
         }
+        completionHandler(request)
     }
 
     static func map(_ error: any Error) -> FetchError {
@@ -242,39 +236,6 @@ final class URLSessionTransport: FlagTransport, @unchecked Sendable {
             }
             return .transport("URL error \(nsError.code): \(message)")
         }
-    }
-}
-
-/// The session's delegate: forwards to the transport it holds weakly, so the session (which
-/// retains its delegate until invalidated) never keeps the transport alive. With the transport
-/// gone, answers are refused.
-private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
-    private weak let transport: URLSessionTransport?
-
-    init(_ transport: URLSessionTransport) { self.transport = transport }
-
-    func urlSession(
-        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
-    ) {
-        guard let transport else { return completionHandler(.cancel) }
-        transport.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: completionHandler)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        transport?.urlSession(session, dataTask: dataTask, didReceive: data)
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        transport?.urlSession(session, task: task, didCompleteWithError: error)
-    }
-
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        guard let transport else { return completionHandler(nil) }
-        transport.urlSession(session, task: task, willPerformHTTPRedirection: response, newRequest: request, completionHandler: completionHandler)
     }
 }
 

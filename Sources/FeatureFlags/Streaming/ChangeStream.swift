@@ -18,7 +18,7 @@ import FoundationNetworking
 /// good — a flag service's error is usually brief, and polling carries on meanwhile; 204 stops
 /// the stream as the standard says. The stream URL is held to the fetcher's HTTPS rule and never
 /// appears in a signal (it may carry a token).
-final class ChangeStream: Sendable {
+final class ChangeStream: SessionEventHandler, Sendable {
     /// What the owner hears.
     enum Signal: Sendable, Equatable {
         /// Connected (again): fetch now.
@@ -74,7 +74,7 @@ final class ChangeStream: Sendable {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "FeatureFlags.ChangeStream.delegate"
-        let session = URLSession(configuration: sessionConfiguration, delegate: StreamDelegate(self), delegateQueue: queue)
+        let session = URLSession(configuration: sessionConfiguration, delegate: WeakSessionDelegate(self), delegateQueue: queue)
         state.withLock { $0.session = session }
     }
 
@@ -186,9 +186,17 @@ final class ChangeStream: Sendable {
         signals.async { [onSignal] in onSignal(signal) }
     }
 
-    // MARK: Session events (from `StreamDelegate`)
+    // MARK: Session events (from `WeakSessionDelegate`)
 
-    fileprivate func didReceive(_ response: URLResponse, task: URLSessionDataTask) -> URLSession.ResponseDisposition {
+    func session(
+        received response: URLResponse, for task: URLSessionDataTask,
+        decide: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        decide(disposition(of: response, for: task))
+    }
+
+    /// Whether an answer is a stream to read: 200 with `text/event-stream`.
+    private func disposition(of response: URLResponse, for task: URLSessionDataTask) -> URLSession.ResponseDisposition {
         let http = response as? HTTPURLResponse
         let status = http?.statusCode ?? 0
         let type = (http?.value(forHTTPHeaderField: "Content-Type") ?? "").lowercased()
@@ -212,7 +220,7 @@ final class ChangeStream: Sendable {
         return accepted ? .allow : .cancel
     }
 
-    fileprivate func didReceive(_ data: Data, task: URLSessionDataTask) {
+    func session(received data: Data, for task: URLSessionDataTask) {
         let outcome: Result<[ServerSentEvent], EventStreamParser.Overflow>? = state.withLock { s in
             guard s.task === task else { return nil }
             s.lastActivity = .now
@@ -230,7 +238,7 @@ final class ChangeStream: Sendable {
         }
     }
 
-    fileprivate func didComplete(_ task: URLSessionTask, error: (any Error)?) {
+    func session(completed task: URLSessionTask, error: (any Error)?) {
         let next: (reason: String, delay: Duration?, generation: Int)? = state.withLock { s in
             guard s.task === task else { return nil }
             s.task = nil
@@ -253,6 +261,20 @@ final class ChangeStream: Sendable {
         }
     }
 
+    /// Follows a redirect only where the HTTPS rule allows; a refused one ends this connection
+    /// (and is said as the reason), and the stream tries again later.
+    func session(redirecting task: URLSessionTask, to request: URLRequest, decide: @escaping @Sendable (URLRequest?) -> Void) {
+        if let refusal = refusal(ofRedirectTo: request, allowInsecureHTTP: configuration.allowInsecureHTTP) {
+            state.withLock { s in
+                if s.task === task { s.failure = "redirect refused: \(refusal.description)" }
+            }
+            decide(nil)
+            control.async { task.cancel() }
+            return
+        }
+        decide(request)
+    }
+
     /// An OFREP `refetchEvaluation` in a `message` event's JSON data; nil for anything else
     /// (unknown types are ignored, as the ADR asks).
     static func refetch(in event: ServerSentEvent) -> Signal? {
@@ -268,36 +290,5 @@ final class ChangeStream: Sendable {
         default: lastModified = nil
         }
         return .refetch(etag: etag, lastModified: lastModified)
-    }
-}
-
-/// The session's delegate, holding the stream weakly (the session keeps its delegate alive).
-private final class StreamDelegate: NSObject, URLSessionDataDelegate, Sendable {
-    private weak let stream: ChangeStream?
-
-    init(_ stream: ChangeStream) { self.stream = stream }
-
-    func urlSession(
-        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
-    ) {
-        completionHandler(stream?.didReceive(response, task: dataTask) ?? .cancel)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        stream?.didReceive(data, task: dataTask)
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        stream?.didComplete(task, error: error)
-    }
-}
-
-extension Duration {
-    /// Whole nanoseconds, clamped to `Int64`.
-    var nanosecondsClamped: Int64 {
-        let (seconds, attoseconds) = components
-        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? (seconds < 0 ? .min : .max) : product.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
     }
 }

@@ -1,0 +1,65 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a `URLSession`'s delegate hands on to the object that owns the session.
+protocol SessionEventHandler: AnyObject, Sendable {
+    /// The answer's head arrived: allow the body, or cancel.
+    func session(
+        received response: URLResponse, for task: URLSessionDataTask,
+        decide: @escaping @Sendable (URLSession.ResponseDisposition) -> Void)
+    /// Body bytes arrived.
+    func session(received data: Data, for task: URLSessionDataTask)
+    /// The task ended, with an error or without.
+    func session(completed task: URLSessionTask, error: (any Error)?)
+    /// The server redirects `task` to `request`: follow (pass it on) or refuse (nil).
+    func session(redirecting task: URLSessionTask, to request: URLRequest, decide: @escaping @Sendable (URLRequest?) -> Void)
+}
+
+extension SessionEventHandler {
+    /// The redirect rule every flag-service session keeps: HTTPS except to loopback, unless
+    /// `allowInsecureHTTP`. Returns why a redirect is refused, or nil to follow it.
+    func refusal(ofRedirectTo request: URLRequest, allowInsecureHTTP: Bool) -> FetchError? {
+        guard let url = request.url else { return .invalidRequest(FlagEndpointError(.general, "a redirect without a URL")) }
+        do {
+            try URLPolicy.check(url, allowInsecureHTTP: allowInsecureHTTP)
+            return nil
+        } catch {
+            return error
+        }
+    }
+}
+
+/// A session's delegate that holds its owner weakly: a session keeps its delegate alive until
+/// it is invalidated, so a delegate holding the owner strongly would keep an owner nobody
+/// shut down alive forever. With the owner gone, answers and redirects are refused.
+final class WeakSessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    private weak let handler: (any SessionEventHandler)?
+
+    init(_ handler: any SessionEventHandler) { self.handler = handler }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        guard let handler else { return completionHandler(.cancel) }
+        handler.session(received: response, for: dataTask, decide: completionHandler)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        handler?.session(received: data, for: dataTask)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        handler?.session(completed: task, error: error)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        guard let handler else { return completionHandler(nil) }
+        handler.session(redirecting: task, to: request, decide: completionHandler)
+    }
+}
