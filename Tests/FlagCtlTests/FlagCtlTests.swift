@@ -312,16 +312,8 @@ struct FlagCtlTests {
     // MARK: serve
 
     @Test func serveLogsReloadsAndStops() async throws {
-        let dir = TempDir()
-        let file = dir.url("flags.json")
-        try Data(ServerDocument.seedExample.jsonBytes()).write(to: file)
-        let release = Locked<CheckedContinuation<Void, Never>?>(nil)
-        let stop = StopSignal {
-            await withCheckedContinuation { continuation in release.withLock { $0 = continuation } }
-        }
-        let (console, captured) = Console.capturing()
-        let serving = Task { await FlagCtl.run(["serve", file.path, "--latency", "1"], console: console, signals: stop) }
-        #expect(await eventually { captured.out.first?.hasPrefix("serving ") == true })
+        let run = try await ServeRun.start(["--latency", "1"])
+        let (file, captured) = (run.file, run.captured)
         let banner = try #require(captured.out.first)
         #expect(await eventually { captured.out.count >= 2 })
         #expect(captured.out[1].hasPrefix("a development and rehearsal server, not a production flag service; limits: 32 connections"))
@@ -338,25 +330,15 @@ struct FlagCtlTests {
         #expect(await eventually { captured.out.contains { $0.hasSuffix("reloaded \(file.path) (version 2025-09-01T00:00:00Z)") } })
         try Data("{oops".utf8).write(to: file)
         #expect(await eventually { captured.err.contains { $0.contains("still serving the previous document") } })
-        #expect(await eventually { release.withLock { $0 != nil } })
-        release.withLock { $0?.resume() }
-        #expect(await serving.value == 0)
+        #expect(await run.stop() == 0)
         #expect(captured.out.last == "stopped after 1 requests")
     }
 
     /// The serve log names routes and fingerprints, never values from the path, and cannot be
     /// forged or used to drive the terminal.
     @Test func serveLogsNoValuesAndCannotBeForged() async throws {
-        let dir = TempDir()
-        let file = dir.url("flags.json")
-        try Data(ServerDocument.seedExample.jsonBytes()).write(to: file)
-        let release = Locked<CheckedContinuation<Void, Never>?>(nil)
-        let stop = StopSignal {
-            await withCheckedContinuation { continuation in release.withLock { $0 = continuation } }
-        }
-        let (console, captured) = Console.capturing()
-        let serving = Task { await FlagCtl.run(["serve", file.path], console: console, signals: stop) }
-        #expect(await eventually { captured.out.first?.hasPrefix("serving ") == true })
+        let run = try await ServeRun.start()
+        let captured = run.captured
         let port = try #require(captured.out.first?.split(separator: ":").last?.split(separator: " ").first.flatMap { UInt16($0) })
         let email = "alice@example.com"
         let ldContext = Data(#"{"kind":"user","key":"alice@example.com"}"#.utf8).base64EncodedString()
@@ -377,9 +359,7 @@ struct FlagCtlTests {
             #expect(!line.contains("alice") && !line.contains(ldContext.prefix(12)) && !line.contains("forged") && !line.contains("red"), "\(line)")
             #expect(!line.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(line.debugDescription)")
         }
-        #expect(await eventually { release.withLock { $0 != nil } })
-        release.withLock { $0?.resume() }
-        #expect(await serving.value == 0)
+        #expect(await run.stop() == 0)
     }
 
     @Test func serveRejectsMissingAndInvalidFiles() async throws {
@@ -392,6 +372,8 @@ struct FlagCtlTests {
         #expect(try ServeCommand.parseFault("status:429:120") == .status(429, retryAfter: "120"))
         #expect(try ServeCommand.parseFault("oversized:10") == .oversizedBody(bytes: 10))
         #expect(try ServeCommand.parseFault("endless") == .endlessChunkedBody)
+        let (slowBeat, slowBeatOut) = await run(["serve", dir.url("bad.json").path, "--heartbeat", "5"])
+        #expect(slowBeat == 64 && slowBeatOut.err.first?.contains("--heartbeat takes milliseconds (10 or more)") == true)
         #expect(try ServeCommand.parseStreamFault("half-open") == .halfOpen)
         #expect(try ServeCommand.parseStreamFault("drop:3") == .dropAfter(events: 3))
         #expect(try ServeCommand.parseStreamFault("slow-heartbeat:60000") == .slowHeartbeat(.seconds(60)))
@@ -534,5 +516,37 @@ struct FlagCtlTests {
         let (badSchema, out) = await run(["lint", dir.url("f.json").path, "--schema", dir.url("s.json").path])
         #expect(badSchema == 65)
         #expect(out.err.first?.contains("unknown type uuid") == true)
+    }
+}
+
+/// `flagctl serve` running in this process on the demo document, with its output captured,
+/// until ``stop()`` — Ctrl-C as a call.
+struct ServeRun {
+    let directory: TempDir
+    let file: URL
+    let captured: CapturedOutput
+    private let release: Locked<CheckedContinuation<Void, Never>?>
+    private let serving: Task<Int32, Never>
+
+    /// Starts `serve FILE extra…` and waits for its banner.
+    static func start(_ extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) async throws -> ServeRun {
+        let directory = TempDir()
+        let file = directory.url("flags.json")
+        try Data(ServerDocument.seedExample.jsonBytes()).write(to: file)
+        let release = Locked<CheckedContinuation<Void, Never>?>(nil)
+        let stop = StopSignal {
+            await withCheckedContinuation { continuation in release.withLock { $0 = continuation } }
+        }
+        let (console, captured) = Console.capturing()
+        let serving = Task { await FlagCtl.run(["serve", file.path] + extra, console: console, signals: stop) }
+        #expect(await eventually { captured.out.first?.hasPrefix("serving ") == true }, sourceLocation: sourceLocation)
+        return ServeRun(directory: directory, file: file, captured: captured, release: release, serving: serving)
+    }
+
+    /// Stops it as Ctrl-C would; its exit status.
+    func stop() async -> Int32 {
+        _ = await eventually { release.withLock { $0 != nil } }
+        release.withLock { $0?.resume() }
+        return await serving.value
     }
 }
