@@ -156,7 +156,7 @@ public struct FlagEndpointConformance: Sendable {
                 switch try endpoint.decode(FlagResponse(status: 200, headers: headers, body: sample.body), for: sample.context) {
                 case .notModified:
                     report.check(name, "said \"not modified\" to a full answer")
-                case .flags(let flags, _, _):
+                case .flags(let flags, _, _, _):
                     let wrong = sample.expected.keys.sorted().filter { flags[$0]?.value != sample.expected[$0] }
                     report.check(name, wrong.isEmpty ? nil : "wrong or missing: \(wrong.joined(separator: ", "))")
                 }
@@ -202,7 +202,7 @@ public struct FlagEndpointConformance: Sendable {
         let fetcher = FlagFetcher(endpoint: endpoint, transport: transport, now: { fetchedAt })
         defer { fetcher.shutdown() }
         let first = await fetcher.fetch(sample.context)
-        guard case .fetched(let snapshot, let etag) = first else {
+        guard case .fetched(let snapshot, let etag, _) = first else {
             report.check("fetches the sample through a FlagFetcher", "\(first)")
             return
         }

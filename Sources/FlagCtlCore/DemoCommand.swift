@@ -104,7 +104,9 @@ enum DemoCommand {
 
         let store = LastKnownGoodStore(fileURL: directory.appendingPathComponent("flags.lkg"))
         let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(budget: budget))
-        let configuration = FeatureFlagProvider.Configuration(schema: .seedExample, merge: .seedPlans)
+        let log = EventLog()
+        let configuration = FeatureFlagProvider.Configuration(
+            schema: .seedExample, merge: .seedPlans, eventHandler: { event in log.append(event) })
         let provider = FeatureFlagProvider(
             context: anonymous, fetcher: fetcher, store: store, configuration: configuration, reachability: AlwaysReachable())
         intro("FeatureFlags demo — a FeatureFlagProvider on a loopback FlagServer at \(server.baseURL.absoluteString)")
@@ -150,17 +152,20 @@ enum DemoCommand {
             }
             return changed
         }
-        /// The operator publishes `next` as `version`; the app forces a fetch.
+        /// The operator publishes `next` as `version`; the server's change stream tells the app,
+        /// which fetches at once. Forces a fetch only if no stream event came within the budget.
         func publish(_ next: inout ServerDocument, version: String) async -> FetchOutcome {
             next.base.version = version
+            let mark = log.count
             server.document = next
+            if let outcome = await log.fetchAfter(.changeNotified, since: mark, within: budget + .seconds(3)) { return outcome }
             return await provider.refresh()
         }
 
         start = ContinuousClock.now
         document = businessTheme("#1ABC9C", in: document)
         _ = await publish(&document, version: "2025-08-04T11:00:00Z")
-        record("server publishes a new plan_themeColor", since: start, note: "force fetch")
+        record("server publishes a new plan_themeColor", since: start, note: "pushed by the change stream")
 
         start = ContinuousClock.now
         var broken = businessTheme("#1ABC9G", in: document)
@@ -169,8 +174,18 @@ enum DemoCommand {
 
         start = ContinuousClock.now
         document.base.flags["kill_switch"] = FlagEntry(value: true)
-        _ = await publish(&document, version: "2025-08-04T12:00:00Z")
-        record("kill_switch on", since: start, note: "safe defaults, limited mode")
+        document.base.version = "2025-08-04T12:00:00Z"
+        let killMark = log.count
+        server.document = document
+        // The time from the operator's flip to a read that returns the safe default.
+        let killDeadline = ContinuousClock.now + budget + .seconds(3)
+        while !provider.isKillSwitchActive, ContinuousClock.now < killDeadline { try? await Task.sleep(for: .milliseconds(1)) }
+        let killMilliseconds = Int((ContinuousClock.now - start).milliseconds)
+        _ = await log.fetchAfter(.changeNotified, since: killMark, within: budget + .seconds(3))
+        record(
+            "kill_switch on", since: start,
+            note: provider.isKillSwitchActive
+                ? "by stream: flip → safe default read in \(killMilliseconds) ms" : "no stream event came; not killed yet")
 
         start = ContinuousClock.now
         document.base.flags["kill_switch"] = FlagEntry(value: false)
@@ -183,9 +198,14 @@ enum DemoCommand {
         record("the server goes away", since: start, note: EvalCommand.describe(outage))
 
         start = ContinuousClock.now
+        let back = log.count
         server = try FlagServer(document: document, configuration: .init(port: port))
         _ = await provider.refresh()
-        record("the server returns", since: start, note: "online again")
+        // The change stream reconnects on its own (with jitter) and fetches once more.
+        let reopened = await log.fetchAfter(.streamOpened, since: back, within: .seconds(5)) != nil
+        record(
+            "the server returns", since: start,
+            note: reopened ? "online again; stream reconnected" : "online again; stream not back yet (polling)")
 
         start = ContinuousClock.now
         let before = server.requests.filter { $0.contextFingerprint == venue42.fingerprint }.count
@@ -202,5 +222,36 @@ enum DemoCommand {
         provider.shutdown()
         await loop.value
         return steps
+    }
+}
+
+/// The provider's events as they happen, for steps that wait on them.
+final class EventLog: Sendable {
+    private let events = Locked<[FlagEvent]>([])
+
+    func append(_ event: FlagEvent) { events.withLock { $0.append(event) } }
+    var count: Int { events.withLock { $0.count } }
+
+    /// The outcome of the first fetch that completed after an event of kind `trigger` logged
+    /// after position `mark` (after a change notification: the first that brought something);
+    /// nil when none within `limit`.
+    func fetchAfter(_ trigger: FlagEvent.Kind, since mark: Int, within limit: Duration) async -> FetchOutcome? {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            let found: FetchOutcome? = events.withLock { list in
+                guard list.count > mark else { return nil }
+                let tail = list[mark...]
+                guard let cause = tail.firstIndex(where: { $0.kind == trigger }) else { return nil }
+                // A fetch that was already in flight may end first with nothing new: skip it.
+                return list[cause...].first(where: { event in
+                    guard event.kind == .fetchCompleted, let outcome = event.outcome else { return false }
+                    if trigger == .changeNotified, outcome == .unchanged || outcome == .discarded { return false }
+                    return true
+                })?.outcome
+            }
+            if let found { return found }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return nil
     }
 }

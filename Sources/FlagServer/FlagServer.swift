@@ -404,7 +404,8 @@ public final class FlagServer: Sendable {
         if let cached = state.withLock({ $0.rendered[key] }), cached.revision == revision { return (cached.body, cached.etag) }
         return renderGate.withLock { _ in
             if let cached = state.withLock({ $0.rendered[key] }), cached.revision == revision { return (cached.body, cached.etag) }
-            let body = format.render(document.evaluate(for: context))
+            let advertise = configuration.advertiseStreams && configuration.maxStreams > 0
+            let body = format.render(document.evaluate(for: context), eventStreams: advertise ? WireFormat.ownEventStream : nil)
             let etag = Responder.etag(body)
             state.withLock { s in
                 guard s.revision == revision else { return }

@@ -44,6 +44,10 @@ extension FlagServer {
         /// How often an idle change stream sends a comment, so that clients can tell a live
         /// stream from a half-open one. Default 15 s.
         public var streamHeartbeat: Duration
+        /// Whether OFREP and JSON answers advertise the change stream (`"eventStreams"`, OFREP
+        /// ADR-0008, `{"type": "sse", "endpoint": {"requestUri": "/events"}}`). Default on;
+        /// off when ``maxStreams`` is 0.
+        public var advertiseStreams: Bool
         /// How many requests the log keeps (``FlagServer/requests``): the most recent; older
         /// ones are dropped, so memory stays bounded however long the server runs. Default 1,000.
         public var maxLoggedRequests: Int
@@ -55,7 +59,7 @@ extension FlagServer {
             maxBodyBytes: Int = 64 << 10, idleTimeout: Duration = .seconds(5), requestTimeout: Duration = .seconds(10),
             sendTimeout: Duration = .seconds(10), pathAttribute: String = "venue",
             requiredHeaders: [String: String] = [:], maxLoggedRequests: Int = 1_000, maxStreams: Int = 512,
-            streamHeartbeat: Duration = .seconds(15)
+            streamHeartbeat: Duration = .seconds(15), advertiseStreams: Bool = true
         ) {
             self.host = host
             self.port = port
@@ -71,6 +75,7 @@ extension FlagServer {
             self.maxLoggedRequests = max(1, maxLoggedRequests)
             self.maxStreams = max(0, maxStreams)
             self.streamHeartbeat = max(streamHeartbeat, .milliseconds(10))
+            self.advertiseStreams = advertiseStreams
         }
     }
 

@@ -15,15 +15,27 @@ public enum WireFormat: Sendable, Hashable {
     case unleash
 
     /// The body this service would answer for `document` (already evaluated for one context).
-    public func render(_ document: FlagDocument) -> [UInt8] {
+    /// `eventStreams`, when given, is added to the formats that can advertise change streams
+    /// (OFREP and the project's JSON document) as their `eventStreams` member.
+    public func render(_ document: FlagDocument, eventStreams: FlagValue? = nil) -> [UInt8] {
         switch self {
-        case .json: return document.jsonBytes()
-        case .ofrep: return FlagJSON.bytes(ofrep(document), sortedKeys: true)
+        case .json:
+            guard let eventStreams, case .object(var top) = document.flagValue else { return document.jsonBytes() }
+            top["eventStreams"] = eventStreams
+            return FlagJSON.bytes(.object(top), sortedKeys: true)
+        case .ofrep:
+            guard let eventStreams, case .object(var top) = ofrep(document) else { return FlagJSON.bytes(ofrep(document), sortedKeys: true) }
+            top["eventStreams"] = eventStreams
+            return FlagJSON.bytes(.object(top), sortedKeys: true)
         case .launchDarkly(let reasons): return FlagJSON.bytes(launchDarkly(document, reasons: reasons), sortedKeys: true)
         case .firebase: return FlagJSON.bytes(firebase(document), sortedKeys: true)
         case .unleash: return FlagJSON.bytes(unleash(document), sortedKeys: true)
         }
     }
+
+    /// The advertisement of the server's own change stream: `GET /events` on the origin the
+    /// client asked, left to the client to resolve (no host name to get wrong behind a proxy).
+    public static let ownEventStream: FlagValue = [["type": "sse", "endpoint": ["requestUri": "/events"], "inactivityDelaySec": 120]]
 
     /// The body of an error answer in this format.
     func errorBody(status: Int, message: String) -> FlagValue {

@@ -123,7 +123,7 @@ struct ConformanceKitTests {
         let body = Self.document.jsonBytes()
         let transport = StubTransport.serving(body: body, etag: "\"d1\"")
         let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: Self.base), transport: transport)
-        guard case .fetched(let snapshot, let etag) = await fetcher.fetch(Self.context) else {
+        guard case .fetched(let snapshot, let etag, _) = await fetcher.fetch(Self.context) else {
             Issue.record("expected flags")
             return
         }
@@ -153,7 +153,7 @@ struct ConformanceKitTests {
     }
 
     private func snapshotValue(_ result: FetchResult) -> FlagValue? {
-        if case .fetched(let snapshot, _) = result { return snapshot.flags["limit"]?.value }
+        if case .fetched(let snapshot, _, _) = result { return snapshot.flags["limit"]?.value }
         return nil
     }
 }

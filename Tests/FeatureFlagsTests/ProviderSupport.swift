@@ -25,8 +25,13 @@ final class ProviderFixture: Sendable {
     init(
         context: EvaluationContext = auraPersonal, reachable: Bool = true, document: ServerDocument = .seedExample,
         server existing: FlagServer? = nil, dir existingDir: TempDir? = nil, transport: (any FlagTransport)? = nil,
-        configuration: FeatureFlagProvider.Configuration = .init(), seed: UInt64 = 1
+        configuration: FeatureFlagProvider.Configuration = .init(), seed: UInt64 = 1, streams: Bool = false,
+        lifecycle: any AppLifecycle = AlwaysForeground()
     ) throws {
+        // Polling, backoff and validation are tested without change streams (their requests
+        // would blur the counts); the streaming suites turn them on.
+        var configuration = configuration
+        configuration.changeStreams = streams
         server = try existing ?? FlagServer(document: document)
         dir = existingDir ?? TempDir()
         clock = TestClock()
@@ -39,7 +44,7 @@ final class ProviderFixture: Sendable {
         store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
         provider = FeatureFlagProvider(
             context: context, fetcher: fetcher, store: store, configuration: configuration, reachability: reachability,
-            clock: clock, now: now, random: SplitMix(seed: seed))
+            lifecycle: lifecycle, clock: clock, now: now, random: SplitMix(seed: seed))
     }
 
     /// Starts `run()` in a task.

@@ -33,7 +33,7 @@ package func makeServerAndFetcher(
 
 /// The snapshot and tag of a result, or a recorded issue.
 package func fetched(_ result: FetchResult, sourceLocation: SourceLocation = #_sourceLocation) -> (snapshot: FlagSnapshot, etag: EntityTag?)? {
-    guard case .fetched(let snapshot, let etag) = result else {
+    guard case .fetched(let snapshot, let etag, _) = result else {
         Issue.record("expected new flags, got \(result)", sourceLocation: sourceLocation)
         return nil
     }

@@ -71,8 +71,9 @@ public struct FlagResponse: Sendable, Equatable {
 /// What an endpoint read from a 2xx answer: the flags and what the service said of them.
 public enum DecodedFlags: Sendable, Equatable {
     /// The flags evaluated for the context, with the configuration version and the time to
-    /// live (seconds) the service reported, if it reports them.
-    case flags([String: FlagEntry], version: String? = nil, ttl: TimeInterval? = nil)
+    /// live (seconds) the service reported, if it reports them, and the change streams it
+    /// advertised (``EventStreamLink``).
+    case flags([String: FlagEntry], version: String? = nil, ttl: TimeInterval? = nil, streams: [EventStreamLink] = [])
     /// The service's own "nothing changed" in a 2xx answer (a 304 never reaches the endpoint).
     case notModified
 }

@@ -52,10 +52,26 @@ public struct JSONFlagEndpoint: FlagEndpoint {
         }
     }
 
-    /// Reads a ``FlagDocument``.
+    /// Reads a ``FlagDocument`` and the change streams it advertises (`eventStreams`, the
+    /// same member as OFREP's).
     public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
-        let document = try FlagDocument(json: response.body)
-        return .flags(document.flags, version: document.version, ttl: document.ttl)
+        let value: FlagValue
+        do {
+            value = try FlagJSON.parse(response.body)
+        } catch {
+            throw FlagEndpointError(.parseError, error.description)
+        }
+        let document = try FlagDocument(parsing: value)
+        let streams = EventStreamLink.list(from: value.objectValue?["eventStreams"], base: origin).links
+        return .flags(document.flags, version: document.version, ttl: document.ttl, streams: streams)
+    }
+
+    /// The URL whose origin a stream's `endpoint` without `origin` is relative to.
+    private var origin: URL? {
+        switch mode {
+        case .post(let url): return url
+        case .template(let template): return URL(string: String(template.prefix { $0 != "{" }))
+        }
     }
 
     /// The `error` member of a JSON error body, if there is one.

@@ -9,7 +9,9 @@ public import Foundation
 /// - Request: `POST {base}/ofrep/v1/evaluate/flags` with `{"context": {"targetingKey": …, …}}`.
 /// - 200: `{"flags": [ {key, value?, reason?, variant?, metadata?} | {key, errorCode, errorDetails?} ]}`;
 ///   an item without `value` means "use the code default" (ADR 0006); integers and doubles
-///   keep their JSON form; reasons pass through, unknown ones too.
+///   keep their JSON form; reasons pass through, unknown ones too. `eventStreams` (OFREP
+///   ADR-0008) is read into ``DecodedFlags/flags(_:version:ttl:streams:)``: entries of type
+///   `sse` with a `url`, or an `endpoint` whose missing `origin` is the base URL's.
 /// - 304: not modified. 400: `{errorCode, errorDetails}` (the error event says which).
 ///   401/403 are fatal; 429 carries `Retry-After` (handled by ``OnlineClient``).
 public struct OFREPEndpoint: FlagEndpoint {
@@ -68,7 +70,7 @@ public struct OFREPEndpoint: FlagEndpoint {
                 value: o["value"], variant: try EndpointSupport.string(o, "variant", at: path),
                 reason: try EndpointSupport.string(o, "reason", at: path).map(FlagReason.init(rawValue:)), metadata: metadata)
         }
-        return .flags(flags)
+        return .flags(flags, streams: EventStreamLink.list(from: top["eventStreams"], base: baseURL).links)
     }
 
     /// `CODE: details` from an OFREP error body.

@@ -58,6 +58,16 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         public static let unknownKeys = Kind("unknown_keys")
         /// A read met list members the app's enum does not know.
         public static let unknownValues = Kind("unknown_values")
+        /// A change stream connected (again).
+        public static let streamOpened = Kind("stream_opened")
+        /// A change stream ended or could not connect; polling carries on.
+        public static let streamClosed = Kind("stream_closed")
+        /// A change stream said flags changed; a fetch follows.
+        public static let changeNotified = Kind("change_notified")
+        /// The crash-loop guard started this launch in safe mode.
+        public static let safeModeEntered = Kind("safe_mode_entered")
+        /// The provider left safe mode.
+        public static let safeModeLeft = Kind("safe_mode_left")
 
         /// The name.
         public var description: String { name }
@@ -81,6 +91,11 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case payloadRejected(violations: [FlagViolation], fingerprint: String)
         case unknownKeys([String])
         case unknownValues(flag: String, values: [String])
+        case streamOpened(stream: String)
+        case streamClosed(stream: String, reason: String, retryInMilliseconds: Int?)
+        case changeNotified(stream: String, etag: String?)
+        case safeModeEntered(reason: String)
+        case safeModeLeft(reason: String)
     }
 
     let base: Base
@@ -137,6 +152,23 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         FlagEvent(.unknownValues(flag: flag, values: values))
     }
 
+    /// A change stream connected (`stream` is its URL without the query, which may hold a token).
+    public static func streamOpened(stream: String) -> FlagEvent { FlagEvent(.streamOpened(stream: stream)) }
+    /// A change stream ended or could not connect, and when it is tried again (nil: not again,
+    /// e.g. the service answered 204). Polling is the safety net meanwhile.
+    public static func streamClosed(stream: String, reason: String, retryInMilliseconds: Int?) -> FlagEvent {
+        FlagEvent(.streamClosed(stream: stream, reason: reason, retryInMilliseconds: retryInMilliseconds))
+    }
+    /// A change stream said flags changed (`etag`: the configuration's tag, if it sent one);
+    /// a fetch follows at once.
+    public static func changeNotified(stream: String, etag: String?) -> FlagEvent {
+        FlagEvent(.changeNotified(stream: stream, etag: etag))
+    }
+    /// The crash-loop guard started this launch in safe mode, and why.
+    public static func safeModeEntered(reason: String) -> FlagEvent { FlagEvent(.safeModeEntered(reason: reason)) }
+    /// The provider left safe mode, and why.
+    public static func safeModeLeft(reason: String) -> FlagEvent { FlagEvent(.safeModeLeft(reason: reason)) }
+
     /// The kind of event.
     public var kind: Kind {
         switch base {
@@ -157,7 +189,26 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .payloadRejected: return .payloadRejected
         case .unknownKeys: return .unknownKeys
         case .unknownValues: return .unknownValues
+        case .streamOpened: return .streamOpened
+        case .streamClosed: return .streamClosed
+        case .changeNotified: return .changeNotified
+        case .safeModeEntered: return .safeModeEntered
+        case .safeModeLeft: return .safeModeLeft
         }
+    }
+
+    /// The stream (URL without its query) of a stream event.
+    public var stream: String? {
+        switch base {
+        case .streamOpened(let stream), .streamClosed(let stream, _, _), .changeNotified(let stream, _): return stream
+        default: return nil
+        }
+    }
+
+    /// When a ``Kind/streamClosed`` event's stream is tried again (nil: not again).
+    public var retryInMilliseconds: Int? {
+        if case .streamClosed(_, _, let ms) = base { return ms }
+        return nil
     }
 
     // MARK: Details
@@ -256,6 +307,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .error(_, let message): return message
         case .fallbackRejected(let reason, _), .fallbackWriteFailed(let reason), .fallbackWarning(let reason): return reason
         case .fetchFailed(let error): return error.description
+        case .streamClosed(_, let reason, _), .safeModeEntered(let reason), .safeModeLeft(let reason): return reason
         default: return nil
         }
     }
@@ -293,6 +345,12 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
             return "payload_rejected \(fingerprint): \(violations.map(\.description).joined(separator: "; "))"
         case .unknownKeys(let names): return "unknown_keys \(names.joined(separator: ","))"
         case .unknownValues(let flag, let values): return "unknown_values \(flag): \(values.joined(separator: ","))"
+        case .streamOpened(let stream): return "stream_opened \(stream)"
+        case .streamClosed(let stream, let reason, let ms):
+            return "stream_closed \(stream): \(reason)" + (ms.map { " (again in \($0) ms)" } ?? " (not again)")
+        case .changeNotified(let stream, let etag): return "change_notified \(stream)" + (etag.map { " etag=\($0)" } ?? "")
+        case .safeModeEntered(let reason): return "safe_mode_entered: \(reason)"
+        case .safeModeLeft(let reason): return "safe_mode_left: \(reason)"
         }
     }
 }

@@ -49,6 +49,8 @@ extension FlagEvent {
     /// | ``unknownKeys(_:)`` | `rc_unknown_keys` counter += keys |
     /// | ``unknownValues(flag:values:)`` | `rc_unknown_values` counter += values, `flag` label |
     /// | ``fetchFailed(_:)`` | `rc_fetch_failures` counter, `code` label |
+    /// | ``streamClosed(stream:reason:retryInMilliseconds:)`` | `rc_stream_disconnects` counter |
+    /// | ``safeModeEntered(reason:)`` / ``safeModeLeft(reason:)`` | `rc_safe_mode` gauge = 1 or 0 |
     public var metric: FlagMetric? {
         switch base {
         case .activated:
@@ -69,6 +71,12 @@ extension FlagEvent {
             return FlagMetric(name: "rc_unknown_values", kind: .counter, value: Double(values.count), dimensions: ["flag": flag])
         case .fetchFailed(let error):
             return FlagMetric(name: "rc_fetch_failures", kind: .counter, value: 1, dimensions: ["code": error.errorCode.rawValue])
+        case .streamClosed:
+            return FlagMetric(name: "rc_stream_disconnects", kind: .counter, value: 1)
+        case .safeModeEntered:
+            return FlagMetric(name: "rc_safe_mode", kind: .gauge, value: 1)
+        case .safeModeLeft:
+            return FlagMetric(name: "rc_safe_mode", kind: .gauge, value: 0)
         default:
             return nil
         }

@@ -95,7 +95,11 @@ public final class FlagFetcher: Sendable {
     /// is sent to the endpoint that issued it, and a "not modified" answer means that snapshot
     /// is still current. Never throws: failures are ``FetchResult/failed(_:)``; a cancelled
     /// caller gets ``FetchError/cancelled``.
-    public func fetch(_ context: EvaluationContext, ifNoneMatch: EntityTag? = nil) async -> FetchResult {
+    ///
+    /// `hint` is the metadata of the change-stream event that triggered this fetch: it is sent
+    /// (as `flagConfigEtag` / `flagConfigLastModified` query parameters) to the endpoint whose
+    /// stream sent it, with this request only.
+    public func fetch(_ context: EvaluationContext, ifNoneMatch: EntityTag? = nil, hint: RefetchHint? = nil) async -> FetchResult {
         let budget = configuration.budget
         let end = clock.now() + budget
         var firstError: FetchError?
@@ -106,7 +110,7 @@ public final class FlagFetcher: Sendable {
             let left = endpoints.count - index
             let share = left == 1 ? remaining : remaining / left
             do throws(FetchError) {
-                return try await fetch(context, from: index, within: share, ifNoneMatch: ifNoneMatch)
+                return try await fetch(context, from: index, within: share, ifNoneMatch: ifNoneMatch, hint: hint)
             } catch {
                 if error == .cancelled || Task.isCancelled { return .failed(.cancelled) }
                 if firstError == nil { firstError = error }
@@ -122,7 +126,7 @@ public final class FlagFetcher: Sendable {
     }
 
     private func fetch(
-        _ context: EvaluationContext, from index: Int, within share: Duration, ifNoneMatch: EntityTag?
+        _ context: EvaluationContext, from index: Int, within share: Duration, ifNoneMatch: EntityTag?, hint: RefetchHint?
     ) async throws(FetchError) -> FetchResult {
         let endpoint = endpoints[index]
         let scope = scope(of: index)
@@ -134,6 +138,7 @@ public final class FlagFetcher: Sendable {
             throw .invalidRequest(error)
         }
         for (name, value) in configuration.headers where request.headers[name] == nil { request.headers[name] = value }
+        if let hint, hint.endpoint == nil || hint.endpoint == scope { request.url = hint.apply(to: request.url) }
         try URLPolicy.check(request.url, allowInsecureHTTP: configuration.allowInsecureHTTP)
 
         let response = try await send(request, within: share)
@@ -153,10 +158,12 @@ public final class FlagFetcher: Sendable {
         switch decoded {
         case .notModified:
             return try notModified(sent: condition)
-        case .flags(let flags, let version, let ttl):
+        case .flags(let flags, let version, let ttl, let streams):
             let snapshot = FlagSnapshot(
                 flags: flags, version: version, fetchedAt: now(), ttl: ttl, contextFingerprint: context.fingerprint)
-            return .fetched(snapshot, etag: response.header("etag").map { EntityTag($0, endpoint: scope) })
+            return .fetched(
+                snapshot, etag: response.header("etag").map { EntityTag($0, endpoint: scope) },
+                streams: streams.map { $0.advertised(by: scope) })
         }
     }
 
@@ -199,9 +206,10 @@ public final class FlagFetcher: Sendable {
 
 /// What one fetch came to.
 public enum FetchResult: Sendable, Equatable {
-    /// New flags, stamped with the fetch time and the context's fingerprint, and the entity
-    /// tag that validates them (if the service sent one).
-    case fetched(FlagSnapshot, etag: EntityTag?)
+    /// New flags, stamped with the fetch time and the context's fingerprint, the entity tag
+    /// that validates them (if the service sent one), and the change streams the answer
+    /// advertised, attributed to the endpoint that answered.
+    case fetched(FlagSnapshot, etag: EntityTag?, streams: [EventStreamLink] = [])
     /// The service says the snapshot whose tag was sent is still current.
     case notModified
     /// No answer that could be used.

@@ -45,8 +45,9 @@ extension FeatureFlagProvider {
 
     /// What one member context's request came to.
     enum MemberAnswer: Sendable {
-        /// A new payload the gate accepted, with its tag and the flags the schema does not know.
-        case fresh(FlagSnapshot, etag: EntityTag?, unknownKeys: [String])
+        /// A new payload the gate accepted, with its tag, the flags the schema does not know and
+        /// the change streams the answer advertised.
+        case fresh(FlagSnapshot, etag: EntityTag?, unknownKeys: [String], streams: [EventStreamLink])
         /// 304: the member's stored values are current.
         case unchanged(StoredFlags)
         /// The payload broke the schema (now or, for a 304, before).
@@ -64,13 +65,14 @@ extension FeatureFlagProvider {
         if plan.members.count == 1 {
             let member = plan.members[0]
             let stored = store.lastKnownGood(for: member)
-            return [await fetchMember(member, held: stored, memory: plan.memory[member.fingerprint])]
+            return [await fetchMember(member, held: stored, memory: plan.memory[member.fingerprint], trigger: plan.trigger)]
         }
         return await withTaskGroup(of: (Int, (MemberAnswer, PayloadGate.Memory?, Bool)).self) { group in
             for (index, member) in plan.members.enumerated() {
                 let stored = held[member.fingerprint]
                 let memory = plan.memory[member.fingerprint]
-                group.addTask { (index, await self.fetchMember(member, held: stored, memory: memory)) }
+                let trigger = plan.trigger
+                group.addTask { (index, await self.fetchMember(member, held: stored, memory: memory, trigger: trigger)) }
             }
             var answers = [(answer: MemberAnswer, memory: PayloadGate.Memory?, validated: Bool)?](
                 repeating: nil, count: plan.members.count)
@@ -80,13 +82,14 @@ extension FeatureFlagProvider {
     }
 
     /// One member: the request (conditional on the rejected payload's tag, else on the stored
-    /// snapshot's), then the gate. A 304 to a rejected payload's tag is still a rejection: the
+    /// snapshot's, unless the trigger is unconditional; with a stream's metadata when a stream
+    /// triggered it), then the gate. A 304 to a rejected payload's tag is still a rejection: the
     /// service kept the payload the gate refused.
     func fetchMember(
-        _ member: EvaluationContext, held: StoredFlags?, memory: PayloadGate.Memory?
+        _ member: EvaluationContext, held: StoredFlags?, memory: PayloadGate.Memory?, trigger: FetchTrigger
     ) async -> (MemberAnswer, PayloadGate.Memory?, Bool) {
-        let condition = memory?.rejectedETag ?? held?.etag
-        switch await fetcher.fetch(member, ifNoneMatch: condition) {
+        let condition = trigger.conditional ? memory?.rejectedETag ?? held?.etag : nil
+        switch await fetcher.fetch(member, ifNoneMatch: condition, hint: trigger.hint) {
         case .failed(let error):
             return (.failed(error), memory, false)
         case .notModified:
@@ -97,11 +100,12 @@ extension FeatureFlagProvider {
                 return (.failed(.decode(FlagEndpointError(.general, "\"not modified\" for values not held"))), memory, false)
             }
             return (.unchanged(held), memory, false)
-        case .fetched(let snapshot, let etag):
+        case .fetched(let snapshot, let etag, let streams):
             let judged = PayloadGate.judge(
                 snapshot, etag: etag, schema: configuration.schema, killSwitchKey: base.killSwitchKey, memory: memory)
             switch judged.verdict {
-            case .accepted(let unknownKeys): return (.fresh(snapshot, etag: etag, unknownKeys: unknownKeys), judged.memory, judged.validated)
+            case .accepted(let unknownKeys):
+                return (.fresh(snapshot, etag: etag, unknownKeys: unknownKeys, streams: streams), judged.memory, judged.validated)
             case .rejected(let rejection): return (.rejected(rejection), judged.memory, judged.validated)
             }
         }
@@ -117,10 +121,13 @@ extension FeatureFlagProvider {
         var memory: [String: PayloadGate.Memory?] = [:]
         for (member, answer) in zip(plan.members, answers) { memory[member.fingerprint] = answer.memory }
         let validations = answers.filter(\.validated).count
+        var streams: [EventStreamLink] = []
         func report(_ verdict: FetchVerdict, members: [String: StoredFlags]? = nil) -> FetchReport {
-            FetchReport(
+            var report = FetchReport(
                 ticket: plan.ticket, verdict: verdict, memory: memory, validations: validations, members: members,
                 latency: latency)
+            if case .fresh = verdict { report.streams = streams }
+            return report
         }
         var stored: [StoredFlags] = []
         var rejections: [PayloadGate.Rejection] = []
@@ -132,8 +139,9 @@ extension FeatureFlagProvider {
             case .failed(let error): return report(.failed(error))
             case .rejected(let rejection): rejections.append(rejection)
             case .unchanged(let held): stored.append(held)
-            case .fresh(let snapshot, let etag, let unknown):
+            case .fresh(let snapshot, let etag, let unknown, let advertised):
                 fresh = (etag, true)
+                for link in advertised where !streams.contains(link) { streams.append(link) }
                 stored.append(StoredFlags(snapshot: snapshot, etag: etag))
                 unknownKeys.append(contentsOf: unknown)
             }

@@ -22,17 +22,28 @@ extension FeatureFlagProvider {
                 self.transition(.pathChanged(reachable))
             }
         }
+        let lifecycleWatcher = Task { [lifecycle, weak self] in
+            for await foreground in lifecycle.updates() {
+                guard let self else { return }
+                self.transition(.lifecycle(foreground: foreground))
+            }
+        }
         defer {
             watcher.cancel()
+            lifecycleWatcher.cancel()
             cell.withLock { $0.running = false }
         }
-        var outcome = await refresh()
+        // Launched in the background (a background fetch, a silent push): no poll until the
+        // app comes to the foreground; `refreshInBackground(deadline:)` is the way to fetch.
+        var outcome: FetchOutcome = lifecycle.isForeground ? await refresh() : .skipped("in the background")
         while !Task.isCancelled {
             let now = clock.now()
             let (stop, deadline) = cell.withLock { s in (s.shutDown || s.fatal, s.nextAttempt(after: outcome, at: now)) }
             if stop { return }
             await sleep(until: deadline)
             if Task.isCancelled { return }
+            // Woken to reschedule only (the app changed state): compute the next deadline again.
+            if rescheduleOnly.withLock({ flag in defer { flag = false }; return flag }) { continue }
             outcome = await refresh()
         }
     }

@@ -36,6 +36,11 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     let fetcher: FlagFetcher
     let store: LastKnownGoodStore
     let reachability: any Reachability
+    let lifecycle: any AppLifecycle
+    /// The change streams open now.
+    let streamSet: StreamSet
+    /// Set by a wake-up that only reschedules ``run()``'s timer (foreground, background).
+    let rescheduleOnly = Locked(false)
     let clock: any ElapsedClock
     let wallClock: @Sendable () -> Date
     /// Wakes ``run()`` from its sleep between polls.
@@ -49,6 +54,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     ///   - fetcher: how flags are fetched; its budget is the fetch budget.
     ///   - store: the Last-Known-Good store, read now and written after each new snapshot.
     ///   - reachability: the path monitor; ``SystemReachability/make()`` by default.
+    ///   - lifecycle: foreground and background; ``SystemAppLifecycle/make()`` by default.
     ///   - clock: schedules polls, backoff and `Retry-After` (inject a test clock in tests).
     ///   - now: wall-clock time for TTLs and ages.
     ///   - random: the jitter source.
@@ -58,6 +64,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         store: LastKnownGoodStore,
         configuration: Configuration = Configuration(),
         reachability: any Reachability = SystemReachability.make(),
+        lifecycle: any AppLifecycle = SystemAppLifecycle.make(),
         clock: any Clock<Duration> = ContinuousClock(),
         now: @escaping @Sendable () -> Date = { Date() },
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()
@@ -66,6 +73,14 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         self.fetcher = fetcher
         self.store = store
         self.reachability = reachability
+        self.lifecycle = lifecycle
+        let relay = SignalRelay()
+        var streamConfiguration = ChangeStream.Configuration()
+        streamConfiguration.heartbeatDeadline = configuration.heartbeatDeadline
+        streamConfiguration.allowInsecureHTTP = fetcher.configuration.allowInsecureHTTP
+        streamSet = StreamSet(
+            configuration: streamConfiguration, sameOriginHeaders: fetcher.configuration.headers,
+            onSignal: { link, signal in relay.target?.transition(.stream(link, signal)) })
         self.clock = makeElapsedClock(clock)
         self.wallClock = now
         self.publisher = FlagPublisher(handler: configuration.eventHandler)
@@ -77,7 +92,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             ProviderState(
                 context: context,
                 served: ServedState(lastKnownGood, source: source, status: .notReady, reasonOverride: .cached, held: held),
-                pathUp: reachability.isReachable, configuration: configuration, base: base, random: random))
+                pathUp: reachability.isReachable, foreground: lifecycle.isForeground, configuration: configuration, base: base,
+                random: random))
+        relay.target = self
         for event in reader.events { publisher.emit(event) }
     }
 
@@ -138,6 +155,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     var validationCount: Int { cell.withLock { $0.validations } }
     /// Whether a fetch is in flight.
     var isFetching: Bool { cell.withLock { $0.flight != nil } }
+    /// The change streams open now (connected, connecting or waiting to reconnect).
+    package var openStreamCount: Int { streamSet.count }
 
     // MARK: Identify
 
@@ -228,9 +247,36 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             case .stop:
                 fetcher.shutdown()
                 reachability.stop()
+                lifecycle.stop()
+                streamSet.set([])
                 publisher.finish()
+            case .setStreams(let links):
+                streamSet.set(links)
+            case .scheduleInactivity(let token, let delay):
+                let deadline = clock.now() + delay
+                let clock = self.clock
+                Task { [weak self] in
+                    guard (try? await clock.sleep(until: deadline)) != nil else { return }
+                    self?.transition(.inactivityElapsed(token: token))
+                }
+            case .reschedule:
+                rescheduleOnly.withLock { $0 = true }
+                wakeup.fire()
             }
         }
         return deferred
     }
+}
+
+/// Hands stream signals to the provider without the streams keeping it alive.
+private final class SignalRelay: Sendable {
+    private let cell = Locked<WeakProvider>(WeakProvider())
+    var target: FeatureFlagProvider? {
+        get { cell.withLock { $0.value } }
+        set { cell.withLock { $0.value = newValue } }
+    }
+}
+
+private struct WeakProvider: Sendable {
+    weak var value: FeatureFlagProvider?
 }

@@ -34,13 +34,30 @@ extension FeatureFlagProvider {
         /// and metrics; see ``FlagEvent/metric``). ``FeatureFlagProvider/events()`` delivers
         /// the same events as an `AsyncSequence`.
         public var eventHandler: (@Sendable (FlagEvent) -> Void)?
+        /// Open the change streams a service advertises (OFREP `eventStreams`) and fetch when
+        /// they say flags changed. Default on. Polling continues beside them as the safety net.
+        /// While on, the first fetch of each process is unconditional (no `If-None-Match`): a
+        /// 304 carries no body, hence no stream advertisement.
+        public var changeStreams: Bool
+        /// A change stream that receives no byte at all (events and heartbeat comments alike)
+        /// for this long is taken as half-open, closed and reconnected. Default 45 s (the
+        /// development server sends a heartbeat every 15 s).
+        public var heartbeatDeadline: Duration
+        /// Coming to the foreground fetches at once when the last answer is older than this.
+        /// Default 60 s.
+        public var foregroundRefreshAge: Duration
+        /// How long streams stay open after the app goes to the background (at most the
+        /// stream's `inactivityDelaySec`). Default 10 s; polling stops at once.
+        public var backgroundStreamGrace: Duration
 
         /// A configuration.
         public init(
             pollInterval: Duration = .seconds(300), jitter: Double = 0.1, initialBackoff: Duration = .seconds(1),
             maximumRetryAfter: Duration = .seconds(86_400), killSwitchKey: String = "kill_switch",
             bundledDefaults: BundledDefaults = .none, schema: FlagSchema? = nil, merge: ContextMerge = ContextMerge(),
-            eventHandler: (@Sendable (FlagEvent) -> Void)? = nil
+            eventHandler: (@Sendable (FlagEvent) -> Void)? = nil, changeStreams: Bool = true,
+            heartbeatDeadline: Duration = .seconds(45), foregroundRefreshAge: Duration = .seconds(60),
+            backgroundStreamGrace: Duration = .seconds(10)
         ) {
             self.pollInterval = max(pollInterval, Self.minimumPollInterval)
             self.jitter = min(max(jitter, 0), 0.5)
@@ -51,6 +68,10 @@ extension FeatureFlagProvider {
             self.schema = schema
             self.merge = merge
             self.eventHandler = eventHandler
+            self.changeStreams = changeStreams
+            self.heartbeatDeadline = max(heartbeatDeadline, .milliseconds(10))
+            self.foregroundRefreshAge = foregroundRefreshAge
+            self.backgroundStreamGrace = backgroundStreamGrace
         }
 
         /// The backoff schedule: from ``initialBackoff`` doubling up to the poll interval.

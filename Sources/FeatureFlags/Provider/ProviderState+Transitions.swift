@@ -30,6 +30,11 @@ extension ProviderState {
     /// values from the network are relabelled `fallback` (`CACHED` or `STALE`); emit `stale` or
     /// `error` when the status changed; settle waiters.
     mutating func apply(_ input: ProviderInput, at time: ProviderTime) -> [ProviderEffect] {
+        let effects = step(input, at: time)
+        return effects + reconcileStreams()
+    }
+
+    private mutating func step(_ input: ProviderInput, at time: ProviderTime) -> [ProviderEffect] {
         switch input {
         case .identify(let context, let members, let lastKnownGood, let source, let problem):
             return identify(context, members: members, lastKnownGood: lastKnownGood, source: source, problem: problem)
@@ -45,7 +50,7 @@ extension ProviderState {
         case .pathChanged(let reachable):
             guard pathUp != reachable else { return [] }
             pathUp = reachable
-            if reachable { return [.wake] }
+            if reachable { return streams.foreground ? [.wake] : [] }
             return dropFlight() + fallBack(reason: "no network path", forcing: nil, at: time)
         case .unknownValues(let flag, let values):
             guard !values.isEmpty, served.noteUnknown(flag) else { return [] }
@@ -62,7 +67,16 @@ extension ProviderState {
         case .shutdown:
             guard !shutDown else { return [] }
             shutDown = true
+            streams.queued = nil
             return dropFlight() + releaseSettleWaiters() + [.wake, .stop]
+        case .stream(let link, let signal):
+            return streamSignal(signal, from: link, at: time)
+        case .lifecycle(let foreground):
+            return lifecycle(foreground: foreground, at: time)
+        case .inactivityElapsed(let token):
+            guard token == streams.inactivityToken, !streams.foreground else { return [] }
+            streams.closedForInactivity = true
+            return []
         }
     }
 
@@ -99,21 +113,37 @@ extension ProviderState {
             self.flight = flight
             return []
         }
+        return startFetch(.ask, waiters: [waiter])
+    }
+
+    /// Starts a fetch (the caller checked that none is in flight and one may be sent). The
+    /// first fetch of a process that watches streams is unconditional: only a full answer
+    /// advertises them.
+    mutating func startFetch(_ trigger: FetchTrigger, waiters: [FetchWaiter]) -> [ProviderEffect] {
         lastTicket += 1
         let ticket = FetchTicket(generation: generation, id: lastTicket)
-        flight = Flight(ticket: ticket, waiters: [waiter], task: nil)
-        let plan = FetchPlan(
+        flight = Flight(ticket: ticket, waiters: waiters, task: nil)
+        var plan = FetchPlan(
             ticket: ticket, context: context, members: members,
             memory: memory.filter { entry in members.contains { $0.fingerprint == entry.key } })
+        plan.trigger = trigger == .ask && configuration.changeStreams && streams.advertised == nil ? .unconditional : trigger
         return [.startFetch(plan)]
     }
 
     private mutating func fetchEnded(_ report: FetchReport, at time: ProviderTime) -> [ProviderEffect] {
         guard let flight, flight.ticket == report.ticket, report.ticket.generation == generation else { return [] }
         self.flight = nil
-        let waiters = flight.waiters
         for (fingerprint, kept) in report.memory { memory[fingerprint] = kept }
         validations += report.validations
+        switch report.verdict {
+        case .cancelled, .failed: break
+        default: streams.lastAnswer = time.elapsed
+        }
+        if let advertised = report.streams { streams.advertised = advertised }
+        return settle(report, waiters: flight.waiters, at: time) + fetchQueued(at: time)
+    }
+
+    private mutating func settle(_ report: FetchReport, waiters: [FetchWaiter], at time: ProviderTime) -> [ProviderEffect] {
         let latency = report.latency
         switch report.verdict {
         case .cancelled:
@@ -262,7 +292,7 @@ extension ProviderState {
     /// wake-up (no network path). A failure backs off with full jitter; otherwise the poll
     /// interval with jitter; never before a `Retry-After`.
     mutating func nextAttempt(after outcome: FetchOutcome, at now: Duration) -> Duration? {
-        guard pathUp else { return nil }
+        guard pathUp, streams.foreground else { return nil }
         let delay: Duration
         if case .failed = outcome {
             delay = configuration.backoff.delay(afterFailures: failures, using: &random)

@@ -55,6 +55,8 @@ struct ProviderState: Sendable {
     var shutDown = false
     /// Callers of ``FeatureFlagProvider/waitUntilReady(timeout:)`` waiting for a settled status.
     var settleWaiters: [Int: Resume] = [:]
+    /// Change streams, the app's lifecycle and the fetches they ask for.
+    var streams: StreamState
 
     /// A fetch in flight.
     struct Flight: Sendable {
@@ -65,11 +67,30 @@ struct ProviderState: Sendable {
         var task: Task<Void, Never>?
     }
 
+    /// What the change streams and the lifecycle left to do.
+    struct StreamState: Sendable {
+        /// The streams the last full answer advertised; nil until one came in this process.
+        var advertised: [EventStreamLink]?
+        /// The streams the provider was told to keep open.
+        var open: [EventStreamLink] = []
+        /// Whether the app is in the foreground.
+        var foreground: Bool
+        /// Names the pending background close; bumped to call it off.
+        var inactivityToken = 0
+        /// Closed after a stretch in the background: the next fetch is unconditional.
+        var closedForInactivity = false
+        /// A stream asked for a fetch while one was in flight: fetch again when it ends.
+        var queued: FetchTrigger?
+        /// When the service last answered (provider clock).
+        var lastAnswer: Duration?
+    }
+
     /// A provider state serving `served` for `context`.
     init(
-        context: EvaluationContext, served: ServedState, pathUp: Bool, configuration: FeatureFlagProvider.Configuration,
-        base: ServingBase, random: any RandomNumberGenerator & Sendable
+        context: EvaluationContext, served: ServedState, pathUp: Bool, foreground: Bool = true,
+        configuration: FeatureFlagProvider.Configuration, base: ServingBase, random: any RandomNumberGenerator & Sendable
     ) {
+        self.streams = StreamState(foreground: foreground)
         self.context = context
         self.members = [context]
         self.served = served
@@ -122,6 +143,27 @@ struct FetchPlan: Sendable {
     let members: [EvaluationContext]
     /// The validation memory of each member at the start.
     let memory: [String: PayloadGate.Memory]
+    /// Why it is fetched: a stream's metadata, or an unconditional resume.
+    var trigger: FetchTrigger = .ask
+}
+
+/// What started a fetch.
+enum FetchTrigger: Sendable, Equatable {
+    /// A caller, the poll timer, an identify: conditional on the stored tag.
+    case ask
+    /// A change stream's event (with its metadata) or a (re)connection (nil).
+    case stream(RefetchHint?)
+    /// The first of the process, or a return from a long inactivity: no `If-None-Match`,
+    /// no stream metadata (OFREP ADR-0008).
+    case unconditional
+
+    /// Whether the stored tag may be sent.
+    var conditional: Bool { self != .unconditional }
+    /// The stream metadata to send.
+    var hint: RefetchHint? {
+        if case .stream(let hint) = self { return hint }
+        return nil
+    }
 }
 
 /// A fetch's answers, judged and (for merged identities) merged, before the state decides
@@ -151,6 +193,8 @@ struct FetchReport: Sendable {
     let members: [String: StoredFlags]?
     /// From start to answer.
     let latency: Duration
+    /// The change streams the answers advertised; nil when no full answer came (304, failure).
+    var streams: [EventStreamLink]? = nil
 }
 
 /// Something that happens to a provider.
@@ -176,6 +220,12 @@ enum ProviderInput: Sendable {
     case stopWaiting(id: Int)
     /// Stop for good.
     case shutdown
+    /// A change stream connected, said flags changed, or closed.
+    case stream(EventStreamLink, ChangeStream.Signal)
+    /// The app came to the foreground (`true`) or went to the background.
+    case lifecycle(foreground: Bool)
+    /// The background grace named by the token is over.
+    case inactivityElapsed(token: Int)
 }
 
 /// What a transition asks the provider to do after unlocking, in order.
@@ -207,6 +257,12 @@ enum ProviderEffect: Sendable {
     case complete([ProviderState.FetchWaiter], FetchOutcome, latency: Duration?)
     /// Stop the fetcher and the path monitor, end the streams.
     case stop
+    /// Keep exactly these change streams open (closing the others).
+    case setStreams([EventStreamLink])
+    /// After `delay`, report ``ProviderInput/inactivityElapsed(token:)``.
+    case scheduleInactivity(token: Int, after: Duration)
+    /// Wake ``FeatureFlagProvider/run()`` only to reschedule its timer (no fetch).
+    case reschedule
 
     /// A short label, for tests and traces.
     var label: String {
@@ -223,6 +279,9 @@ enum ProviderEffect: Sendable {
         case .persist: return "persist"
         case .complete(_, let outcome, let latency): return "complete \(outcome.name)\(latency == nil ? " silently" : "")"
         case .stop: return "stop"
+        case .setStreams(let links): return "setStreams \(links.count)"
+        case .scheduleInactivity: return "scheduleInactivity"
+        case .reschedule: return "reschedule"
         }
     }
 }

@@ -1,0 +1,156 @@
+public import Foundation
+
+/// A change stream a flag service advertised in an answer (OFREP's `eventStreams`, and the
+/// same member in the project's JSON document): a server-sent-events URL whose `message`
+/// events say "flags changed, fetch again".
+///
+/// The URL is treated as a credential — it may carry a token or a channel name — so it is
+/// never written to disk, and ``description`` shows only its scheme, host and path.
+public struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
+    /// Where to connect.
+    public let url: URL
+    /// How long the app may be inactive (in the background) before the stream is closed;
+    /// `inactivityDelaySec`, 120 s when the service does not say.
+    public let inactivityDelay: Duration
+    /// The endpoint of the fetcher's chain that advertised it (`"0/ofrep"`); refetches the
+    /// stream triggers carry its metadata to that endpoint only.
+    public let endpoint: String?
+    /// Whether it is on the origin of the URL the advertisement came from: only then does it
+    /// get the fetcher's credentials.
+    let sameOrigin: Bool
+
+    /// OFREP's default for a missing `inactivityDelaySec`.
+    public static let defaultInactivityDelay = Duration.seconds(120)
+
+    /// A link.
+    public init(url: URL, inactivityDelay: Duration = EventStreamLink.defaultInactivityDelay, endpoint: String? = nil) {
+        self.init(url: url, inactivityDelay: inactivityDelay, endpoint: endpoint, sameOrigin: false)
+    }
+
+    init(url: URL, inactivityDelay: Duration, endpoint: String?, sameOrigin: Bool) {
+        self.url = url
+        self.inactivityDelay = inactivityDelay
+        self.endpoint = endpoint
+        self.sameOrigin = sameOrigin
+    }
+
+    /// The same link, attributed to the endpoint with scope `endpoint`.
+    func advertised(by endpoint: String) -> EventStreamLink {
+        EventStreamLink(url: url, inactivityDelay: inactivityDelay, endpoint: endpoint, sameOrigin: sameOrigin)
+    }
+
+    /// `scheme://host:port` of `url`, lower-cased, with the scheme's default port.
+    static func origin(of url: URL) -> String? {
+        guard let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+        return "\(scheme)://\(host):\(url.port ?? (scheme == "https" ? 443 : 80))"
+    }
+
+    /// `scheme://host[:port]/path`, without the query or fragment that may hold secrets.
+    public var description: String { Self.redacted(url) }
+
+    /// `url` without its query, fragment or user info.
+    static func redacted(_ url: URL) -> String {
+        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "(stream URL)" }
+        parts.query = nil
+        parts.fragment = nil
+        parts.user = nil
+        parts.password = nil
+        return parts.string ?? "(stream URL)"
+    }
+
+    /// Reads an `eventStreams` member: the entries of type `sse` that are well formed, in
+    /// order, without duplicates. Entries of other types are skipped (forward compatibility);
+    /// so are malformed ones — a broken advertisement must not cost the flags it came with —
+    /// and both are counted in `skipped`.
+    ///
+    /// An entry has `type`, then exactly one of `url` (absolute, http or https) and
+    /// `endpoint` (`{"origin"?: "https://host", "requestUri": "/path?query"}`; without
+    /// `origin`, the origin of `base`, the URL the answer came from). `inactivityDelaySec` is
+    /// an integer of at least 1; anything else there means the default.
+    static func list(from value: FlagValue?, base: URL?) -> (links: [EventStreamLink], skipped: Int) {
+        guard case .list(let entries)? = value else { return ([], value == nil || value == .null ? 0 : 1) }
+        var links: [EventStreamLink] = []
+        var skipped = 0
+        for entry in entries {
+            guard let link = link(from: entry, base: base) else {
+                skipped += 1
+                continue
+            }
+            if !links.contains(link) { links.append(link) }
+        }
+        return (links, skipped)
+    }
+
+    private static func link(from entry: FlagValue, base: URL?) -> EventStreamLink? {
+        guard case .object(let o) = entry, case .string("sse")? = o["type"] else { return nil }
+        var delay = defaultInactivityDelay
+        if case .int(let seconds)? = o["inactivityDelaySec"], seconds >= 1 { delay = .seconds(min(seconds, 86_400 * 365)) }
+        switch (o["url"], o["endpoint"]) {
+        case (.string(let text)?, nil):
+            guard let url = absolute(text) else { return nil }
+            return EventStreamLink(url: url, inactivityDelay: delay, endpoint: nil, sameOrigin: same(url, base))
+        case (nil, .object(let endpoint)?):
+            guard case .string(let path)? = endpoint["requestUri"], path.hasPrefix("/"), !path.hasPrefix("//") else { return nil }
+            let origin: String
+            switch endpoint["origin"] {
+            case .string(let text)?:
+                guard let url = absolute(text), url.path.isEmpty || url.path == "/", url.query == nil else { return nil }
+                origin = text.hasSuffix("/") ? String(text.dropLast()) : text
+            case nil:
+                guard let base, let scheme = base.scheme, let host = base.host else { return nil }
+                origin = "\(scheme)://\(host.contains(":") ? "[\(host)]" : host)\(base.port.map { ":\($0)" } ?? "")"
+            default:
+                return nil
+            }
+            guard let url = absolute(origin + path) else { return nil }
+            return EventStreamLink(url: url, inactivityDelay: delay, endpoint: nil, sameOrigin: same(url, base))
+        default:
+            return nil
+        }
+    }
+
+    private static func same(_ url: URL, _ base: URL?) -> Bool {
+        guard let base, let origin = origin(of: url) else { return false }
+        return origin == Self.origin(of: base)
+    }
+
+    private static func absolute(_ text: String) -> URL? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http",
+            let host = url.host, !host.isEmpty
+        else { return nil }
+        return url
+    }
+}
+
+/// The metadata a stream's event carried, sent with the one fetch that event triggers
+/// (OFREP's `flagConfigEtag` and `flagConfigLastModified` query parameters).
+public struct RefetchHint: Sendable, Hashable {
+    /// The event's `etag`.
+    public var etag: String?
+    /// The event's `lastModified`: Unix seconds or a date, as the service wrote it.
+    public var lastModified: String?
+    /// The scope of the endpoint whose stream sent it; the parameters go to that endpoint only.
+    public var endpoint: String?
+
+    /// A hint.
+    public init(etag: String?, lastModified: String?, endpoint: String?) {
+        self.etag = etag
+        self.lastModified = lastModified
+        self.endpoint = endpoint
+    }
+
+    /// `url` with `flagConfigEtag` / `flagConfigLastModified` added to its query.
+    func apply(to url: URL) -> URL {
+        var items: [URLQueryItem] = []
+        if let etag { items.append(URLQueryItem(name: "flagConfigEtag", value: etag)) }
+        if let lastModified { items.append(URLQueryItem(name: "flagConfigLastModified", value: lastModified)) }
+        guard !items.isEmpty, var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        parts.percentEncodedQueryItems = (parts.percentEncodedQueryItems ?? []) + items.map {
+            URLQueryItem(name: $0.name, value: $0.value?.addingPercentEncoding(withAllowedCharacters: Self.queryValue))
+        }
+        return parts.url ?? url
+    }
+
+    /// Characters left unescaped in a query value (unreserved only: `+`, `&`, `=` and quotes are escaped).
+    private static let queryValue = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// The change streams a provider keeps open, one ``ChangeStream`` per advertised link:
+/// ``set(_:)`` opens the new ones and shuts the others.
+final class StreamSet: Sendable {
+    private let open = Locked<[EventStreamLink: ChangeStream]>([:])
+    private let configuration: ChangeStream.Configuration
+    private let sameOriginHeaders: [String: String]
+    private let onSignal: @Sendable (EventStreamLink, ChangeStream.Signal) -> Void
+
+    /// - Parameters:
+    ///   - configuration: each stream's heartbeat deadline, backoff and HTTPS rule.
+    ///   - sameOriginHeaders: credentials, sent only to streams on the flag service's own origin
+    ///     (a stream elsewhere carries its own credentials in its URL).
+    init(
+        configuration: ChangeStream.Configuration, sameOriginHeaders: [String: String],
+        onSignal: @escaping @Sendable (EventStreamLink, ChangeStream.Signal) -> Void
+    ) {
+        self.configuration = configuration
+        self.sameOriginHeaders = sameOriginHeaders
+        self.onSignal = onSignal
+    }
+
+    /// Keeps exactly `links` open.
+    func set(_ links: [EventStreamLink]) {
+        let wanted = Set(links)
+        let (closing, opening): ([ChangeStream], [ChangeStream]) = open.withLock { streams in
+            let closing = streams.filter { !wanted.contains($0.key) }
+            for key in closing.keys { streams[key] = nil }
+            var opening: [ChangeStream] = []
+            for link in links where streams[link] == nil {
+                var configuration = self.configuration
+                if link.sameOrigin { configuration.headers = sameOriginHeaders }
+                let onSignal = self.onSignal
+                let stream = ChangeStream(url: link.url, configuration: configuration) { onSignal(link, $0) }
+                streams[link] = stream
+                opening.append(stream)
+            }
+            return (Array(closing.values), opening)
+        }
+        for stream in closing { stream.shutdown() }
+        for stream in opening { stream.start() }
+    }
+
+    /// How many streams are open (connected, connecting or waiting to reconnect).
+    var count: Int { open.withLock { $0.count } }
+}
