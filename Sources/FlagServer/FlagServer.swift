@@ -344,12 +344,15 @@ public final class FlagServer: Sendable {
                 fault = .status(503, retryAfter: nil)
             }
             let index = s.log.append { index in
-                RequestRecord(
+                var record = RequestRecord(
                     index: index, method: request.method, path: request.path,
                     route: Route.label(request, format: route.format, pathAttribute: configuration.pathAttribute),
                     headers: request.headers,
                     contextFingerprint: route.context?.fingerprint, fault: fault, status: nil, bytesSent: 0, duration: nil,
                     requestBytes: request.wireBytes, responseHeadBytes: 0)
+                record.flagConfigEtag = request.query["flagConfigEtag"]
+                record.flagConfigLastModified = request.query["flagConfigLastModified"]
+                return record
             }
             return (index, fault, s.latency, s.document, s.revision)
         }

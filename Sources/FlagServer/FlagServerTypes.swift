@@ -152,6 +152,10 @@ extension FlagServer {
         public let route: String
         /// Header fields, lower-cased names.
         public let headers: [String: String]
+        /// The `flagConfigEtag` query parameter: set on a refetch a change-stream event triggered.
+        public var flagConfigEtag: String? = nil
+        /// The `flagConfigLastModified` query parameter, likewise.
+        public var flagConfigLastModified: String? = nil
         /// The fingerprint of the context the request carried (nil if it carried none).
         public let contextFingerprint: String?
         /// The fault applied, if any.

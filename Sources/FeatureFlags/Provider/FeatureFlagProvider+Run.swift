@@ -42,8 +42,14 @@ extension FeatureFlagProvider {
             if stop { return }
             await sleep(until: deadline)
             if Task.isCancelled { return }
-            // Woken to reschedule only (the app changed state): compute the next deadline again.
-            if rescheduleOnly.withLock({ flag in defer { flag = false }; return flag }) { continue }
+            // Fetch when the timer is due or a wake-up asked for it; a wake-up that only
+            // reschedules (the app changed state) computes the next deadline again.
+            let asked = fetchRequested.withLock { flag in
+                defer { flag = false }
+                return flag
+            }
+            let due = deadline.map { clock.now() >= $0 } ?? false
+            if !asked, !due { continue }
             outcome = await refresh()
         }
     }

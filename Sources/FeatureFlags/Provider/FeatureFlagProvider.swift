@@ -39,8 +39,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     let lifecycle: any AppLifecycle
     /// The change streams open now.
     let streamSet: StreamSet
-    /// Set by a wake-up that only reschedules ``run()``'s timer (foreground, background).
-    let rescheduleOnly = Locked(false)
+    /// Set by a wake-up that asks ``run()`` to fetch (identify, path back); a wake-up without
+    /// it only reschedules the poll timer (foreground, background).
+    let fetchRequested = Locked(false)
     let clock: any ElapsedClock
     let wallClock: @Sendable () -> Date
     /// Wakes ``run()`` from its sleep between polls.
@@ -77,6 +78,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         let relay = SignalRelay()
         var streamConfiguration = ChangeStream.Configuration()
         streamConfiguration.heartbeatDeadline = configuration.heartbeatDeadline
+        streamConfiguration.backoff = configuration.streamBackoff
         streamConfiguration.allowInsecureHTTP = fetcher.configuration.allowInsecureHTTP
         streamSet = StreamSet(
             configuration: streamConfiguration, sameOriginHeaders: fetcher.configuration.headers,
@@ -157,6 +159,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     var isFetching: Bool { cell.withLock { $0.flight != nil } }
     /// The change streams open now (connected, connecting or waiting to reconnect).
     package var openStreamCount: Int { streamSet.count }
+    /// Whether the provider has taken in that the app is in the foreground.
+    package var isInForeground: Bool { cell.withLock { $0.streams.foreground } }
 
     // MARK: Identify
 
@@ -235,6 +239,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             case .resume(let resume):
                 resume()
             case .wake:
+                fetchRequested.withLock { $0 = true }
                 wakeup.fire()
             case .keepMembers(let members, let identity):
                 store.keepMembers(members, of: identity.fingerprint)
@@ -260,7 +265,6 @@ public final class FeatureFlagProvider: FeatureFlagClient {
                     self?.transition(.inactivityElapsed(token: token))
                 }
             case .reschedule:
-                rescheduleOnly.withLock { $0 = true }
                 wakeup.fire()
             }
         }

@@ -74,6 +74,9 @@ extension FeatureFlagProvider {
             self.backgroundStreamGrace = backgroundStreamGrace
         }
 
+        /// Reconnection delays of the change streams (full jitter). Tests shorten them.
+        var streamBackoff = Backoff(initial: .seconds(1), maximum: .seconds(60))
+
         /// The backoff schedule: from ``initialBackoff`` doubling up to the poll interval.
         var backoff: Backoff { Backoff(initial: initialBackoff, multiplier: 2, maximum: pollInterval) }
     }

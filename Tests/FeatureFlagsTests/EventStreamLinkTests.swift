@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+@testable import FeatureFlags
+
+/// `eventStreams` as OFREP ADR-0008 and the project's JSON document define it: what is
+/// read, what is skipped, and what never leaks.
+@Suite("Event stream advertisements")
+struct EventStreamLinkTests {
+    static let base = URL(string: "https://flags.example.com:8443/api")!
+
+    static func links(_ json: String, base: URL? = base) -> (links: [EventStreamLink], skipped: Int) {
+        EventStreamLink.list(from: try? FlagJSON.parse(Array(json.utf8)), base: base)
+    }
+
+    @Test func theURLFormIsReadWithItsInactivityDelay() {
+        let read = Self.links(#"[{"type":"sse","url":"https://sse.example.com/s?channel=env_1&token=secret","inactivityDelaySec":30}]"#)
+        #expect(read.skipped == 0)
+        #expect(read.links.first?.url.absoluteString == "https://sse.example.com/s?channel=env_1&token=secret")
+        #expect(read.links.first?.inactivityDelay == .seconds(30))
+        #expect(read.links.first?.sameOrigin == false, "credentials stay with the flag service's own origin")
+        #expect(read.links.first?.description == "https://sse.example.com/s", "the query may hold a token: never shown")
+    }
+
+    @Test func theEndpointFormResolvesAgainstTheOriginItCameFrom() {
+        let own = Self.links(#"[{"type":"sse","endpoint":{"requestUri":"/events?c=1"}}]"#)
+        #expect(own.links.first?.url.absoluteString == "https://flags.example.com:8443/events?c=1")
+        #expect(own.links.first?.inactivityDelay == .seconds(120), "OFREP's default")
+        #expect(own.links.first?.sameOrigin == true)
+        let elsewhere = Self.links(#"[{"type":"sse","endpoint":{"origin":"https://push.example.net","requestUri":"/s"}}]"#)
+        #expect(elsewhere.links.first?.url.absoluteString == "https://push.example.net/s")
+        #expect(elsewhere.links.first?.sameOrigin == false)
+    }
+
+    @Test func unknownTypesAndMalformedEntriesAreSkippedNotFatal() {
+        let read = Self.links(
+            #"""
+            [{"type":"websocket","url":"wss://x.example.com"},
+             {"type":"sse"},
+             {"type":"sse","url":"https://a.example.com/s","endpoint":{"requestUri":"/s"}},
+             {"type":"sse","url":"not a url"},
+             {"type":"sse","url":"ftp://a.example.com/s"},
+             {"type":"sse","endpoint":{"requestUri":"events"}},
+             {"type":"sse","endpoint":{"requestUri":"//evil.example.com/x"}},
+             {"type":"sse","endpoint":{"origin":"https://a.example.com/path","requestUri":"/s"}},
+             {"type":"sse","endpoint":{"origin":42,"requestUri":"/s"}},
+             "sse", 7, null,
+             {"type":"sse","url":"https://ok.example.com/s","inactivityDelaySec":0},
+             {"type":"sse","url":"https://ok.example.com/s","inactivityDelaySec":0}]
+            """#)
+        #expect(read.skipped == 12)
+        #expect(read.links.count == 1, "duplicates collapse")
+        #expect(read.links.first?.inactivityDelay == .seconds(120), "below OFREP's minimum of 1: the default")
+        #expect(Self.links(#"{"type":"sse"}"#).skipped == 1)
+        #expect(Self.links("null").links.isEmpty)
+        #expect(Self.links(#"[{"type":"sse","endpoint":{"requestUri":"/s"}}]"#, base: nil).skipped == 1)
+    }
+
+    @Test func ofrepAndJSONAnswersCarryTheirStreams() throws {
+        let context = EvaluationContext(targetingKey: "u")
+        let ofrep = OFREPEndpoint(baseURL: Self.base)
+        let body = Array(#"{"flags":[{"key":"a","value":true}],"eventStreams":[{"type":"sse","endpoint":{"requestUri":"/events"}}]}"#.utf8)
+        guard case .flags(let flags, _, _, let streams) = try ofrep.decode(FlagResponse(status: 200, body: body), for: context) else {
+            Issue.record("expected flags")
+            return
+        }
+        #expect(flags["a"]?.value == true)
+        #expect(streams.map(\.url.absoluteString) == ["https://flags.example.com:8443/events"])
+
+        let json = JSONFlagEndpoint(urlTemplate: "https://cdn.example.com/flags/{targetingKey}.json")
+        let document = Array(#"{"flags":{"a":1},"eventStreams":[{"type":"sse","endpoint":{"requestUri":"/events"}},{"type":"x"}]}"#.utf8)
+        guard case .flags(_, _, _, let jsonStreams) = try json.decode(FlagResponse(status: 200, body: document), for: context) else {
+            Issue.record("expected flags")
+            return
+        }
+        #expect(jsonStreams.map(\.url.absoluteString) == ["https://cdn.example.com/events"])
+        // A broken advertisement never costs the flags.
+        let broken = Array(#"{"flags":{"a":1},"eventStreams":"nope"}"#.utf8)
+        guard case .flags(let kept, _, _, let none) = try json.decode(FlagResponse(status: 200, body: broken), for: context) else {
+            Issue.record("expected flags")
+            return
+        }
+        #expect(kept["a"]?.value == 1 && none.isEmpty)
+    }
+
+    @Test func refetchMetadataGoesInTheQueryEscaped() {
+        let hint = RefetchHint(etag: "\"r7\"", lastModified: "2026-02-20T21:28:18Z", endpoint: nil)
+        let url = hint.apply(to: URL(string: "https://flags.example.com/ofrep/v1/evaluate/flags?x=1")!)
+        #expect(url.absoluteString == "https://flags.example.com/ofrep/v1/evaluate/flags?x=1&flagConfigEtag=%22r7%22&flagConfigLastModified=2026-02-20T21%3A28%3A18Z")
+        let none = RefetchHint(etag: nil, lastModified: nil, endpoint: nil)
+        #expect(none.apply(to: Self.base) == Self.base)
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import FeatureFlags
+
+/// The stream and lifecycle transitions, as plain functions.
+extension ProviderStateTests {
+    static let link = EventStreamLink(url: URL(string: "https://flags.example.com/events")!, inactivityDelay: .seconds(120), endpoint: "0/ofrep")
+
+    /// A state whose first fetch brought `link`, serving from the network.
+    func streaming() -> ProviderState {
+        var s = state()
+        let ticket = startFetch(&s)
+        var ended = FetchReport(ticket: ticket, verdict: .fresh(prepared(["x": 2]), etag: nil, unknownKeys: []), memory: [:],
+                                validations: 0, members: nil, latency: .milliseconds(5))
+        ended.streams = [Self.link]
+        let effects = s.apply(.fetchEnded(ended), at: at())
+        #expect(effects.last?.label == "setStreams 1")
+        return s
+    }
+
+    @Test func theFirstFetchIsUnconditionalThenTheStreamsAdvertisedAreOpened() {
+        var s = state()
+        let effects = s.apply(.refresh(pathUp: true, waiter: { _ in }), at: at())
+        guard case .startFetch(let plan)? = effects.first else {
+            Issue.record("no fetch")
+            return
+        }
+        #expect(plan.trigger == .unconditional)
+        s = streaming()
+        #expect(s.streams.open == [Self.link])
+        let next = s.apply(.refresh(pathUp: true, waiter: { _ in }), at: at(1))
+        guard case .startFetch(let second)? = next.first else {
+            Issue.record("no fetch")
+            return
+        }
+        #expect(second.trigger == .ask, "once streams are known, fetches are conditional again")
+    }
+
+    @Test func streamSignalsCoalesceBehindTheFetchInFlight() {
+        var s = streaming()
+        let ticket = startFetch(&s)
+        let hint1 = RefetchHint(etag: "\"r1\"", lastModified: "1", endpoint: "0/ofrep")
+        let hint2 = RefetchHint(etag: "\"r2\"", lastModified: "2", endpoint: "0/ofrep")
+        #expect(s.apply(.stream(Self.link, .refetch(etag: "\"r1\"", lastModified: "1")), at: at()).map(\.label) == ["emit change_notified"])
+        #expect(s.apply(.stream(Self.link, .refetch(etag: "\"r2\"", lastModified: "2")), at: at()).map(\.label) == ["emit change_notified"])
+        #expect(s.streams.queued == .stream(hint2))
+        let ended = s.apply(report(ticket, .confirmed(prepared(["x": 2]))), at: at())
+        let plans = ended.compactMap { effect -> FetchPlan? in
+            if case .startFetch(let plan) = effect { return plan }
+            return nil
+        }
+        #expect(plans.count == 1 && plans.first?.trigger == .stream(hint2), "one more fetch, with the latest metadata")
+        #expect(s.streams.queued == nil)
+        _ = hint1
+    }
+
+    @Test func aSignalFromAStreamNoLongerOpenOrAfterShutdownIsIgnored() {
+        var s = streaming()
+        let other = EventStreamLink(url: URL(string: "https://old.example.com/s")!)
+        #expect(s.apply(.stream(other, .opened), at: at()).isEmpty)
+        _ = s.apply(.shutdown, at: at())
+        #expect(s.streams.open.isEmpty)
+        #expect(s.apply(.stream(Self.link, .opened), at: at()).isEmpty)
+    }
+
+    @Test func aClosedStreamIsReportedAndAsksForNothing() {
+        var s = streaming()
+        let effects = s.apply(.stream(Self.link, .closed(reason: "HTTP 503", retryIn: .milliseconds(700))), at: at())
+        #expect(effects.map(\.label) == ["emit stream_closed"])
+        #expect(s.flight == nil)
+    }
+
+    @Test func thePathDownClosesTheStreamsAndItsReturnReopensThem() {
+        var s = streaming()
+        #expect(s.apply(.pathChanged(false), at: at()).last?.label == "setStreams 0")
+        #expect(s.apply(.pathChanged(true), at: at()).map(\.label) == ["wake", "setStreams 1"])
+    }
+
+    @Test func theBackgroundStopsTimersThenClosesStreamsAndTheForegroundResumesUnconditionally() {
+        var s = streaming()
+        let background = s.apply(.lifecycle(foreground: false), at: at(1))
+        #expect(background.map(\.label) == ["reschedule", "scheduleInactivity"])
+        guard case .scheduleInactivity(let token, let delay)? = background.last else {
+            Issue.record("no timer")
+            return
+        }
+        #expect(delay == .seconds(10), "the grace, shorter than the stream's inactivityDelaySec")
+        #expect(s.nextAttempt(after: .unchanged, at: .seconds(1)) == nil, "no poll in the background")
+        #expect(s.apply(.inactivityElapsed(token: token - 1), at: at(11)).isEmpty, "a stale timer does nothing")
+        #expect(s.apply(.inactivityElapsed(token: token), at: at(11)).map(\.label) == ["setStreams 0"])
+        let foreground = s.apply(.lifecycle(foreground: true), at: at(500))
+        #expect(foreground.map(\.label) == ["reschedule", "startFetch", "setStreams 1"])
+        guard case .startFetch(let plan)? = foreground.dropFirst().first else {
+            Issue.record("no fetch")
+            return
+        }
+        #expect(plan.trigger == .unconditional)
+    }
+
+    @Test func aShortTripToTheBackgroundFetchesOnlyWhenTheLastAnswerIsOld() {
+        var s = streaming()
+        _ = s.apply(.lifecycle(foreground: false), at: at(1))
+        #expect(s.apply(.lifecycle(foreground: true), at: at(2)).map(\.label) == ["reschedule"])
+        _ = s.apply(.lifecycle(foreground: false), at: at(3))
+        let late = s.apply(.lifecycle(foreground: true), at: at(61))
+        #expect(late.map(\.label) == ["reschedule", "startFetch"])
+        guard case .startFetch(let plan)? = late.last else {
+            Issue.record("no fetch")
+            return
+        }
+        #expect(plan.trigger == .ask)
+    }
+}

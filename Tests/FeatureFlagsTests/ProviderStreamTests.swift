@@ -1,0 +1,246 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import FeatureFlags
+import FeatureFlagsTesting
+import FlagServer
+
+/// The provider with the change streams its flag service advertises: kills arrive without a
+/// poll, every fault of the stream leaves polling as the safety net, and nothing streams or
+/// polls while the path is down or the app is in the background. Real loopback HTTP; the
+/// provider's schedule runs on a test clock, so any fetch seen here that the clock did not
+/// cause came from a stream.
+@Suite("Provider change streams")
+struct ProviderStreamTests {
+    static func fixture(
+        server: FlagServer? = nil, lifecycle: any AppLifecycle = AlwaysForeground(), heartbeat: Duration = .seconds(45),
+        grace: Duration = .seconds(10)
+    ) throws -> ProviderFixture {
+        var configuration = FeatureFlagProvider.Configuration(heartbeatDeadline: heartbeat, backgroundStreamGrace: grace)
+        configuration.streamBackoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(100))
+        return try ProviderFixture(server: server, configuration: configuration, streams: true, lifecycle: lifecycle)
+    }
+
+    static func killed(_ on: Bool, version: String) -> ServerDocument {
+        var document = ServerDocument.seedExample
+        document.base.flags["kill_switch"] = FlagEntry(value: .bool(on))
+        document.base.version = version
+        return document
+    }
+
+    /// Runs the provider until its stream is open and the fetch its opening asked for is done.
+    static func start(_ f: ProviderFixture) async -> Task<Void, Never> {
+        let loop = f.run()
+        #expect(await f.provider.waitUntilReady(timeout: .seconds(5)) == .ready)
+        #expect(await eventually { f.server.streamCount == 1 && f.provider.openStreamCount == 1 })
+        #expect(await eventually { f.provider.recentEvents.contains { $0.kind == .streamOpened } && !f.provider.isFetching })
+        return loop
+    }
+
+    @Test func aKillArrivesByTheStreamWithItsMetadataAndNoPoll() async throws {
+        let f = try Self.fixture()
+        defer { f.stop() }
+        let loop = await Self.start(f)
+        defer { loop.cancel() }
+        let before = f.server.requestCount
+        f.server.document = Self.killed(true, version: "k1")
+        #expect(await eventually { f.provider.isKillSwitchActive })
+        #expect(f.provider.details(FlagKey("plan_themeColor", default: "#000000")).source == .killSwitch)
+        let refetch = try #require(f.server.requests.dropFirst(before).first { $0.route != "GET /events" })
+        #expect(refetch.flagConfigEtag?.hasPrefix("\"r") == true, "the event's etag goes with the refetch")
+        #expect(refetch.flagConfigLastModified.flatMap(Int.init) != nil)
+        #expect(f.provider.recentEvents.contains { $0.kind == .changeNotified })
+        // Off again, the same way.
+        f.server.document = Self.killed(false, version: "k2")
+        #expect(await eventually { !f.provider.isKillSwitchActive })
+    }
+
+    @Test func theFirstFetchIsUnconditionalAndOnlyStreamRefetchesCarryMetadata() async throws {
+        let dir = TempDir()
+        // A stored snapshot with its tag: without streams the first fetch would be a 304.
+        let seeded = try ProviderFixture(dir: dir)
+        let seededLoop = seeded.run()
+        _ = await seeded.provider.waitUntilReady(timeout: .seconds(5))
+        seededLoop.cancel()
+        seeded.stop()
+
+        var configuration = FeatureFlagProvider.Configuration()
+        configuration.streamBackoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(100))
+        let f = try ProviderFixture(dir: dir, configuration: configuration, streams: true)
+        defer { f.stop() }
+        let loop = await Self.start(f)
+        defer { loop.cancel() }
+        let flags = f.server.requests.filter { $0.route != "GET /events" }
+        #expect(flags.first?.ifNoneMatch == nil, "a launch asks unconditionally: only a full answer advertises streams")
+        #expect(flags.first?.status == 200)
+        // The fetch the stream's opening asked for is conditional and carries no metadata.
+        #expect(flags.count >= 2)
+        #expect(flags.last?.ifNoneMatch != nil && flags.last?.flagConfigEtag == nil)
+        // A poll carries none either.
+        let count = f.server.requestCount
+        await f.clock.sleepers(atLeast: 1)
+        f.clock.advance(by: .seconds(400))
+        #expect(await eventually { f.server.requestCount > count && !f.provider.isFetching })
+        #expect(f.server.requests.last?.flagConfigEtag == nil && f.server.requests.last?.ifNoneMatch != nil)
+    }
+
+    @Test func changesDuringAFetchCoalesceIntoOneMoreFetch() async throws {
+        let f = try Self.fixture()
+        defer { f.stop() }
+        let loop = await Self.start(f)
+        defer { loop.cancel() }
+        // Hold the answers for a while so that several changes meet a fetch in flight.
+        f.server.latency = .milliseconds(300)
+        let before = f.server.requests.filter { $0.route != "GET /events" }.count
+        for n in 1...5 { f.server.document = Self.killed(n % 2 == 1, version: "c\(n)") }
+        #expect(await eventually { f.provider.isKillSwitchActive && !f.provider.isFetching })
+        try await Task.sleep(for: .milliseconds(400))
+        let fetches = f.server.requests.filter { $0.route != "GET /events" }.count - before
+        #expect(fetches <= 2, "five events, at most one fetch in flight plus one queued: \(fetches)")
+        #expect(f.provider.snapshot.version == "c5")
+    }
+
+    @Test func aDroppedStreamReconnectsAndFetchesAgain() async throws {
+        let f = try Self.fixture()
+        defer { f.stop() }
+        f.server.streamFault = .dropAfter(events: 1)
+        let loop = await Self.start(f)
+        defer { loop.cancel() }
+        f.server.document = Self.killed(true, version: "d1")
+        #expect(await eventually { f.provider.isKillSwitchActive })
+        #expect(await eventually { f.provider.recentEvents.contains { $0.kind == .streamClosed } })
+        #expect(await eventually { f.provider.recentEvents.filter { $0.kind == .streamOpened }.count >= 2 })
+        f.server.document = Self.killed(false, version: "d2")
+        #expect(await eventually { !f.provider.isKillSwitchActive })
+    }
+
+    @Test func aHalfOpenStreamIsClosedByTheHeartbeatDeadlineAndReopened() async throws {
+        let server = try FlagServer(document: .seedExample, configuration: .init(streamHeartbeat: .milliseconds(50)))
+        let f = try Self.fixture(server: server, heartbeat: .milliseconds(400))
+        defer { f.stop() }
+        let loop = await Self.start(f)
+        defer { loop.cancel() }
+        server.streamFault = .halfOpen
+        let closed = await eventually(within: TestTiming.loopbackBudget) {
+            f.provider.recentEvents.contains { $0.kind == .streamClosed && ($0.message ?? "").contains("half-open") }
+        }
+        #expect(closed)
+        server.streamFault = nil
+        // Reconnected: a flip arrives by stream again.
+        #expect(await eventually(within: TestTiming.loopbackBudget) { f.provider.recentEvents.filter { $0.kind == .streamOpened }.count >= 2 })
+        server.document = Self.killed(true, version: "h1")
+        #expect(await eventually { f.provider.isKillSwitchActive })
+    }
+
+    @Test func aServerRestartIsFollowedByAReconnectAndAFetch() async throws {
+        let f = try Self.fixture()
+        defer { f.stop() }
+        let loop = await Self.start(f)
+        defer { loop.cancel() }
+        let port = f.server.port
+        var hold = f.server.stopHoldingPort()
+        #expect(hold != nil)
+        #expect(await eventually { f.provider.recentEvents.contains { $0.kind == .streamClosed } })
+        hold = nil
+        _ = hold
+        let restarted = try FlagServer(document: Self.killed(true, version: "after-restart"), configuration: .init(port: port))
+        defer { restarted.stop() }
+        // Nobody polls (the test clock stands still): the reconnection's fetch brings the kill.
+        #expect(await eventually(within: TestTiming.loopbackBudget) { f.provider.isKillSwitchActive })
+        #expect(restarted.streamCount == 1)
+    }
+
+    @Test func noStreamAndNoRequestWhileThePathIsDown() async throws {
+        let f = try Self.fixture()
+        defer { f.stop() }
+        let loop = await Self.start(f)
+        defer { loop.cancel() }
+        f.reachability.set(false)
+        #expect(await eventually { f.server.streamCount == 0 && f.provider.openStreamCount == 0 })
+        let count = f.server.requestCount
+        f.server.document = Self.killed(true, version: "p1")
+        f.clock.advance(by: .seconds(3_600))
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(f.server.requestCount == count, "nothing is sent with the path down")
+        #expect(!f.provider.isKillSwitchActive)
+        // Path back: the stream reopens and its opening fetches the kill.
+        f.reachability.set(true)
+        #expect(await eventually { f.provider.isKillSwitchActive })
+        #expect(await eventually { f.server.streamCount == 1 })
+    }
+
+    @Test func theBackgroundClosesTheStreamAfterTheGraceAndStopsPolling() async throws {
+        let lifecycle = ManualLifecycle()
+        let f = try Self.fixture(lifecycle: lifecycle, grace: .seconds(10))
+        defer { f.stop() }
+        let loop = await Self.start(f)
+        defer { loop.cancel() }
+        lifecycle.set(foreground: false)
+        #expect(await eventually { !f.provider.isInForeground })
+        // Within the grace the stream stays (a quick trip to the background costs nothing).
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(f.server.streamCount == 1)
+        f.clock.advance(by: .seconds(10))
+        #expect(await eventually { f.server.streamCount == 0 && f.provider.openStreamCount == 0 })
+        let count = f.server.requestCount
+        f.server.document = Self.killed(true, version: "b1")
+        f.clock.advance(by: .seconds(7_200))
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(f.server.requestCount == count, "no poll and no stream in the background")
+        // Foreground after the inactivity: one unconditional fetch, and the stream again.
+        lifecycle.set(foreground: true)
+        #expect(await eventually { f.provider.isKillSwitchActive })
+        let resume = try #require(f.server.requests.dropFirst(count).first { $0.route != "GET /events" })
+        #expect(resume.ifNoneMatch == nil && resume.flagConfigEtag == nil, "a resume is unconditional (OFREP ADR-0008)")
+        #expect(await eventually { f.server.streamCount == 1 })
+    }
+
+    @Test func aQuickTripToTheBackgroundKeepsTheStreamAndFetchesOnlyWhenOld() async throws {
+        let lifecycle = ManualLifecycle()
+        let f = try Self.fixture(lifecycle: lifecycle)
+        defer { f.stop() }
+        let loop = await Self.start(f)
+        defer { loop.cancel() }
+        let count = f.server.requestCount
+        for _ in 0..<5 {
+            lifecycle.set(foreground: false)
+            lifecycle.set(foreground: true)
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(f.server.requestCount == count, "the last answer is fresh: no fetch on a flap")
+        #expect(f.server.streamCount == 1)
+        // After more than a minute, coming back fetches (conditionally).
+        lifecycle.set(foreground: false)
+        #expect(await eventually { !f.provider.isInForeground })
+        f.clock.advance(by: .seconds(5))
+        lifecycle.set(foreground: true)
+        #expect(await eventually { f.provider.isInForeground })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(f.server.requestCount == count)
+        lifecycle.set(foreground: false)
+        #expect(await eventually { !f.provider.isInForeground })
+        f.clock.advance(by: .seconds(61))
+        #expect(await eventually { f.server.streamCount == 0 })
+        lifecycle.set(foreground: true)
+        #expect(await eventually { f.server.requestCount > count && f.server.streamCount == 1 })
+    }
+
+    @Test func shutdownEndsEveryStream() async throws {
+        let f = try Self.fixture()
+        defer { f.server.stop() }
+        let loop = await Self.start(f)
+        f.provider.shutdown()
+        await loop.value
+        #expect(await eventually { f.server.streamCount == 0 && f.provider.openStreamCount == 0 })
+    }
+
+    @Test func streamsCanBeTurnedOff() async throws {
+        let f = try ProviderFixture(streams: false)
+        defer { f.stop() }
+        let loop = f.run()
+        defer { loop.cancel() }
+        #expect(await f.provider.waitUntilReady(timeout: .seconds(5)) == .ready)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(f.server.streamCount == 0 && f.provider.openStreamCount == 0)
+    }
+}
