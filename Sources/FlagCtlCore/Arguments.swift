@@ -163,3 +163,18 @@ enum ArgumentParser {
         return previous[b.count]
     }
 }
+
+extension ParsedArguments {
+    /// The `--header 'Name: value'` options as a dictionary.
+    func headers() throws(UsageError) -> [String: String] {
+        var headers: [String: String] = [:]
+        for header in all("header") {
+            guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
+                // Not echoed: a malformed header is most often a credential with its colon missing.
+                throw UsageError(message: "--header takes 'Name: value' and the value given has no colon before it (not shown: it may be a secret)")
+            }
+            headers[String(header[..<colon])] = header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return headers
+    }
+}

@@ -47,14 +47,7 @@ enum EvalCommand {
         guard let endpointURL = arguments.value("endpoint") else {
             throw UsageError(message: "--endpoint is required: flagctl eval --endpoint URL")
         }
-        var headers: [String: String] = [:]
-        for header in arguments.all("header") {
-            guard let colon = header.firstIndex(of: ":"), colon != header.startIndex else {
-                // Not echoed: a malformed header is most often a credential with its colon missing.
-                throw UsageError(message: "--header takes 'Name: value' and the value given has no colon before it (not shown: it may be a secret)")
-            }
-            headers[String(header[..<colon])] = header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
+        let headers = try arguments.headers()
         let budget = try arguments.fetchBudget()
         let credentials = EndpointChoice.Credentials(
             key: arguments.value("key"), project: arguments.value("project"), appID: arguments.value("app-id"),

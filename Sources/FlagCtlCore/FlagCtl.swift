@@ -19,6 +19,8 @@ public enum FlagCtl {
           eval    evaluate every flag for a context against an endpoint, with fallback
           serve   run a loopback flag server on a flag document, logging each request
           lint    check a flag document against a schema; bump its version
+          watch   print every flag change as a change stream brings it, with its latency
+          launch  rehearse one launch of an app with the crash-loop guard
 
         Run flagctl <command> --help for a command's options.
         """
@@ -45,8 +47,12 @@ public enum FlagCtl {
             return await execute(ServeCommand.spec, rest, console) { try await ServeCommand.run($0, console: console, stop: signals) }
         case "lint":
             return await execute(LintCommand.spec, rest, console) { try LintCommand.run($0, console: console) }
+        case "watch":
+            return await execute(WatchCommand.spec, rest, console) { try await WatchCommand.run($0, console: console, stop: signals) }
+        case "launch":
+            return await execute(LaunchCommand.spec, rest, console) { try await LaunchCommand.run($0, console: console) }
         default:
-            let known = ["demo", "eval", "serve", "lint"]
+            let known = ["demo", "eval", "serve", "lint", "watch", "launch"]
             let hint = ArgumentParser.suggestion(for: command, among: known).map { " (did you mean \($0)?)" } ?? ""
             console.err("flagctl: unknown command '\(command)'\(hint)")
             console.err(usage)

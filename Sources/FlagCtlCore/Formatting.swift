@@ -48,6 +48,11 @@ enum Formatting {
         return out
     }
 
+    /// Now, as an ISO 8601 time (UTC, to the second), for log lines.
+    static func timestamp() -> String {
+        ISO8601DateFormatter().string(from: Date())
+    }
+
     static func json(_ members: [String: FlagValue]) -> String { FlagJSON.string(.object(members), sortedKeys: true) }
 
     /// Every flag a client can explain: the snapshot's names, sorted.

@@ -67,9 +67,9 @@ enum ServeCommand {
                 onReload: { result in
                     switch result {
                     case .success(let document):
-                        console.out("\(timestamp()) reloaded \(file) (version \(document.base.version ?? "-"))")
+                        console.out("\(Formatting.timestamp()) reloaded \(file) (version \(document.base.version ?? "-"))")
                     case .failure(let error):
-                        console.err("\(timestamp()) reload of \(file) failed, still serving the previous document: \(error.message)")
+                        console.err("\(Formatting.timestamp()) reload of \(file) failed, still serving the previous document: \(error.message)")
                     }
                 })
         } catch let error as FlagEndpointError {
@@ -143,11 +143,6 @@ enum ServeCommand {
         let status = record.status.map(String.init) ?? "---"
         let ms = record.duration.map { String($0.milliseconds) } ?? "-"
         let fault = record.fault.map { " fault=\($0)" } ?? ""
-        return Formatting.printable("\(timestamp()) \(record.route) \(context) \(status) \(record.bytesSent)B \(ms)ms\(fault)")
-    }
-
-    static func timestamp() -> String {
-        let formatter = ISO8601DateFormatter()
-        return formatter.string(from: Date())
+        return Formatting.printable("\(Formatting.timestamp()) \(record.route) \(context) \(status) \(record.bytesSent)B \(ms)ms\(fault)")
     }
 }

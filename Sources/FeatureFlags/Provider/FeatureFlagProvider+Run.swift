@@ -28,9 +28,11 @@ extension FeatureFlagProvider {
                 self.transition(.lifecycle(foreground: foreground))
             }
         }
+        let healthTimer = Task { [weak self] in await self?.markHealthyInTime() }
         defer {
             watcher.cancel()
             lifecycleWatcher.cancel()
+            healthTimer.cancel()
             cell.withLock { $0.running = false }
         }
         // Launched in the background (a background fetch, a silent push): no poll until the
@@ -51,6 +53,30 @@ extension FeatureFlagProvider {
             let due = deadline.map { clock.now() >= $0 } ?? false
             if !asked, !due { continue }
             outcome = await refresh()
+        }
+    }
+
+    /// The crash-loop guard's automatic mark: after ``CrashLoopGuard/healthyAfter`` in the
+    /// foreground without a break (a trip to the background starts the wait again).
+    func markHealthyInTime() async {
+        guard let after = configuration.crashLoopGuard?.healthyAfter else { return }
+        while !Task.isCancelled {
+            let (token, foreground) = cell.withLock { ($0.streams.inactivityToken, $0.streams.foreground) }
+            guard foreground else {
+                await lifecycleChanged.wait()
+                continue
+            }
+            let deadline = clock.now() + after
+            do {
+                try await clock.sleep(until: deadline)
+            } catch {
+                return
+            }
+            let unbroken = cell.withLock { $0.streams.inactivityToken == token && $0.streams.foreground }
+            if unbroken {
+                markHealthy(automatic: true)
+                return
+            }
         }
     }
 

@@ -39,6 +39,10 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     let lifecycle: any AppLifecycle
     /// The change streams open now.
     let streamSet: StreamSet
+    /// The crash-loop guard's journal (in memory; written beside the store's file).
+    let journal = Locked(LaunchJournal())
+    /// Fired whenever the app changes state (for the automatic healthy mark).
+    let lifecycleChanged = Wakeup()
     /// Set by a wake-up that asks ``run()`` to fetch (identify, path back); a wake-up without
     /// it only reschedules the poll timer (foreground, background).
     let fetchRequested = Locked(false)
@@ -89,15 +93,38 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         var reader = LastKnownGoodReader(
             store: store, bundledDefaults: configuration.bundledDefaults, killSwitchKey: configuration.killSwitchKey)
         base = reader.base
-        let (lastKnownGood, source, held) = reader.start(with: context.fingerprint, in: store)
-        cell = Locked(
-            ProviderState(
-                context: context,
-                served: ServedState(lastKnownGood, source: source, status: .notReady, reasonOverride: .cached, held: held),
-                pathUp: reachability.isReachable, foreground: lifecycle.isForeground, configuration: configuration, base: base,
-                random: random))
+        var (lastKnownGood, source, held) = reader.start(with: context.fingerprint, in: store)
+        // The crash-loop guard decides, before the first read, whether this launch is safe.
+        var safe: SafeModeStart?
+        var launchEvents: [FlagEvent] = []
+        if let policy = configuration.crashLoopGuard {
+            let path = LaunchJournal.path(besides: store.fileURL)
+            let (recorded, problem) = LaunchJournal.read(path)
+            if let problem { launchEvents.append(.fallbackRejected(reason: problem, keptAt: nil)) }
+            let stored = source == .fallback ? lastKnownGood.snapshot : nil
+            let launch = policy.launch(recorded, fingerprint: context.fingerprint, lastKnownGood: stored)
+            journal.withLock { $0 = launch.journal }
+            do {
+                try launch.journal.write(to: path)
+            } catch {
+                launchEvents.append(.fallbackWriteFailed(reason: "the launch journal: \(error.description)"))
+            }
+            if let start = launch.safe {
+                safe = start
+                lastKnownGood = base.prepare(start.healthy ?? .empty)
+                source = start.healthy == nil ? .codeDefault : .fallback
+                launchEvents.append(.safeModeEntered(reason: start.info.reason))
+            }
+        }
+        var state = ProviderState(
+            context: context,
+            served: ServedState(lastKnownGood, source: source, status: .notReady, reasonOverride: .cached, held: held),
+            pathUp: reachability.isReachable, foreground: lifecycle.isForeground, configuration: configuration, base: base,
+            random: random)
+        state.safeMode = safe.map { ProviderState.SafeModeState(info: $0.info, crashDigest: $0.crashDigest) }
+        cell = Locked(state)
         relay.target = self
-        for event in reader.events { publisher.emit(event) }
+        for event in reader.events + launchEvents { publisher.emit(event) }
     }
 
     // MARK: FeatureFlagClient
@@ -125,6 +152,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     public var status: ProviderStatus { cell.withLock { $0.served.status } }
     /// Whether the kill switch is on.
     public var isKillSwitchActive: Bool { cell.withLock { $0.served.killed } }
+    /// Why this launch is in safe mode (see ``CrashLoopGuard``); nil when it is not.
+    public var safeMode: SafeMode? { cell.withLock { $0.safeMode?.info } }
     /// Changes of served values.
     public func changes() -> AsyncStream<FlagChange> { publisher.changes.subscribe() }
     /// Lifecycle and diagnostics; a new stream first receives the last 32 events.
@@ -187,8 +216,41 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     }
 
     private func switchIdentity(to context: EvaluationContext, members: [EvaluationContext]) {
-        let (lastKnownGood, source, problem) = LastKnownGoodReader.lastKnownGood(of: context.fingerprint, in: store, base: base)
-        transition(.identify(context, members: members, lastKnownGood: lastKnownGood, source: source, problem: problem))
+        var (lastKnownGood, source, problem) = LastKnownGoodReader.lastKnownGood(of: context.fingerprint, in: store, base: base)
+        var crashDigest: String?
+        if cell.withLock({ $0.safeMode != nil }) {
+            // Safe mode holds for every identity: its healthy values, never its stored ones.
+            if source == .fallback { crashDigest = LaunchJournal.digest(lastKnownGood.snapshot) }
+            let healthy = journal.withLock { $0.healthy[context.fingerprint] }
+            lastKnownGood = base.prepare(healthy ?? .empty)
+            source = healthy == nil ? .codeDefault : .fallback
+        }
+        transition(
+            .identify(context, members: members, lastKnownGood: lastKnownGood, source: source, problem: problem, crashDigest: crashDigest))
+    }
+
+    // MARK: Crash-loop guard
+
+    /// Says that this launch is healthy (the first screen is up, the feature ran): the launch
+    /// journal records the values the app runs under as the ones to fall back on, and the
+    /// count of launches that never became healthy starts again. In safe mode it also ends
+    /// safe mode and serves the stored values again. Does nothing without a
+    /// ``Configuration/crashLoopGuard``. Never waits on the disk.
+    public func markHealthy() {
+        markHealthy(automatic: false)
+    }
+
+    /// Waits until the writes asked for so far (the launch journal's) reached the disk: for
+    /// tools that exit right after ``markHealthy()``.
+    package func waitForWrites() {
+        io.sync {}
+    }
+
+    func markHealthy(automatic: Bool) {
+        guard configuration.crashLoopGuard != nil else { return }
+        let fingerprint = cell.withLock { $0.context.fingerprint }
+        let (lastKnownGood, source, _) = LastKnownGoodReader.lastKnownGood(of: fingerprint, in: store, base: base)
+        transition(.markHealthy(automatic: automatic, lastKnownGood: lastKnownGood, source: source))
     }
 
     // MARK: Shutdown
@@ -266,6 +328,24 @@ public final class FeatureFlagProvider: FeatureFlagClient {
                 }
             case .reschedule:
                 wakeup.fire()
+                lifecycleChanged.fire()
+            case .recordHealthy(let snapshot, let fingerprint):
+                let path = LaunchJournal.path(besides: store.fileURL)
+                let journal = self.journal
+                let publisher = self.publisher
+                io.async {
+                    let updated = journal.withLock { j -> LaunchJournal in
+                        j.unhealthyLaunches = 0
+                        j.crashDigest = nil
+                        j.keepHealthy(snapshot, for: fingerprint)
+                        return j
+                    }
+                    do throws(FileIOError) {
+                        try updated.write(to: path)
+                    } catch {
+                        publisher.emit(.fallbackWriteFailed(reason: "the launch journal: \(error.description)"))
+                    }
+                }
             }
         }
         return deferred

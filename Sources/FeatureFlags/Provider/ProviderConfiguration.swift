@@ -49,6 +49,9 @@ extension FeatureFlagProvider {
         /// How long streams stay open after the app goes to the background (at most the
         /// stream's `inactivityDelaySec`). Default 10 s; polling stops at once.
         public var backgroundStreamGrace: Duration
+        /// Record launches and start in safe mode after a crash loop (see ``CrashLoopGuard``).
+        /// Default nil (off): turn it on in apps, not in tools that never mark themselves healthy.
+        public var crashLoopGuard: CrashLoopGuard?
 
         /// A configuration.
         public init(
@@ -57,7 +60,7 @@ extension FeatureFlagProvider {
             bundledDefaults: BundledDefaults = .none, schema: FlagSchema? = nil, merge: ContextMerge = ContextMerge(),
             eventHandler: (@Sendable (FlagEvent) -> Void)? = nil, changeStreams: Bool = true,
             heartbeatDeadline: Duration = .seconds(45), foregroundRefreshAge: Duration = .seconds(60),
-            backgroundStreamGrace: Duration = .seconds(10)
+            backgroundStreamGrace: Duration = .seconds(10), crashLoopGuard: CrashLoopGuard? = nil
         ) {
             self.pollInterval = max(pollInterval, Self.minimumPollInterval)
             self.jitter = min(max(jitter, 0), 0.5)
@@ -72,6 +75,7 @@ extension FeatureFlagProvider {
             self.heartbeatDeadline = max(heartbeatDeadline, .milliseconds(10))
             self.foregroundRefreshAge = foregroundRefreshAge
             self.backgroundStreamGrace = backgroundStreamGrace
+            self.crashLoopGuard = crashLoopGuard
         }
 
         /// Reconnection delays of the change streams (full jitter). Tests shorten them.

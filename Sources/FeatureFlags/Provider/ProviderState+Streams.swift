@@ -57,6 +57,52 @@ extension ProviderState {
         return requestFetch(queued, at: time)
     }
 
+    // MARK: Crash-loop guard
+
+    /// In safe mode, an answer that repeats the values the crashes happened under is not
+    /// served: the safe values stay, the status says `ERROR` with the reason (values come from
+    /// the network only when `READY`). Nil when the answer may be served (not in safe mode, or
+    /// other values, or a kill — a kill switch wins over everything).
+    mutating func holdSafeMode(against prepared: PreparedSnapshot, at time: ProviderTime) -> [ProviderEffect]? {
+        guard let safe = safeMode, !prepared.killed else { return nil }
+        guard let crash = safe.crashDigest, LaunchJournal.digest(prepared.snapshot) == crash else { return nil }
+        failures = 0
+        retryNotBefore = nil
+        lastError = nil
+        let previous = served.status
+        served.status = .error
+        var effects: [ProviderEffect] = []
+        if previous != .error {
+            effects.append(.emit(.error(.general, message: "safe mode: the service still sends the values the crashes happened under")))
+        }
+        return effects + releaseSafeSettleWaiters()
+    }
+
+    /// Leaves safe mode (when in it), saying why.
+    mutating func leaveSafeMode(because reason: String) -> [ProviderEffect] {
+        guard safeMode != nil else { return [] }
+        safeMode = nil
+        return [.emit(.safeModeLeft(reason: reason))]
+    }
+
+    /// The app is healthy: record the values it runs under. The app's own mark ends safe mode
+    /// (serving `lastKnownGood` again); the automatic one never does, and is not taken in safe mode.
+    mutating func markHealthy(automatic: Bool, lastKnownGood: PreparedSnapshot, source: FlagSource) -> [ProviderEffect] {
+        guard !shutDown, !(automatic && safeMode != nil) else { return [] }
+        var effects: [ProviderEffect] = [.recordHealthy(served.prepared.snapshot, fingerprint: context.fingerprint)]
+        guard safeMode != nil else { return effects }
+        effects += leaveSafeMode(because: "the app marked itself healthy")
+        let old = served.serve(lastKnownGood, source: source, status: served.status, reasonOverride: .cached)
+        effects.append(.publish(from: old, to: served.effective))
+        return effects
+    }
+
+    private mutating func releaseSafeSettleWaiters() -> [ProviderEffect] {
+        guard !settleWaiters.isEmpty else { return [] }
+        defer { settleWaiters.removeAll() }
+        return settleWaiters.keys.sorted().compactMap { settleWaiters[$0].map(ProviderEffect.resume) }
+    }
+
     /// Foreground: the background close is called off; after a long inactivity (the streams
     /// were closed) an unconditional fetch at once, else a fetch when the last answer is older
     /// than ``FeatureFlagProvider/Configuration/foregroundRefreshAge``; the poll timer is

@@ -36,7 +36,8 @@ extension ProviderState {
 
     private mutating func step(_ input: ProviderInput, at time: ProviderTime) -> [ProviderEffect] {
         switch input {
-        case .identify(let context, let members, let lastKnownGood, let source, let problem):
+        case .identify(let context, let members, let lastKnownGood, let source, let problem, let crashDigest):
+            if safeMode != nil { safeMode?.crashDigest = crashDigest }
             return identify(context, members: members, lastKnownGood: lastKnownGood, source: source, problem: problem)
         case .refresh(let pathUp, let waiter):
             return refresh(pathUp: pathUp, waiter: waiter, at: time)
@@ -77,6 +78,8 @@ extension ProviderState {
             guard token == streams.inactivityToken, !streams.foreground else { return [] }
             streams.closedForInactivity = true
             return []
+        case .markHealthy(let automatic, let lastKnownGood, let source):
+            return markHealthy(automatic: automatic, lastKnownGood: lastKnownGood, source: source)
         }
     }
 
@@ -153,9 +156,16 @@ extension ProviderState {
         case .rejected(let rejections):
             return rejected(rejections, at: time) + [.complete(waiters, .rejected(rejections.flatMap(\.violations)), latency: latency)]
         case .confirmed(let prepared):
+            if let held = holdSafeMode(against: prepared, at: time) {
+                return keep(report.members) + held + [.complete(waiters, .unchanged, latency: latency)]
+            }
             return keep(report.members) + succeeded(prepared, at: time) + [.complete(waiters, .unchanged, latency: latency)]
         case .fresh(let prepared, let etag, let unknownKeys):
-            var effects = keep(report.members)
+            if let held = holdSafeMode(against: prepared, at: time) {
+                return keep(report.members) + held + [.persist(prepared.snapshot, etag: etag, keepStoredETag: false, for: context)]
+                    + [.complete(waiters, .unchanged, latency: latency)]
+            }
+            var effects = keep(report.members) + leaveSafeMode(because: "the service sent values other than those the crashes happened under")
                 + succeeded(prepared, activated: (prepared.snapshot.version, latency, unknownKeys), at: time)
             effects.append(.persist(prepared.snapshot, etag: etag, keepStoredETag: false, for: context))
             effects.append(.complete(waiters, .updated([]), latency: latency))

@@ -57,6 +57,15 @@ struct ProviderState: Sendable {
     var settleWaiters: [Int: Resume] = [:]
     /// Change streams, the app's lifecycle and the fetches they ask for.
     var streams: StreamState
+    /// Set while the crash-loop guard keeps this launch in safe mode.
+    var safeMode: SafeModeState?
+
+    /// Safe mode: why, and the values not to trust.
+    struct SafeModeState: Sendable {
+        let info: SafeMode
+        /// The digest of the values the crashes happened under (nil: unknown, any fetch ends it).
+        var crashDigest: String?
+    }
 
     /// A fetch in flight.
     struct Flight: Sendable {
@@ -201,7 +210,11 @@ struct FetchReport: Sendable {
 enum ProviderInput: Sendable {
     /// Serve another identity: `lastKnownGood` (prepared from the store, or the defaults alone
     /// with `source` `code_default`), `problem` when its stored snapshot was unreadable.
-    case identify(EvaluationContext, members: [EvaluationContext], lastKnownGood: PreparedSnapshot, source: FlagSource, problem: FlagEvent?)
+    /// In safe mode, `lastKnownGood` is the new context's healthy snapshot and `crashDigest`
+    /// the digest of its stored one.
+    case identify(
+        EvaluationContext, members: [EvaluationContext], lastKnownGood: PreparedSnapshot, source: FlagSource, problem: FlagEvent?,
+        crashDigest: String? = nil)
     /// A caller wants fresh values: start a fetch, join the one in flight, or say why not.
     case refresh(pathUp: Bool, waiter: ProviderState.FetchWaiter)
     /// The task of a started fetch exists now.
@@ -226,6 +239,9 @@ enum ProviderInput: Sendable {
     case lifecycle(foreground: Bool)
     /// The background grace named by the token is over.
     case inactivityElapsed(token: Int)
+    /// The launch is healthy (by the app, or `automatic`ally after time in the foreground).
+    /// `lastKnownGood` is what leaving safe mode serves.
+    case markHealthy(automatic: Bool, lastKnownGood: PreparedSnapshot, source: FlagSource)
 }
 
 /// What a transition asks the provider to do after unlocking, in order.
@@ -263,6 +279,8 @@ enum ProviderEffect: Sendable {
     case scheduleInactivity(token: Int, after: Duration)
     /// Wake ``FeatureFlagProvider/run()`` only to reschedule its timer (no fetch).
     case reschedule
+    /// Record in the launch journal that the app is healthy under this snapshot of this context.
+    case recordHealthy(FlagSnapshot, fingerprint: String)
 
     /// A short label, for tests and traces.
     var label: String {
@@ -282,6 +300,7 @@ enum ProviderEffect: Sendable {
         case .setStreams(let links): return "setStreams \(links.count)"
         case .scheduleInactivity: return "scheduleInactivity"
         case .reschedule: return "reschedule"
+        case .recordHealthy: return "recordHealthy"
         }
     }
 }

@@ -26,11 +26,12 @@ struct ClockAdapter<C: Clock>: ElapsedClock where C.Duration == Duration {
 func makeElapsedClock(_ clock: some Clock<Duration>) -> any ElapsedClock { ClockAdapter(clock) }
 
 /// A one-shot wake-up for a single waiting task: ``fire()`` before ``wait()`` is remembered.
-final class Wakeup: Sendable {
+package final class Wakeup: Sendable {
+    package init() {}
     private let state = Locked<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
 
     /// Wakes the waiter, or the next one to wait.
-    func fire() {
+    package func fire() {
         let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
             guard let waiter = s.waiter else {
                 s.pending = true
@@ -43,7 +44,7 @@ final class Wakeup: Sendable {
     }
 
     /// Returns when fired (at once if fired since the last wait) or when the task is cancelled.
-    func wait() async {
+    package func wait() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { s -> Bool in

@@ -1,0 +1,89 @@
+import Foundation
+
+/// The crash-loop guard's record, kept beside the Last-Known-Good file (`<file>.launches`):
+/// how many launches in a row never became healthy, the values the latest of them started
+/// with, and per context the snapshot under which the app was last marked healthy.
+///
+/// Small JSON, written atomically: synchronously when a launch is recorded (before the first
+/// read), on the provider's I/O queue when the app is marked healthy. An unreadable journal
+/// counts as empty — the guard can only ever fail towards a normal launch, never towards
+/// losing the Last-Known-Good, which lives in its own file.
+struct LaunchJournal: Sendable, Equatable {
+    /// Consecutive launches that never became healthy, this one included once recorded.
+    var unhealthyLaunches = 0
+    /// The digest of the values the most recent unhealthy launch started with.
+    var crashDigest: String?
+    /// Per context fingerprint: the snapshot the app was last healthy under.
+    var healthy: [String: FlagSnapshot] = [:]
+
+    /// At most this many contexts' healthy snapshots are kept (the most recent).
+    static let capacity = 16
+
+    /// The journal beside `storeFile`.
+    static func path(besides storeFile: URL) -> String { storeFile.path + ".launches" }
+
+    /// Reads the journal at `path`; a missing one is empty, an unreadable one is empty and said.
+    static func read(_ path: String) -> (journal: LaunchJournal, problem: String?) {
+        let bytes: [UInt8]
+        do {
+            bytes = try FileIO.read(path)
+        } catch {
+            if error == .notFound { return (LaunchJournal(), nil) }
+            return (LaunchJournal(), "the launch journal could not be read (\(error.description)); counting from zero")
+        }
+        guard let value = try? FlagJSON.parse(bytes), let journal = LaunchJournal(value) else {
+            return (LaunchJournal(), "the launch journal is damaged; counting from zero")
+        }
+        return (journal, nil)
+    }
+
+    /// Writes the journal to `path` atomically.
+    func write(to path: String) throws(FileIOError) {
+        try FileIO.writeAtomically(FlagJSON.bytes(flagValue, sortedKeys: true), to: path)
+    }
+
+    /// A stable digest of a snapshot's flags (values, variants, reasons, metadata), to tell
+    /// "the values the crashes happened under" from any other.
+    static func digest(_ snapshot: FlagSnapshot) -> String {
+        var hash = SHA256()
+        hash.update(FlagDocument(flags: snapshot.flags).jsonBytes())
+        return SHA256.hex(hash.finalize())
+    }
+
+    var flagValue: FlagValue {
+        var healthyMembers: [String: FlagValue] = [:]
+        for (fingerprint, snapshot) in healthy {
+            var document = FlagDocument(version: snapshot.version, ttl: snapshot.ttl, flags: snapshot.flags).flagValue.objectValue ?? [:]
+            document["fetched_at"] = .double(snapshot.fetchedAt.timeIntervalSince1970)
+            healthyMembers[fingerprint] = .object(document)
+        }
+        var top: [String: FlagValue] = ["format": 1, "unhealthy_launches": .int(unhealthyLaunches), "healthy": .object(healthyMembers)]
+        if let crashDigest { top["crash_digest"] = .string(crashDigest) }
+        return .object(top)
+    }
+
+    init() {}
+
+    init?(_ value: FlagValue) {
+        guard case .object(let top) = value, top["format"] == 1, case .int(let count)? = top["unhealthy_launches"], count >= 0 else {
+            return nil
+        }
+        unhealthyLaunches = count
+        crashDigest = top["crash_digest"]?.stringValue
+        guard case .object(let members)? = top["healthy"] else { return nil }
+        for (fingerprint, raw) in members {
+            guard let document = try? FlagDocument(parsing: raw), let seconds = raw.objectValue?["fetched_at"]?.doubleValue else { return nil }
+            healthy[fingerprint] = FlagSnapshot(
+                flags: document.flags, version: document.version, fetchedAt: Date(timeIntervalSince1970: seconds), ttl: document.ttl,
+                contextFingerprint: fingerprint)
+        }
+    }
+
+    /// Keeps `snapshot` as `fingerprint`'s healthy one, dropping the oldest beyond the capacity.
+    mutating func keepHealthy(_ snapshot: FlagSnapshot, for fingerprint: String) {
+        healthy[fingerprint] = snapshot
+        while healthy.count > Self.capacity, let oldest = healthy.min(by: { $0.value.fetchedAt < $1.value.fetchedAt })?.key {
+            healthy[oldest] = nil
+        }
+    }
+}
