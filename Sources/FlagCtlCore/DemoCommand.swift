@@ -153,12 +153,23 @@ enum DemoCommand {
             return changed
         }
         /// The operator publishes `next` as `version`; the server's change stream tells the app,
-        /// which fetches at once. Forces a fetch only if no stream event came within the budget.
+        /// which fetches at once. Waits until the app serves `version` or rejects the document
+        /// (a fetch already in flight may end first with the previous one); forces a fetch only
+        /// if neither happened within the budget.
         func publish(_ next: inout ServerDocument, version: String) async -> FetchOutcome {
             next.base.version = version
             let mark = log.count
             server.document = next
-            if let outcome = await log.fetchAfter(.changeNotified, since: mark, within: budget + .seconds(3)) { return outcome }
+            let deadline = ContinuousClock.now + budget + .seconds(3)
+            while ContinuousClock.now < deadline {
+                if provider.details(themeColor).snapshotVersion == version {
+                    return log.lastOutcome(since: mark) { if case .updated = $0 { true } else { false } } ?? .updated([])
+                }
+                if let rejected = log.lastOutcome(since: mark, where: { if case .rejected = $0 { true } else { false } }) {
+                    return rejected
+                }
+                try? await Task.sleep(for: .milliseconds(2))
+            }
             return await provider.refresh()
         }
 
@@ -231,6 +242,17 @@ final class EventLog: Sendable {
 
     func append(_ event: FlagEvent) { events.withLock { $0.append(event) } }
     var count: Int { events.withLock { $0.count } }
+
+    /// The outcome of the last fetch logged after position `mark` that `matches`; nil when none.
+    func lastOutcome(since mark: Int, where matches: (FetchOutcome) -> Bool) -> FetchOutcome? {
+        events.withLock { list in
+            guard list.count > mark else { return nil }
+            return list[mark...].last(where: { event in
+                guard event.kind == .fetchCompleted, let outcome = event.outcome else { return false }
+                return matches(outcome)
+            })?.outcome
+        }
+    }
 
     /// The outcome of the first fetch that completed after an event of kind `trigger` logged
     /// after position `mark` (after a change notification: the first that brought something);

@@ -26,11 +26,15 @@ enum WatchCommand {
 
     /// What the watcher saw, in order.
     private final class Journal: Sendable {
-        private let state = Locked<(noticed: ContinuousClock.Instant?, changes: Int, lines: [String])>((nil, 0, []))
+        private let state = Locked<(watching: Bool, noticed: ContinuousClock.Instant?, changes: Int)>((false, nil, 0))
+        /// From now on changes are reported (the first load is not a change).
+        func start() { state.withLock { $0.watching = true } }
         func noticed() { state.withLock { $0.noticed = .now } }
-        /// How the change that just happened came, and its delay since the notice.
-        func change() -> (via: String, milliseconds: Int?) {
+        /// How the change that just happened came, and its delay since the notice; nil before
+        /// the watch started.
+        func change() -> (via: String, milliseconds: Int?)? {
             state.withLock { s in
+                guard s.watching else { return nil }
                 s.changes += 1
                 defer { s.noticed = nil }
                 guard let noticed = s.noticed else { return ("poll", nil) }
@@ -72,8 +76,7 @@ enum WatchCommand {
             case .changeNotified:
                 journal.noticed()
             case .configurationChanged:
-                guard let provider = holder.withLock({ $0 }) else { return }
-                let (via, ms) = journal.change()
+                guard let provider = holder.withLock({ $0 }), let (via, ms) = journal.change() else { return }
                 let keys = (event.keys ?? []).sorted()
                 let values = keys.map { key in (key, provider.flagValue(key)) }
                 if json {
@@ -111,17 +114,16 @@ enum WatchCommand {
         let outcome = await provider.refresh()
         let opening = "watching \(endpointURL) for \(context.fingerprint) · \(EvalCommand.describe(outcome)) · \(Formatting.flagNames(provider).count) flags; Ctrl-C stops"
         console.out(json ? Formatting.json(["event": .string(Formatting.printable(opening))]) : Formatting.printable(opening))
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await waitForStop() }
-            group.addTask { await done.wait() }
-            group.addTask {
-                await loop.value  // ends on a fatal error
-            }
-            await group.next()
-            group.cancelAll()
-        }
+        journal.start()
+        // Whichever comes first ends the watch: the stop signal, the --count-th change, or the
+        // provider's loop ending on a fatal error. (Neither the signal's wait nor a task's value
+        // ends on cancellation, so they run beside the watch, not in a group it would wait for.)
+        let stopping = Task { await waitForStop(); done.fire() }
+        let ending = Task { await loop.value; done.fire() }
+        await done.wait()
+        stopping.cancel()
         provider.shutdown()
-        loop.cancel()
+        await ending.value
         holder.withLock { $0 = nil }
         return provider.status == .fatal ? EvalCommand.exitFatal : 0
     }

@@ -1,0 +1,206 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import FeatureFlags
+import FeatureFlagsTesting
+import FlagServer
+
+/// The crash-loop guard in process: the launch decision, the journal on disk (damaged,
+/// unwritable), and the provider in safe mode against a loopback server.
+@Suite("Crash-loop guard")
+struct CrashLoopGuardTests {
+    static let good = FlagSnapshot(values: ["crashy": false], version: "good", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000), ttl: 86_400)
+    static let bad = FlagSnapshot(values: ["crashy": true], version: "bad", fetchedAt: Date(timeIntervalSince1970: 1_750_000_100), ttl: 86_400)
+
+    @Test func theDecisionCountsLaunchesAndNamesTheCrashValues() {
+        let policy = CrashLoopGuard(launchesBeforeSafeMode: 2)
+        var journal = LaunchJournal()
+        journal.keepHealthy(Self.good, for: "ctx")
+        let first = policy.launch(journal, fingerprint: "ctx", lastKnownGood: Self.bad)
+        #expect(first.safe == nil && first.journal.unhealthyLaunches == 1)
+        #expect(first.journal.crashDigest == LaunchJournal.digest(Self.bad))
+        let second = policy.launch(first.journal, fingerprint: "ctx", lastKnownGood: Self.bad)
+        #expect(second.safe == nil && second.journal.unhealthyLaunches == 2)
+        let third = policy.launch(second.journal, fingerprint: "ctx", lastKnownGood: Self.bad)
+        #expect(third.safe?.healthy == Self.good)
+        #expect(third.safe?.crashDigest == LaunchJournal.digest(Self.bad))
+        #expect(third.safe?.info.reason.contains("2 launches in a row") == true)
+        // A context never healthy: the code defaults.
+        let stranger = policy.launch(second.journal, fingerprint: "other", lastKnownGood: nil)
+        #expect(stranger.safe != nil && stranger.safe?.healthy == nil)
+        #expect(stranger.safe?.info.reason.contains("the code defaults") == true)
+        #expect(CrashLoopGuard(launchesBeforeSafeMode: 0).launchesBeforeSafeMode == 1)
+    }
+
+    @Test func theJournalRoundTripsAndADamagedOneCountsFromZero() throws {
+        let dir = TempDir()
+        let path = dir.url("flags.lkg.launches").path
+        var journal = LaunchJournal()
+        journal.unhealthyLaunches = 3
+        journal.crashDigest = "abc"
+        journal.keepHealthy(Self.good, for: "ctx")
+        try journal.write(to: path)
+        let read = LaunchJournal.read(path)
+        #expect(read.problem == nil)
+        #expect(read.journal.unhealthyLaunches == 3 && read.journal.crashDigest == "abc")
+        #expect(read.journal.healthy["ctx"]?.flags == Self.good.flags && read.journal.healthy["ctx"]?.version == "good")
+        #expect(LaunchJournal.read(dir.url("missing").path).problem == nil)
+        for damaged in ["", "{", "[]", #"{"format":2,"unhealthy_launches":1,"healthy":{}}"#, #"{"format":1,"unhealthy_launches":-1,"healthy":{}}"#] {
+            try Data(damaged.utf8).write(to: URL(fileURLWithPath: path))
+            let result = LaunchJournal.read(path)
+            #expect(result.journal == LaunchJournal() && result.problem?.contains("damaged") == true, "\(damaged)")
+        }
+    }
+
+    @Test func theJournalKeepsAtMostSixteenContexts() {
+        var journal = LaunchJournal()
+        for n in 0..<20 {
+            let snapshot = FlagSnapshot(values: ["n": .int(n)], version: "\(n)", fetchedAt: Date(timeIntervalSince1970: Double(n)), ttl: nil)
+            journal.keepHealthy(snapshot, for: "c\(n)")
+        }
+        #expect(journal.healthy.count == LaunchJournal.capacity)
+        #expect(journal.healthy["c0"] == nil && journal.healthy["c19"] != nil)
+    }
+
+    /// A provider with the guard on the fixture's store and server.
+    static func provider(
+        _ dir: TempDir, server: FlagServer, healthyAfter: Duration? = nil, clock: TestClock = TestClock(),
+        lifecycle: any AppLifecycle = AlwaysForeground(), events: Locked<[FlagEvent]>? = nil
+    ) -> FeatureFlagProvider {
+        var configuration = FeatureFlagProvider.Configuration(
+            eventHandler: { event in events?.withLock { $0.append(event) } }, changeStreams: false,
+            crashLoopGuard: CrashLoopGuard(launchesBeforeSafeMode: 2, healthyAfter: healthyAfter))
+        configuration.killSwitchKey = "kill_switch"
+        return FeatureFlagProvider(
+            context: EvaluationContext(targetingKey: "u"), fetcher: FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL)),
+            store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), configuration: configuration, reachability: AlwaysReachable(),
+            lifecycle: lifecycle, clock: clock)
+    }
+
+    static func document(_ values: [String: FlagValue]) -> ServerDocument {
+        var document = ServerDocument.seedExample
+        for (key, value) in values { document.base.flags[key] = FlagEntry(value: value) }
+        document.base.version = FlagJSON.string(.object(values), sortedKeys: true)
+        return document
+    }
+
+    /// Launches (providers) that fetch and never become healthy, `count` times.
+    static func crashLaunches(_ count: Int, _ dir: TempDir, server: FlagServer) async {
+        for _ in 0..<count {
+            let provider = Self.provider(dir, server: server)
+            _ = await provider.refresh()
+            provider.waitForWrites()
+            provider.shutdown()
+        }
+    }
+
+    @Test func safeModeServesTheHealthyValuesUntilOtherValuesArrive() async throws {
+        let dir = TempDir()
+        let server = try FlagServer(document: Self.document(["crashy": false]))
+        defer { server.stop() }
+        let healthy = Self.provider(dir, server: server)
+        _ = await healthy.refresh()
+        healthy.markHealthy()
+        healthy.waitForWrites()
+        healthy.shutdown()
+
+        server.document = Self.document(["crashy": true])
+        await Self.crashLaunches(2, dir, server: server)
+
+        let events = Locked<[FlagEvent]>([])
+        let safe = Self.provider(dir, server: server, events: events)
+        defer { safe.shutdown() }
+        #expect(safe.safeMode?.unhealthyLaunches == 2)
+        #expect(safe.value(FlagKey("crashy", default: true)) == false, "the last healthy values, before any fetch")
+        #expect(safe.recentEvents.contains { $0.kind == .safeModeEntered })
+        // The service still sends the crash values: they are kept, not served.
+        _ = await safe.refresh()
+        #expect(safe.safeMode != nil && safe.status == .error && safe.value(FlagKey("crashy", default: true)) == false)
+        // The operator changes something (here: another flag): other values end safe mode.
+        server.document = Self.document(["crashy": false, "other": 1])
+        _ = await safe.refresh()
+        #expect(safe.safeMode == nil && safe.status == .ready && safe.value(FlagKey("crashy", default: true)) == false)
+        #expect(safe.recentEvents.contains { $0.kind == .safeModeLeft && ($0.message ?? "").contains("other than") })
+    }
+
+    @Test func aKillSwitchEndsSafeModeAndWins() async throws {
+        let dir = TempDir()
+        let server = try FlagServer(document: Self.document(["crashy": true]))
+        defer { server.stop() }
+        await Self.crashLaunches(2, dir, server: server)
+        let safe = Self.provider(dir, server: server)
+        defer { safe.shutdown() }
+        #expect(safe.safeMode != nil)
+        #expect(safe.value(FlagKey("crashy", default: false)) == false, "never healthy: the code default")
+        server.document = Self.document(["crashy": true, "kill_switch": true])
+        _ = await safe.refresh()
+        #expect(safe.isKillSwitchActive && safe.safeMode == nil)
+    }
+
+    @Test func theAppsMarkEndsSafeModeTheAutomaticOneDoesNot() async throws {
+        let dir = TempDir()
+        let server = try FlagServer(document: Self.document(["crashy": true]))
+        defer { server.stop() }
+        await Self.crashLaunches(2, dir, server: server)
+        let clock = TestClock()
+        let safe = Self.provider(dir, server: server, healthyAfter: .seconds(30), clock: clock)
+        defer { safe.shutdown() }
+        let loop = Task { await safe.run() }
+        defer { loop.cancel() }
+        await clock.sleepers(atLeast: 1)
+        clock.advance(by: .seconds(60))
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(safe.safeMode != nil, "the automatic mark never ends safe mode")
+        safe.markHealthy()
+        #expect(safe.safeMode == nil)
+        #expect(safe.value(FlagKey("crashy", default: false)) == true, "the stored values again, as the app asked")
+        safe.waitForWrites()
+        #expect(LaunchJournal.read(LaunchJournal.path(besides: dir.url("flags.lkg"))).journal.unhealthyLaunches == 0)
+    }
+
+    @Test func theAutomaticMarkNeedsUnbrokenForegroundTime() async throws {
+        let dir = TempDir()
+        let server = try FlagServer(document: Self.document(["crashy": false]))
+        defer { server.stop() }
+        let clock = TestClock()
+        let lifecycle = ManualLifecycle()
+        let provider = Self.provider(dir, server: server, healthyAfter: .seconds(30), clock: clock, lifecycle: lifecycle)
+        defer { provider.shutdown() }
+        let loop = Task { await provider.run() }
+        defer { loop.cancel() }
+        let path = LaunchJournal.path(besides: dir.url("flags.lkg"))
+        #expect(LaunchJournal.read(path).journal.unhealthyLaunches == 1)
+        _ = await provider.refresh()
+        await clock.sleepers(atLeast: 2)
+        clock.advance(by: .seconds(20))
+        lifecycle.set(foreground: false)
+        #expect(await eventually { !provider.isInForeground })
+        clock.advance(by: .seconds(20))
+        try await Task.sleep(for: .milliseconds(50))
+        provider.waitForWrites()
+        #expect(LaunchJournal.read(path).journal.unhealthyLaunches == 1, "20 s, a trip to the background, 20 s: not yet")
+        lifecycle.set(foreground: true)
+        #expect(await eventually { provider.isInForeground })
+        #expect(await eventually {
+            clock.advance(by: .seconds(31))
+            provider.waitForWrites()
+            return LaunchJournal.read(path).journal.unhealthyLaunches == 0
+        })
+        #expect(LaunchJournal.read(path).journal.healthy[EvaluationContext(targetingKey: "u").fingerprint]?.flags["crashy"]?.value == false)
+    }
+
+    @Test func anUnwritableJournalIsReportedAndTheLaunchGoesOn() throws {
+        let dir = TempDir()
+        let server = try FlagServer(document: Self.document(["crashy": false]))
+        defer { server.stop() }
+        // A directory where the journal file should be: it cannot be written.
+        try FileManager.default.createDirectory(at: dir.url("flags.lkg.launches"), withIntermediateDirectories: true)
+        let events = Locked<[FlagEvent]>([])
+        let provider = Self.provider(dir, server: server, events: events)
+        defer { provider.shutdown() }
+        #expect(provider.safeMode == nil)
+        #expect(provider.recentEvents.contains { $0.kind == .fallbackRejected && ($0.message ?? "").contains("launch journal") })
+        #expect(provider.recentEvents.contains { $0.kind == .fallbackWriteFailed && ($0.message ?? "").contains("launch journal") })
+        _ = events
+    }
+}

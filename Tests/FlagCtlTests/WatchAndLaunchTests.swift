@@ -1,0 +1,65 @@
+import FeatureFlags
+@testable import FlagCtlCore
+import FlagServer
+import Foundation
+import Testing
+import TestSupport
+
+/// `flagctl watch` and `flagctl launch` in process: their output and their usage errors.
+@Suite("flagctl watch and launch")
+struct WatchAndLaunchTests {
+    private func run(_ arguments: [String], stop: StopSignal = StopSignal {}) async -> (Int32, CapturedOutput) {
+        let (console, captured) = Console.capturing()
+        let status = await FlagCtl.run(arguments, console: console, signals: stop)
+        return (status, captured)
+    }
+
+    /// A stop signal that never comes (the command ends by `--count`).
+    static let never = StopSignal { try? await Task.sleep(for: .seconds(3_600)) }
+
+    @Test func watchPrintsAChangeThatCameByStreamWithItsLatency() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        async let watched = run(
+            ["watch", "--endpoint", server.flagsURL.absoluteString, "--context", "venue=venue-42", "--count", "1", "--json"],
+            stop: Self.never)
+        #expect(await eventually(within: TestTiming.loopbackBudget) { server.streamCount == 1 })
+        // Let the fetch the stream's opening asks for end before the flip.
+        try await Task.sleep(for: .milliseconds(200))
+        var killed = ServerDocument.seedExample
+        killed.base.flags["kill_switch"] = FlagEntry(value: true)
+        killed.base.version = "incident-1"
+        server.document = killed
+        let (status, output) = await watched
+        #expect(status == 0, "\(output.err)")
+        let lines = output.out.compactMap { try? FlagJSON.parse($0).objectValue }
+        let change = try #require(lines.first { $0["via"] != nil }, "\(output.out)")
+        #expect(change["via"] == "stream" && change["kill_switch"] == true)
+        #expect(change["latency_ms"]?.intValue.map { $0 >= 0 && $0 < 5_000 } == true)
+        #expect(change["flags"]?.objectValue?["kill_switch"] == true)
+        #expect(lines.contains { ($0["event"]?.stringValue ?? "").hasPrefix("stream_opened") })
+    }
+
+    @Test func watchAndLaunchUsageErrors() async {
+        let (noEndpoint, noEndpointOut) = await run(["watch"])
+        #expect(noEndpoint == 64 && noEndpointOut.err.first?.contains("--endpoint is required") == true)
+        let (wrongFormat, wrongFormatOut) = await run(["watch", "--endpoint", "http://127.0.0.1:1/x", "--provider", "launchdarkly"])
+        #expect(wrongFormat == 64 && wrongFormatOut.err.first?.contains("has no change streams") == true)
+        let (badCount, badCountOut) = await run(["watch", "--endpoint", "http://127.0.0.1:1/x", "--count", "0"])
+        #expect(badCount == 64 && badCountOut.err.first?.contains("--count") == true)
+        let (noState, noStateOut) = await run(["launch", "--endpoint", "http://127.0.0.1:1/flags"])
+        #expect(noState == 64 && noStateOut.err.first?.contains("--state DIR is required") == true)
+        let (badStay, badStayOut) = await run(["launch", "--endpoint", "http://127.0.0.1:1/flags", "--state", "/tmp/x", "--stay", "-1"])
+        #expect(badStay == 64 && badStayOut.err.first?.contains("--stay") == true)
+        let (help, helpOut) = await run(["--help"])
+        #expect(help == 0 && helpOut.out.joined().contains("watch") && helpOut.out.joined().contains("launch"))
+    }
+
+    @Test func watchAgainstAServiceThatIsDownSaysSoAndStops() async {
+        let (status, output) = await run(["watch", "--endpoint", "http://127.0.0.1:9/flags", "--timeout", "0.5"])
+        #expect(status == 0)
+        // The provider's own fetch may report its failure first; the opening line says it too.
+        let opening = output.out.first { $0.hasPrefix("watching ") }
+        #expect(opening?.contains("fetch failed") == true, "\(output.out)")
+    }
+}
