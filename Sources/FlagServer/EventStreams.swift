@@ -46,7 +46,9 @@ extension FlagServer {
             let wait = min(max(untilHeartbeat, .zero), .seconds(1))
             snapshot = changes.wait(after: seen, nudge: snapshot.nudges, until: Date().addingTimeInterval(wait.seconds))
             if snapshot.stopped || Socket.peerClosed(connection.fd) { break }
-            if fault == .halfOpen {
+            // The fault as it is now: one set while waiting applies to what the wait woke for.
+            let current = state.withLock { $0.streamFault }
+            if current == .halfOpen {
                 // Send nothing at all; keep the connection.
                 nextHeartbeat = ContinuousClock.now + heartbeat
                 continue
@@ -56,7 +58,7 @@ extension FlagServer {
                 guard send(Self.changeEvent(revision: seen, changedAt: snapshot.changedAt)) else { break }
                 sentEvents += 1
                 nextHeartbeat = ContinuousClock.now + heartbeat
-                if case .dropAfter(let limit) = fault, sentEvents >= limit { break }
+                if case .dropAfter(let limit) = current, sentEvents >= limit { break }
             } else if ContinuousClock.now >= nextHeartbeat {
                 guard send(": heartbeat\n\n") else { break }
                 nextHeartbeat = ContinuousClock.now + heartbeat

@@ -50,6 +50,7 @@ public final class FlagServer: Sendable {
         var failRate: Double = 0
         var log: RequestLog
         var connections = ConnectionTable()
+        var accepts = AcceptRate()
         var stopping = false
     }
 
@@ -177,6 +178,10 @@ public final class FlagServer: Sendable {
     /// How many change streams are open now.
     public var streamCount: Int { state.withLock { $0.connections.streams } }
 
+    /// Connections accepted since the server started, and the most accepted within one
+    /// second (whole seconds of its running time): how hard a reconnection storm hits it.
+    public var connectionRate: (total: Int, peakPerSecond: Int) { state.withLock { ($0.accepts.total, $0.accepts.peak) } }
+
     /// How often the file was reloaded after a change.
     public var reloadCount: Int { state.withLock { $0.reloads } }
 
@@ -258,6 +263,7 @@ public final class FlagServer: Sendable {
             #endif
             let admitted = state.withLock { s -> Bool in
                 guard !s.stopping else { return false }
+                s.accepts.count(at: .now)
                 return s.connections.admit(fd, limit: configuration.maxConnections, at: .now, stalledFor: configuration.evictionGrace)
             }
             guard admitted else {
@@ -350,6 +356,7 @@ public final class FlagServer: Sendable {
                     headers: request.headers,
                     contextFingerprint: route.context?.fingerprint, fault: fault, status: nil, bytesSent: 0, duration: nil,
                     requestBytes: request.wireBytes, responseHeadBytes: 0)
+                record.receivedAt = started
                 record.flagConfigEtag = request.query["flagConfigEtag"]
                 record.flagConfigLastModified = request.query["flagConfigLastModified"]
                 return record

@@ -156,6 +156,8 @@ extension FlagServer {
         public var flagConfigEtag: String? = nil
         /// The `flagConfigLastModified` query parameter, likewise.
         public var flagConfigLastModified: String? = nil
+        /// When the request's head had been read.
+        public var receivedAt: ContinuousClock.Instant = .now
         /// The fingerprint of the context the request carried (nil if it carried none).
         public let contextFingerprint: String?
         /// The fault applied, if any.

@@ -102,17 +102,17 @@ enum StreamBenchmarks {
         }
         return false
     }
+}
 
-    /// Lets this process open `count` descriptors, within the hard limit.
-    private static func raiseDescriptorLimit(to count: Int) {
-        var limit = rlimit()
-        #if canImport(Glibc)
-        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
-        #else
-        let resource = RLIMIT_NOFILE
-        #endif
-        guard getrlimit(resource, &limit) == 0, limit.rlim_cur < rlim_t(count) else { return }
-        limit.rlim_cur = min(rlim_t(count), limit.rlim_max)
-        _ = setrlimit(resource, &limit)
-    }
+/// Lets this process open `count` descriptors, within the hard limit.
+func raiseDescriptorLimit(to count: Int) {
+    var limit = rlimit()
+    #if canImport(Glibc)
+    let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    let resource = RLIMIT_NOFILE
+    #endif
+    guard getrlimit(resource, &limit) == 0, limit.rlim_cur < rlim_t(count) else { return }
+    limit.rlim_cur = min(rlim_t(count), limit.rlim_max)
+    _ = setrlimit(resource, &limit)
 }

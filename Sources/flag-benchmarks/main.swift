@@ -45,6 +45,7 @@ do {
     try ServerBenchmarks.run(report, quick: quick)
     try SlowClientBenchmarks.run(report, quick: quick)
     try StreamBenchmarks.run(report, quick: quick)
+    try await KillPathBenchmarks.run(report, quick: quick)
 } catch {
     print("flag-benchmarks: \(error)")
     exit(1)

@@ -71,6 +71,21 @@ extension ProviderStateTests {
         #expect(s.flight == nil)
     }
 
+    @Test func aHalfOpenCloseFetchesAtOnceOrQueuesBehindTheFetchInFlight() {
+        var s = streaming()
+        let effects = s.apply(.stream(Self.link, .closed(reason: "no heartbeat", retryIn: .milliseconds(700), halfOpen: true)), at: at())
+        #expect(effects.map(\.label).first == "emit stream_closed")
+        guard case .startFetch(let plan)? = effects.last else {
+            Issue.record("a silent connection may have missed a change: it fetches at once")
+            return
+        }
+        #expect(plan.trigger == .stream(nil))
+        // With a fetch in flight, the close queues one more behind it.
+        let queued = s.apply(.stream(Self.link, .closed(reason: "no heartbeat", retryIn: .milliseconds(700), halfOpen: true)), at: at())
+        #expect(queued.map(\.label) == ["emit stream_closed"])
+        #expect(s.streams.queued == .stream(nil))
+    }
+
     @Test func thePathDownClosesTheStreamsAndItsReturnReopensThem() {
         var s = streaming()
         #expect(s.apply(.pathChanged(false), at: at()).last?.label == "setStreams 0")

@@ -132,6 +132,25 @@ struct ProviderStreamTests {
         #expect(await eventually { f.provider.isKillSwitchActive })
     }
 
+    @Test func aKillDuringAHalfOpenStreamArrivesAtTheHeartbeatDeadlineWithoutWaitingForTheReconnection() async throws {
+        let server = try FlagServer(document: .seedExample, configuration: .init(streamHeartbeat: .milliseconds(50)))
+        var configuration = FeatureFlagProvider.Configuration(heartbeatDeadline: .milliseconds(300))
+        // A reconnection far off: only the close's own fetch can bring the kill in time.
+        configuration.streamBackoff = Backoff(initial: .seconds(30), maximum: .seconds(30))
+        let f = try ProviderFixture(server: server, configuration: configuration, streams: true)
+        defer { f.stop() }
+        let loop = await Self.start(f)
+        defer { loop.cancel() }
+        server.streamFault = .halfOpen
+        let flipped = ContinuousClock.now
+        server.document = Self.killed(true, version: "deaf-1")
+        #expect(await eventually(within: TestTiming.loopbackBudget) { f.provider.isKillSwitchActive })
+        let latency = ContinuousClock.now - flipped
+        #expect(f.provider.recentEvents.contains { $0.kind == .streamClosed && ($0.message ?? "").contains("half-open") })
+        #expect(latency >= .milliseconds(150), "nothing came by the deaf stream (\(latency))")
+        #expect(f.server.streamCount <= 1, "the kill came by the close's fetch, not a reconnection")
+    }
+
     @Test func aServerRestartIsFollowedByAReconnectAndAFetch() async throws {
         let f = try Self.fixture()
         defer { f.stop() }

@@ -185,7 +185,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// How many payloads the schema checked.
     var validationCount: Int { cell.withLock { $0.validations } }
     /// Whether a fetch is in flight.
-    var isFetching: Bool { cell.withLock { $0.flight != nil } }
+    package var isFetching: Bool { cell.withLock { $0.flight != nil } }
     /// The change streams open now (connected, connecting or waiting to reconnect).
     package var openStreamCount: Int { streamSet.count }
     /// Whether the provider has taken in that the app is in the foreground.

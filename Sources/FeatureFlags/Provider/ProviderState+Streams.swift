@@ -17,7 +17,7 @@ extension ProviderState {
         return [.setStreams(wanted)]
     }
 
-    /// A stream's signal. An event or a (re)connection asks for a fetch: at once when none is
+    /// A stream's signal. An event, a (re)connection or a half-open close asks for a fetch: at once when none is
     /// in flight, else once more when it ends — the fetch in flight may have been answered
     /// before the change, so joining it could miss it; any number of signals meanwhile
     /// coalesce into that one fetch (the latest metadata wins).
@@ -27,8 +27,12 @@ extension ProviderState {
         var effects: [ProviderEffect]
         let trigger: FetchTrigger
         switch signal {
-        case .closed(let reason, let retryIn):
-            return [.emit(.streamClosed(stream: name, reason: reason, retryInMilliseconds: retryIn.map { Int($0.milliseconds) }))]
+        case .closed(let reason, let retryIn, let halfOpen):
+            let closed = ProviderEffect.emit(.streamClosed(stream: name, reason: reason, retryInMilliseconds: retryIn.map { Int($0.milliseconds) }))
+            // A connection that went silent may have missed a change: fetch now rather than
+            // after the reconnection's backoff (the kill path's bound: deadline + one fetch).
+            guard halfOpen else { return [closed] }
+            return [closed] + requestFetch(.stream(nil), at: time)
         case .opened:
             effects = [.emit(.streamOpened(stream: name))]
             trigger = .stream(nil)

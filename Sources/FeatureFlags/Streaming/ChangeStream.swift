@@ -27,8 +27,10 @@ final class ChangeStream: SessionEventHandler, Sendable {
         /// `flagConfigLastModified`.
         case refetch(etag: String?, lastModified: String?)
         /// The stream ended or could not be opened; the next attempt is in `retryIn` (nil: the
-        /// stream has stopped for good).
-        case closed(reason: String, retryIn: Duration?)
+        /// stream has stopped for good). `halfOpen`: the heartbeat deadline closed a connection
+        /// that had gone silent, so a change may have been missed — the owner fetches at once
+        /// (the service itself is likely reachable; only this connection was deaf).
+        case closed(reason: String, retryIn: Duration?, halfOpen: Bool = false)
     }
 
     struct Configuration: Sendable {
@@ -52,6 +54,8 @@ final class ChangeStream: SessionEventHandler, Sendable {
         var parser = EventStreamParser()
         var lastActivity = ContinuousClock.now
         var failure: String?
+        /// The heartbeat deadline closed the connection: changes may have been missed.
+        var halfOpen = false
         var watchdog: (any DispatchSourceTimer)?
         var session: URLSession?
     }
@@ -94,7 +98,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
             try URLPolicy.check(url, allowInsecureHTTP: configuration.allowInsecureHTTP)
         } catch {
             state.withLock { $0.running = false }
-            signal(.closed(reason: error.description, retryIn: nil))
+            signal(.closed(reason: error.description, retryIn: nil, halfOpen: false))
             return
         }
         control.async { [self] in connect(generation) }
@@ -145,6 +149,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
             s.task = task
             s.answered = false
             s.failure = nil
+            s.halfOpen = false
             s.parser = EventStreamParser(lastEventID: lastEventID)
             s.lastActivity = .now
             return task
@@ -154,22 +159,28 @@ final class ChangeStream: SessionEventHandler, Sendable {
         started.resume()
     }
 
-    /// Checks a quarter of the deadline apart that bytes still arrive; cancels the task when
-    /// none came for the whole deadline.
+    /// Fires when the deadline has passed since the last byte: armed for `lastActivity +
+    /// deadline`, and when bytes came meanwhile, armed again for the new mark. A silent
+    /// connection is therefore noticed at the deadline itself, not up to a polling tick later.
     private func startWatchdog(for task: URLSessionDataTask, generation: Int) {
         let deadline = configuration.heartbeatDeadline
         let timer = DispatchSource.makeTimerSource(queue: control)
-        let tick = max(deadline / 4, .milliseconds(5))
-        timer.schedule(deadline: .now() + .nanoseconds(Int(tick.nanosecondsClamped)), repeating: .nanoseconds(Int(tick.nanosecondsClamped)))
+        timer.schedule(deadline: .now() + .nanoseconds(Int(deadline.nanosecondsClamped)))
         timer.setEventHandler { [weak self] in
             guard let self else { return timer.cancel() }
-            let silent: Bool = self.state.withLock { s in
-                guard s.generation == generation, s.task === task else { return false }
-                guard ContinuousClock.now - s.lastActivity >= deadline else { return false }
-                s.failure = "no heartbeat for \(deadline.milliseconds) ms: the connection is half-open"
-                return true
+            let remaining: Duration? = self.state.withLock { s in
+                guard s.generation == generation, s.task === task else { return nil }
+                let left = deadline - (ContinuousClock.now - s.lastActivity)
+                if left <= .zero {
+                    s.failure = "no heartbeat for \(deadline.milliseconds) ms: the connection is half-open"
+                    s.halfOpen = true
+                }
+                return left
             }
-            if silent {
+            guard let remaining else { return timer.cancel() }
+            if remaining > .zero {
+                timer.schedule(deadline: .now() + .nanoseconds(Int(remaining.nanosecondsClamped)))
+            } else {
                 timer.cancel()
                 task.cancel()
             }
@@ -239,21 +250,21 @@ final class ChangeStream: SessionEventHandler, Sendable {
     }
 
     func session(completed task: URLSessionTask, error: (any Error)?) {
-        let next: (reason: String, delay: Duration?, generation: Int)? = state.withLock { s in
+        let next: (reason: String, delay: Duration?, halfOpen: Bool, generation: Int)? = state.withLock { s in
             guard s.task === task else { return nil }
             s.task = nil
             s.watchdog?.cancel()
             s.watchdog = nil
             let reason = s.failure ?? (error.map { URLSessionTransport.map($0).description } ?? "the server ended the stream")
-            guard s.running else { return (reason, nil, s.generation) }
+            guard s.running else { return (reason, nil, s.halfOpen, s.generation) }
             s.failures += 1
             var ceiling = configuration.backoff.ceiling(afterFailures: s.failures)
             if let retry = s.parser.retry, retry > ceiling { ceiling = min(retry, .seconds(3_600)) }
             let delay = Duration.nanoseconds(Int64((Double.random(in: 0...1) * Double(ceiling.nanosecondsClamped)).rounded()))
-            return (reason, delay, s.generation)
+            return (reason, delay, s.halfOpen, s.generation)
         }
         guard let next else { return }
-        signal(.closed(reason: next.reason, retryIn: next.delay))
+        signal(.closed(reason: next.reason, retryIn: next.delay, halfOpen: next.halfOpen))
         if let delay = next.delay {
             control.asyncAfter(deadline: .now() + .nanoseconds(Int(delay.nanosecondsClamped))) { [weak self] in
                 self?.connect(next.generation)

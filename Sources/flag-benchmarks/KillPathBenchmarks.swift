@@ -1,0 +1,220 @@
+import FeatureFlags
+import FlagServer
+import Foundation
+
+/// The kill path end to end on loopback, with real providers and a real FlagServer: the time
+/// from the operator's flip to a read that returns the safe default, over a live change
+/// stream and over a half-open one; and a reconnection storm after a server restart.
+enum KillPathBenchmarks {
+    static func run(_ report: Report, quick: Bool) async throws {
+        try await liveStream(report, flips: quick ? 40 : 200)
+        try await halfOpen(report, lanes: quick ? 4 : 8, flipsPerLane: quick ? 3 : 25)
+        try await reconnectStorm(report, clients: quick ? 100 : 500)
+    }
+
+    /// `true` in the sample document; its code default `false` is the safe value under a kill.
+    static let guarded = FlagKey("feature_flag_0", default: false)
+
+    static func document(_ version: String, killed: Bool) -> ServerDocument {
+        var flags = sampleFlags(20)
+        flags["kill_switch"] = FlagEntry(value: .bool(killed))
+        return ServerDocument(base: FlagDocument(version: version, flags: flags))
+    }
+
+    /// A provider with its change streams, its own fallback file, and its loop running.
+    final class Client: Sendable {
+        let provider: FeatureFlagProvider
+        private let opened = Locked(0)
+        private let directory = temporaryDirectory()
+        private let loop: Task<Void, Never>
+
+        init(endpoint: URL, heartbeatDeadline: Duration = .seconds(45), name: String = "bench") {
+            let opened = self.opened
+            var configuration = FeatureFlagProvider.Configuration(eventHandler: { event in
+                if event.kind == .streamOpened { opened.withLock { $0 += 1 } }
+            })
+            configuration.heartbeatDeadline = heartbeatDeadline
+            provider = FeatureFlagProvider(
+                context: EvaluationContext(targetingKey: name), fetcher: FlagFetcher(endpoint: JSONFlagEndpoint(post: endpoint)),
+                store: LastKnownGoodStore(fileURL: directory.appendingPathComponent("flags.lkg")), configuration: configuration,
+                reachability: AlwaysReachable(), lifecycle: AlwaysForeground())
+            loop = Task { [provider] in await provider.run() }
+        }
+
+        /// How many times a stream (re)opened.
+        var openings: Int { opened.withLock { $0 } }
+
+        /// The safe default is served.
+        var killed: Bool { provider.isKillSwitchActive && provider.value(KillPathBenchmarks.guarded) == false }
+
+        func stop() async {
+            provider.shutdown()
+            await loop.value
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    /// Polls `condition` every 200 µs until it holds; false after `limit`.
+    static func waitUntil(within limit: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while !condition() {
+            if ContinuousClock.now >= deadline { return false }
+            try? await Task.sleep(for: .microseconds(200))
+        }
+        return true
+    }
+
+    static func percentiles(_ samples: [Duration]) -> (p50: Double, p99: Double, worst: Double) {
+        let sorted = samples.map { $0.seconds * 1_000 }.sorted()
+        func at(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p + 0.5))] }
+        return (at(0.5), at(0.99), sorted.last ?? 0)
+    }
+
+    // MARK: Live stream
+
+    /// Kill on, measured; kill off, waited for; `flips` times. No poll can help: the poll
+    /// interval is 5 minutes.
+    static func liveStream(_ report: Report, flips: Int) async throws {
+        report.section("Kill path — flip to a read of the safe default, live change stream, \(flips) flips on loopback")
+        let server = try FlagServer(document: document("0", killed: false))
+        defer { server.stop() }
+        let client = Client(endpoint: server.flagsURL)
+        guard await waitUntil({ client.openings >= 1 && server.streamCount == 1 && !client.provider.isFetching }) else {
+            await client.stop()
+            throw BenchmarkError("the change stream did not open")
+        }
+        var latencies: [Duration] = []
+        for flip in 1...flips {
+            let start = ContinuousClock.now
+            server.document = document("kill-\(flip)", killed: true)
+            guard await waitUntil({ client.killed }) else {
+                await client.stop()
+                throw BenchmarkError("flip \(flip): the kill did not arrive within 10 s")
+            }
+            latencies.append(ContinuousClock.now - start)
+            server.document = document("fixed-\(flip)", killed: false)
+            guard await waitUntil({ !client.provider.isKillSwitchActive }), await waitUntil({ !client.provider.isFetching }) else {
+                await client.stop()
+                throw BenchmarkError("flip \(flip): the kill did not end")
+            }
+        }
+        let polls = server.requests.filter { $0.route != "GET /events" && $0.flagConfigEtag == nil }.count
+        await client.stop()
+        let figures = percentiles(latencies)
+        report.add(.init(section: "kill", name: "live stream: flip → safe default read, p50", value: figures.p50, unit: "ms"))
+        report.add(
+            .init(section: "kill", name: "live stream: flip → safe default read, p99", value: figures.p99, unit: "ms", budget: "≤ 250 ms",
+                  passed: figures.p99 <= 250))
+        report.note("fetches without a stream event's metadata (the first, and reconnections' only): \(polls)")
+    }
+
+    // MARK: Half-open stream
+
+    /// The server keeps every stream open and sends nothing (no events, no heartbeats). The
+    /// client's heartbeat deadline closes the deaf connection and fetches at once, then
+    /// reconnects (to another deaf stream) after its jitter; the flip comes at a uniformly
+    /// random moment within one deadline after the stream opened — sometimes while the client
+    /// waits to reconnect. The deadline is longer than the first reconnection delay (1 s), as
+    /// the default (45 s) is. Lanes run in parallel, each with its own server and client.
+    static func halfOpen(_ report: Report, lanes: Int, flipsPerLane: Int) async throws {
+        let deadline = Duration.milliseconds(1_500)
+        report.section(
+            "Kill path — half-open stream (heartbeat deadline \(deadline.milliseconds) ms), \(lanes * flipsPerLane) flips in \(lanes) parallel lanes")
+        let results = try await withThrowingTaskGroup(of: (kills: [Duration], fetches: [Duration]).self) { group in
+            for lane in 0..<lanes {
+                group.addTask { try await halfOpenLane(lane, flips: flipsPerLane, deadline: deadline) }
+            }
+            var all: (kills: [Duration], fetches: [Duration]) = ([], [])
+            for try await result in group {
+                all.kills += result.kills
+                all.fetches += result.fetches
+            }
+            return all
+        }
+        let kills = percentiles(results.kills)
+        let fetch = percentiles(results.fetches)
+        let bound = deadline.seconds * 1_000 + fetch.worst
+        report.add(.init(section: "kill", name: "half-open: flip → safe default read, p50", value: kills.p50, unit: "ms"))
+        report.add(
+            .init(section: "kill", name: "half-open: flip → safe default read, p99", value: kills.p99, unit: "ms",
+                  budget: String(format: "≤ deadline + one fetch (%.0f ms)", bound), passed: kills.p99 <= bound))
+        report.note(String(format: "one fetch (changed document, 200) in the same lanes: p50 %.1f ms, worst %.1f ms", fetch.p50, fetch.worst))
+    }
+
+    private static func halfOpenLane(_ lane: Int, flips: Int, deadline: Duration) async throws -> (kills: [Duration], fetches: [Duration]) {
+        let server = try FlagServer(document: document("0", killed: false))
+        defer { server.stop() }
+        server.streamFault = .halfOpen
+        let client = Client(endpoint: server.flagsURL, heartbeatDeadline: deadline, name: "lane-\(lane)")
+        var kills: [Duration] = []
+        var fetches: [Duration] = []
+        var seen = 0
+        for flip in 1...flips {
+            // A fresh connection (its opening, and the fetch it asked for, done).
+            guard await waitUntil({ client.openings > seen && !client.provider.isFetching }) else {
+                await client.stop()
+                throw BenchmarkError("lane \(lane): the stream did not reopen")
+            }
+            seen = client.openings
+            try? await Task.sleep(for: .microseconds(Int64.random(in: 0..<Int64(deadline.milliseconds * 1_000))))
+            let start = ContinuousClock.now
+            server.document = document("kill-\(lane)-\(flip)", killed: true)
+            guard await waitUntil({ client.killed }) else {
+                await client.stop()
+                throw BenchmarkError("lane \(lane), flip \(flip): the kill did not arrive within 10 s")
+            }
+            kills.append(ContinuousClock.now - start)
+            _ = await waitUntil({ !client.provider.isFetching })
+            server.document = document("fixed-\(lane)-\(flip)", killed: false)
+            let fetchStart = ContinuousClock.now
+            guard case .updated = await client.provider.refresh() else {
+                await client.stop()
+                throw BenchmarkError("lane \(lane), flip \(flip): the fetch that ends the kill failed")
+            }
+            fetches.append(ContinuousClock.now - fetchStart)
+        }
+        await client.stop()
+        return (kills, fetches)
+    }
+
+    // MARK: Reconnection storm
+
+    /// `clients` providers with open streams; the server goes down (port held: connections
+    /// refused) and comes back with a new document. Each client reconnects after its own
+    /// full-jitter delay, and fetches on reconnection.
+    static func reconnectStorm(_ report: Report, clients count: Int) async throws {
+        report.section("Reconnection storm — \(count) clients with open streams, server restarted")
+        raiseDescriptorLimit(to: 8 * count + 256)
+        let configuration = FlagServer.Configuration(maxConnections: 4 * count, maxLoggedRequests: 8 * count, maxStreams: count + 12)
+        let server = try FlagServer(document: document("before", killed: false), configuration: configuration)
+        let clients = (0..<count).map { Client(endpoint: server.flagsURL, name: "client-\($0)") }
+        func stopAll() async { for client in clients { await client.stop() } }
+        guard await waitUntil(within: .seconds(120), { server.streamCount == count && clients.allSatisfy { $0.openings >= 1 } }) else {
+            server.stop()
+            await stopAll()
+            throw BenchmarkError("only \(server.streamCount) of \(count) streams opened")
+        }
+        let port = server.port
+        var hold = server.stopHoldingPort()
+        // Down long enough for every client to notice and fail a reconnection or two.
+        try? await Task.sleep(for: .milliseconds(500))
+        hold = nil
+        _ = hold
+        let restarted = try FlagServer(document: document("after", killed: true), configuration: .init(
+            port: port, maxConnections: configuration.maxConnections, maxLoggedRequests: configuration.maxLoggedRequests,
+            maxStreams: configuration.maxStreams))
+        defer { restarted.stop() }
+        let start = ContinuousClock.now
+        let back = await waitUntil(within: .seconds(120), { restarted.streamCount == count && clients.allSatisfy(\.killed) })
+        let elapsed = ContinuousClock.now - start
+        let refused = restarted.requests.filter { $0.status == 503 }.count
+        let rate = restarted.connectionRate
+        await stopAll()
+        guard back else { throw BenchmarkError("after the restart only \(restarted.streamCount) of \(count) streams came back") }
+        report.add(
+            .init(section: "storm", name: "restart → all \(count) streams back and the new document read", value: elapsed.seconds * 1_000, unit: "ms"))
+        report.add(.init(section: "storm", name: "server: peak connections accepted in one second", value: Double(rate.peakPerSecond), unit: "count"))
+        report.add(.init(section: "storm", name: "server: connections accepted after the restart", value: Double(rate.total), unit: "count"))
+        report.add(.init(section: "storm", name: "answers 503 (server full) during the storm", value: Double(refused), unit: "count", budget: "= 0", passed: refused == 0))
+    }
+}
