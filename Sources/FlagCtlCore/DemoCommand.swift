@@ -4,7 +4,8 @@ import Foundation
 
 /// `flagctl demo`: the demo script end to end — launch, log in, switch plans, a new value, a
 /// payload the schema rejects (the Last-Known-Good stays), the kill switch on and off, an
-/// outage, a venue change and two merged plans — through a real `FeatureFlagProvider`
+/// outage, a venue change, two merged plans, and a release that crashes at launch until the
+/// crash-loop guard starts it in safe mode — through a real `FeatureFlagProvider`
 /// against an embedded loopback `FlagServer` serving the demo data.
 enum DemoCommand {
     static let spec = CommandSpec(
@@ -229,6 +230,22 @@ enum DemoCommand {
         provider.identify(merging: [personal, business])
         _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
         record("load both AuraLink tiers (merged)", since: start, note: "Business theme, union of features, max limit")
+
+        // The new release crashes at launch: real `flagctl launch` processes on their own state.
+        start = ContinuousClock.now
+        let note: String
+        if let binary = CrashLoopRehearsal.executable() {
+            let state = directory.appendingPathComponent("launched-app")
+            switch await CrashLoopRehearsal.play(binary: binary, server: server, state: state, budget: budget) {
+            case .success(let launches):
+                note = "launches: " + launches.map(\.label).joined(separator: " · ")
+            case .failure(let error):
+                note = "not rehearsed: \(error.description)"
+            }
+        } else {
+            note = "not rehearsed: no flagctl executable to launch"
+        }
+        record("a release crashes at launch (guard)", since: start, note: note)
 
         provider.shutdown()
         await loop.value

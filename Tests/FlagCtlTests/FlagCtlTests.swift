@@ -91,7 +91,7 @@ struct FlagCtlTests {
         let (status, out) = await run(["demo", "--json"] + budget)
         #expect(status == 0)
         let steps = jsonLines(out.out)
-        #expect(steps.count == 11)
+        #expect(steps.count == 12)
         func field(_ n: Int, _ name: String) -> FlagValue? { steps[n - 1][name] }
         // 1 launch: the server's defaults for an anonymous user.
         #expect(field(1, "plan_themeColor") == "#7F8C8D" && field(1, "status") == "READY")
@@ -123,6 +123,11 @@ struct FlagCtlTests {
         // 11 both tiers merged: Business theme and name, union of features, the larger limit.
         #expect(field(11, "plan_themeColor") == "#1ABC9C" && field(11, "plan_displayName") == "AuraLink Business")
         #expect(field(11, "plan_data_limit") == 750 && field(11, "plan_feature_list")?.listValue?.contains("team") == true)
+        // 12 a release that crashes at launch, as real processes: two crashes, the guard's
+        // safe-mode launch survives, the fix ends safe mode.
+        #expect(
+            field(12, "note") == "launches: healthy · crash · crash · safe mode, survived · safe mode → fixed, healthy",
+            "\(field(12, "note") ?? .null)")
         #expect(steps.allSatisfy { $0["ms"]?.intValue != nil && $0["title"]?.stringValue != nil })
     }
 
