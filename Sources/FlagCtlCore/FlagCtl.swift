@@ -21,6 +21,7 @@ public enum FlagCtl {
           lint    check a flag document against a schema; bump its version
           watch   print every flag change as a change stream brings it, with its latency
           launch  rehearse one launch of an app with the crash-loop guard
+          read    print what a fallback file serves, offline, as an app extension reads it
 
         Run flagctl <command> --help for a command's options.
         """
@@ -51,8 +52,10 @@ public enum FlagCtl {
             return await execute(WatchCommand.spec, rest, console) { try await WatchCommand.run($0, console: console, stop: signals) }
         case "launch":
             return await execute(LaunchCommand.spec, rest, console) { try await LaunchCommand.run($0, console: console) }
+        case "read":
+            return await execute(ReadCommand.spec, rest, console) { try ReadCommand.run($0, console: console) }
         default:
-            let known = ["demo", "eval", "serve", "lint", "watch", "launch"]
+            let known = ["demo", "eval", "serve", "lint", "watch", "launch", "read"]
             let hint = ArgumentParser.suggestion(for: command, among: known).map { " (did you mean \($0)?)" } ?? ""
             console.err("flagctl: unknown command '\(command)'\(hint)")
             console.err(usage)

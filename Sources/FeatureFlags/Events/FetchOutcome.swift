@@ -15,6 +15,15 @@ public enum FetchOutcome: Sendable, Equatable {
     /// earlier, or the provider shut down. The text says which.
     case skipped(String)
 
+    /// Whether the service answered and the values served are its current ones (`updated`
+    /// or `unchanged`): what a background task reports as its success.
+    public var isSuccess: Bool {
+        switch self {
+        case .updated, .unchanged: return true
+        case .failed, .rejected, .discarded, .skipped: return false
+        }
+    }
+
     /// A short name for logs and metric labels: `updated`, `unchanged`, `failed`, `rejected`,
     /// `discarded` or `skipped`.
     public var name: String {

@@ -14,6 +14,59 @@ extension FeatureFlagProvider {
         }
     }
 
+    /// One refresh for a background wake-up — a `BGAppRefreshTask`, a silent push, a widget's
+    /// timeline — in one call: fetches now (joining a fetch in flight), whatever the poll
+    /// schedule and the app's lifecycle state, and returns once the new values are stored in
+    /// the fallback file, so the next launch (or an extension reading the file) has them.
+    /// Opens no change stream.
+    ///
+    /// Returns at `deadline` at the latest, with ``FetchOutcome/failed(_:)`` and a `timeout`
+    /// error when the fetch had not ended: call `setTaskCompleted` then, as the system asks.
+    /// The fetch itself is not abandoned: if the process keeps running, its answer is applied
+    /// and stored when it comes. Give a deadline below the time the system grants (about
+    /// 30 seconds for an app refresh task).
+    ///
+    /// ```swift
+    /// BGTaskScheduler.shared.register(forTaskWithIdentifier: "com.example.flags", using: nil) { task in
+    ///     let work = Task {
+    ///         let outcome = await flags.refreshInBackground(deadline: .seconds(20))
+    ///         task.setTaskCompleted(success: outcome.isSuccess)
+    ///     }
+    ///     task.expirationHandler = { work.cancel() }
+    /// }
+    /// ```
+    @discardableResult
+    public func refreshInBackground(deadline: Duration = .seconds(20)) async -> FetchOutcome {
+        let pending = Locked<CheckedContinuation<FetchOutcome, Never>?>(nil)
+        @Sendable func finish(_ outcome: FetchOutcome) {
+            let continuation = pending.withLock { held -> CheckedContinuation<FetchOutcome, Never>? in
+                defer { held = nil }
+                return held
+            }
+            continuation?.resume(returning: outcome)
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<FetchOutcome, Never>) in
+                pending.withLock { $0 = continuation }
+                if Task.isCancelled { finish(.failed(.cancelled)) }
+                let timer = Task {
+                    do {
+                        try await Task.sleep(for: deadline)
+                        finish(.failed(.timeout(deadline)))
+                    } catch {}
+                }
+                Task {
+                    let outcome = await self.refresh()
+                    timer.cancel()
+                    finish(outcome)
+                }
+            }
+        } onCancel: {
+            // The system's expiration handler: answer at once; the fetch goes on meanwhile.
+            finish(.failed(.cancelled))
+        }
+    }
+
     /// One fetch, in its own task: every member fetched (in parallel) and judged, merged when
     /// there are several, reported to the state, then the effects that wait for it (the write,
     /// the callers' answers) run here.

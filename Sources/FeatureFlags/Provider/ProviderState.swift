@@ -99,7 +99,9 @@ struct ProviderState: Sendable {
         context: EvaluationContext, served: ServedState, pathUp: Bool, foreground: Bool = true,
         configuration: FeatureFlagProvider.Configuration, base: ServingBase, random: any RandomNumberGenerator & Sendable
     ) {
-        self.streams = StreamState(foreground: foreground)
+        // Launched in the background (a refresh task, a silent push): no stream until the app
+        // comes to the foreground, whose first fetch is then unconditional.
+        self.streams = StreamState(foreground: foreground, closedForInactivity: !foreground)
         self.context = context
         self.members = [context]
         self.served = served

@@ -133,7 +133,7 @@ public final class LastKnownGoodStore: Sendable {
     }
 
     /// Fingerprints of the stored contexts, most recently used first.
-    var fingerprints: [String] { state.withLock { $0.content.fingerprints } }
+    package var fingerprints: [String] { state.withLock { $0.content.fingerprints } }
 
     /// The kill switch held on this device, if a service turned it on and no successful fetch
     /// for the context served has turned it off since.
