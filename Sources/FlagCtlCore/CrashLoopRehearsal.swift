@@ -63,47 +63,25 @@ enum CrashLoopRehearsal {
         let description: String
     }
 
-    /// One `flagctl launch`, waited for.
+    /// One `flagctl launch`, waited for (and ended if it outlives the fetch budget by 10 s).
     static func launch(_ binary: URL, endpoint: URL, state: URL, budget: Duration) async throws(RehearsalError) -> Launch {
-        #if os(Linux) || os(macOS)
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = [
+        let arguments = [
             "launch", "--endpoint", endpoint.absoluteString, "--state", state.path,
             "--timeout", String(format: "%.3f", budget.seconds),
         ]
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        let ended = OneShot()
-        process.terminationHandler = { _ in ended.fire() }
+        let ended: ChildProcess.Outcome
         do {
-            try process.run()
+            ended = try await ChildProcess.run(binary, arguments, timeout: budget + .seconds(10))
         } catch {
-            throw RehearsalError(description: "cannot start \(binary.lastPathComponent): \(error.localizedDescription)")
+            throw RehearsalError(description: error.description)
         }
-        // A launch that hangs would hang the demo: it is given the fetch budget and more.
-        let killer = Task {
-            try await Task.sleep(for: budget + .seconds(10))
-            if process.isRunning { process.terminate() }
-        }
-        await ended.wait()
-        killer.cancel()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        let lines = String(decoding: stdout, as: UTF8.self).split(separator: "\n").compactMap { line in
-            (try? FlagJSON.parse(Array(line.utf8)))?.objectValue
-        }
+        let lines = ended.jsonLines
         var result = Launch()
-        result.crashed = process.terminationReason == .uncaughtSignal
+        result.crashed = ended.crashed
         result.safeModeAtLaunch = lines.first?["safe_mode"] == true
         result.healthy = lines.contains { $0["phase"] == "healthy" }
         result.survivedInSafeMode = lines.contains { $0["phase"] == "survived in safe mode" }
-        result.error = String(decoding: stderr, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
+        result.error = ended.timedOut ? "did not end" : ended.errorText.split(separator: "\n").last.map(String.init) ?? ""
         return result
-        #else
-        throw RehearsalError(description: "processes cannot be started on this platform")
-        #endif
     }
 }

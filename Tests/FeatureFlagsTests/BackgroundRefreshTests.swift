@@ -50,7 +50,8 @@ struct BackgroundRefreshTests {
         let f = try ProviderFixture(lifecycle: ManualLifecycle(foreground: false))
         defer { f.stop() }
         f.server.document = Self.killed(true, version: "slow")
-        f.server.latency = .milliseconds(700)
+        // (Below the transport's own 2 s timeout, so the fetch can still land.)
+        f.server.latency = .milliseconds(1_500)
         let started = ContinuousClock.now
         let outcome = await f.provider.refreshInBackground(deadline: .milliseconds(150))
         let waited = ContinuousClock.now - started
@@ -59,10 +60,10 @@ struct BackgroundRefreshTests {
             return
         }
         #expect(error.kind == .timeout && !outcome.isSuccess)
-        #expect(waited < .milliseconds(600), "answered at the deadline, not the fetch's end (\(waited))")
+        #expect(waited < .milliseconds(1_400), "answered at the deadline, not at the fetch's end (\(waited))")
         #expect(!f.provider.isKillSwitchActive)
         // The fetch was not abandoned.
-        #expect(await eventually(within: TestTiming.loopbackBudget) { f.provider.isKillSwitchActive })
+        #expect(await eventually(within: TestTiming.loopbackBudget) { f.provider.isKillSwitchActive }, "\(f.provider.recentEvents)")
     }
 
     @Test func aFailedFetchIsReportedAndTheStoreKeepsItsValues() async throws {
@@ -83,13 +84,13 @@ struct BackgroundRefreshTests {
     @Test func cancellationAnswersAtOnce() async throws {
         let f = try ProviderFixture(lifecycle: ManualLifecycle(foreground: false))
         defer { f.stop() }
-        f.server.latency = .milliseconds(700)
+        f.server.latency = .seconds(3)
         let task = Task { await f.provider.refreshInBackground(deadline: .seconds(10)) }
         try await Task.sleep(for: .milliseconds(50))
         let started = ContinuousClock.now
         task.cancel()
         let outcome = await task.value
-        #expect(ContinuousClock.now - started < .milliseconds(500))
+        #expect(ContinuousClock.now - started < .milliseconds(2_500), "answered at the cancellation, not at the fetch's end")
         guard case .failed(let error) = outcome else {
             Issue.record("expected cancelled, got \(outcome)")
             return

@@ -213,6 +213,8 @@ struct ChangeStreamTests {
         #expect(signal(#"{"type":"refetchEvaluation","etag":"\"a\"","lastModified":1771622898}"#) == .refetch(etag: "\"a\"", lastModified: "1771622898"))
         #expect(signal(#"{"type":"refetchEvaluation","lastModified":"2026-02-20T21:28:18Z"}"#) == .refetch(etag: nil, lastModified: "2026-02-20T21:28:18Z"))
         #expect(signal(#"{"type":"somethingNew"}"#) == nil)
+        // The data's type decides, not the SSE event name.
+        #expect(ChangeStream.refetch(in: ServerSentEvent(type: "refetch", data: #"{"type":"refetchEvaluation"}"#)) != nil)
         #expect(signal("not json") == nil)
         #expect(signal("[1]") == nil)
     }

@@ -18,26 +18,12 @@ struct AppGroupProcessTests {
     }
 
     static func read(_ binary: URL, _ container: TempDir) async throws -> Read {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["read", "--state", container.path, "--json"]
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let (stdout, stderr) = try await blocking { () -> (Data, Data) in
-            let o = out.fileHandleForReading.readDataToEndOfFile()
-            let e = err.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (o, e)
-        }
-        let lines = String(decoding: stdout, as: UTF8.self).split(separator: "\n").compactMap { line in
-            (try? FlagJSON.parse(Array(line.utf8)))?.objectValue
-        }
+        let ended = try await ChildProcess.run(
+            binary, ["read", "--state", container.path, "--json"], timeout: TestTiming.scaled(.seconds(30)))
+        let lines = ended.jsonLines
         var flags: [String: FlagValue] = [:]
         for line in lines.dropFirst() { if let name = line["flag"]?.stringValue { flags[name] = line["value"] ?? .null } }
-        return Read(status: process.terminationStatus, header: lines.first ?? [:], flags: flags, err: String(decoding: stderr, as: UTF8.self))
+        return Read(status: ended.status, header: lines.first ?? [:], flags: flags, err: ended.errorText)
     }
 
     static func document(killed: Bool, version: String) -> ServerDocument {

@@ -1,4 +1,5 @@
 import FeatureFlags
+@testable import FlagCtlCore
 import FlagServer
 import Foundation
 import Testing
@@ -18,26 +19,10 @@ struct CrashLoopProcessTests {
     }
 
     static func launch(_ binary: URL, _ server: FlagServer, state: TempDir, stay: Int = 0) async throws -> Launch {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["launch", "--endpoint", server.flagsURL.absoluteString, "--state", state.path, "--stay", "\(stay)"]
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let (stdout, stderr) = try await blocking { () -> (Data, Data) in
-            let o = out.fileHandleForReading.readDataToEndOfFile()
-            let e = err.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (o, e)
-        }
-        let lines = String(decoding: stdout, as: UTF8.self).split(separator: "\n").compactMap { line in
-            (try? FlagJSON.parse(Array(line.utf8)))?.objectValue
-        }
-        return Launch(
-            status: process.terminationStatus, crashed: process.terminationReason == .uncaughtSignal, lines: lines,
-            err: String(decoding: stderr, as: UTF8.self))
+        let ended = try await ChildProcess.run(
+            binary, ["launch", "--endpoint", server.flagsURL.absoluteString, "--state", state.path, "--stay", "\(stay)"],
+            timeout: TestTiming.scaled(.seconds(60)))
+        return Launch(status: ended.status, crashed: ended.crashed, lines: ended.jsonLines, err: ended.errorText)
     }
 
     static func document(crashy: Bool) -> ServerDocument {

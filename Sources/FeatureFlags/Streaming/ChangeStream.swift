@@ -243,7 +243,8 @@ final class ChangeStream: SessionEventHandler, Sendable {
             state.withLock { $0.failure = overflow.description }
             control.async { task.cancel() }
         case .success(let events):
-            for event in events where event.type == "message" {
+            // Routed on the data's `type`, whatever the SSE `event:` name (ADR-0008).
+            for event in events {
                 if let refetch = Self.refetch(in: event) { signal(refetch) }
             }
         }
