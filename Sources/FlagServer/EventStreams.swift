@@ -37,14 +37,20 @@ extension FlagServer {
         var sentEvents = 0
         var nextHeartbeat = ContinuousClock.now + configuration.streamHeartbeat
         while true {
-            let fault = state.withLock { $0.streamFault }
+            let fault = state.withLock { s in
+                s.streamWakeups += 1
+                return s.streamFault
+            }
             let heartbeat: Duration
             if case .slowHeartbeat(let slow) = fault { heartbeat = max(slow, .milliseconds(10)) } else { heartbeat = configuration.streamHeartbeat }
             // Wake for a change, a fault being set, the stop, the heartbeat, or once a second to
             // notice a client that went away.
             let untilHeartbeat = ContinuousClock.now.duration(to: nextHeartbeat)
             let wait = min(max(untilHeartbeat, .zero), .seconds(1))
-            snapshot = changes.wait(after: seen, nudge: snapshot.nudges, until: Date().addingTimeInterval(wait.seconds))
+            // Half-open, a change not sent yet must not end every wait at once (that would spin):
+            // wait for the next one instead; the pending change goes out when the fault clears.
+            let after = fault == .halfOpen ? snapshot.revision : seen
+            snapshot = changes.wait(after: after, nudge: snapshot.nudges, until: Date().addingTimeInterval(wait.seconds))
             if snapshot.stopped || Socket.peerClosed(connection.fd) { break }
             // The fault as it is now: one set while waiting applies to what the wait woke for.
             let current = state.withLock { $0.streamFault }

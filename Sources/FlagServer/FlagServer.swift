@@ -51,6 +51,8 @@ public final class FlagServer: Sendable {
         var log: RequestLog
         var connections = ConnectionTable()
         var accepts = AcceptRate()
+        /// Turns of every stream's loop: a stream that spun would show here.
+        var streamWakeups = 0
         var stopping = false
     }
 
@@ -177,6 +179,10 @@ public final class FlagServer: Sendable {
 
     /// How many change streams are open now.
     public var streamCount: Int { state.withLock { $0.connections.streams } }
+
+    /// How often the streams' loops woke up, all streams together (for tests: a stream waits
+    /// for a change, a fault, the heartbeat or a second, and never spins).
+    package var streamWakeups: Int { state.withLock { $0.streamWakeups } }
 
     /// Connections accepted since the server started, and the most accepted within one
     /// second (whole seconds of its running time): how hard a reconnection storm hits it.

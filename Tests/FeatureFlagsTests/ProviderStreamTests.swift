@@ -146,7 +146,7 @@ struct ProviderStreamTests {
         server.streamFault = .halfOpen
         let flipped = ContinuousClock.now
         server.document = Self.killed(true, version: "deaf-1")
-        #expect(await eventually(within: TestTiming.loopbackBudget) { f.provider.isKillSwitchActive })
+        #expect(await eventually(within: TestTiming.loopbackBudget) { f.provider.isKillSwitchActive }, "\(f.provider.recentEvents)")
         let latency = ContinuousClock.now - flipped
         #expect(f.provider.recentEvents.contains { $0.kind == .streamClosed && ($0.message ?? "").contains("half-open") })
         #expect(latency >= .milliseconds(700), "nothing came by the deaf stream (\(latency))")

@@ -172,8 +172,10 @@ struct EventStreamTests {
         var changed = ServerDocument.seedExample
         changed.base.version = "unseen"
         server.document = changed
+        let wakeups = server.streamWakeups
         let (events, closed, lines) = try await blocking { try client.events(within: .milliseconds(400)) }
         #expect(events.isEmpty && !closed && lines == before, "half-open: no event, no heartbeat, no close")
+        #expect(server.streamWakeups - wakeups < 20, "a change held back does not make the stream spin")
         // Cleared, the stream delivers the change it held back.
         server.streamFault = nil
         #expect(try await blocking { try client.events(count: 1, within: TestTiming.scaled(.seconds(5))) }.events.count == 1)
