@@ -114,6 +114,8 @@ enum WatchCommand {
         let outcome = await provider.refresh()
         let opening = "watching \(endpointURL) for \(context.fingerprint) · \(EvalCommand.describe(outcome)) · \(Formatting.flagNames(provider).count) flags; Ctrl-C stops"
         console.out(json ? Formatting.json(["event": .string(Formatting.printable(opening))]) : Formatting.printable(opening))
+        // The first load's own change events may still be on their way to the handler.
+        provider.waitForEventHandler()
         journal.start()
         // Whichever comes first ends the watch: the stop signal, the --count-th change, or the
         // provider's loop ending on a fatal error. (Neither the signal's wait nor a task's value

@@ -26,7 +26,7 @@ struct BackgroundRefreshTests {
         // Launched in the background: nothing is fetched on its own.
         try await Task.sleep(for: .milliseconds(100))
         #expect(f.server.requestCount == 0)
-        let outcome = await f.provider.refreshInBackground(deadline: .seconds(5))
+        let outcome = await f.provider.refreshInBackground(deadline: TestTiming.loopbackBudget)
         #expect(outcome.isSuccess, "\(outcome)")
         #expect(f.provider.isKillSwitchActive)
         // Stored before it returned: another reader of the file (an extension) sees the kill.
@@ -47,32 +47,31 @@ struct BackgroundRefreshTests {
     }
 
     @Test func itAnswersAtItsDeadlineAndTheFetchStillLands() async throws {
-        let f = try ProviderFixture(lifecycle: ManualLifecycle(foreground: false))
+        // The request is held at a gate: only the deadline can answer.
+        let gate = GatedTransport()
+        gate.hold(auraPersonal)
+        let f = try ProviderFixture(transport: gate, lifecycle: ManualLifecycle(foreground: false))
         defer { f.stop() }
         f.server.document = Self.killed(true, version: "slow")
-        // (Below the transport's own 2 s timeout, so the fetch can still land.)
-        f.server.latency = .milliseconds(1_500)
-        let started = ContinuousClock.now
-        let outcome = await f.provider.refreshInBackground(deadline: .milliseconds(150))
-        let waited = ContinuousClock.now - started
+        let outcome = await f.provider.refreshInBackground(deadline: .milliseconds(100))
         guard case .failed(let error) = outcome else {
             Issue.record("expected a timeout, got \(outcome)")
             return
         }
         #expect(error.kind == .timeout && !outcome.isSuccess)
-        #expect(waited < .milliseconds(1_400), "answered at the deadline, not at the fetch's end (\(waited))")
         #expect(!f.provider.isKillSwitchActive)
-        // The fetch was not abandoned.
+        // The fetch was not abandoned: released, it lands.
+        gate.release(auraPersonal)
         #expect(await eventually(within: TestTiming.loopbackBudget) { f.provider.isKillSwitchActive }, "\(f.provider.recentEvents)")
     }
 
     @Test func aFailedFetchIsReportedAndTheStoreKeepsItsValues() async throws {
         let f = try ProviderFixture(lifecycle: ManualLifecycle(foreground: false))
         defer { f.stop() }
-        #expect(await f.provider.refreshInBackground(deadline: .seconds(5)).isSuccess)
+        #expect(await f.provider.refreshInBackground(deadline: TestTiming.loopbackBudget).isSuccess)
         f.server.fault = .status(503, retryAfter: nil)
         f.server.document = Self.killed(true, version: "unseen")
-        let outcome = await f.provider.refreshInBackground(deadline: .seconds(5))
+        let outcome = await f.provider.refreshInBackground(deadline: TestTiming.loopbackBudget)
         guard case .failed(let error) = outcome else {
             Issue.record("expected a failure, got \(outcome)")
             return
@@ -82,15 +81,17 @@ struct BackgroundRefreshTests {
     }
 
     @Test func cancellationAnswersAtOnce() async throws {
-        let f = try ProviderFixture(lifecycle: ManualLifecycle(foreground: false))
-        defer { f.stop() }
-        f.server.latency = .seconds(3)
-        let task = Task { await f.provider.refreshInBackground(deadline: .seconds(10)) }
-        try await Task.sleep(for: .milliseconds(50))
-        let started = ContinuousClock.now
+        let gate = GatedTransport()
+        gate.hold(auraPersonal)
+        let f = try ProviderFixture(transport: gate, lifecycle: ManualLifecycle(foreground: false))
+        defer {
+            gate.release(auraPersonal)
+            f.stop()
+        }
+        let task = Task { await f.provider.refreshInBackground(deadline: .seconds(3_600)) }
+        #expect(await eventually { gate.waitingCount == 1 })
         task.cancel()
         let outcome = await task.value
-        #expect(ContinuousClock.now - started < .milliseconds(2_500), "answered at the cancellation, not at the fetch's end")
         guard case .failed(let error) = outcome else {
             Issue.record("expected cancelled, got \(outcome)")
             return

@@ -72,7 +72,8 @@ struct CrashLoopGuardTests {
             crashLoopGuard: CrashLoopGuard(launchesBeforeSafeMode: 2, healthyAfter: healthyAfter))
         configuration.killSwitchKey = "kill_switch"
         return FeatureFlagProvider(
-            context: EvaluationContext(targetingKey: "u"), fetcher: FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL)),
+            context: EvaluationContext(targetingKey: "u"), fetcher: FlagFetcher(
+                endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(budget: TestTiming.loopbackBudget)),
             store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), configuration: configuration, reachability: AlwaysReachable(),
             lifecycle: lifecycle, clock: clock)
     }

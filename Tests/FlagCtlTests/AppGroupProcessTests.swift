@@ -45,7 +45,10 @@ struct AppGroupProcessTests {
             lifecycle: AlwaysForeground())
     }
 
-    @Test func theExtensionSeesWhatTheAppStoredAndTheKill() async throws {
+    static let noProcesses: Comment = "under ThreadSanitizer, Foundation's Process does not see its children end (they stay zombies)"
+
+    @Test(.disabled(if: TestTiming.underThreadSanitizer, Self.noProcesses))
+    func theExtensionSeesWhatTheAppStoredAndTheKill() async throws {
         let binary = try #require(builtProduct("flagctl"), "flagctl was not built next to the tests")
         let server = try FlagServer(document: Self.document(killed: false, version: "v1"))
         defer { server.stop() }
@@ -70,7 +73,8 @@ struct AppGroupProcessTests {
         #expect(server.requestCount == 2)
     }
 
-    @Test func readsWhileTheAppWritesAlwaysFindAWholeSnapshot() async throws {
+    @Test(.disabled(if: TestTiming.underThreadSanitizer, Self.noProcesses))
+    func readsWhileTheAppWritesAlwaysFindAWholeSnapshot() async throws {
         let binary = try #require(builtProduct("flagctl"), "flagctl was not built next to the tests")
         let server = try FlagServer(document: Self.document(killed: false, version: "w0"))
         defer { server.stop() }

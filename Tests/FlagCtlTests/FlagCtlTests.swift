@@ -125,9 +125,13 @@ struct FlagCtlTests {
         #expect(field(11, "plan_data_limit") == 750 && field(11, "plan_feature_list")?.listValue?.contains("team") == true)
         // 12 a release that crashes at launch, as real processes: two crashes, the guard's
         // safe-mode launch survives, the fix ends safe mode.
-        #expect(
-            field(12, "note") == "launches: healthy · crash · crash · safe mode, survived · safe mode → fixed, healthy",
-            "\(field(12, "note") ?? .null)")
+        if TestTiming.underThreadSanitizer {
+            #expect(field(12, "note")?.stringValue?.hasPrefix("not rehearsed") == true)
+        } else {
+            #expect(
+                field(12, "note") == "launches: healthy · crash · crash · safe mode, survived · safe mode → fixed, healthy",
+                "\(field(12, "note") ?? .null)")
+        }
         #expect(steps.allSatisfy { $0["ms"]?.intValue != nil && $0["title"]?.stringValue != nil })
     }
 

@@ -21,11 +21,17 @@ struct WatchAndLaunchTests {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
         async let watched = run(
-            ["watch", "--endpoint", server.flagsURL.absoluteString, "--context", "venue=venue-42", "--count", "1", "--json"],
+            ["watch", "--endpoint", server.flagsURL.absoluteString, "--context", "venue=venue-42", "--count", "1", "--json",
+             "--timeout", "\(TestTiming.loopbackBudget.components.seconds)"],
             stop: Self.never)
-        #expect(await eventually(within: TestTiming.loopbackBudget) { server.streamCount == 1 })
-        // Let the fetch the stream's opening asks for end before the flip.
-        try await Task.sleep(for: .milliseconds(200))
+        // The stream is open and the fetch its opening asks for has been answered, so the
+        // flip's change comes by the stream.
+        #expect(await eventually(within: TestTiming.loopbackBudget) {
+            let log = server.requests
+            guard server.streamCount == 1, let stream = log.firstIndex(where: { $0.route == "GET /events" }) else { return false }
+            return log[stream...].contains { $0.route != "GET /events" && $0.status != nil }
+        })
+        try await Task.sleep(for: .milliseconds(100))
         var killed = ServerDocument.seedExample
         killed.base.flags["kill_switch"] = FlagEntry(value: true)
         killed.base.version = "incident-1"

@@ -246,6 +246,12 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         io.sync {}
     }
 
+    /// Waits until the events emitted so far reached the configuration's `eventHandler`: for
+    /// tools that must tell the events before a moment from those after it.
+    package func waitForEventHandler() {
+        publisher.handler?.drain()
+    }
+
     func markHealthy(automatic: Bool) {
         guard configuration.crashLoopGuard != nil else { return }
         let fingerprint = cell.withLock { $0.context.fingerprint }
