@@ -9,7 +9,8 @@ enum KillPathBenchmarks {
     static func run(_ report: Report, quick: Bool) async throws {
         try await liveStream(report, flips: quick ? 40 : 200)
         try await halfOpen(report, lanes: quick ? 4 : 8, flipsPerLane: quick ? 3 : 25)
-        try await reconnectStorm(report, clients: quick ? 100 : 500)
+        try socketStorm(report, clients: 500)
+        try await reconnectStorm(report, clients: 100)
     }
 
     /// `true` in the sample document; its code default `false` is the safe value under a kill.
@@ -179,11 +180,13 @@ enum KillPathBenchmarks {
 
     // MARK: Reconnection storm
 
-    /// `clients` providers with open streams; the server goes down (port held: connections
-    /// refused) and comes back with a new document. Each client reconnects after its own
-    /// full-jitter delay, and fetches on reconnection.
+    /// `clients` real providers with open streams; the server goes down (port held:
+    /// connections refused) and comes back with a new document. Each client reconnects after
+    /// its own full-jitter delay, and fetches on reconnection. (Hundreds of providers in one
+    /// process measure the process more than the server: the 500-client storm below uses
+    /// plain sockets with the same reconnection schedule.)
     static func reconnectStorm(_ report: Report, clients count: Int) async throws {
-        report.section("Reconnection storm — \(count) clients with open streams, server restarted")
+        report.section("Reconnection storm — \(count) providers with open streams, server restarted")
         raiseDescriptorLimit(to: 8 * count + 256)
         let configuration = FlagServer.Configuration(maxConnections: 4 * count, maxLoggedRequests: 8 * count, maxStreams: count + 12)
         let server = try FlagServer(document: document("before", killed: false), configuration: configuration)
@@ -216,5 +219,100 @@ enum KillPathBenchmarks {
         report.add(.init(section: "storm", name: "server: peak connections accepted in one second", value: Double(rate.peakPerSecond), unit: "count"))
         report.add(.init(section: "storm", name: "server: connections accepted after the restart", value: Double(rate.total), unit: "count"))
         report.add(.init(section: "storm", name: "answers 503 (server full) during the storm", value: Double(refused), unit: "count", budget: "= 0", passed: refused == 0))
+    }
+
+    /// 500 change streams as plain sockets; the server goes down for 500 ms (connections
+    /// refused) and comes back. Each client reconnects on the providers' schedule: full
+    /// jitter, a ceiling of 1 s doubling per failed attempt (up to 60 s), and when connected
+    /// sends its stream request. The server's connections per second show how the jitter
+    /// spreads the storm: without it, all 500 would arrive within milliseconds.
+    static func socketStorm(_ report: Report, clients count: Int) throws {
+        report.section("Reconnection storm — \(count) change streams (plain sockets, the providers' jitter), server restarted")
+        raiseDescriptorLimit(to: 4 * count + 256)
+        let configuration = FlagServer.Configuration(maxConnections: 2 * count, maxLoggedRequests: 4 * count, maxStreams: count + 12)
+        let server = try FlagServer(document: document("before", killed: false), configuration: configuration)
+        let request = Array("GET /events HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n".utf8)
+        var sockets = [Int32](repeating: -1, count: count)
+        defer { for fd in sockets where fd >= 0 { close(fd) } }
+        func open(_ i: Int, port: UInt16) -> Bool {
+            guard let fd = LoopbackSocket.connect(port: port) else { return false }
+            sockets[i] = fd
+            _ = request.withUnsafeBytes { LoopbackSocket.send(fd, $0) }
+            return true
+        }
+        let opening = ContinuousClock.now + .seconds(60)
+        var next = 0
+        while next < count, ContinuousClock.now < opening {
+            for i in next..<min(next + 16, count) where !open(i, port: server.port) { throw BenchmarkError("cannot open stream \(i + 1)") }
+            next = min(next + 16, count)
+            while server.streamCount < next, ContinuousClock.now < opening { usleep(1_000) }
+        }
+        guard server.streamCount == count else { throw BenchmarkError("only \(server.streamCount) of \(count) streams opened") }
+        let port = server.port
+        var hold = server.stopHoldingPort()
+        let restartAt = ContinuousClock.now + .milliseconds(500)
+        // Every client notices the drop now (its stream ends) and schedules its reconnection.
+        var failures = [Int](repeating: 0, count: count)
+        var due = [ContinuousClock.Instant?](repeating: nil, count: count)
+        func schedule(_ i: Int) {
+            failures[i] += 1
+            let ceiling = min(1.0 * pow(2, Double(failures[i] - 1)), 60)
+            due[i] = ContinuousClock.now + .milliseconds(Int64(Double.random(in: 0...ceiling) * 1_000))
+        }
+        for i in 0..<count {
+            close(sockets[i])
+            sockets[i] = -1
+            schedule(i)
+        }
+        var restarted: FlagServer?
+        defer { restarted?.stop() }
+        let deadline = ContinuousClock.now + .seconds(300)
+        var back = 0
+        var startedAt = ContinuousClock.now
+        while back < count, ContinuousClock.now < deadline {
+            if restarted == nil, ContinuousClock.now >= restartAt {
+                hold = nil
+                _ = hold
+                restarted = try FlagServer(
+                    document: document("after", killed: true),
+                    configuration: .init(
+                        port: port, maxConnections: configuration.maxConnections, maxLoggedRequests: configuration.maxLoggedRequests,
+                        maxStreams: configuration.maxStreams))
+                startedAt = ContinuousClock.now
+            }
+            let now = ContinuousClock.now
+            for i in 0..<count {
+                guard let when = due[i], when <= now else { continue }
+                if open(i, port: port) {
+                    due[i] = nil
+                    back += 1
+                } else {
+                    schedule(i)
+                }
+            }
+            usleep(500)
+        }
+        guard let restarted, back == count else { throw BenchmarkError("only \(back) of \(count) clients reconnected") }
+        guard waitFor(.seconds(30), { restarted.streamCount == count }) else {
+            throw BenchmarkError("the restarted server holds \(restarted.streamCount) of \(count) streams")
+        }
+        let elapsed = ContinuousClock.now - startedAt
+        let rate = restarted.connectionRate
+        let refused = restarted.requests.filter { $0.status == 503 }.count
+        let attempts = failures.reduce(0, +)
+        report.add(.init(section: "storm", name: "restart → all \(count) streams open again", value: elapsed.seconds * 1_000, unit: "ms"))
+        report.add(.init(section: "storm", name: "server: peak connections accepted in one second", value: Double(rate.peakPerSecond), unit: "count"))
+        report.add(.init(section: "storm", name: "refused attempts while it was down, all clients", value: Double(attempts - count), unit: "count"))
+        report.add(.init(section: "storm", name: "answers 503 (server full)", value: Double(refused), unit: "count", budget: "= 0", passed: refused == 0))
+    }
+
+    /// Polls `condition` every millisecond until it holds; false after `limit`.
+    private static func waitFor(_ limit: Duration, _ condition: () -> Bool) -> Bool {
+        let end = ContinuousClock.now + limit
+        while !condition() {
+            if ContinuousClock.now >= end { return false }
+            usleep(1_000)
+        }
+        return true
     }
 }

@@ -43,16 +43,19 @@ final class Report {
                 "  " + (figure.name.count > 52 ? String(figure.name.prefix(51)) + "…" : figure.name).padding(toLength: 53, withPad: " ", startingAt: 0) + value.padding(toLength: 12, withPad: " ", startingAt: 0)
                     + spread.padding(toLength: 7, withPad: " ", startingAt: 0) + ratio.padding(toLength: 30, withPad: " ", startingAt: 0) + budget)
         }
+        fflush(nil)  // into a file or a pipe too, each figure as it is measured
     }
 
     /// Starts a section in the table.
     func section(_ title: String) {
         if !json { print("\n\(title)") }
+        fflush(nil)
     }
 
     /// A line of explanation in the table.
     func note(_ text: String) {
         if !json { print("  · \(text)") }
+        fflush(nil)
     }
 
     var missed: [Figure] { figures.filter { $0.passed == false } }

@@ -14,15 +14,19 @@ if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--alloc-child"
     }
 }
 
-let arguments = Set(CommandLine.arguments.dropFirst())
-let unknown = arguments.subtracting(["--json", "--check", "--quick", "--help", "-h"])
+let sections = ["reads", "startup", "policy", "poll", "memory", "server", "slow-clients", "streams", "kill-path"]
+let only = CommandLine.arguments.dropFirst().first { $0.hasPrefix("--only=") }.map { Set($0.dropFirst(7).split(separator: ",").map(String.init)) }
+let arguments = Set(CommandLine.arguments.dropFirst().filter { !$0.hasPrefix("--only=") })
+var unknown = arguments.subtracting(["--json", "--check", "--quick", "--help", "-h"])
+if let only { unknown.formUnion(only.subtracting(sections).map { "--only=\($0)" }) }
 if arguments.contains("--help") || arguments.contains("-h") || !unknown.isEmpty {
     if !unknown.isEmpty { print("flag-benchmarks: unknown option \(unknown.sorted().joined(separator: ", "))") }
     print("""
-        USAGE: swift run -c release flag-benchmarks [--json] [--check] [--quick]
+        USAGE: swift run -c release flag-benchmarks [--json] [--check] [--quick] [--only=SECTION,…]
           --json   one JSON line per figure
           --check  exit 1 if a budget is missed
           --quick  fewer runs (a smoke test; figures are noisier)
+          --only   run these sections: \(sections.joined(separator: ", "))
         """)
     exit(unknown.isEmpty ? 0 : 64)
 }
@@ -37,15 +41,16 @@ let report = Report(json: arguments.contains("--json"))
 let quick = arguments.contains("--quick")
 let started = Date()
 do {
-    try ReadBenchmarks.run(report, quick: quick)
-    try StartupBenchmarks.run(report, quick: quick)
-    try PolicyBenchmarks.run(report, quick: quick)
-    try await PollBenchmarks.run(report, quick: quick)
-    try MemoryBenchmarks.run(report)
-    try ServerBenchmarks.run(report, quick: quick)
-    try SlowClientBenchmarks.run(report, quick: quick)
-    try StreamBenchmarks.run(report, quick: quick)
-    try await KillPathBenchmarks.run(report, quick: quick)
+    func wanted(_ section: String) -> Bool { only?.contains(section) ?? true }
+    if wanted("reads") { try ReadBenchmarks.run(report, quick: quick) }
+    if wanted("startup") { try StartupBenchmarks.run(report, quick: quick) }
+    if wanted("policy") { try PolicyBenchmarks.run(report, quick: quick) }
+    if wanted("poll") { try await PollBenchmarks.run(report, quick: quick) }
+    if wanted("memory") { try MemoryBenchmarks.run(report) }
+    if wanted("server") { try ServerBenchmarks.run(report, quick: quick) }
+    if wanted("slow-clients") { try SlowClientBenchmarks.run(report, quick: quick) }
+    if wanted("streams") { try StreamBenchmarks.run(report, quick: quick) }
+    if wanted("kill-path") { try await KillPathBenchmarks.run(report, quick: quick) }
 } catch {
     print("flag-benchmarks: \(error)")
     exit(1)
