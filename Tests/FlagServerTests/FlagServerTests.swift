@@ -60,7 +60,10 @@ struct FlagServerTests {
     }
 
     @Test func connectionsAreBounded() async throws {
-        let server = try FlagServer(document: .seedExample, configuration: .init(maxConnections: 2, evictionGrace: .seconds(600)))
+        // Idle places are kept for the whole test, however slow the machine (the idle timeout
+        // would otherwise free one under a loaded ThreadSanitizer run).
+        let server = try FlagServer(
+            document: .seedExample, configuration: .init(maxConnections: 2, evictionGrace: .seconds(600), idleTimeout: .seconds(600)))
         defer { server.stop() }
         let idle = [RawConnection(port: server.port), RawConnection(port: server.port)]
         #expect(idle.allSatisfy { $0 != nil })
