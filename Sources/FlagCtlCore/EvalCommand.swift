@@ -102,9 +102,7 @@ enum EvalCommand {
             let kill = provider.isKillSwitchActive ? " · KILL SWITCH ON: every flag reads its safe default" : ""
             console.out("status \(provider.status.rawValue) · \(provider.labels.source.rawValue) · \(summary)\(kill)")
             console.out("context \(context.fingerprint) · \(names.count) flags · fallback file \(store.fileURL.path)")
-            let rows = [["FLAG", "VALUE", "SOURCE", "REASON", "VARIANT", "VERSION", "AGE"]]
-                + names.map { Formatting.describe($0, in: provider).cells }
-            for line in Formatting.table(rows) { console.out(line) }
+            for line in Formatting.flagTable(names, in: provider) { console.out(line) }
             if names.isEmpty {
                 console.out(
                     problems.isEmpty

@@ -58,6 +58,11 @@ enum Formatting {
     /// Every flag a client can explain: the snapshot's names, sorted.
     static func flagNames(_ client: any FeatureFlagClient) -> [String] { client.snapshot.flags.keys.sorted() }
 
+    /// Every flag of `client` as a table (name, value, source, reason, variant, version, age).
+    static func flagTable(_ names: [String], in client: any FeatureFlagClient) -> [String] {
+        table([["FLAG", "VALUE", "SOURCE", "REASON", "VARIANT", "VERSION", "AGE"]] + names.map { describe($0, in: client).cells })
+    }
+
     /// The explanation of one flag as table cells and as JSON.
     static func describe(_ name: String, in client: any FeatureFlagClient) -> (cells: [String], json: [String: FlagValue]) {
         let d = client.details(FlagKey(name, default: FlagValue.null))

@@ -55,9 +55,7 @@ enum ReadCommand {
         } else {
             let kill = client.isKillSwitchActive ? " · KILL SWITCH ON: every flag reads its safe default" : ""
             console.out("\(file.path) · \(held.count) contexts stored · \(names.count) flags\(kill)")
-            let rows = [["FLAG", "VALUE", "SOURCE", "REASON", "VARIANT", "VERSION", "AGE"]]
-                + names.map { Formatting.describe($0, in: client).cells }
-            for line in Formatting.table(rows) { console.out(line) }
+            for line in Formatting.flagTable(names, in: client) { console.out(line) }
             if names.isEmpty { console.out("(no flags stored for this context)") }
         }
         return problems.isEmpty || !names.isEmpty ? 0 : exitNoInput
