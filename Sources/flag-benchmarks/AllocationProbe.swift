@@ -44,6 +44,11 @@ enum AllocationProbe {
         let file = directory.appendingPathComponent("flags.lkg")
         try LastKnownGoodStore(fileURL: file).save(FlagSnapshot(flags: sampleFlags(1_000), version: "bench"), etag: nil, for: context)
         let client: any FeatureFlagClient = FallbackClient(fileURL: file, context: context)
+        // One read of each kind first, in the baseline too: a thread's first read sets up its
+        // read cache (one allocation per thread, not per read).
+        blackHole(client.value(fixture.boolKey))
+        blackHole(client.value(fixture.stringKey))
+        blackHole(client.details(fixture.boolKey))
         switch mode {
         case "bool": for _ in 0..<reads { blackHole(client.value(fixture.boolKey)) }
         case "string": for _ in 0..<reads { blackHole(client.value(fixture.stringKey)) }

@@ -14,7 +14,17 @@ if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--alloc-child"
     }
 }
 
-let sections = ["reads", "startup", "policy", "poll", "memory", "server", "slow-clients", "streams", "kill-path"]
+// For profilers: `--init-loop FLAGS N` starts a provider on a store of FLAGS flags and reads, N times.
+if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--init-loop" {
+    try InitBenchmarks.profileLoop(flags: Int(CommandLine.arguments[2]) ?? 100, starts: Int(CommandLine.arguments[3]) ?? 1)
+    exit(0)
+}
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--init-child" {
+    InitBenchmarks.child(file: CommandLine.arguments[2])
+    exit(0)
+}
+
+let sections = ["reads", "init", "startup", "policy", "poll", "memory", "server", "slow-clients", "streams", "kill-path"]
 let only = CommandLine.arguments.dropFirst().first { $0.hasPrefix("--only=") }.map { Set($0.dropFirst(7).split(separator: ",").map(String.init)) }
 let arguments = Set(CommandLine.arguments.dropFirst().filter { !$0.hasPrefix("--only=") })
 var unknown = arguments.subtracting(["--json", "--check", "--quick", "--help", "-h"])
@@ -43,6 +53,7 @@ let started = Date()
 do {
     func wanted(_ section: String) -> Bool { only?.contains(section) ?? true }
     if wanted("reads") { try ReadBenchmarks.run(report, quick: quick) }
+    if wanted("init") { try InitBenchmarks.run(report, quick: quick) }
     if wanted("startup") { try StartupBenchmarks.run(report, quick: quick) }
     if wanted("policy") { try PolicyBenchmarks.run(report, quick: quick) }
     if wanted("poll") { try await PollBenchmarks.run(report, quick: quick) }

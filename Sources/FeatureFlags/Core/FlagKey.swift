@@ -1,6 +1,7 @@
 import Foundation
 
-/// The conversions of a ``FlagKey`` beyond its read path, shared by its copies.
+/// The conversions of a ``FlagKey``: from and to ``FlagValue``, and for lists of enums the
+/// members a build does not know.
 @usableFromInline
 final class FlagKeyConversions<Value: Sendable>: Sendable {
     @usableFromInline let convert: @Sendable (FlagValue) -> Value?
@@ -12,11 +13,68 @@ final class FlagKeyConversions<Value: Sendable>: Sendable {
     @usableFromInline
     init(
         convert: @escaping @Sendable (FlagValue) -> Value?, encode: @escaping @Sendable (Value) -> FlagValue?,
-        unknownMembers: (@Sendable (FlagValue) -> [String])?
+        unknownMembers: (@Sendable (FlagValue) -> [String])? = nil
     ) {
         self.convert = convert
         self.encode = encode
         self.unknownMembers = unknownMembers
+    }
+}
+
+/// How a ``FlagKey`` holds its conversions. The package's own initialisers build conversions
+/// that depend only on the value's type, so every key of a type shares one object that lives as
+/// long as the process and is held unretained: copying such a key touches no reference count
+/// (a key kept in an array or a dictionary is copied on every read). Keys with conversions of
+/// their own hold them as usual.
+@usableFromInline
+enum FlagKeyConversionsReference<Value: Sendable>: Sendable {
+    /// Shared by every key of the type, never released (see ``SharedKeyConversions``).
+    case shared(Unmanaged<FlagKeyConversions<Value>>)
+    /// This key's own.
+    case owned(FlagKeyConversions<Value>)
+
+    /// Runs `body` with the conversions, without retaining shared ones.
+    @inlinable @inline(__always)
+    func with<R>(_ body: (FlagKeyConversions<Value>) -> R) -> R {
+        switch self {
+        case .shared(let unmanaged): return unmanaged._withUnsafeGuaranteedRef(body)
+        case .owned(let conversions): return body(conversions)
+        }
+    }
+}
+
+/// Which of the package's initialisers built a shared conversions object (together with the
+/// value type, it names the object).
+@usableFromInline
+enum SharedConversionsKind: UInt8, Sendable {
+    case convertible, rawValue, decodable, forwardCompatibleList, applicationUpdate
+}
+
+/// The conversions objects shared by keys: one per value type and initialiser, created on first
+/// use and kept for the life of the process (a handful of objects: one per flag type an app reads).
+@usableFromInline
+enum SharedKeyConversions {
+    private struct Name: Hashable {
+        let type: ObjectIdentifier
+        let kind: SharedConversionsKind
+    }
+
+    private static let table = Locked<[Name: Unmanaged<AnyObject>]>([:])
+
+    /// The shared conversions for `Value` built by `kind`'s initialiser; `make` builds them the
+    /// first time.
+    @usableFromInline
+    static func conversions<Value: Sendable>(
+        _ kind: SharedConversionsKind, for _: Value.Type, make: () -> FlagKeyConversions<Value>
+    ) -> Unmanaged<FlagKeyConversions<Value>> {
+        let name = Name(type: ObjectIdentifier(Value.self), kind: kind)
+        let object = table.withLock { table -> Unmanaged<AnyObject> in
+            if let found = table[name] { return found }
+            let made = Unmanaged<AnyObject>.passRetained(make())  // never released
+            table[name] = made
+            return made
+        }
+        return Unmanaged.fromOpaque(object.toOpaque())
     }
 }
 
@@ -31,19 +89,19 @@ final class FlagKeyConversions<Value: Sendable>: Sendable {
 ///
 /// The default is what a read returns when the flag is missing or has the wrong type, and
 /// it is the **safe value** every read returns while the kill switch is on.
+///
+/// Keys are free to copy: keep them in `static let`s, arrays or dictionaries alike. Apart from
+/// the name (and a default that is itself reference-counted, such as a long `String`), a key
+/// built by the initialisers below holds nothing whose reference count a copy changes; a key
+/// with custom `convert` / `encode` closures holds those.
 public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
-    // Fixed-size fields first and `defaultValue` last: then a generic read can find `name`
-    // and `resolve` at constant offsets without instantiating `FlagKey<Value>`'s metadata.
-
     /// The flag's name on the wire and on disk.
     public let name: String
-    /// `convert` or the default in one call, built where the key is created so that the
-    /// conversion is specialised for `Value` even when the read itself is not (reads through
-    /// `any FeatureFlagClient` are generic at run time).
-    @usableFromInline let resolve: @Sendable (FlagValue?) -> Value
-    /// The conversions the read path does not need, behind one reference: a key is copied
-    /// on every read, and each reference-counted field costs a retain and a release.
-    @usableFromInline let conversions: FlagKeyConversions<Value>
+    /// The conversions, shared by every key of `Value` unless custom.
+    @usableFromInline let conversions: FlagKeyConversionsReference<Value>
+    /// Whether the conversion is `Value(flagValue:)` (``FlagValueConvertible``): then a read
+    /// specialised for `Value` converts inline without touching ``conversions``.
+    @usableFromInline let convertsByType: Bool
     /// Whether reads must look for unknown list members (``FlagKeyConversions/unknownMembers``
     /// is set): one byte the read path tests without touching ``conversions``.
     @usableFromInline let auditsMembers: Bool
@@ -54,7 +112,6 @@ public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
     /// - Parameters:
     ///   - convert: the Swift value for a flag value, or nil when it does not fit (TYPE_MISMATCH).
     ///   - encode: the flag value for a Swift value, used by overrides and test clients.
-    @inlinable
     public init(
         _ name: String,
         default defaultValue: Value,
@@ -62,38 +119,38 @@ public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
         encode: @escaping @Sendable (Value) -> FlagValue?
     ) {
         self.init(
-            name, default: defaultValue, convert: convert, encode: encode,
-            resolve: { found in
-                if let found, let typed = convert(found) { return typed }
-                return defaultValue
-            })
+            name, default: defaultValue, conversions: .owned(FlagKeyConversions(convert: convert, encode: encode)),
+            convertsByType: false)
     }
 
-    /// The memberwise form, for initialisers that can give `resolve` a body of its own
-    /// (one call on the read path instead of a closure calling a closure).
+    /// The memberwise form.
     @inlinable
-    init(
-        _ name: String, default defaultValue: Value, convert: @escaping @Sendable (FlagValue) -> Value?,
-        encode: @escaping @Sendable (Value) -> FlagValue?, resolve: @escaping @Sendable (FlagValue?) -> Value,
-        unknownMembers: (@Sendable (FlagValue) -> [String])? = nil
-    ) {
+    init(_ name: String, default defaultValue: Value, conversions: FlagKeyConversionsReference<Value>, convertsByType: Bool) {
         self.name = name
-        self.resolve = resolve
-        self.conversions = FlagKeyConversions(convert: convert, encode: encode, unknownMembers: unknownMembers)
-        self.auditsMembers = unknownMembers != nil
+        self.conversions = conversions
+        self.convertsByType = convertsByType
+        self.auditsMembers = conversions.with { $0.unknownMembers != nil }
         self.defaultValue = defaultValue
     }
 
+    /// A key whose conversions depend only on `Value`: shared with every key `kind` builds for it.
+    @inlinable
+    init(_ name: String, default defaultValue: Value, sharing kind: SharedConversionsKind, make: () -> FlagKeyConversions<Value>) {
+        self.init(
+            name, default: defaultValue, conversions: .shared(SharedKeyConversions.conversions(kind, for: Value.self, make: make)),
+            convertsByType: kind == .convertible)
+    }
+
     /// The Swift value for `flagValue`, or nil when its type does not fit.
-    @inlinable public func value(from flagValue: FlagValue) -> Value? { conversions.convert(flagValue) }
+    @inlinable public func value(from flagValue: FlagValue) -> Value? { conversions.with { $0.convert(flagValue) } }
 
     /// The flag value for `value`, or nil when the type cannot be encoded.
-    public func flagValue(for value: Value) -> FlagValue? { conversions.encode(value) }
+    public func flagValue(for value: Value) -> FlagValue? { conversions.with { $0.encode(value) } }
 
     /// The Swift value for a flag value, or nil when its type does not fit.
-    @inlinable var convert: @Sendable (FlagValue) -> Value? { conversions.convert }
+    @inlinable func convert(_ flagValue: FlagValue) -> Value? { conversions.with { $0.convert(flagValue) } }
     /// For keys that report unknown list members: those members' raw values.
-    @inlinable var unknownMembers: (@Sendable (FlagValue) -> [String])? { conversions.unknownMembers }
+    @inlinable var unknownMembers: (@Sendable (FlagValue) -> [String])? { conversions.with { $0.unknownMembers } }
 
     /// `name`.
     public var description: String { name }
@@ -103,12 +160,9 @@ extension FlagKey where Value: FlagValueConvertible {
     /// A key for `Bool`, `Int`, `Double`, `String`, ``FlagValue`` and lists or objects of them.
     @inlinable
     public init(_ name: String, default defaultValue: Value) {
-        self.init(
-            name, default: defaultValue, convert: { Value(flagValue: $0) }, encode: { $0.flagValue },
-            resolve: { found in
-                guard let found, let typed = Value(flagValue: found) else { return defaultValue }
-                return typed
-            })
+        self.init(name, default: defaultValue, sharing: .convertible) {
+            FlagKeyConversions(convert: { Value(flagValue: $0) }, encode: { $0.flagValue })
+        }
     }
 }
 
@@ -123,10 +177,10 @@ extension FlagKey where Value: RawRepresentable, Value.RawValue: FlagValueConver
     /// The raw-value conversions shared by both `RawRepresentable` initialisers.
     @inlinable
     init(rawValueKey name: String, default defaultValue: Value) {
-        self.init(
-            name, default: defaultValue,
-            convert: { Value.RawValue(flagValue: $0).flatMap(Value.init(rawValue:)) },
-            encode: { $0.rawValue.flagValue })
+        self.init(name, default: defaultValue, sharing: .rawValue) {
+            FlagKeyConversions(
+                convert: { Value.RawValue(flagValue: $0).flatMap(Value.init(rawValue:)) }, encode: { $0.rawValue.flagValue })
+        }
     }
 }
 
@@ -143,19 +197,20 @@ extension FlagKey where Value: Decodable {
     /// A key for a `Decodable` struct or collection, decoded with ``FlagValueDecoder``.
     /// A value that does not decode is a TYPE_MISMATCH and reads as the default.
     public init(_ name: String, default defaultValue: Value) {
-        self.init(
-            name, default: defaultValue,
-            convert: { value in
-                if let decoded = try? FlagValueDecoder().decode(Value.self, from: value) { return decoded }
-                // Text holding JSON (a service that sends every value as a string).
-                let unwrapped = value.unwrappingText
-                return unwrapped == value ? nil : try? FlagValueDecoder().decode(Value.self, from: unwrapped)
-            },
-            encode: { value in
-                guard let encodable = value as? any Encodable,
-                    let data = try? JSONEncoder().encode(encodable)
-                else { return nil }
-                return try? FlagJSON.parse(data)
-            })
+        self.init(name, default: defaultValue, sharing: .decodable) {
+            FlagKeyConversions(
+                convert: { value in
+                    if let decoded = try? FlagValueDecoder().decode(Value.self, from: value) { return decoded }
+                    // Text holding JSON (a service that sends every value as a string).
+                    let unwrapped = value.unwrappingText
+                    return unwrapped == value ? nil : try? FlagValueDecoder().decode(Value.self, from: unwrapped)
+                },
+                encode: { value in
+                    guard let encodable = value as? any Encodable,
+                        let data = try? JSONEncoder().encode(encodable)
+                    else { return nil }
+                    return try? FlagJSON.parse(data)
+                })
+        }
     }
 }

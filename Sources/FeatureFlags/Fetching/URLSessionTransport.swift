@@ -13,6 +13,11 @@ import FoundationNetworking
 /// thread pool. A cancelled caller is answered at once; the task is cancelled behind it.
 /// After ``shutdown()`` every send fails at once — creating a task on an invalidated
 /// session would crash on Linux.
+///
+/// The session is created on `control` for the first request, not with the transport: an app
+/// builds its provider at launch, before the first flag read, and a session's configuration
+/// costs more than the rest of that start together (on Linux it also reads the environment and
+/// resolves a cache directory).
 final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked Sendable {
     // @unchecked: mutable state lives in `Locked` boxes; `URLSession` is thread-safe and is
     // only called on `control`; delegate callbacks (through `WeakSessionDelegate`) touch only
@@ -46,7 +51,14 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
         }
     }
 
-    private let session: Locked<URLSession?> = Locked(nil)
+    /// The session's life: not yet needed, open, or shut down.
+    private enum SessionState {
+        case notCreated
+        case open(URLSession)
+        case closed
+    }
+
+    private let session = Locked(SessionState.notCreated)
     private let exchanges = Locked<[Int: Exchange]>([:])
     private let control = DispatchQueue(label: "FeatureFlags.URLSessionTransport.control")
     private let allowInsecureRedirects: Bool
@@ -55,6 +67,15 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
     /// HTTP on other hosts (off: a redirect to `http://` off loopback is refused).
     init(allowInsecureRedirects: Bool = false) {
         self.allowInsecureRedirects = allowInsecureRedirects
+    }
+
+    /// On `control`: the session, created now if this is the first request; nil after shutdown.
+    private func openSession() -> URLSession? {
+        switch session.withLock({ $0 }) {
+        case .open(let existing): return existing
+        case .closed: return nil
+        case .notCreated: break
+        }
         let configuration = URLSessionConfiguration.flagService()
         configuration.httpMaximumConnectionsPerHost = 4
         let queue = OperationQueue()
@@ -63,7 +84,15 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
         // The session keeps its delegate alive until it is invalidated: a proxy that holds this
         // transport weakly lets a transport nobody shut down go away (its deinit invalidates).
         let created = URLSession(configuration: configuration, delegate: WeakSessionDelegate(self), delegateQueue: queue)
-        session.withLock { $0 = created }
+        let kept = session.withLock { state -> Bool in
+            guard case .notCreated = state else { return false }
+            state = .open(created)
+            return true
+        }
+        if kept { return created }
+        // Shut down while it was being created.
+        created.invalidateAndCancel()
+        return nil
     }
 
     /// Sends `request`; see ``FlagTransport``.
@@ -113,7 +142,7 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
 
     /// On `control`: creates and resumes the task, unless cancelled or shut down meanwhile.
     private func start(_ urlRequest: URLRequest, _ exchange: Exchange) {
-        guard let session = session.withLock({ $0 }) else {
+        guard let session = openSession() else {
             exchange.finish(.failure(FetchError.cancelled))
             return
         }
@@ -142,9 +171,10 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
 
     /// Cancels every request in flight and invalidates the session. Idempotent.
     func shutdown() {
-        let closing = session.withLock { box -> URLSession? in
-            defer { box = nil }
-            return box
+        let closing = session.withLock { state -> URLSession? in
+            defer { state = .closed }
+            if case .open(let open) = state { return open }
+            return nil
         }
         let waiting = exchanges.withLock { all -> [Exchange] in
             defer { all.removeAll() }

@@ -26,8 +26,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// Polling, backoff, validation, merging, the kill-switch key and the bundled defaults.
     public let configuration: Configuration
 
-    /// The one lock around all provider state.
-    let cell: Locked<ProviderState>
+    /// The one lock around all provider state; reads see its served part without locking.
+    let cell: ServingCell<ProviderState>
     /// Orders transitions that run effects, so that their events and change notifications
     /// leave in the order the transitions happened. Readers never take it.
     let order = Locked(())
@@ -119,10 +119,12 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         var state = ProviderState(
             context: context,
             served: ServedState(lastKnownGood, source: source, status: .notReady, reasonOverride: .cached, held: held),
-            pathUp: reachability.isReachable, foreground: lifecycle.isForeground, configuration: configuration, base: base,
+            // The path is first asked for by `run()` or `refresh()`, which fetch: asking here
+            // would start the monitor before the first read for nothing.
+            pathUp: true, foreground: lifecycle.isForeground, configuration: configuration, base: base,
             random: random)
         state.safeMode = safe.map { ProviderState.SafeModeState(info: $0.info, crashDigest: $0.crashDigest) }
-        cell = Locked(state)
+        cell = ServingCell(state, killSwitchKey: base.killSwitchKey)
         relay.target = self
         for event in reader.events + launchEvents { publisher.emit(event) }
     }
@@ -130,28 +132,25 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     // MARK: FeatureFlagClient
 
     /// The raw value of `name` (nil when missing, valueless or killed).
-    public func flagValue(_ name: String) -> FlagValue? {
-        let key = base.killSwitchKey
-        return cell.withLock { $0.served.lookup(name, killSwitchKey: key) }
-    }
+    public func flagValue(_ name: String) -> FlagValue? { cell.lookup(name) }
 
     /// The value and where it came from: `network` when `READY`, `fallback` (reason `CACHED`,
     /// or `STALE` past the TTL) otherwise, then bundled and code defaults, or the kill switch.
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
-        let served = cell.withLock { $0.served }
-        let details = served.details(key, base: base, now: wallClock())
-        if key.auditsMembers, let audit = key.unknownMembers, let raw = served.lookup(key.name, killSwitchKey: base.killSwitchKey) {
+        let now = wallClock()
+        let details = cell.read { $0.served.details(key, base: base, now: now) }
+        if key.auditsMembers, let audit = key.unknownMembers, let raw = cell.lookup(key.name) {
             noteUnknownValues(audit(raw), in: key.name)
         }
         return details
     }
 
     /// The snapshot served now.
-    public var snapshot: FlagSnapshot { cell.withLock { $0.served.prepared.snapshot } }
+    public var snapshot: FlagSnapshot { cell.read { $0.served.prepared.snapshot } }
     /// The status now (see the type's documentation for the lifecycle).
-    public var status: ProviderStatus { cell.withLock { $0.served.status } }
+    public var status: ProviderStatus { cell.read { $0.served.status } }
     /// Whether the kill switch is on.
-    public var isKillSwitchActive: Bool { cell.withLock { $0.served.killed } }
+    public var isKillSwitchActive: Bool { cell.read { $0.served.killed } }
     /// Why this launch is in safe mode (see ``CrashLoopGuard``); nil when it is not.
     public var safeMode: SafeMode? { cell.withLock { $0.safeMode?.info } }
     /// Changes of served values.
@@ -179,7 +178,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     public var lastError: FetchError? { cell.withLock { $0.lastError } }
 
     /// Status and labels, read together.
-    package var labels: ServedLabels { cell.withLock { $0.served.labels } }
+    package var labels: ServedLabels { cell.read { $0.served.labels } }
     /// Consecutive failed fetches.
     var consecutiveFailures: Int { cell.withLock { $0.failures } }
     /// How many payloads the schema checked.

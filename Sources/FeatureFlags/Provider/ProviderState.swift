@@ -7,7 +7,7 @@ import Foundation
 /// notifications, fetches to start, tasks to cancel, writes, waiters to resume) that the
 /// provider runs after unlocking. Nothing else holds provider state, so a reader can never
 /// see a combination the transitions did not produce.
-struct ProviderState: Sendable {
+struct ProviderState: ServesValues {
     /// Called once with the outcome of the fetch a ``FeatureFlagProvider/refresh()`` joined.
     typealias FetchWaiter = @Sendable (FetchOutcome) -> Void
     /// Called once when a wait is over.

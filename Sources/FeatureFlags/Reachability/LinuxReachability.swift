@@ -11,15 +11,26 @@ import Musl
 /// the monitor's own; where netlink is unavailable (some sandboxes) it re-checks every
 /// `fallbackInterval` instead. A periodic re-check also runs beside netlink, in case an
 /// event is missed.
+///
+/// Monitoring starts at the first question (``isReachable`` or ``updates()``), not at creation:
+/// reading the route tables and starting the thread is most of what a provider's start would
+/// otherwise cost, and nothing before the first fetch needs the answer.
 final class LinuxReachability: Reachability {
-    private let current: Locked<Bool>
+    /// The monitor's life.
+    private enum Phase {
+        case idle
+        /// Started: the pipe that stops the thread, and whether netlink events arrive.
+        case running(stopPipe: (read: Int32, write: Int32), usesNetlink: Bool)
+        case stopped
+    }
+
+    private let current = Locked(false)
     private let stream = Broadcaster<Bool>(replay: 1)
-    private let stopPipe: (read: Int32, write: Int32)
-    private let stopped = Locked(false)
+    /// Held while starting and stopping, so that the first question waits for the first answer.
+    private let phase = Locked(Phase.idle)
     private let done = DispatchSemaphore(value: 0)
     private let files: RouteFiles
-    /// Whether route changes arrive as netlink events (false: periodic checks only).
-    let usesNetlink: Bool
+    private let fallbackInterval: Duration
 
     /// Where the route tables and link states are read; replaceable for tests.
     struct RouteFiles: Sendable {
@@ -31,7 +42,7 @@ final class LinuxReachability: Reachability {
         }
     }
 
-    /// Starts monitoring.
+    /// A monitor that starts at the first question.
     /// - Parameter fallbackInterval: how often to re-check when netlink is unavailable (and,
     ///   ten times slower, beside it).
     convenience init(fallbackInterval: Duration = .seconds(5)) {
@@ -40,43 +51,70 @@ final class LinuxReachability: Reachability {
 
     init(files: RouteFiles, fallbackInterval: Duration) {
         self.files = files
-        let initial = Self.evaluate(files)
-        current = Locked(initial)
-        stream.yield(initial)
-        var fds: [Int32] = [-1, -1]
-        if pipe(&fds) != 0 { fds = [-1, -1] }
-        stopPipe = (fds[0], fds[1])
-        let netlink = Self.openNetlink()
-        usesNetlink = netlink >= 0
-        let interval = fallbackInterval.pollMilliseconds
-        let thread = Thread { [self] in
-            watch(netlink: netlink, periodMilliseconds: netlink >= 0 ? interval * 10 : interval)
-            if netlink >= 0 { close(netlink) }
-            done.signal()
-        }
-        thread.name = "FeatureFlags.LinuxReachability"
-        thread.start()
+        self.fallbackInterval = fallbackInterval
     }
 
     deinit { stop() }
 
     /// Whether a default route through an up interface exists now.
-    var isReachable: Bool { current.withLock { $0 } }
+    var isReachable: Bool {
+        startIfIdle()
+        return current.withLock { $0 }
+    }
+
     /// The current answer, then changes.
-    func updates() -> AsyncStream<Bool> { stream.subscribe() }
+    func updates() -> AsyncStream<Bool> {
+        startIfIdle()
+        return stream.subscribe()
+    }
+
+    /// Whether route changes arrive as netlink events (false: periodic checks only, or not started).
+    var usesNetlink: Bool {
+        if case .running(_, let netlink) = phase.withLock({ $0 }) { return netlink }
+        return false
+    }
+
+    /// Reads the tables and starts the thread, the first time; after ``stop()``, nothing.
+    private func startIfIdle() {
+        phase.withLock { phase in
+            guard case .idle = phase else { return }
+            let initial = Self.evaluate(files)
+            current.withLock { $0 = initial }
+            stream.yield(initial)
+            var fds: [Int32] = [-1, -1]
+            if pipe(&fds) != 0 { fds = [-1, -1] }
+            let netlink = Self.openNetlink()
+            let interval = fallbackInterval.pollMilliseconds
+            let stopRead = fds[0]
+            let thread = Thread { [self] in
+                watch(stopRead: stopRead, netlink: netlink, periodMilliseconds: netlink >= 0 ? interval * 10 : interval)
+                if netlink >= 0 { close(netlink) }
+                done.signal()
+            }
+            thread.name = "FeatureFlags.LinuxReachability"
+            thread.start()
+            phase = .running(stopPipe: (fds[0], fds[1]), usesNetlink: netlink >= 0)
+        }
+    }
 
     /// Ends the monitor thread and the streams. Idempotent.
     func stop() {
-        let first = stopped.withLock { s -> Bool in
-            defer { s = true }
-            return !s
+        let previous = phase.withLock { phase -> Phase in
+            defer { phase = .stopped }
+            return phase
         }
-        guard first else { return }
-        var byte: UInt8 = 1
-        _ = write(stopPipe.write, &byte, 1)
-        done.wait()
-        close(stopPipe.read)
-        close(stopPipe.write)
+        switch previous {
+        case .stopped:
+            return
+        case .idle:
+            break
+        case .running(let stopPipe, _):
+            var byte: UInt8 = 1
+            _ = write(stopPipe.write, &byte, 1)
+            done.wait()
+            close(stopPipe.read)
+            close(stopPipe.write)
+        }
         stream.finish()
     }
 
@@ -90,8 +128,8 @@ final class LinuxReachability: Reachability {
         if changed { stream.yield(reachable) }
     }
 
-    private func watch(netlink: Int32, periodMilliseconds: Int32) {
-        var fds = [pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
+    private func watch(stopRead: Int32, netlink: Int32, periodMilliseconds: Int32) {
+        var fds = [pollfd(fd: stopRead, events: Int16(POLLIN), revents: 0)]
         if netlink >= 0 { fds.append(pollfd(fd: netlink, events: Int16(POLLIN), revents: 0)) }
         var buffer = [UInt8](repeating: 0, count: 16_384)
         while true {

@@ -35,10 +35,31 @@ extension FeatureFlagClient {
     /// ``flagValue(_:)``, and as an inlinable extension it is specialised for the key's type
     /// at the call site even through `any FeatureFlagClient`, instead of running generic code
     /// behind a witness table.
-    @inlinable
+    @inlinable @inline(__always)
     public func value<Value>(_ key: FlagKey<Value>) -> Value {
         if key.auditsMembers { return auditedValue(key) }
-        return key.resolve(flagValue(key.name))
+        guard let raw = flagValue(key.name), let typed = key.convert(raw) else { return key.defaultValue }
+        return typed
+    }
+
+    /// The flag's value, or the key's default when it is missing, mistyped or killed.
+    ///
+    /// For `Bool`, `Int`, `Double`, `String`, ``FlagValue`` and their lists and objects: the
+    /// conversion is inlined where the read is written (keys with custom conversions take the
+    /// general path).
+    @inlinable @inline(__always)
+    public func value<Value: FlagValueConvertible>(_ key: FlagKey<Value>) -> Value {
+        guard key.convertsByType else { return generalValue(key) }
+        guard let raw = flagValue(key.name), let typed = Value(flagValue: raw) else { return key.defaultValue }
+        return typed
+    }
+
+    /// The general read, for a key of a ``FlagValueConvertible`` type with custom conversions.
+    @usableFromInline
+    func generalValue<Value>(_ key: FlagKey<Value>) -> Value {
+        if key.auditsMembers { return auditedValue(key) }
+        guard let raw = flagValue(key.name), let typed = key.convert(raw) else { return key.defaultValue }
+        return typed
     }
 
     /// The read of a key that reports unknown list members (forward-compatible enum lists),
@@ -50,7 +71,8 @@ extension FeatureFlagClient {
             let unknown = audit(raw)
             if !unknown.isEmpty { noteUnknownValues(unknown, in: key.name) }
         }
-        return key.resolve(raw)
+        guard let raw, let typed = key.convert(raw) else { return key.defaultValue }
+        return typed
     }
 
     /// Does nothing: clients without an event stream ignore unknown list members.

@@ -1,15 +1,15 @@
 package import Foundation
 
 /// The serving cell of the simple clients (``FallbackClient``, the in-memory test client): one
-/// lock around one ``ServedState``; reads look up under the lock, details are computed on a
-/// copy after unlocking. Changes are serialised by a second lock that readers never take, so
-/// their notifications leave in the order the changes were made.
+/// ``ServedState`` in a ``ServingCell``, read without locking. Changes are serialised by a
+/// second lock that readers never take, so their notifications leave in the order the changes
+/// were made.
 package final class FlagServing: Sendable {
     /// The defaults and the kill-switch key.
     package let base: ServingBase
     /// Where changes and events go.
     package let publisher: FlagPublisher
-    private let state: Locked<ServedState>
+    private let state: ServingCell<ServedState>
     private let writers = Locked(())
     private let clock: @Sendable () -> Date
 
@@ -22,32 +22,31 @@ package final class FlagServing: Sendable {
         self.base = base
         self.clock = now
         self.publisher = FlagPublisher(handler: eventHandler)
-        self.state = Locked(ServedState(prepared, source: source, status: status, reasonOverride: reasonOverride, held: held))
+        self.state = ServingCell(
+            ServedState(prepared, source: source, status: status, reasonOverride: reasonOverride, held: held),
+            killSwitchKey: base.killSwitchKey)
     }
 
     /// The raw value a read of `name` starts from.
     @inline(__always)
-    package func lookup(_ name: String) -> FlagValue? {
-        let key = base.killSwitchKey
-        return state.withLock { $0.lookup(name, killSwitchKey: key) }
-    }
+    package func lookup(_ name: String) -> FlagValue? { state.lookup(name) }
 
     /// The read with its explanation.
     package func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
-        let served = state.withLock { $0 }
-        let details = served.details(key, base: base, now: clock())
-        if key.auditsMembers, let audit = key.unknownMembers, let raw = served.lookup(key.name, killSwitchKey: base.killSwitchKey) {
+        let now = clock()
+        let details = state.read { $0.served.details(key, base: base, now: now) }
+        if key.auditsMembers, let audit = key.unknownMembers, let raw = state.lookup(key.name) {
             noteUnknownValues(audit(raw), in: key.name)
         }
         return details
     }
 
     /// The snapshot served now.
-    package var snapshot: FlagSnapshot { state.withLock { $0.prepared.snapshot } }
+    package var snapshot: FlagSnapshot { state.read { $0.served.prepared.snapshot } }
     /// The status now.
-    package var status: ProviderStatus { state.withLock { $0.status } }
+    package var status: ProviderStatus { state.read { $0.served.status } }
     /// Whether the kill switch is on now.
-    package var isKillSwitchActive: Bool { state.withLock { $0.killed } }
+    package var isKillSwitchActive: Bool { state.read { $0.served.killed } }
 
     /// Serves `next` (prepared by ``base``) from `source` from now on (with `status`, and the
     /// kill hold `held`, when given), then reports the flags whose values changed. Returns them.

@@ -49,17 +49,20 @@ package struct PreparedSnapshot: Sendable {
 /// as one value under the client's lock, so a reader can never see half of a change.
 package struct ServedState: Sendable {
     /// The snapshot and its read-ready values.
-    package var prepared: PreparedSnapshot
+    package var prepared: PreparedSnapshot { didSet { revision &+= 1 } }
     /// Where the snapshot's values come from: `network`, `fallback`, `override`, or
     /// `code_default` for the empty snapshot.
-    package var source: FlagSource
+    package var source: FlagSource { didSet { revision &+= 1 } }
     /// The status.
-    package var status: ProviderStatus
+    package var status: ProviderStatus { didSet { revision &+= 1 } }
     /// Set while serving cached or stale data: every snapshot value reports this reason.
-    package var reasonOverride: FlagReason?
+    package var reasonOverride: FlagReason? { didSet { revision &+= 1 } }
     /// The kill switch held on the device (``KillHold``): reads are killed even when the
     /// snapshot served does not say so.
-    package var held: Bool
+    package var held: Bool { didSet { revision &+= 1 } }
+    /// Counts the changes of everything above: a ``ServingCell`` publishes the state to its
+    /// readers when this moves.
+    package private(set) var revision: UInt64 = 0
     /// Flags whose unknown list members were reported since the values last changed.
     package var unknownReported: Set<String> = []
 

@@ -83,14 +83,15 @@ extension FlagKey where Value == ApplicationUpdate? {
     /// `null` or an empty string reads as "no update"; anything else that is not an update
     /// is a TYPE_MISMATCH (and reads as nil too).
     public static func update(named name: String) -> FlagKey {
-        FlagKey(
-            name, default: nil,
-            convert: { value -> ApplicationUpdate?? in
-                if value == .null || value == .string("") { return .some(nil) }
-                guard let update = ApplicationUpdate(flagValue: value) else { return nil }
-                return .some(update)
-            },
-            encode: { $0?.flagValue ?? .null })
+        FlagKey(name, default: nil, sharing: .applicationUpdate) {
+            FlagKeyConversions(
+                convert: { value -> ApplicationUpdate?? in
+                    if value == .null || value == .string("") { return .some(nil) }
+                    guard let update = ApplicationUpdate(flagValue: value) else { return nil }
+                    return .some(update)
+                },
+                encode: { $0?.flagValue ?? .null })
+        }
     }
 }
 

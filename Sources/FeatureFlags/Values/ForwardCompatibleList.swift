@@ -45,6 +45,11 @@ extension FlagKey where Value: RawValueList, Value.Member: Sendable {
     }
 
     private init(forwardCompatibleList name: String, default defaultValue: Value) {
+        self.init(name, default: defaultValue, sharing: .forwardCompatibleList) { Self.forwardCompatibleConversions() }
+    }
+
+    /// The conversions of forward-compatible list keys: they depend only on the member type.
+    private static func forwardCompatibleConversions() -> FlagKeyConversions<Value> {
         typealias Member = Value.Member
         let unknownCase = (Member.self as? any UnknownCaseRepresentable.Type).flatMap { $0.unknown as? Member }
         let convert: @Sendable (FlagValue) -> Value? = { value in
@@ -60,10 +65,9 @@ extension FlagKey where Value: RawValueList, Value.Member: Sendable {
             }
             return Value(members: members)
         }
-        self.init(
-            name, default: defaultValue, convert: convert,
+        return FlagKeyConversions(
+            convert: convert,
             encode: { .list($0.members.map(\.rawValue.flagValue)) },
-            resolve: { found in found.flatMap(convert) ?? defaultValue },
             unknownMembers: { value in
                 guard case .list(let items) = value.unwrappingText else { return [] }
                 return items.compactMap { item in

@@ -1,0 +1,68 @@
+/// What a client's readers see at one instant: its served state, immutable, replaced whole.
+package final class ServedView: Sendable {
+    /// The values, their labels and the status.
+    package let served: ServedState
+
+    init(_ served: ServedState) { self.served = served }
+}
+
+/// A client state that contains what the client serves.
+package protocol ServesValues: Sendable {
+    /// The served part of the state: the values, their labels and the status.
+    var served: ServedState { get }
+}
+
+extension ServedState: ServesValues {
+    /// Itself.
+    package var served: ServedState { self }
+}
+
+/// A client's state under one lock, with its served part published to readers: every change
+/// made under the lock that touches the served state is published before the lock is released,
+/// so a reader sees each change whole (values, labels and status together) and never contends
+/// with other readers or waits for a writer's work (see ``ReadPublication``).
+package final class ServingCell<State: ServesValues>: Sendable {
+    private struct Inner: Sendable {
+        var state: State
+        /// The revision of `state.served` that readers see.
+        var published: UInt64
+    }
+
+    private let inner: Locked<Inner>
+    private let publication: ReadPublication<ServedView>
+    /// The kill-switch key, which plain lookups need.
+    package let killSwitchKey: String
+
+    /// A cell holding `state`, its served part published.
+    package init(_ state: State, killSwitchKey: String) {
+        inner = Locked(Inner(state: state, published: state.served.revision))
+        publication = ReadPublication(ServedView(state.served))
+        self.killSwitchKey = killSwitchKey
+    }
+
+    /// Runs `body` with exclusive access to the state; publishes the served part if it changed,
+    /// still holding the lock.
+    package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        try inner.withLock { inner in
+            defer {
+                let served = inner.state.served
+                if served.revision != inner.published {
+                    inner.published = served.revision
+                    publication.publish(ServedView(served))
+                }
+            }
+            return try body(&inner.state)
+        }
+    }
+
+    /// Runs `body` with the served state readers see now, without locking.
+    @inline(__always)
+    package func read<R>(_ body: (ServedView) -> R) -> R { publication.read(body) }
+
+    /// The raw value a plain read of `name` starts from (see ``ServedState/lookup(_:killSwitchKey:)``).
+    @inline(__always)
+    package func lookup(_ name: String) -> FlagValue? {
+        let key = killSwitchKey
+        return publication.read { $0.served.lookup(name, killSwitchKey: key) }
+    }
+}

@@ -1,0 +1,122 @@
+import FeatureFlags
+import Foundation
+
+/// Provider start: the store read from its file, the fetcher and the provider built, the first
+/// flag read — warm (repeated in this process) and cold (the first in a fresh process), against
+/// the floor of reading the file's bytes and building a dictionary of the same flags.
+enum InitBenchmarks {
+    static func run(_ report: Report, quick: Bool) throws {
+        report.section("Provider start — store, fetcher, provider and the first read (page cache warm)")
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for count in [100, 1_000] {
+            let file = try writeStore(count, in: directory)
+            let label = count == 100 ? "100" : "1,000"
+            let pairs = sampleFlags(count).map { ($0.key, $0.value.value ?? .null) }
+
+            let floor = Harness.measure(operations: 1, runs: quick ? 51 : 201, warmup: 20) { _ in
+                let bytes = try? FileIO.read(file.path)
+                let table = Dictionary(pairs, uniquingKeysWith: { first, _ in first })
+                blackHole((bytes, table))
+            }
+            report.add(
+                .init(
+                    section: "init", name: "floor: read the \(label)-flag file + build a dictionary", value: floor.median / 1_000, unit: "µs",
+                    spread: floor.spread))
+
+            let warm = warmStarts(file: file, runs: quick ? 51 : 201, warmup: 20)
+            let warmBudget = count == 100 ? 50.0 : nil
+            let warmRatio = warm.median / floor.median
+            report.add(
+                .init(
+                    section: "init", name: "provider start + first read, \(label) flags, warm", value: warm.median / 1_000, unit: "µs",
+                    spread: warm.spread, floor: "floor", ratio: warmRatio, budget: warmBudget.map { String(format: "≤ %.0f µs, ≤ 15×", $0) },
+                    passed: warmBudget.map { warm.median / 1_000 <= $0 && warmRatio <= 15 }))
+
+            let cold = try coldStarts(file: file, runs: quick ? 7 : 21)
+            let coldBudget = count == 1_000 ? 250.0 : nil
+            report.add(
+                .init(
+                    section: "init", name: "provider start + first read, \(label) flags, cold", value: cold.median / 1_000, unit: "µs",
+                    spread: cold.spread, floor: "floor", ratio: cold.median / floor.median,
+                    budget: coldBudget.map { String(format: "≤ %.0f µs", $0) }, passed: coldBudget.map { cold.median / 1_000 <= $0 }))
+        }
+    }
+
+    /// A store file holding `count` flags for the benchmark's context.
+    static func writeStore(_ count: Int, in directory: URL) throws -> URL {
+        let file = directory.appendingPathComponent("start-\(count).lkg")
+        try LastKnownGoodStore(fileURL: file).save(FlagSnapshot(flags: sampleFlags(count), version: "bench"), etag: nil, for: context)
+        return file
+    }
+
+    static let context = EvaluationContext(targetingKey: "bench")
+
+    /// What an app does at launch: the store, the fetcher, the provider, one read. The caller
+    /// shuts the provider down after its clock stops.
+    @inline(never)
+    static func startAndRead(_ file: URL) -> (Bool, FeatureFlagProvider) {
+        let store = LastKnownGoodStore(fileURL: file)
+        let fetcher = FlagFetcher(endpoint: OFREPEndpoint(baseURL: URL(string: "https://flags.example.com")!))
+        let provider = FeatureFlagProvider(context: context, fetcher: fetcher, store: store)
+        return (provider.value(FlagKey("feature_flag_0", default: false)), provider)
+    }
+
+    /// Starts timed one by one, each provider shut down after its clock stopped.
+    private static func warmStarts(file: URL, runs: Int, warmup: Int) -> Harness.Stats {
+        var samples: [Double] = []
+        for run in 0..<(warmup + runs) {
+            let start = DispatchTime.now().uptimeNanoseconds
+            let (on, provider) = startAndRead(file)
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start)
+            blackHole(on)
+            provider.shutdown()
+            if run >= warmup { samples.append(elapsed) }
+        }
+        return Harness.stats(samples, runs)
+    }
+
+    /// Medians of `runs` fresh processes, each timing its own first start (see ``child(file:)``).
+    private static func coldStarts(file: URL, runs: Int) throws -> Harness.Stats {
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var samples: [Double] = []
+        for _ in 0..<runs {
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = ["--init-child", file.path]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            guard process.terminationStatus == 0, let nanoseconds = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                throw BenchmarkError("the cold-start child failed: \(text)")
+            }
+            samples.append(nanoseconds)
+        }
+        return Harness.stats(samples, runs)
+    }
+
+    /// `count` starts on a store of `flags` flags, for a profiler.
+    static func profileLoop(flags: Int, starts: Int) throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = try writeStore(flags, in: directory)
+        for _ in 0..<starts {
+            let (on, provider) = startAndRead(file)
+            blackHole(on)
+            provider.shutdown()
+        }
+    }
+
+    /// In a fresh process: times the first start and read, prints nanoseconds.
+    static func child(file: String) {
+        let url = URL(fileURLWithPath: file)
+        let start = DispatchTime.now().uptimeNanoseconds
+        let (on, provider) = startAndRead(url)
+        let elapsed = DispatchTime.now().uptimeNanoseconds - start
+        blackHole(on)
+        provider.shutdown()
+        print(elapsed)
+    }
+}
