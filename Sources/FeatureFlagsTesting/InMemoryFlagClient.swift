@@ -35,8 +35,12 @@ public final class InMemoryFlagClient: FeatureFlagClient {
 
     /// The raw value of `name` (nil when missing, valueless or killed).
     public func flagValue(_ name: String) -> FlagValue? { serving.lookup(name) }
+    /// The raw value of `name`, looked up by the hash its ``FlagKey`` computed.
+    public func flagValue(_ name: String, nameHash: Int) -> FlagValue? { serving.lookup(name, hash: nameHash) }
     /// The value with source `override`, or the default with the reason it was used.
-    public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> { serving.details(key) }
+    public func flagDetails(_ name: String, nameHash: Int) -> FlagDetails<FlagValue?> {
+        serving.flagDetails(name, nameHash: nameHash)
+    }
     /// The values as a snapshot.
     public var snapshot: FlagSnapshot { serving.snapshot }
     /// The status set with ``setStatus(_:)`` (`READY` unless set).

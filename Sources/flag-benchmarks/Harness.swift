@@ -57,6 +57,26 @@ enum Harness {
         return Stats(median: percentile(0.5), p10: percentile(0.1), p90: percentile(0.9), runs: runs)
     }
 
+    /// ``measureConcurrent(threads:operations:runs:warmup:_:)`` of `floor` and `candidate` in
+    /// alternating runs; the ratio is the median of the per-pair ratios.
+    static func compareConcurrent(
+        threads: Int, operations: Int, runs: Int = 9, warmup: Int = 2, floor: @escaping @Sendable (Int) -> Void,
+        candidate: @escaping @Sendable (Int) -> Void
+    ) -> (floor: Stats, candidate: Stats, ratio: Double) {
+        var floorSamples: [Double] = [], candidateSamples: [Double] = [], ratios: [Double] = []
+        for run in 0..<(warmup + runs) {
+            let f = measureConcurrent(threads: threads, operations: operations, runs: 1, warmup: 0, floor).median
+            let c = measureConcurrent(threads: threads, operations: operations, runs: 1, warmup: 0, candidate).median
+            if run >= warmup {
+                floorSamples.append(f)
+                candidateSamples.append(c)
+                ratios.append(c / f)
+            }
+        }
+        ratios.sort()
+        return (stats(floorSamples, runs), stats(candidateSamples, runs), ratios[ratios.count / 2])
+    }
+
     /// Runs `body` on `threads` threads at once, each doing `operations`; reports the wall
     /// time per operation per thread (the latency each reader sees under contention).
     static func measureConcurrent(threads: Int, operations: Int, runs: Int = 9, warmup: Int = 2, _ body: @escaping @Sendable (Int) -> Void) -> Stats {

@@ -97,11 +97,16 @@ enum InitBenchmarks {
         return Harness.stats(samples, runs)
     }
 
-    /// `count` starts on a store of `flags` flags, for a profiler.
+    /// `starts` starts on a store of `flags` flags, for a profiler. With 0 starts, writes the
+    /// store, prints its path and keeps it (for profiling `--init-child PATH`).
     static func profileLoop(flags: Int, starts: Int) throws {
         let directory = temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
         let file = try writeStore(flags, in: directory)
+        if starts == 0 {
+            print(file.path)
+            return
+        }
+        defer { try? FileManager.default.removeItem(at: directory) }
         for _ in 0..<starts {
             let (on, provider) = startAndRead(file)
             blackHole(on)

@@ -21,26 +21,30 @@ final class FlagKeyConversions<Value: Sendable>: Sendable {
     }
 }
 
-/// How a ``FlagKey`` holds its conversions. The package's own initialisers build conversions
-/// that depend only on the value's type, so every key of a type shares one object that lives as
-/// long as the process and is held unretained: copying such a key touches no reference count
-/// (a key kept in an array or a dictionary is copied on every read). Keys with conversions of
-/// their own hold them as usual.
+/// How a ``FlagKey`` holds its conversions: unretained, so that copying a key touches no
+/// reference count (a key kept in an array, a dictionary or a `static let` is copied on every
+/// read). Every conversions object lives as long as the process: the package's initialisers
+/// share one per value type (``SharedKeyConversions``); a key built with closures of its own
+/// keeps them (see ``FlagKey/init(_:default:convert:encode:)``).
 @usableFromInline
-enum FlagKeyConversionsReference<Value: Sendable>: Sendable {
-    /// Shared by every key of the type, never released (see ``SharedKeyConversions``).
-    case shared(Unmanaged<FlagKeyConversions<Value>>)
-    /// This key's own.
-    case owned(FlagKeyConversions<Value>)
+struct FlagKeyConversionsReference<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: `object` is a `FlagKeyConversions` (Sendable, immutable) that is never released.
+    @usableFromInline unowned(unsafe) let object: FlagKeyConversions<Value>
 
-    /// Runs `body` with the conversions, without retaining shared ones.
-    @inlinable @inline(__always)
-    func with<R>(_ body: (FlagKeyConversions<Value>) -> R) -> R {
-        switch self {
-        case .shared(let unmanaged): return unmanaged._withUnsafeGuaranteedRef(body)
-        case .owned(let conversions): return body(conversions)
-        }
+    /// A reference to `object`, which is retained here once and never released.
+    @usableFromInline
+    init(keeping object: FlagKeyConversions<Value>) {
+        _ = Unmanaged.passRetained(object)
+        self.object = object
     }
+
+    /// A reference to `object`, which something else keeps for the life of the process.
+    @usableFromInline
+    init(kept object: FlagKeyConversions<Value>) { self.object = object }
+
+    /// Runs `body` with the conversions.
+    @inlinable @inline(__always)
+    func with<R>(_ body: (FlagKeyConversions<Value>) -> R) -> R { body(object) }
 }
 
 /// Which of the package's initialisers built a shared conversions object (together with the
@@ -66,7 +70,7 @@ enum SharedKeyConversions {
     @usableFromInline
     static func conversions<Value: Sendable>(
         _ kind: SharedConversionsKind, for _: Value.Type, make: () -> FlagKeyConversions<Value>
-    ) -> Unmanaged<FlagKeyConversions<Value>> {
+    ) -> FlagKeyConversionsReference<Value> {
         let name = Name(type: ObjectIdentifier(Value.self), kind: kind)
         let object = table.withLock { table -> Unmanaged<AnyObject> in
             if let found = table[name] { return found }
@@ -74,7 +78,7 @@ enum SharedKeyConversions {
             table[name] = made
             return made
         }
-        return Unmanaged.fromOpaque(object.toOpaque())
+        return FlagKeyConversionsReference(kept: Unmanaged<FlagKeyConversions<Value>>.fromOpaque(object.toOpaque()).takeUnretainedValue())
     }
 }
 
@@ -92,11 +96,13 @@ enum SharedKeyConversions {
 ///
 /// Keys are free to copy: keep them in `static let`s, arrays or dictionaries alike. Apart from
 /// the name (and a default that is itself reference-counted, such as a long `String`), a key
-/// built by the initialisers below holds nothing whose reference count a copy changes; a key
-/// with custom `convert` / `encode` closures holds those.
+/// holds nothing whose reference count a copy changes, and it carries its name's hash, so a read
+/// does not hash the name again.
 public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
     /// The flag's name on the wire and on disk.
     public let name: String
+    /// The name's ``FlagNameHash``, computed once here rather than on every read.
+    @usableFromInline let nameHash: Int
     /// The conversions, shared by every key of `Value` unless custom.
     @usableFromInline let conversions: FlagKeyConversionsReference<Value>
     /// Whether the conversion is `Value(flagValue:)` (``FlagValueConvertible``): then a read
@@ -109,6 +115,10 @@ public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
     public let defaultValue: Value
 
     /// A key with custom conversions, for types none of the other initialisers fit.
+    ///
+    /// Declare such a key once (a `static let`): its closures are kept for the life of the
+    /// process, so that copying the key costs nothing — building one per read would keep one
+    /// small object per call.
     /// - Parameters:
     ///   - convert: the Swift value for a flag value, or nil when it does not fit (TYPE_MISMATCH).
     ///   - encode: the flag value for a Swift value, used by overrides and test clients.
@@ -119,14 +129,15 @@ public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
         encode: @escaping @Sendable (Value) -> FlagValue?
     ) {
         self.init(
-            name, default: defaultValue, conversions: .owned(FlagKeyConversions(convert: convert, encode: encode)),
-            convertsByType: false)
+            name, default: defaultValue,
+            conversions: FlagKeyConversionsReference(keeping: FlagKeyConversions(convert: convert, encode: encode)), convertsByType: false)
     }
 
     /// The memberwise form.
     @inlinable
     init(_ name: String, default defaultValue: Value, conversions: FlagKeyConversionsReference<Value>, convertsByType: Bool) {
         self.name = name
+        self.nameHash = FlagNameHash.of(name)
         self.conversions = conversions
         self.convertsByType = convertsByType
         self.auditsMembers = conversions.with { $0.unknownMembers != nil }
@@ -137,7 +148,7 @@ public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
     @inlinable
     init(_ name: String, default defaultValue: Value, sharing kind: SharedConversionsKind, make: () -> FlagKeyConversions<Value>) {
         self.init(
-            name, default: defaultValue, conversions: .shared(SharedKeyConversions.conversions(kind, for: Value.self, make: make)),
+            name, default: defaultValue, conversions: SharedKeyConversions.conversions(kind, for: Value.self, make: make),
             convertsByType: kind == .convertible)
     }
 

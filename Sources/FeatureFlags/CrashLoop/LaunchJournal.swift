@@ -20,7 +20,7 @@ struct LaunchJournal: Sendable, Equatable {
     static let capacity = 16
 
     /// The journal beside `storeFile`.
-    static func path(besides storeFile: URL) -> String { storeFile.path + ".launches" }
+    static func path(besides storeFile: URL) -> String { storeFile.fileSystemPath + ".launches" }
 
     /// Reads the journal at `path`; a missing one is empty, an unreadable one is empty and said.
     static func read(_ path: String) -> (journal: LaunchJournal, problem: String?) {

@@ -32,7 +32,7 @@ public struct BundledDefaults: Sendable {
             return .success(values.mapValues { FlagEntry(value: $0) })
         case .file(let url):
             do {
-                let bytes = try FileIO.read(url.path)
+                let bytes = try FileIO.read(url.fileSystemPath)
                 guard case .object(let members) = try FlagJSON.parse(bytes) else {
                     return .failure(BundledDefaultsError(message: "bundled defaults file is not a JSON object"))
                 }

@@ -51,8 +51,12 @@ public final class FallbackClient: FeatureFlagClient {
 
     /// The raw value of `name` (nil when missing, valueless or killed).
     public func flagValue(_ name: String) -> FlagValue? { serving.lookup(name) }
+    /// The raw value of `name`, looked up by the hash its ``FlagKey`` computed.
+    public func flagValue(_ name: String, nameHash: Int) -> FlagValue? { serving.lookup(name, hash: nameHash) }
     /// The value and where it came from (`fallback`, `bundled_defaults`, `code_default`, `kill_switch`).
-    public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> { serving.details(key) }
+    public func flagDetails(_ name: String, nameHash: Int) -> FlagDetails<FlagValue?> {
+        serving.flagDetails(name, nameHash: nameHash)
+    }
     /// The snapshot served now (``FlagSnapshot/empty`` when the context has none stored).
     public var snapshot: FlagSnapshot { serving.snapshot }
     /// Always `READY`: a fallback serves what it has.

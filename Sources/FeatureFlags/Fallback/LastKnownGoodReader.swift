@@ -16,7 +16,7 @@ struct LastKnownGoodReader {
         case .loaded(let contexts, let bytes): events.append(.fallbackLoaded(contexts: contexts, bytes: bytes))
         case .noFile: break
         case .rejected(let reason, let keptAt): events.append(.fallbackRejected(reason: reason, keptAt: keptAt))
-        case .unavailable(let reason): events.append(.fallbackRejected(reason: reason, keptAt: store.fileURL.path))
+        case .unavailable(let reason): events.append(.fallbackRejected(reason: reason, keptAt: store.fileURL.fileSystemPath))
         }
         if let warning = store.loadWarning { events.append(.fallbackWarning(reason: warning)) }
         var defaults: [String: FlagEntry] = [:]

@@ -134,15 +134,14 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// The raw value of `name` (nil when missing, valueless or killed).
     public func flagValue(_ name: String) -> FlagValue? { cell.lookup(name) }
 
-    /// The value and where it came from: `network` when `READY`, `fallback` (reason `CACHED`,
-    /// or `STALE` past the TTL) otherwise, then bundled and code defaults, or the kill switch.
-    public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
+    /// The raw value of `name`, looked up by the hash its ``FlagKey`` computed.
+    public func flagValue(_ name: String, nameHash: Int) -> FlagValue? { cell.lookup(name, hash: nameHash) }
+
+    /// The untyped read and where it came from: `network` when `READY`, `fallback` (reason
+    /// `CACHED`, or `STALE` past the TTL) otherwise, then bundled and code defaults, or the kill switch.
+    public func flagDetails(_ name: String, nameHash: Int) -> FlagDetails<FlagValue?> {
         let now = wallClock()
-        let details = cell.read { $0.served.details(key, base: base, now: now) }
-        if key.auditsMembers, let audit = key.unknownMembers, let raw = cell.lookup(key.name) {
-            noteUnknownValues(audit(raw), in: key.name)
-        }
-        return details
+        return cell.read { $0.served.rawDetails(name, hash: nameHash, base: base, now: now) }
     }
 
     /// The snapshot served now.

@@ -9,8 +9,15 @@ public protocol FeatureFlagClient: Sendable {
     /// The raw value a read of `name` starts from: nil when the flag is missing, carries no
     /// value, or is forced to its default by the kill switch. Untyped lookups use it.
     func flagValue(_ name: String) -> FlagValue?
-    /// The value plus variant, reason, error code, source, snapshot version and age.
-    func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value>
+    /// ``flagValue(_:)`` for a ``FlagKey``'s read, given the hash the key computed for its name
+    /// when it was created. Clients of the package look the name up by it; the default ignores
+    /// it and calls ``flagValue(_:)``.
+    func flagValue(_ name: String, nameHash: Int) -> FlagValue?
+    /// The untyped read with its explanation — variant, reason, error code, source, snapshot
+    /// version, age, metadata — of the flag `name`, whose ``FlagKey`` hash is `nameHash`.
+    /// `value` is the raw value a typed read converts, or nil where the key's default applies
+    /// (missing, valueless, killed). ``details(_:)`` builds a key's typed details from it.
+    func flagDetails(_ name: String, nameHash: Int) -> FlagDetails<FlagValue?>
     /// The snapshot being served now.
     var snapshot: FlagSnapshot { get }
     /// The client's status now.
@@ -38,7 +45,7 @@ extension FeatureFlagClient {
     @inlinable @inline(__always)
     public func value<Value>(_ key: FlagKey<Value>) -> Value {
         if key.auditsMembers { return auditedValue(key) }
-        guard let raw = flagValue(key.name), let typed = key.convert(raw) else { return key.defaultValue }
+        guard let raw = flagValue(key.name, nameHash: key.nameHash), let typed = key.convert(raw) else { return key.defaultValue }
         return typed
     }
 
@@ -50,7 +57,7 @@ extension FeatureFlagClient {
     @inlinable @inline(__always)
     public func value<Value: FlagValueConvertible>(_ key: FlagKey<Value>) -> Value {
         guard key.convertsByType else { return generalValue(key) }
-        guard let raw = flagValue(key.name), let typed = Value(flagValue: raw) else { return key.defaultValue }
+        guard let raw = flagValue(key.name, nameHash: key.nameHash), let typed = Value(flagValue: raw) else { return key.defaultValue }
         return typed
     }
 
@@ -58,7 +65,7 @@ extension FeatureFlagClient {
     @usableFromInline
     func generalValue<Value>(_ key: FlagKey<Value>) -> Value {
         if key.auditsMembers { return auditedValue(key) }
-        guard let raw = flagValue(key.name), let typed = key.convert(raw) else { return key.defaultValue }
+        guard let raw = flagValue(key.name, nameHash: key.nameHash), let typed = key.convert(raw) else { return key.defaultValue }
         return typed
     }
 
@@ -66,7 +73,7 @@ extension FeatureFlagClient {
     /// kept out of line so that other reads pay one Boolean test for it.
     @usableFromInline
     func auditedValue<Value>(_ key: FlagKey<Value>) -> Value {
-        let raw = flagValue(key.name)
+        let raw = flagValue(key.name, nameHash: key.nameHash)
         if let audit = key.unknownMembers, let raw {
             let unknown = audit(raw)
             if !unknown.isEmpty { noteUnknownValues(unknown, in: key.name) }
@@ -74,6 +81,26 @@ extension FeatureFlagClient {
         guard let raw, let typed = key.convert(raw) else { return key.defaultValue }
         return typed
     }
+
+    /// The value plus variant, reason, error code, source, snapshot version and age.
+    ///
+    /// Inlinable, like ``value(_:)``: the typed half (the conversion, the details of the key's
+    /// type) is specialised where the read is written; the client answers the untyped half.
+    @inlinable
+    public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
+        let raw = flagDetails(key.name, nameHash: key.nameHash)
+        if key.auditsMembers, raw.source != .killSwitch, let found = raw.value, let audit = key.unknownMembers {
+            let unknown = audit(found)
+            if !unknown.isEmpty { noteUnknownValues(unknown, in: key.name) }
+        }
+        return raw.typed(for: key)
+    }
+
+    /// The untyped details of `name` (see ``flagDetails(_:nameHash:)``).
+    public func flagDetails(_ name: String) -> FlagDetails<FlagValue?> { flagDetails(name, nameHash: FlagNameHash.of(name)) }
+
+    /// ``flagValue(_:)``: a client without a table of its own has no use for the hash.
+    public func flagValue(_ name: String, nameHash: Int) -> FlagValue? { flagValue(name) }
 
     /// Does nothing: clients without an event stream ignore unknown list members.
     public func noteUnknownValues(_ values: [String], in flag: String) {}
@@ -120,5 +147,27 @@ extension FeatureFlagClient {
             }
             continuation.onTermination = { _ in task.cancel() }
         }
+    }
+}
+
+extension FlagDetails where Value == FlagValue? {
+    /// The typed details for `key`: the raw value converted, the key's default where there is
+    /// none, and TYPE_MISMATCH (source `code_default`) where it does not convert.
+    @inlinable
+    public consuming func typed<Typed>(for key: FlagKey<Typed>) -> FlagDetails<Typed> {
+        guard let raw = value else {
+            return FlagDetails<Typed>(
+                key: self.key, value: key.defaultValue, variant: variant, reason: reason, errorCode: errorCode,
+                errorMessage: errorMessage, source: source, snapshotVersion: snapshotVersion, age: age, metadata: metadata)
+        }
+        guard let typed = key.convert(raw) else {
+            return FlagDetails<Typed>(
+                key: self.key, value: key.defaultValue, variant: variant, reason: .error, errorCode: .typeMismatch,
+                errorMessage: "expected \(Typed.self), found \(raw.typeName)", source: .codeDefault, snapshotVersion: snapshotVersion,
+                age: age, metadata: metadata)
+        }
+        return FlagDetails<Typed>(
+            key: self.key, value: typed, variant: variant, reason: reason, errorCode: errorCode, errorMessage: errorMessage,
+            source: source, snapshotVersion: snapshotVersion, age: age, metadata: metadata)
     }
 }

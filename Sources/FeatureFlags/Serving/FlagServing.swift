@@ -31,14 +31,14 @@ package final class FlagServing: Sendable {
     @inline(__always)
     package func lookup(_ name: String) -> FlagValue? { state.lookup(name) }
 
-    /// The read with its explanation.
-    package func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
+    /// ``lookup(_:)`` by the hash a ``FlagKey`` computed for `name`.
+    @inline(__always)
+    package func lookup(_ name: String, hash: Int) -> FlagValue? { state.lookup(name, hash: hash) }
+
+    /// The untyped read with its explanation.
+    package func flagDetails(_ name: String, nameHash: Int) -> FlagDetails<FlagValue?> {
         let now = clock()
-        let details = state.read { $0.served.details(key, base: base, now: now) }
-        if key.auditsMembers, let audit = key.unknownMembers, let raw = state.lookup(key.name) {
-            noteUnknownValues(audit(raw), in: key.name)
-        }
-        return details
+        return state.read { $0.served.rawDetails(name, hash: nameHash, base: base, now: now) }
     }
 
     /// The snapshot served now.

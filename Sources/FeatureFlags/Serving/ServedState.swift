@@ -18,11 +18,9 @@ package struct ServingBase: Sendable {
     /// by the snapshot's values; an entry without a value removes the name), and whether the
     /// kill switch is on. Built before taking any lock: the lock only swaps it in.
     package func prepare(_ snapshot: FlagSnapshot) -> PreparedSnapshot {
-        var values: [String: FlagValue] = [:]
-        values.reserveCapacity(snapshot.flags.count + defaults.count)
-        for (name, entry) in defaults { values[name] = entry.value }
-        for (name, entry) in snapshot.flags { values[name] = entry.value }
-        return PreparedSnapshot(snapshot: snapshot, values: values, killed: snapshot.isKillSwitchOn(key: killSwitchKey))
+        PreparedSnapshot(
+            snapshot: snapshot, table: FlagTable(snapshot: snapshot.flags, defaults: defaults),
+            killed: snapshot.isKillSwitchOn(key: killSwitchKey))
     }
 }
 
@@ -30,18 +28,19 @@ package struct ServingBase: Sendable {
 package struct PreparedSnapshot: Sendable {
     /// The snapshot.
     package let snapshot: FlagSnapshot
-    /// What a plain read of each name returns (before the kill switch).
-    package let values: [String: FlagValue]
+    /// The snapshot's entries over the bundled defaults, as reads look them up: what a plain
+    /// read of each name returns (before the kill switch), and what details report.
+    package let table: FlagTable
     /// Whether the snapshot turns the kill switch on.
     package let killed: Bool
 
     /// No flags: code defaults (and bundled defaults, once prepared by a base).
-    package static let empty = PreparedSnapshot(snapshot: .empty, values: [:], killed: false)
+    package static let empty = PreparedSnapshot(snapshot: .empty, table: .empty, killed: false)
 
     /// The same values, killed when `held` (the kill switch held on the device) even if the
     /// snapshot itself does not say so.
     package func holding(_ held: Bool) -> PreparedSnapshot {
-        held && !killed ? PreparedSnapshot(snapshot: snapshot, values: values, killed: true) : self
+        held && !killed ? PreparedSnapshot(snapshot: snapshot, table: table, killed: true) : self
     }
 }
 
@@ -107,61 +106,65 @@ package struct ServedState: Sendable {
     /// (and `name` is not the kill-switch key), the flag is missing or it carries no value.
     /// While the kill is held, the kill-switch key itself reads `true`.
     @inline(__always)
-    package func lookup(_ name: String, killSwitchKey: String) -> FlagValue? {
-        if prepared.killed || held {
-            if name != killSwitchKey { return nil }
-            if held { return .bool(true) }
-        }
-        return prepared.values[name]
+    package func lookup(_ name: String, hash: Int, killSwitchKey: String) -> FlagValue? {
+        if prepared.killed || held { return killedLookup(name, killSwitchKey: killSwitchKey, hash: hash) }
+        return prepared.table.value(name, hash: hash)
     }
 
-    /// The read with its explanation, computed on a copy outside the lock.
-    package func details<Value>(_ key: FlagKey<Value>, base: ServingBase, now: Date) -> FlagDetails<Value> {
-        let snapshot = prepared.snapshot
-        let fromSnapshot = snapshot.flags[key.name] != nil
-        let entry = snapshot.flags[key.name] ?? base.defaults[key.name]
-        let version = snapshot.version
-        let age = source == .codeDefault ? nil : snapshot.age(at: now)
-        if killed, key.name != base.killSwitchKey {
-            return FlagDetails(
-                key: key.name, value: key.defaultValue, reason: .disabled, source: .killSwitch,
-                snapshotVersion: version, age: age)
+    /// ``lookup(_:hash:killSwitchKey:)`` while the kill switch is on, out of the read path.
+    @inline(never)
+    private func killedLookup(_ name: String, killSwitchKey: String, hash: Int) -> FlagValue? {
+        if name != killSwitchKey { return nil }
+        if held { return .bool(true) }
+        return prepared.table.value(name, hash: hash)
+    }
+
+    /// ``lookup(_:hash:killSwitchKey:)`` hashing `name` here (untyped reads).
+    package func lookup(_ name: String, killSwitchKey: String) -> FlagValue? {
+        lookup(name, hash: FlagNameHash.of(name), killSwitchKey: killSwitchKey)
+    }
+
+    /// The untyped read with its explanation (see ``FeatureFlagClient/flagDetails(_:nameHash:)``):
+    /// `value` is the raw value a typed read converts, or nil where the key's default applies.
+    package func rawDetails(_ name: String, hash: Int, base: ServingBase, now: Date) -> FlagDetails<FlagValue?> {
+        // Fields are read where they are used, not bound to locals: a local copy of the snapshot
+        // or of the entry would retain each of their references, on every call.
+        let version = prepared.snapshot.version
+        let age = source == .codeDefault ? nil : prepared.snapshot.age(at: now)
+        if killed, name != base.killSwitchKey {
+            return FlagDetails(key: name, value: nil, reason: .disabled, source: .killSwitch, snapshotVersion: version, age: age)
         }
-        if held, key.name == base.killSwitchKey, let on = key.convert(.bool(true)) {
-            return FlagDetails(
-                key: key.name, value: on, reason: .disabled, source: .killSwitch, snapshotVersion: version, age: age)
+        if held, name == base.killSwitchKey {
+            return FlagDetails(key: name, value: .bool(true), reason: .disabled, source: .killSwitch, snapshotVersion: version, age: age)
         }
-        guard let entry else {
+        guard let slot = prepared.table.slot(name, hash: hash) else {
             let code: FlagErrorCode = status == .notReady ? .providerNotReady : .flagNotFound
             return FlagDetails(
-                key: key.name, value: key.defaultValue, reason: .error, errorCode: code,
-                errorMessage: "no flag named \"\(key.name)\"", source: .codeDefault, snapshotVersion: version)
+                key: name, value: nil, reason: .error, errorCode: code, errorMessage: "no flag named \"\(name)\"", source: .codeDefault,
+                snapshotVersion: version)
         }
+        let fromSnapshot = slot.pointee.fromSnapshot
         let layerSource = fromSnapshot ? source : .bundledDefaults
         let layerVersion = fromSnapshot ? version : nil
         let layerAge = fromSnapshot ? age : nil
-        guard let raw = entry.value else {
+        guard let raw = slot.pointee.entry.value else {
+            let errorCode = slot.pointee.entry.errorCode
             return FlagDetails(
-                key: key.name, value: key.defaultValue, variant: entry.variant, reason: entry.reason ?? .default,
-                errorCode: entry.errorCode, errorMessage: entry.errorCode.map { "service reported \($0.rawValue)" },
-                source: .codeDefault, snapshotVersion: layerVersion, age: layerAge, metadata: entry.metadata)
-        }
-        guard let typed = key.convert(raw) else {
-            return FlagDetails(
-                key: key.name, value: key.defaultValue, variant: entry.variant, reason: .error,
-                errorCode: .typeMismatch,
-                errorMessage: "expected \(Value.self), found \(raw.typeName)", source: .codeDefault,
-                snapshotVersion: layerVersion, age: layerAge, metadata: entry.metadata)
+                key: name, value: nil, variant: slot.pointee.entry.variant, reason: slot.pointee.entry.reason ?? .default,
+                errorCode: errorCode, errorMessage: errorCode.map { "service reported \($0.rawValue)" }, source: .codeDefault,
+                snapshotVersion: layerVersion, age: layerAge, metadata: slot.pointee.entry.metadata)
         }
         let reason: FlagReason
         if !fromSnapshot {
             reason = .static
+        } else if let reasonOverride {
+            reason = reasonOverride
         } else {
-            reason = reasonOverride ?? entry.reason ?? (layerSource == .override ? .static : .unknown)
+            reason = slot.pointee.entry.reason ?? (layerSource == .override ? .static : .unknown)
         }
         return FlagDetails(
-            key: key.name, value: typed, variant: entry.variant, reason: reason, source: layerSource,
-            snapshotVersion: layerVersion, age: layerAge, metadata: entry.metadata)
+            key: name, value: raw, variant: slot.pointee.entry.variant, reason: reason, source: layerSource,
+            snapshotVersion: layerVersion, age: layerAge, metadata: slot.pointee.entry.metadata)
     }
 
     /// Forgets which flags' unknown list members were reported (their values changed).

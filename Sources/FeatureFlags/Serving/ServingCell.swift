@@ -59,10 +59,14 @@ package final class ServingCell<State: ServesValues>: Sendable {
     @inline(__always)
     package func read<R>(_ body: (ServedView) -> R) -> R { publication.read(body) }
 
-    /// The raw value a plain read of `name` starts from (see ``ServedState/lookup(_:killSwitchKey:)``).
+    /// The raw value a plain read of `name` starts from (see ``ServedState/lookup(_:hash:killSwitchKey:)``).
     @inline(__always)
-    package func lookup(_ name: String) -> FlagValue? {
+    package func lookup(_ name: String) -> FlagValue? { lookup(name, hash: FlagNameHash.of(name)) }
+
+    /// ``lookup(_:)`` with the name's hash already known (a ``FlagKey``'s).
+    @inline(__always)
+    package func lookup(_ name: String, hash: Int) -> FlagValue? {
         let key = killSwitchKey
-        return publication.read { $0.served.lookup(name, killSwitchKey: key) }
+        return publication.read { $0.served.lookup(name, hash: hash, killSwitchKey: key) }
     }
 }

@@ -97,13 +97,14 @@ public final class LastKnownGoodStore: Sendable {
     init(fileURL: URL, capacity: Int, read: (String) throws(FileIOError) -> [UInt8]) {
         self.fileURL = fileURL
         self.capacity = max(1, capacity)
-        let (content, outcome) = StoreContent.load(path: fileURL.path, capacity: self.capacity, read: read)
+        let path = fileURL.fileSystemPath
+        let (content, outcome) = StoreContent.load(path: path, capacity: self.capacity, read: read)
         self.loadOutcome = outcome
         self.loadWarning = content.warning
         // Temp files of a process that died while writing: removed when no write is in progress
         // (no lock file means no process ever wrote here: nothing to clean, nothing created).
-        if let lock = FileLock.tryAcquireExisting(fileURL.path + ".lock") {
-            FileIO.removeStaleTempFiles(besides: fileURL.path)
+        if let lock = FileLock.tryAcquireExisting(path + ".lock") {
+            FileIO.removeStaleTempFiles(besides: path)
             lock.release()
         }
         self.state = Locked(State(content: content))

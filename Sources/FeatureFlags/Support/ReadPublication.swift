@@ -91,7 +91,12 @@ package final class ReadPublication<Object: AnyObject & Sendable>: @unchecked Se
         }
     }
 
-    deinit { counter?.release() }
+    deinit {
+        counter?.release()
+        // The thread that lets the publication go usually read it last: free its copy now
+        // rather than when another publication takes the slot (other threads' copies wait).
+        ThreadReadCache.forget(id: id, key: cacheKey)
+    }
 
     /// The slow path: the current object and its generation, read together under the lock and
     /// stored in this thread's table.
@@ -171,6 +176,16 @@ package enum ThreadReadCache {
     @inline(__always)
     static func slots(_ key: Key) -> UnsafeMutablePointer<Slot>? {
         pthread_getspecific(key)?.assumingMemoryBound(to: Slot.self)
+    }
+
+    /// Empties this thread's slot for publication `id`, if it holds it.
+    static func forget(id: Int, key: Key) {
+        guard let slots = slots(key) else { return }
+        let slot = slots + (id & slotMask)
+        guard slot.pointee.id == id else { return }
+        let old = slot.pointee.object
+        slot.pointee = Slot()
+        old?.release()
     }
 
     /// Remembers `object` as publication `id`'s object under `generation` on this thread.

@@ -1,0 +1,124 @@
+/// The flags a client serves, in the form reads look them up: an immutable open-addressing hash
+/// table from name to entry, built once per activation (before any lock is taken) and read
+/// without copying anything but the value asked for.
+///
+/// Why not a `Dictionary`: a `[String: …]` lookup hashes the name with SipHash on every read,
+/// which is most of a read's cost. Here the hash is a short seeded multiply-xor over the name's
+/// UTF-8 bytes, and a ``FlagKey`` computes it once, when it is created: a typed read probes
+/// the table with the key's hash and compares one string. The seed is random per process, so
+/// names a service chooses cannot be made to collide on purpose; probing is linear, the table
+/// at most half full.
+///
+/// Each slot also says whether its entry comes from the snapshot or from the bundled defaults
+/// beneath it, which is what ``FeatureFlagClient/details(_:)`` reports.
+package final class FlagTable: @unchecked Sendable {
+    // @unchecked: every field is written by `init` only, before the table is shared.
+
+    /// One flag: its name's hash, name, entry, and whether the entry is the snapshot's.
+    struct Slot {
+        let hash: Int
+        let name: String
+        let entry: FlagEntry
+        let fromSnapshot: Bool
+    }
+
+    /// The flags, densely, in insertion order.
+    private let slots: UnsafeMutablePointer<Slot>
+    /// `capacity` positions into `slots` (−1: empty), `capacity` a power of two ≥ 2 × count.
+    private let index: UnsafeMutablePointer<Int32>
+    private let mask: Int
+    /// How many flags the table holds.
+    package let count: Int
+
+    /// No flags.
+    package static let empty = FlagTable(snapshot: [:], defaults: [:])
+
+    /// The table of `snapshot`'s entries over `defaults` (a snapshot entry wins, valueless
+    /// ones included: they hide a default of the same name).
+    package init(snapshot: [String: FlagEntry], defaults: [String: FlagEntry]) {
+        var total = snapshot.count
+        for name in defaults.keys where snapshot[name] == nil { total += 1 }
+        var capacity = 8
+        while capacity < total * 2 { capacity <<= 1 }
+        mask = capacity - 1
+        count = total
+        slots = .allocate(capacity: max(total, 1))
+        index = .allocate(capacity: capacity)
+        index.initialize(repeating: -1, count: capacity)
+        var filled = 0
+        func insert(_ name: String, _ entry: FlagEntry, fromSnapshot: Bool) {
+            let hash = FlagNameHash.of(name)
+            var position = hash & mask
+            while index[position] >= 0 { position = (position + 1) & mask }
+            (slots + filled).initialize(to: Slot(hash: hash, name: name, entry: entry, fromSnapshot: fromSnapshot))
+            index[position] = Int32(filled)
+            filled += 1
+        }
+        for (name, entry) in defaults where snapshot[name] == nil { insert(name, entry, fromSnapshot: false) }
+        for (name, entry) in snapshot { insert(name, entry, fromSnapshot: true) }
+    }
+
+    deinit {
+        slots.deinitialize(count: count)
+        slots.deallocate()
+        index.deallocate()
+    }
+
+    /// The slot of `name`, whose ``FlagNameHash`` is `hash`; nil when the table has none.
+    @inline(__always)
+    func slot(_ name: String, hash: Int) -> UnsafePointer<Slot>? {
+        var position = hash & mask
+        while true {
+            let found = Int(index[position])
+            if found < 0 { return nil }
+            let slot = slots + found
+            if slot.pointee.hash == hash, slot.pointee.name == name { return UnsafePointer(slot) }
+            position = (position + 1) & mask
+        }
+    }
+
+    /// What a plain read of `name` starts from: the entry's value, nil when missing or valueless.
+    @inline(__always)
+    package func value(_ name: String, hash: Int) -> FlagValue? {
+        slot(name, hash: hash)?.pointee.entry.value
+    }
+}
+
+/// The hash the served table files a flag name under: seeded per process, computed once per
+/// ``FlagKey`` (and per untyped read).
+@usableFromInline
+enum FlagNameHash {
+    /// Random per process: collisions cannot be chosen in advance.
+    private static let seed = UInt64.random(in: 1...UInt64.max)
+
+    /// The hash of `name`'s UTF-8 bytes.
+    @usableFromInline
+    static func of(_ name: String) -> Int {
+        if let hash = name.utf8.withContiguousStorageIfAvailable({ of(UnsafeRawBufferPointer($0)) }) { return hash }
+        let bytes = Array(name.utf8)
+        return bytes.withUnsafeBytes { of($0) }
+    }
+
+    private static func of(_ bytes: UnsafeRawBufferPointer) -> Int {
+        var h = seed ^ (UInt64(bytes.count) &* 0x9E37_79B9_7F4A_7C15)
+        var i = 0
+        let n = bytes.count
+        while i + 8 <= n {
+            h = (h ^ UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self))) &* 0xFF51_AFD7_ED55_8CCD
+            h ^= h >> 32
+            i += 8
+        }
+        var tail: UInt64 = 0
+        var shift: UInt64 = 0
+        while i < n {
+            tail |= UInt64(bytes[i]) << shift
+            shift += 8
+            i += 1
+        }
+        h = (h ^ tail) &* 0xC4CE_B9FE_1A85_EC53
+        h ^= h >> 33
+        h &*= 0xFF51_AFD7_ED55_8CCD
+        h ^= h >> 33
+        return Int(truncatingIfNeeded: h)
+    }
+}
