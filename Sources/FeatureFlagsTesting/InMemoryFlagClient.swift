@@ -38,6 +38,8 @@ public final class InMemoryFlagClient: FeatureFlagClient {
     /// The raw value of `name`, looked up by the hash its ``FlagKey`` computed.
     public func flagValue(_ name: String, nameHash: Int) -> FlagValue? { serving.lookup(name, hash: nameHash) }
     /// The value with source `override`, or the default with the reason it was used.
+    public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> { serving.details(key) }
+    /// The same, untyped: the raw value, or nil where a key's default applies.
     public func flagDetails(_ name: String, nameHash: Int) -> FlagDetails<FlagValue?> {
         serving.flagDetails(name, nameHash: nameHash)
     }

@@ -54,6 +54,8 @@ public final class FallbackClient: FeatureFlagClient {
     /// The raw value of `name`, looked up by the hash its ``FlagKey`` computed.
     public func flagValue(_ name: String, nameHash: Int) -> FlagValue? { serving.lookup(name, hash: nameHash) }
     /// The value and where it came from (`fallback`, `bundled_defaults`, `code_default`, `kill_switch`).
+    public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> { serving.details(key) }
+    /// The same, untyped: the raw value, or nil where a key's default applies.
     public func flagDetails(_ name: String, nameHash: Int) -> FlagDetails<FlagValue?> {
         serving.flagDetails(name, nameHash: nameHash)
     }

@@ -137,6 +137,17 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// The raw value of `name`, looked up by the hash its ``FlagKey`` computed.
     public func flagValue(_ name: String, nameHash: Int) -> FlagValue? { cell.lookup(name, hash: nameHash) }
 
+    /// The value and where it came from: `network` when `READY`, `fallback` (reason `CACHED`,
+    /// or `STALE` past the TTL) otherwise, then bundled and code defaults, or the kill switch.
+    public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
+        let now = wallClock()
+        let details = cell.read { $0.served.details(key, base: base, now: now) }
+        if key.auditsMembers, details.source != .killSwitch, let audit = key.unknownMembers, let raw = cell.lookup(key.name, hash: key.nameHash) {
+            noteUnknownValues(audit(raw), in: key.name)
+        }
+        return details
+    }
+
     /// The untyped read and where it came from: `network` when `READY`, `fallback` (reason
     /// `CACHED`, or `STALE` past the TTL) otherwise, then bundled and code defaults, or the kill switch.
     public func flagDetails(_ name: String, nameHash: Int) -> FlagDetails<FlagValue?> {

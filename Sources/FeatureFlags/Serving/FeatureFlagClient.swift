@@ -13,6 +13,9 @@ public protocol FeatureFlagClient: Sendable {
     /// when it was created. Clients of the package look the name up by it; the default ignores
     /// it and calls ``flagValue(_:)``.
     func flagValue(_ name: String, nameHash: Int) -> FlagValue?
+    /// The value plus variant, reason, error code, source, snapshot version and age. The
+    /// default builds them from ``flagDetails(_:nameHash:)``.
+    func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value>
     /// The untyped read with its explanation — variant, reason, error code, source, snapshot
     /// version, age, metadata — of the flag `name`, whose ``FlagKey`` hash is `nameHash`.
     /// `value` is the raw value a typed read converts, or nil where the key's default applies
@@ -82,10 +85,8 @@ extension FeatureFlagClient {
         return typed
     }
 
-    /// The value plus variant, reason, error code, source, snapshot version and age.
-    ///
-    /// Inlinable, like ``value(_:)``: the typed half (the conversion, the details of the key's
-    /// type) is specialised where the read is written; the client answers the untyped half.
+    /// The value plus variant, reason, error code, source, snapshot version and age, from
+    /// ``flagDetails(_:nameHash:)`` (the package's clients answer it themselves, in one step).
     @inlinable
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
         let raw = flagDetails(key.name, nameHash: key.nameHash)

@@ -35,6 +35,16 @@ package final class FlagServing: Sendable {
     @inline(__always)
     package func lookup(_ name: String, hash: Int) -> FlagValue? { state.lookup(name, hash: hash) }
 
+    /// The read with its explanation.
+    package func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
+        let now = clock()
+        let details = state.read { $0.served.details(key, base: base, now: now) }
+        if key.auditsMembers, details.source != .killSwitch, let audit = key.unknownMembers, let raw = state.lookup(key.name, hash: key.nameHash) {
+            noteUnknownValues(audit(raw), in: key.name)
+        }
+        return details
+    }
+
     /// The untyped read with its explanation.
     package func flagDetails(_ name: String, nameHash: Int) -> FlagDetails<FlagValue?> {
         let now = clock()

@@ -127,21 +127,44 @@ package struct ServedState: Sendable {
     /// The untyped read with its explanation (see ``FeatureFlagClient/flagDetails(_:nameHash:)``):
     /// `value` is the raw value a typed read converts, or nil where the key's default applies.
     package func rawDetails(_ name: String, hash: Int, base: ServingBase, now: Date) -> FlagDetails<FlagValue?> {
+        explain(name, hash: hash, default: nil, base: base, now: now) { .some($0) }
+    }
+
+    /// The read of `key` with its explanation. Specialised for the common types: reads through
+    /// `any FeatureFlagClient` reach it generic at run time, and unspecialised generic code
+    /// costs more than the read itself.
+    @_specialize(exported: false, where Value == Bool)
+    @_specialize(exported: false, where Value == String)
+    @_specialize(exported: false, where Value == Int)
+    @_specialize(exported: false, where Value == Double)
+    @_specialize(exported: false, where Value == FlagValue)
+    package func details<Value>(_ key: FlagKey<Value>, base: ServingBase, now: Date) -> FlagDetails<Value> {
+        key.conversions.with { conversions in
+            explain(key.name, hash: key.nameHash, default: key.defaultValue, base: base, now: now, convert: conversions.convert)
+        }
+    }
+
+    /// A read with its explanation: `convert` turns the raw value into the read's type (nil:
+    /// TYPE_MISMATCH), `defaultValue` stands where there is none.
+    @inline(__always)
+    func explain<Value>(
+        _ name: String, hash: Int, default defaultValue: Value, base: ServingBase, now: Date, convert: (FlagValue) -> Value?
+    ) -> FlagDetails<Value> {
         // Fields are read where they are used, not bound to locals: a local copy of the snapshot
         // or of the entry would retain each of their references, on every call.
         let version = prepared.snapshot.version
         let age = source == .codeDefault ? nil : prepared.snapshot.age(at: now)
         if killed, name != base.killSwitchKey {
-            return FlagDetails(key: name, value: nil, reason: .disabled, source: .killSwitch, snapshotVersion: version, age: age)
+            return FlagDetails(key: name, value: defaultValue, reason: .disabled, source: .killSwitch, snapshotVersion: version, age: age)
         }
-        if held, name == base.killSwitchKey {
-            return FlagDetails(key: name, value: .bool(true), reason: .disabled, source: .killSwitch, snapshotVersion: version, age: age)
+        if held, name == base.killSwitchKey, let on = convert(.bool(true)) {
+            return FlagDetails(key: name, value: on, reason: .disabled, source: .killSwitch, snapshotVersion: version, age: age)
         }
         guard let slot = prepared.table.slot(name, hash: hash) else {
             let code: FlagErrorCode = status == .notReady ? .providerNotReady : .flagNotFound
             return FlagDetails(
-                key: name, value: nil, reason: .error, errorCode: code, errorMessage: "no flag named \"\(name)\"", source: .codeDefault,
-                snapshotVersion: version)
+                key: name, value: defaultValue, reason: .error, errorCode: code, errorMessage: "no flag named \"\(name)\"",
+                source: .codeDefault, snapshotVersion: version)
         }
         let fromSnapshot = slot.pointee.fromSnapshot
         let layerSource = fromSnapshot ? source : .bundledDefaults
@@ -150,9 +173,15 @@ package struct ServedState: Sendable {
         guard let raw = slot.pointee.entry.value else {
             let errorCode = slot.pointee.entry.errorCode
             return FlagDetails(
-                key: name, value: nil, variant: slot.pointee.entry.variant, reason: slot.pointee.entry.reason ?? .default,
+                key: name, value: defaultValue, variant: slot.pointee.entry.variant, reason: slot.pointee.entry.reason ?? .default,
                 errorCode: errorCode, errorMessage: errorCode.map { "service reported \($0.rawValue)" }, source: .codeDefault,
                 snapshotVersion: layerVersion, age: layerAge, metadata: slot.pointee.entry.metadata)
+        }
+        guard let typed = convert(raw) else {
+            return FlagDetails(
+                key: name, value: defaultValue, variant: slot.pointee.entry.variant, reason: .error, errorCode: .typeMismatch,
+                errorMessage: "expected \(Value.self), found \(raw.typeName)", source: .codeDefault, snapshotVersion: layerVersion,
+                age: layerAge, metadata: slot.pointee.entry.metadata)
         }
         let reason: FlagReason
         if !fromSnapshot {
@@ -163,7 +192,7 @@ package struct ServedState: Sendable {
             reason = slot.pointee.entry.reason ?? (layerSource == .override ? .static : .unknown)
         }
         return FlagDetails(
-            key: name, value: raw, variant: slot.pointee.entry.variant, reason: reason, source: layerSource,
+            key: name, value: typed, variant: slot.pointee.entry.variant, reason: reason, source: layerSource,
             snapshotVersion: layerVersion, age: layerAge, metadata: slot.pointee.entry.metadata)
     }
 
