@@ -23,6 +23,10 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--init-child" 
     InitBenchmarks.child(file: CommandLine.arguments[2])
     exit(0)
 }
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--init-floor-child" {
+    InitBenchmarks.floorChild(file: CommandLine.arguments[2])
+    exit(0)
+}
 
 let sections = ["reads", "init", "startup", "policy", "poll", "memory", "server", "slow-clients", "streams", "kill-path"]
 let only = CommandLine.arguments.dropFirst().first { $0.hasPrefix("--only=") }.map { Set($0.dropFirst(7).split(separator: ",").map(String.init)) }
