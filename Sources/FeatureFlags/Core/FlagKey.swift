@@ -58,12 +58,17 @@ enum SharedConversionsKind: UInt8, Sendable {
 /// use and kept for the life of the process (a handful of objects: one per flag type an app reads).
 @usableFromInline
 enum SharedKeyConversions {
-    private struct Name: Hashable {
+    /// One shared object: the value type and initialiser it is for.
+    private struct Shared {
         let type: ObjectIdentifier
         let kind: SharedConversionsKind
+        let object: Unmanaged<AnyObject>
     }
 
-    private static let table = Locked<[Name: Unmanaged<AnyObject>]>([:])
+    /// A list, searched linearly: it holds one entry per value type an app reads (a handful),
+    /// and a list of a plain struct costs nothing to set up at launch, unlike a dictionary keyed
+    /// by a type of our own.
+    private static let table = Locked<[Shared]>([])
 
     /// The shared conversions for `Value` built by `kind`'s initialiser; `make` builds them the
     /// first time.
@@ -71,11 +76,11 @@ enum SharedKeyConversions {
     static func conversions<Value: Sendable>(
         _ kind: SharedConversionsKind, for _: Value.Type, make: () -> FlagKeyConversions<Value>
     ) -> FlagKeyConversionsReference<Value> {
-        let name = Name(type: ObjectIdentifier(Value.self), kind: kind)
+        let type = ObjectIdentifier(Value.self)
         let object = table.withLock { table -> Unmanaged<AnyObject> in
-            if let found = table[name] { return found }
+            for entry in table where entry.type == type && entry.kind == kind { return entry.object }
             let made = Unmanaged<AnyObject>.passRetained(make())  // never released
-            table[name] = made
+            table.append(Shared(type: type, kind: kind, object: made))
             return made
         }
         return FlagKeyConversionsReference(kept: Unmanaged<FlagKeyConversions<Value>>.fromOpaque(object.toOpaque()).takeUnretainedValue())

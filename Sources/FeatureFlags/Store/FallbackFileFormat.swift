@@ -73,34 +73,51 @@ enum FallbackFileFormat {
     /// Checks the whole file and returns its entries, most recently used first.
     static func decode(_ bytes: [UInt8]) throws(Problem) -> [Entry] {
         if bytes.isEmpty { throw .empty }
-        let located: Result<[(String, Range<Int>)], Problem> = bytes.withUnsafeBytes { raw in
-            do {
-                return .success(try locate(raw))
-            } catch let problem as Problem {
-                return .failure(problem)
-            } catch let error as ByteDecodingError {
-                return .failure(.corrupt("\(error.message) at byte \(error.offset)"))
+        // Typed throws and a non-generic location type: this runs at launch, where each generic
+        // type met for the first time (a `Result`, a tuple of a `Range`) costs a lookup.
+        var problem: Problem?
+        let located: [Location] = bytes.withUnsafeBytes { raw in
+            do throws(Problem) {
+                return try locate(raw)
             } catch {
-                return .failure(.corrupt("\(error)"))
+                problem = error
+                return []
             }
         }
-        return try located.get().map { Entry(fingerprint: $0.0, payload: bytes[$0.1]) }
+        if let problem { throw problem }
+        return located.map { Entry(fingerprint: $0.fingerprint, payload: bytes[$0.start..<$0.end]) }
     }
 
-    /// Validates header and checksums; returns each entry's fingerprint and payload range.
-    private static func locate(_ raw: UnsafeRawBufferPointer) throws -> [(String, Range<Int>)] {
+    /// Where one entry's payload lies in the file.
+    private struct Location {
+        let fingerprint: String
+        let start: Int
+        let end: Int
+    }
+
+    /// ``ByteReader``'s failure as a ``Problem``.
+    @inline(__always)
+    private static func reading<T>(_ read: () throws(ByteDecodingError) -> T) throws(Problem) -> T {
+        do throws(ByteDecodingError) {
+            return try read()
+        } catch {
+            throw .corrupt("\(error.message) at byte \(error.offset)")
+        }
+    }
+
+    private static func locate(_ raw: UnsafeRawBufferPointer) throws(Problem) -> [Location] {
         guard raw.count >= 4, raw[0] == magic[0], raw[1] == magic[1], raw[2] == magic[2], raw[3] == magic[3] else {
             throw Problem.notAFallbackFile
         }
         guard raw.count >= 6 else { throw Problem.truncated(expected: headerSize, actual: raw.count) }
         var r = ByteReader(raw, offset: 4)
-        let version = try r.u16()
+        let version = try reading { () throws(ByteDecodingError) in try r.u16() }
         guard version == formatVersion else { throw Problem.foreignVersion(version) }
         guard raw.count >= headerSize else { throw Problem.truncated(expected: headerSize, actual: raw.count) }
-        _ = try r.u16()
-        let length = try r.u64()
-        let count = try r.u32()
-        let headerSum = try r.u64()
+        let (length, count, headerSum) = try reading { () throws(ByteDecodingError) in
+            _ = try r.u16()
+            return (try r.u64(), try r.u32(), try r.u64())
+        }
         guard headerSum == Checksum.of(UnsafeRawBufferPointer(rebasing: raw[0..<20])) else {
             throw Problem.corrupt("header checksum mismatch")
         }
@@ -108,18 +125,20 @@ enum FallbackFileFormat {
             throw Problem.truncated(expected: Int(clamping: length), actual: raw.count)
         }
         guard count <= maxEntries else { throw Problem.corrupt("implausible entry count \(count)") }
-        var entries: [(String, Range<Int>)] = []
+        var entries: [Location] = []
         entries.reserveCapacity(Int(count))
         for n in 0..<Int(count) {
-            let fp = try r.bytes(try r.varint())
-            let payloadLength = Int(try r.u32())
-            let sum = try r.u64()
-            let start = r.offset
-            let payload = try r.bytes(payloadLength)
+            let (fp, sum, start, payload) = try reading { () throws(ByteDecodingError) in
+                let fp = try r.bytes(try r.varint())
+                let payloadLength = Int(try r.u32())
+                let sum = try r.u64()
+                let start = r.offset
+                return (fp, sum, start, try r.bytes(payloadLength))
+            }
             guard sum == entryChecksum(fingerprint: fp, payload: payload) else {
                 throw Problem.corrupt("entry \(n) checksum mismatch")
             }
-            entries.append((String(decoding: fp, as: UTF8.self), start..<(start + payloadLength)))
+            entries.append(Location(fingerprint: String(decoding: fp, as: UTF8.self), start: start, end: start + payload.count))
         }
         guard r.remaining == 0 else { throw Problem.corrupt("trailing bytes after entries") }
         return entries

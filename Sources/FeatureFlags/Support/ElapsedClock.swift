@@ -23,12 +23,35 @@ struct ClockAdapter<C: Clock>: ElapsedClock where C.Duration == Duration {
     }
 }
 
-func makeElapsedClock(_ clock: some Clock<Duration>) -> any ElapsedClock { ClockAdapter(clock) }
+/// The system's continuous clock, without the generic adapter (whose first use in a process
+/// costs a conformance lookup at launch).
+struct ContinuousElapsedClock: ElapsedClock {
+    let start = ContinuousClock.now
+
+    func now() -> Duration { start.duration(to: .now) }
+
+    func sleep(until deadline: Duration) async throws {
+        try await ContinuousClock().sleep(until: start.advanced(by: deadline), tolerance: nil)
+    }
+}
+
+func makeElapsedClock(_ clock: some Clock<Duration>) -> any ElapsedClock {
+    if clock is ContinuousClock { return ContinuousElapsedClock() }
+    return ClockAdapter(clock)
+}
 
 /// A one-shot wake-up for a single waiting task: ``fire()`` before ``wait()`` is remembered.
 package final class Wakeup: Sendable {
     package init() {}
-    private let state = Locked<(pending: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+    /// Whether it was fired with nobody waiting, and who waits. A named type rather than a
+    /// tuple: built at every provider's launch, and a labelled tuple of a generic continuation
+    /// is a type the runtime would have to look up by name the first time.
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Locked(State())
 
     /// Wakes the waiter, or the next one to wait.
     package func fire() {
