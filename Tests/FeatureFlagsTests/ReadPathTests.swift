@@ -182,9 +182,10 @@ struct ReadPathTests {
             defaults: ["both": FlagEntry(value: .int(1)), "valueless": FlagEntry(value: .int(1)), "default_only": FlagEntry(value: .int(3))])
         func slot(_ name: String) -> FlagTable.Slot? { table.slot(name, hash: FlagNameHash.of(name))?.pointee }
         #expect(table.count == 3)
-        #expect(slot("both")?.entry.value == .int(2) && slot("both")?.fromSnapshot == true)
-        #expect(slot("valueless")?.entry.value == nil && slot("valueless")?.fromSnapshot == true)
-        #expect(slot("default_only")?.entry.value == .int(3) && slot("default_only")?.fromSnapshot == false)
+        #expect(slot("both")?.value == .int(2) && slot("both")?.fromSnapshot == true && slot("both")?.extras == nil)
+        #expect(slot("valueless")?.value == nil && slot("valueless")?.fromSnapshot == true)
+        #expect(slot("valueless")?.errorCode == .general, "an entry's extras are kept")
+        #expect(slot("default_only")?.value == .int(3) && slot("default_only")?.fromSnapshot == false)
     }
 
     @Test func keysKeepTheirConversionsWhereverTheyAreCopied() {

@@ -14,12 +14,41 @@
 package final class FlagTable: @unchecked Sendable {
     // @unchecked: every field is written by `init` only, before the table is shared.
 
-    /// One flag: its name's hash, name, entry, and whether the entry is the snapshot's.
+    /// One flag: its name's hash, name, value, what else its entry says (nil for most flags:
+    /// only entries with a variant, a reason, an error code or metadata have it), and whether
+    /// the entry is the snapshot's. Kept small: a slot per flag is most of a table's memory.
     struct Slot {
         let hash: Int
         let name: String
-        let entry: FlagEntry
+        let value: FlagValue?
+        let extras: Extras?
         let fromSnapshot: Bool
+
+        var variant: String? { extras?.variant }
+        var reason: FlagReason? { extras?.reason }
+        var errorCode: FlagErrorCode? { extras?.errorCode }
+        var metadata: [String: FlagValue] { extras?.metadata ?? [:] }
+    }
+
+    /// The rest of an entry, for the entries that have any.
+    final class Extras: Sendable {
+        let variant: String?
+        let reason: FlagReason?
+        let errorCode: FlagErrorCode?
+        let metadata: [String: FlagValue]
+
+        /// The extras of `entry`, or nil when it has none.
+        static func of(_ entry: FlagEntry) -> Extras? {
+            if entry.variant == nil, entry.reason == nil, entry.errorCode == nil, entry.metadata.isEmpty { return nil }
+            return Extras(entry)
+        }
+
+        private init(_ entry: FlagEntry) {
+            variant = entry.variant
+            reason = entry.reason
+            errorCode = entry.errorCode
+            metadata = entry.metadata
+        }
     }
 
     /// The flags, densely, in insertion order.
@@ -50,7 +79,8 @@ package final class FlagTable: @unchecked Sendable {
             let hash = FlagNameHash.of(name)
             var position = hash & mask
             while index[position] >= 0 { position = (position + 1) & mask }
-            (slots + filled).initialize(to: Slot(hash: hash, name: name, entry: entry, fromSnapshot: fromSnapshot))
+            (slots + filled).initialize(
+                to: Slot(hash: hash, name: name, value: entry.value, extras: Extras.of(entry), fromSnapshot: fromSnapshot))
             index[position] = Int32(filled)
             filled += 1
         }
@@ -80,7 +110,7 @@ package final class FlagTable: @unchecked Sendable {
     /// What a plain read of `name` starts from: the entry's value, nil when missing or valueless.
     @inline(__always)
     package func value(_ name: String, hash: Int) -> FlagValue? {
-        slot(name, hash: hash)?.pointee.entry.value
+        slot(name, hash: hash)?.pointee.value
     }
 }
 

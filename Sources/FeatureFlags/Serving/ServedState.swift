@@ -170,18 +170,18 @@ package struct ServedState: Sendable {
         let layerSource = fromSnapshot ? source : .bundledDefaults
         let layerVersion = fromSnapshot ? version : nil
         let layerAge = fromSnapshot ? age : nil
-        guard let raw = slot.pointee.entry.value else {
-            let errorCode = slot.pointee.entry.errorCode
+        guard let raw = slot.pointee.value else {
+            let errorCode = slot.pointee.errorCode
             return FlagDetails(
-                key: name, value: defaultValue, variant: slot.pointee.entry.variant, reason: slot.pointee.entry.reason ?? .default,
+                key: name, value: defaultValue, variant: slot.pointee.variant, reason: slot.pointee.reason ?? .default,
                 errorCode: errorCode, errorMessage: errorCode.map { "service reported \($0.rawValue)" }, source: .codeDefault,
-                snapshotVersion: layerVersion, age: layerAge, metadata: slot.pointee.entry.metadata)
+                snapshotVersion: layerVersion, age: layerAge, metadata: slot.pointee.metadata)
         }
         guard let typed = convert(raw) else {
             return FlagDetails(
-                key: name, value: defaultValue, variant: slot.pointee.entry.variant, reason: .error, errorCode: .typeMismatch,
+                key: name, value: defaultValue, variant: slot.pointee.variant, reason: .error, errorCode: .typeMismatch,
                 errorMessage: "expected \(Value.self), found \(raw.typeName)", source: .codeDefault, snapshotVersion: layerVersion,
-                age: layerAge, metadata: slot.pointee.entry.metadata)
+                age: layerAge, metadata: slot.pointee.metadata)
         }
         let reason: FlagReason
         if !fromSnapshot {
@@ -189,11 +189,11 @@ package struct ServedState: Sendable {
         } else if let reasonOverride {
             reason = reasonOverride
         } else {
-            reason = slot.pointee.entry.reason ?? (layerSource == .override ? .static : .unknown)
+            reason = slot.pointee.reason ?? (layerSource == .override ? .static : .unknown)
         }
         return FlagDetails(
-            key: name, value: typed, variant: slot.pointee.entry.variant, reason: reason, source: layerSource,
-            snapshotVersion: layerVersion, age: layerAge, metadata: slot.pointee.entry.metadata)
+            key: name, value: typed, variant: slot.pointee.variant, reason: reason, source: layerSource,
+            snapshotVersion: layerVersion, age: layerAge, metadata: slot.pointee.metadata)
     }
 
     /// Forgets which flags' unknown list members were reported (their values changed).
