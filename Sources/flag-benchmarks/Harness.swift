@@ -32,15 +32,35 @@ enum Harness {
     static func compare(
         operations: Int, runs: Int = 15, warmup: Int = 3, floor: (Int) -> Void, candidate: (Int) -> Void
     ) -> (floor: Stats, candidate: Stats, ratio: Double) {
-        var floorSamples: [Double] = [], candidateSamples: [Double] = [], ratios: [Double] = []
         func time(_ body: (Int) -> Void) -> Double {
             let start = DispatchTime.now().uptimeNanoseconds
             body(operations)
             return Double(DispatchTime.now().uptimeNanoseconds - start) / Double(operations)
         }
+        return alternate(runs: runs, warmup: warmup, floor: { time(floor) }, candidate: { time(candidate) })
+    }
+
+    /// ``measureConcurrent(threads:operations:runs:warmup:_:)`` of `floor` and `candidate` in
+    /// alternating runs; the ratio is the median of the per-pair ratios.
+    static func compareConcurrent(
+        threads: Int, operations: Int, runs: Int = 9, warmup: Int = 2, floor: @escaping @Sendable (Int) -> Void,
+        candidate: @escaping @Sendable (Int) -> Void
+    ) -> (floor: Stats, candidate: Stats, ratio: Double) {
+        alternate(
+            runs: runs, warmup: warmup,
+            floor: { measureConcurrent(threads: threads, operations: operations, runs: 1, warmup: 0, floor).median },
+            candidate: { measureConcurrent(threads: threads, operations: operations, runs: 1, warmup: 0, candidate).median })
+    }
+
+    /// Times `floor` then `candidate`, `warmup + runs` times; the first `warmup` pairs are thrown
+    /// away. The ratio is the median of the per-pair ratios.
+    private static func alternate(
+        runs: Int, warmup: Int, floor: () -> Double, candidate: () -> Double
+    ) -> (floor: Stats, candidate: Stats, ratio: Double) {
+        var floorSamples: [Double] = [], candidateSamples: [Double] = [], ratios: [Double] = []
         for run in 0..<(warmup + runs) {
-            let f = time(floor)
-            let c = time(candidate)
+            let f = floor()
+            let c = candidate()
             if run >= warmup {
                 floorSamples.append(f)
                 candidateSamples.append(c)
@@ -55,26 +75,6 @@ enum Harness {
         let sorted = values.sorted()
         func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * p + 0.5))] }
         return Stats(median: percentile(0.5), p10: percentile(0.1), p90: percentile(0.9), runs: runs)
-    }
-
-    /// ``measureConcurrent(threads:operations:runs:warmup:_:)`` of `floor` and `candidate` in
-    /// alternating runs; the ratio is the median of the per-pair ratios.
-    static func compareConcurrent(
-        threads: Int, operations: Int, runs: Int = 9, warmup: Int = 2, floor: @escaping @Sendable (Int) -> Void,
-        candidate: @escaping @Sendable (Int) -> Void
-    ) -> (floor: Stats, candidate: Stats, ratio: Double) {
-        var floorSamples: [Double] = [], candidateSamples: [Double] = [], ratios: [Double] = []
-        for run in 0..<(warmup + runs) {
-            let f = measureConcurrent(threads: threads, operations: operations, runs: 1, warmup: 0, floor).median
-            let c = measureConcurrent(threads: threads, operations: operations, runs: 1, warmup: 0, candidate).median
-            if run >= warmup {
-                floorSamples.append(f)
-                candidateSamples.append(c)
-                ratios.append(c / f)
-            }
-        }
-        ratios.sort()
-        return (stats(floorSamples, runs), stats(candidateSamples, runs), ratios[ratios.count / 2])
     }
 
     /// Runs `body` on `threads` threads at once, each doing `operations`; reports the wall

@@ -140,19 +140,15 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// The value and where it came from: `network` when `READY`, `fallback` (reason `CACHED`,
     /// or `STALE` past the TTL) otherwise, then bundled and code defaults, or the kill switch.
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
-        let now = wallClock()
-        let details = cell.read { $0.served.details(key, base: base, now: now) }
-        if key.auditsMembers, details.source != .killSwitch, let audit = key.unknownMembers, let raw = cell.lookup(key.name, hash: key.nameHash) {
-            noteUnknownValues(audit(raw), in: key.name)
-        }
+        let (details, unknown) = cell.details(key, base: base, now: wallClock())
+        noteUnknownValues(unknown, in: key.name)
         return details
     }
 
     /// The untyped read and where it came from: `network` when `READY`, `fallback` (reason
     /// `CACHED`, or `STALE` past the TTL) otherwise, then bundled and code defaults, or the kill switch.
     public func flagDetails(_ name: String, nameHash: Int) -> FlagDetails<FlagValue?> {
-        let now = wallClock()
-        return cell.read { $0.served.rawDetails(name, hash: nameHash, base: base, now: now) }
+        cell.flagDetails(name, hash: nameHash, base: base, now: wallClock())
     }
 
     /// The snapshot served now.

@@ -37,18 +37,14 @@ package final class FlagServing: Sendable {
 
     /// The read with its explanation.
     package func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
-        let now = clock()
-        let details = state.read { $0.served.details(key, base: base, now: now) }
-        if key.auditsMembers, details.source != .killSwitch, let audit = key.unknownMembers, let raw = state.lookup(key.name, hash: key.nameHash) {
-            noteUnknownValues(audit(raw), in: key.name)
-        }
+        let (details, unknown) = state.details(key, base: base, now: clock())
+        noteUnknownValues(unknown, in: key.name)
         return details
     }
 
     /// The untyped read with its explanation.
     package func flagDetails(_ name: String, nameHash: Int) -> FlagDetails<FlagValue?> {
-        let now = clock()
-        return state.read { $0.served.rawDetails(name, hash: nameHash, base: base, now: now) }
+        state.flagDetails(name, hash: nameHash, base: base, now: clock())
     }
 
     /// The snapshot served now.

@@ -1,3 +1,5 @@
+package import Foundation
+
 /// What a client's readers see at one instant: its served state, immutable, replaced whole.
 package final class ServedView: Sendable {
     /// The values, their labels and the status.
@@ -62,6 +64,21 @@ package final class ServingCell<State: ServesValues>: Sendable {
     /// The raw value a plain read of `name` starts from (see ``ServedState/lookup(_:hash:killSwitchKey:)``).
     @inline(__always)
     package func lookup(_ name: String) -> FlagValue? { lookup(name, hash: FlagNameHash.of(name)) }
+
+    /// The read of `key` with its explanation, and the list members its value holds that the
+    /// key's enum does not know (keys that audit them only; the caller reports them).
+    package func details<Value>(_ key: FlagKey<Value>, base: ServingBase, now: Date) -> (FlagDetails<Value>, unknownMembers: [String]) {
+        let details = read { $0.served.details(key, base: base, now: now) }
+        guard key.auditsMembers, details.source != .killSwitch, let audit = key.unknownMembers,
+            let raw = lookup(key.name, hash: key.nameHash)
+        else { return (details, []) }
+        return (details, audit(raw))
+    }
+
+    /// The untyped read of `name` with its explanation (see ``ServedState/rawDetails(_:hash:base:now:)``).
+    package func flagDetails(_ name: String, hash: Int, base: ServingBase, now: Date) -> FlagDetails<FlagValue?> {
+        read { $0.served.rawDetails(name, hash: hash, base: base, now: now) }
+    }
 
     /// ``lookup(_:)`` with the name's hash already known (a ``FlagKey``'s).
     @inline(__always)

@@ -25,8 +25,9 @@ import Synchronization
 /// Memory: a thread's table holds up to ``ThreadReadCache/slotCount`` objects — of live or
 /// already released publications — until the thread reads again or exits.
 package final class ReadPublication<Object: AnyObject & Sendable>: @unchecked Sendable {
-    // @unchecked: `current` is read and written only while holding `lock`; `id` and
-    // `generation` are immutable or atomic; thread caches are touched only by their own thread.
+    // @unchecked: `current` is read and written only while holding `lock`; `id`, `cacheKey`
+    // and `counter` never change (the generation inside `counter` is atomic); thread caches are
+    // touched only by their own thread.
     /// Unique for the life of the process (never reused, unlike an address).
     private let id: Int
     private let lock = NSLock()
