@@ -66,6 +66,23 @@ struct ReachabilityTests {
         #expect(await updates.next() == nil)
     }
 
+    @Test func aMonitorStartsAtTheFirstQuestionAndNotAfterStop() async throws {
+        let dir = TempDir()
+        let route = dir.url("route").path
+        try Self.ipv4WithDefault.write(toFile: route, atomically: true, encoding: .utf8)
+        let files = LinuxReachability.RouteFiles(ipv4: route, ipv6: dir.url("none").path, operstate: { _ in "up" })
+        let idle = LinuxReachability(files: files, fallbackInterval: .seconds(60))
+        #expect(!idle.usesNetlink, "nothing started before the first question")
+        #expect(idle.isReachable, "the first question reads the tables")
+        idle.stop()
+        // Stopped before anyone asked: it never starts, says "no path" and its streams end at once.
+        let stopped = LinuxReachability(files: files, fallbackInterval: .seconds(60))
+        stopped.stop()
+        #expect(!stopped.isReachable)
+        var updates = stopped.updates().makeAsyncIterator()
+        #expect(await updates.next() == nil)
+    }
+
     @Test func liveMonitorAgreesWithTheRouteTables() async throws {
         let monitor = LinuxReachability()
         defer { monitor.stop() }

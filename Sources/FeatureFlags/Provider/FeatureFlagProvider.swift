@@ -140,9 +140,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// The value and where it came from: `network` when `READY`, `fallback` (reason `CACHED`,
     /// or `STALE` past the TTL) otherwise, then bundled and code defaults, or the kill switch.
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
-        let (details, unknown) = cell.details(key, base: base, now: wallClock())
-        noteUnknownValues(unknown, in: key.name)
-        return details
+        cell.details(key, base: base, now: wallClock()) { noteUnknownValues($0, in: key.name) }
     }
 
     /// The untyped read and where it came from: `network` when `READY`, `fallback` (reason

@@ -46,11 +46,7 @@ extension FeatureFlagClient {
     /// at the call site even through `any FeatureFlagClient`, instead of running generic code
     /// behind a witness table.
     @inlinable @inline(__always)
-    public func value<Value>(_ key: FlagKey<Value>) -> Value {
-        if key.auditsMembers { return auditedValue(key) }
-        guard let raw = flagValue(key.name, nameHash: key.nameHash), let typed = key.convert(raw) else { return key.defaultValue }
-        return typed
-    }
+    public func value<Value>(_ key: FlagKey<Value>) -> Value { generalValue(key) }
 
     /// The flag's value, or the key's default when it is missing, mistyped or killed.
     ///
@@ -64,8 +60,9 @@ extension FeatureFlagClient {
         return typed
     }
 
-    /// The general read, for a key of a ``FlagValueConvertible`` type with custom conversions.
-    @usableFromInline
+    /// The read through the key's conversion closure: every key of a type that is not
+    /// ``FlagValueConvertible``, and those that are but carry custom conversions.
+    @inlinable @inline(__always)
     func generalValue<Value>(_ key: FlagKey<Value>) -> Value {
         if key.auditsMembers { return auditedValue(key) }
         guard let raw = flagValue(key.name, nameHash: key.nameHash), let typed = key.convert(raw) else { return key.defaultValue }

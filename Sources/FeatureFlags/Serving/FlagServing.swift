@@ -37,9 +37,7 @@ package final class FlagServing: Sendable {
 
     /// The read with its explanation.
     package func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
-        let (details, unknown) = state.details(key, base: base, now: clock())
-        noteUnknownValues(unknown, in: key.name)
-        return details
+        state.details(key, base: base, now: clock()) { noteUnknownValues($0, in: key.name) }
     }
 
     /// The untyped read with its explanation.

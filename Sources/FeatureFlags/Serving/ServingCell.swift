@@ -65,14 +65,20 @@ package final class ServingCell<State: ServesValues>: Sendable {
     @inline(__always)
     package func lookup(_ name: String) -> FlagValue? { lookup(name, hash: FlagNameHash.of(name)) }
 
-    /// The read of `key` with its explanation, and the list members its value holds that the
-    /// key's enum does not know (keys that audit them only; the caller reports them).
-    package func details<Value>(_ key: FlagKey<Value>, base: ServingBase, now: Date) -> (FlagDetails<Value>, unknownMembers: [String]) {
+    /// The read of `key` with its explanation; `report` is given the list members its value holds
+    /// that the key's enum does not know (keys that audit them only). No tuple is returned: this
+    /// runs generic at run time, where a tuple of a generic type is looked up on every call.
+    @inline(__always)
+    package func details<Value>(
+        _ key: FlagKey<Value>, base: ServingBase, now: Date, report: (_ unknownMembers: [String]) -> Void
+    ) -> FlagDetails<Value> {
         let details = read { $0.served.details(key, base: base, now: now) }
-        guard key.auditsMembers, details.source != .killSwitch, let audit = key.unknownMembers,
+        if key.auditsMembers, details.source != .killSwitch, let audit = key.unknownMembers,
             let raw = lookup(key.name, hash: key.nameHash)
-        else { return (details, []) }
-        return (details, audit(raw))
+        {
+            report(audit(raw))
+        }
+        return details
     }
 
     /// The untyped read of `name` with its explanation (see ``ServedState/rawDetails(_:hash:base:now:)``).
