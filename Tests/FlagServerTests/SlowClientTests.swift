@@ -82,8 +82,11 @@ struct SlowClientTests {
     }
 
     @Test func aNormalClientIsServedWhileEveryPlaceIsTakenBySlowHeaders() async throws {
+        // The attackers keep their places for the whole test: neither the request deadline nor
+        // the idle timeout (5 s by default, which a loaded ThreadSanitizer run outlasted before the
+        // first round) frees one. Only eviction does.
         let server = try FlagServer(
-            document: .seedExample, configuration: .init(maxConnections: 4, requestTimeout: .seconds(600)))
+            document: .seedExample, configuration: .init(maxConnections: 4, idleTimeout: .seconds(600), requestTimeout: .seconds(600)))
         defer { server.stop() }
         let attackers = try Self.slowHeaders(4, port: server.port)
         #expect(await eventually { server.connectionCount == 4 })
