@@ -1,0 +1,49 @@
+public import Foundation
+
+extension FlagdDefinitions {
+    /// Every flag evaluated for `context` at `date` — what a service evaluating remotely would
+    /// have answered. Reasons as flagd gives them: `STATIC` (no targeting), `TARGETING_MATCH`
+    /// (the rule named a variant — a `fractional` split too), `DEFAULT` (the rule gave `null`,
+    /// or no default variant: the value is the code default), `DISABLED` (no value: the code
+    /// default), `ERROR` with `PARSE_ERROR` (the flag broke the format) or `GENERAL` (the rule
+    /// named no variant of the flag, or gave a number, list or object).
+    public func evaluate(for context: EvaluationContext, at date: Date = Date()) -> [String: FlagEntry] {
+        let values = context.flagValue.objectValue ?? [:]
+        let timestamp = Int(date.timeIntervalSince1970.rounded(.down))
+        var out: [String: FlagEntry] = [:]
+        out.reserveCapacity(flags.count)
+        for (key, flag) in flags {
+            out[key] = flag.constant ?? evaluate(flag, key: key, context: values, timestamp: timestamp)
+        }
+        return out
+    }
+
+    /// One flag evaluated for `context` at `date`; nil when the document has no such flag
+    /// (`FLAG_NOT_FOUND`).
+    public func evaluate(flag key: String, for context: EvaluationContext, at date: Date = Date()) -> FlagEntry? {
+        guard let flag = flags[key] else { return nil }
+        if let constant = flag.constant { return constant }
+        let values = context.flagValue.objectValue ?? [:]
+        return evaluate(flag, key: key, context: values, timestamp: Int(date.timeIntervalSince1970.rounded(.down)))
+    }
+
+    /// Runs a targeted flag's rule and maps its result to a variant.
+    private func evaluate(_ flag: Flag, key: String, context: [String: FlagValue], timestamp: Int) -> FlagEntry {
+        guard case .valid(_, let variants, let defaultVariant, let targeting?) = flag.outcome else {
+            return flag.constant ?? FlagEntry(value: nil, reason: .error, errorCode: .general, metadata: flag.metadata)
+        }
+        let scope = LogicScope(context: context, flagKey: key, timestamp: timestamp, bucketing: bucketing)
+        let result = scope.evaluate(targeting)
+        let chosen: String
+        switch result {
+        case .null: return Self.resolved(defaultVariant, variants: variants, reason: .default, metadata: flag.metadata)
+        case .string(let name): chosen = name
+        case .bool(let b): chosen = b ? "true" : "false"
+        default:
+            return FlagEntry(
+                value: nil, reason: .error, errorCode: .general,
+                metadata: flag.metadata.merging(["errorDetails": .string("the targeting gave a \(result.typeName), not a variant name")]) { _, new in new })
+        }
+        return Self.resolved(chosen, variants: variants, reason: .targetingMatch, metadata: flag.metadata)
+    }
+}

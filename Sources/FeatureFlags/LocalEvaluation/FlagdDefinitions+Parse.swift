@@ -1,0 +1,197 @@
+import Foundation
+
+extension FlagdDefinitions {
+    /// The largest document accepted (4 MiB): rules for tens of thousands of flags.
+    public static let maxDocumentBytes = 4 << 20
+
+    /// Parses and compiles a flag-definition document.
+    /// - Parameters:
+    ///   - bytes: the JSON document.
+    ///   - bucketing: how `fractional` buckets (flagd's current high-precision by default).
+    /// - Throws: ``FlagdDocumentError`` when the document is not JSON, is too large, or has no
+    ///   usable `flags`. Problems of single flags do not throw: see ``problems``.
+    public static func parse(
+        _ bytes: some Collection<UInt8>, bucketing: FractionalBucketing = .highPrecision
+    ) throws(FlagdDocumentError) -> FlagdDefinitions {
+        guard bytes.count <= maxDocumentBytes else {
+            throw FlagdDocumentError([FlagdProblem(path: "$", message: "the document is \(bytes.count) bytes; the limit is \(maxDocumentBytes)")])
+        }
+        let json: FlagValue
+        do {
+            json = try FlagJSON.parse(Array(bytes))
+        } catch {
+            throw FlagdDocumentError([FlagdProblem(path: "$", message: "not JSON: \(error)")])
+        }
+        return try parse(json: json, bucketing: bucketing)
+    }
+
+    /// Parses and compiles a document already read as a ``FlagValue``.
+    public static func parse(json: FlagValue, bucketing: FractionalBucketing = .highPrecision) throws(FlagdDocumentError) -> FlagdDefinitions {
+        guard case .object(let top) = json else {
+            throw FlagdDocumentError([FlagdProblem(path: "$", message: "the document is a \(json.typeName), expected an object")])
+        }
+        var problems: [FlagdProblem] = []
+        var setMetadata: [String: FlagValue] = [:]
+        if let raw = top["metadata"] {
+            setMetadata = metadata(raw, at: "metadata", problems: &problems)
+        }
+        var evaluators: [String: FlagValue] = [:]
+        switch top["$evaluators"] {
+        case nil, .null?: break
+        case .object(let members)?: evaluators = members
+        case let other?: problems.append(FlagdProblem(path: "$evaluators", message: "is a \(other.typeName), expected an object"))
+        }
+        // Each evaluator is checked once on its own, so a broken one is reported even if unused.
+        for name in evaluators.keys.sorted() {
+            var compiler = LogicCompiler(evaluators: evaluators)
+            do throws(LogicCompileError) {
+                _ = try compiler.compile(.object(["$ref": .string(name)]), at: "$evaluators.\(name)")
+            } catch {
+                problems.append(FlagdProblem(path: error.path, message: error.message))
+            }
+        }
+        let listed: [(key: String, path: String, json: FlagValue)]
+        switch top["flags"] {
+        case .object(let members)?:
+            listed = members.keys.sorted().map { ($0, "flags.\($0)", members[$0]!) }
+        case .list(let items)?:
+            var seen = Set<String>()
+            var collected: [(String, String, FlagValue)] = []
+            for (index, item) in items.enumerated() {
+                guard case .object(var members) = item, case .string(let key)? = members.removeValue(forKey: "key") else {
+                    problems.append(FlagdProblem(path: "flags[\(index)]", message: "a flag in the list form is an object with a string \"key\""))
+                    continue
+                }
+                guard seen.insert(key).inserted else {
+                    problems.append(FlagdProblem(path: "flags[\(index)].key", message: "flag \"\(key)\" appears twice; the first is kept"))
+                    continue
+                }
+                collected.append((key, "flags[\(index)]", .object(members)))
+            }
+            listed = collected
+        case nil:
+            throw FlagdDocumentError(problems + [FlagdProblem(path: "flags", message: "is required")])
+        case let other?:
+            throw FlagdDocumentError(problems + [FlagdProblem(path: "flags", message: "is a \(other.typeName), expected an object (or a list of flags)")])
+        }
+        var flags: [String: Flag] = [:]
+        flags.reserveCapacity(listed.count)
+        for (key, path, json) in listed {
+            if key.isEmpty {
+                problems.append(FlagdProblem(path: path, message: "a flag key is at least one character"))
+                continue
+            }
+            flags[key] = flag(key, json, at: path, evaluators: evaluators, setMetadata: setMetadata, problems: &problems)
+        }
+        return FlagdDefinitions(flags: flags, problems: problems, metadata: setMetadata, bucketing: bucketing)
+    }
+
+    /// Metadata: an object of strings, numbers and Booleans (other members are reported and dropped).
+    private static func metadata(_ raw: FlagValue, at path: String, problems: inout [FlagdProblem]) -> [String: FlagValue] {
+        guard case .object(let members) = raw else {
+            problems.append(FlagdProblem(path: path, message: "is a \(raw.typeName), expected an object"))
+            return [:]
+        }
+        var kept: [String: FlagValue] = [:]
+        for key in members.keys.sorted() {
+            switch members[key]! {
+            case .string, .int, .double, .bool: kept[key] = members[key]
+            case let other: problems.append(FlagdProblem(path: "\(path).\(key)", message: "is a \(other.typeName); metadata values are strings, numbers or Booleans"))
+            }
+        }
+        return kept
+    }
+
+    /// One flag: valid, or kept as a parse error with the first problem.
+    private static func flag(
+        _ key: String, _ json: FlagValue, at path: String, evaluators: [String: FlagValue], setMetadata: [String: FlagValue],
+        problems: inout [FlagdProblem]
+    ) -> Flag {
+        let before = problems.count
+        func invalid(_ reason: String, metadata: [String: FlagValue] = setMetadata) -> Flag {
+            let entry = FlagEntry(value: nil, reason: .error, errorCode: .parseError, metadata: metadata.merging(["errorDetails": .string(reason)]) { _, new in new })
+            return Flag(outcome: .invalid(reason), metadata: metadata, constant: entry)
+        }
+        guard case .object(let members) = json else {
+            problems.append(FlagdProblem(path: path, message: "is a \(json.typeName), expected a flag object"))
+            return invalid("the flag is not an object")
+        }
+        var merged = setMetadata
+        if let raw = members["metadata"] {
+            merged.merge(metadata(raw, at: "\(path).metadata", problems: &problems)) { _, flag in flag }
+        }
+        var enabled = true
+        switch members["state"] {
+        case .string("ENABLED")?: break
+        case .string("DISABLED")?: enabled = false
+        case nil: problems.append(FlagdProblem(path: "\(path).state", message: "is required (ENABLED or DISABLED)"))
+        case let other?: problems.append(FlagdProblem(path: "\(path).state", message: "is \(other), expected \"ENABLED\" or \"DISABLED\""))
+        }
+        var variants: [String: FlagValue] = [:]
+        switch members["variants"] {
+        case .object(let found)?:
+            variants = found
+            var kinds = Set<String>()
+            for name in found.keys.sorted() {
+                let value = found[name]!
+                switch value {
+                case .bool: kinds.insert("boolean")
+                case .string: kinds.insert("string")
+                case .int, .double: kinds.insert("number")
+                case .object: kinds.insert("object")
+                case .list, .null:
+                    problems.append(FlagdProblem(path: "\(path).variants.\(name)", message: "is a \(value.typeName); a variant is a Boolean, string, number or object"))
+                }
+                if name.isEmpty { problems.append(FlagdProblem(path: "\(path).variants", message: "a variant name is at least one character")) }
+            }
+            if kinds.count > 1 {
+                problems.append(FlagdProblem(path: "\(path).variants", message: "mixes \(kinds.sorted().joined(separator: " and ")) values; every variant of a flag has one type"))
+            }
+        case nil: problems.append(FlagdProblem(path: "\(path).variants", message: "is required"))
+        case let other?: problems.append(FlagdProblem(path: "\(path).variants", message: "is a \(other.typeName), expected an object"))
+        }
+        var defaultVariant: String?
+        switch members["defaultVariant"] {
+        case nil, .null?: break
+        case .string(let name)?:
+            if variants[name] == nil, members["variants"]?.objectValue != nil {
+                problems.append(FlagdProblem(path: "\(path).defaultVariant", message: "names \"\(name)\", which is not one of the variants"))
+            }
+            defaultVariant = name
+        case let other?: problems.append(FlagdProblem(path: "\(path).defaultVariant", message: "is a \(other.typeName), expected a variant name or null"))
+        }
+        var targeting: LogicRule?
+        switch members["targeting"] {
+        case nil, .null?: break
+        case .object(let rule)? where rule.isEmpty: break
+        case .object?:
+            var compiler = LogicCompiler(evaluators: evaluators)
+            do throws(LogicCompileError) {
+                targeting = try compiler.compile(members["targeting"]!, at: "\(path).targeting")
+            } catch {
+                problems.append(FlagdProblem(path: error.path, message: error.message))
+            }
+        case let other?: problems.append(FlagdProblem(path: "\(path).targeting", message: "is a \(other.typeName), expected a JsonLogic object"))
+        }
+        if problems.count > before, let first = problems[before...].first(where: { !$0.path.hasSuffix(".metadata") && !$0.path.contains(".metadata.") }) {
+            return invalid(first.description, metadata: merged)
+        }
+        let outcome = Flag.Outcome.valid(enabled: enabled, variants: variants, defaultVariant: defaultVariant, targeting: targeting)
+        var constant: FlagEntry?
+        if !enabled {
+            constant = FlagEntry(value: nil, reason: .disabled, metadata: merged)
+        } else if targeting == nil {
+            constant = resolved(defaultVariant, variants: variants, reason: .static, metadata: merged)
+        }
+        return Flag(outcome: outcome, metadata: merged, constant: constant)
+    }
+
+    /// The entry for `variant` (nil: the code default, reason `DEFAULT`).
+    static func resolved(_ variant: String?, variants: [String: FlagValue], reason: FlagReason, metadata: [String: FlagValue]) -> FlagEntry {
+        guard let variant else { return FlagEntry(value: nil, reason: .default, metadata: metadata) }
+        guard let value = variants[variant] else {
+            return FlagEntry(value: nil, reason: .error, errorCode: .general, metadata: metadata.merging(["errorDetails": .string("variant \"\(variant)\" is not defined")]) { _, new in new })
+        }
+        return FlagEntry(value: value, variant: variant, reason: reason, metadata: metadata)
+    }
+}

@@ -1,0 +1,91 @@
+
+
+/// A flagd flag-definition document (`https://flagd.dev/schema/v0/flags.json`), parsed and
+/// compiled: the rules for every context, evaluated on the device by
+/// ``evaluate(for:at:)`` — no service evaluates per user.
+///
+/// ```json
+/// {
+///   "flags": {
+///     "new-checkout": {
+///       "state": "ENABLED",
+///       "variants": { "on": true, "off": false },
+///       "defaultVariant": "off",
+///       "targeting": { "if": [{ "ends_with": [{ "var": "email" }, "@example.com"] }, "on"] }
+///     }
+///   },
+///   "$evaluators": { "staff": { "ends_with": [{ "var": "email" }, "@example.com"] } },
+///   "metadata": { "flagSetId": "shop", "version": "42" }
+/// }
+/// ```
+///
+/// `flags` is an object by flag key, or a list of flag objects that each carry a `key`.
+/// A flag that breaks the format does not take the others down: it is kept as a
+/// `PARSE_ERROR` (served as the code default) and listed in ``problems`` with its JSON path.
+/// Only a document that is not JSON, or has no usable `flags`, fails as a whole.
+public struct FlagdDefinitions: Sendable {
+    /// One flag, compiled.
+    struct Flag: Sendable {
+        enum Outcome: Sendable {
+            /// Valid: evaluate it.
+            case valid(enabled: Bool, variants: [String: FlagValue], defaultVariant: String?, targeting: LogicRule?)
+            /// The flag broke the format: every evaluation is `PARSE_ERROR`.
+            case invalid(String)
+        }
+        let outcome: Outcome
+        /// Flag-set metadata merged with the flag's own (the flag's win).
+        let metadata: [String: FlagValue]
+        /// The answer when it does not depend on the context (no targeting, disabled, invalid).
+        let constant: FlagEntry?
+    }
+
+    /// Flags by key.
+    let flags: [String: Flag]
+    /// Every problem found, with its JSON path (`flags.beta.defaultVariant`, …), in document order.
+    public let problems: [FlagdProblem]
+    /// The flag set's metadata (`metadata` at the top level).
+    public let metadata: [String: FlagValue]
+    /// How `fractional` buckets.
+    public let bucketing: FractionalBucketing
+
+    /// The flag keys, sorted.
+    public var keys: [String] { flags.keys.sorted() }
+    /// The flag set's `version` metadata, when it is a string.
+    public var version: String? { metadata["version"]?.stringValue }
+    /// Whether any flag has targeting (depends on the context).
+    public var isTargeted: Bool {
+        flags.values.contains { flag in
+            if case .valid(_, _, _, let targeting?) = flag.outcome, targeting != .value(.null) { return true }
+            return false
+        }
+    }
+}
+
+/// A problem in a flag-definition document, with its JSON path.
+public struct FlagdProblem: Sendable, Hashable, CustomStringConvertible {
+    /// Where: `flags.<key>.<field>`, `$evaluators.<name>`, `metadata.<key>`, or `$` for the document.
+    public let path: String
+    /// What is wrong.
+    public let message: String
+
+    /// A problem.
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    /// `path: message`.
+    public var description: String { "\(path): \(message)" }
+}
+
+/// Why a whole flag-definition document was refused.
+public struct FlagdDocumentError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The problems; the first is the one that stopped parsing.
+    public let problems: [FlagdProblem]
+
+    /// An error for `problems`.
+    public init(_ problems: [FlagdProblem]) { self.problems = problems }
+
+    /// The problems, one per line.
+    public var description: String { problems.map(\.description).joined(separator: "\n") }
+}

@@ -1,0 +1,113 @@
+/// A JsonLogic expression compiled once, when flag definitions are parsed: operators resolved
+/// to cases, `var` paths split, shared evaluators (`$ref`) inlined. Evaluating it never parses
+/// and never throws.
+indirect enum LogicRule: Sendable, Equatable {
+    /// A literal: a scalar, or an object that is data rather than an operation.
+    case value(FlagValue)
+    /// An array whose elements are rules.
+    case list([LogicRule])
+    /// `var` with a literal path (split on dots), and a default rule.
+    case variable(path: [String], fallback: LogicRule?)
+    /// An operation and its argument rules.
+    case operation(LogicOperator, [LogicRule])
+}
+
+/// The operators a rule can use: JsonLogic's and flagd's own.
+enum LogicOperator: String, Sendable, CaseIterable {
+    case variable = "var", missing, missingSome = "missing_some"
+    case ifThen = "if", ternary = "?:"
+    case equal = "==", strictEqual = "===", notEqual = "!=", strictNotEqual = "!=="
+    case not = "!", truthy = "!!", or, and
+    case less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+    case max, min, plus = "+", minus = "-", times = "*", divide = "/", modulo = "%"
+    case contains = "in", concatenate = "cat", substring = "substr", merge
+    case map, filter, reduce, all, some, none
+    case fractional, semanticVersion = "sem_ver", startsWith = "starts_with", endsWith = "ends_with"
+}
+
+/// Why a rule could not be compiled, with where it is (a JSON path under the rule).
+struct LogicCompileError: Error, Sendable, Equatable {
+    let path: String
+    let message: String
+}
+
+/// Compiles rules, resolving `{"$ref": name}` against shared evaluators.
+struct LogicCompiler {
+    /// The shared evaluators (`$evaluators`) by name, uncompiled.
+    let evaluators: [String: FlagValue]
+    /// Evaluators being expanded, to refuse a cycle.
+    private var expanding: [String] = []
+    /// How deep references may nest.
+    static let maxReferenceDepth = 32
+
+    init(evaluators: [String: FlagValue]) { self.evaluators = evaluators }
+
+    /// Compiles `json` found at `path`.
+    mutating func compile(_ json: FlagValue, at path: String) throws(LogicCompileError) -> LogicRule {
+        switch json {
+        case .list(let items):
+            var rules: [LogicRule] = []
+            rules.reserveCapacity(items.count)
+            for (index, item) in items.enumerated() { rules.append(try compile(item, at: "\(path)[\(index)]")) }
+            return rules.allSatisfy(\.isLiteral) ? .value(.list(rules.map(\.literal))) : .list(rules)
+        case .object(let members):
+            // As in JsonLogic, only an object with exactly one key is an operation; others are data.
+            guard members.count == 1, let (key, argument) = members.first else { return .value(json) }
+            if key == "$ref" { return try reference(argument, at: path) }
+            guard let op = LogicOperator(rawValue: key) else {
+                throw LogicCompileError(path: path, message: "unknown operator \"\(key)\"")
+            }
+            let argumentPath = "\(path).\(key)"
+            let arguments: [FlagValue]
+            if case .list(let items) = argument { arguments = items } else { arguments = [argument] }
+            var rules: [LogicRule] = []
+            rules.reserveCapacity(arguments.count)
+            for (index, item) in arguments.enumerated() {
+                rules.append(try compile(item, at: argument.listValue == nil ? argumentPath : "\(argumentPath)[\(index)]"))
+            }
+            if op == .variable, let literal = Self.literalPath(rules) {
+                return .variable(path: literal, fallback: rules.count > 1 ? rules[1] : nil)
+            }
+            return .operation(op, rules)
+        default:
+            return .value(json)
+        }
+    }
+
+    /// `{"$ref": name}`: the shared evaluator, compiled in place.
+    private mutating func reference(_ argument: FlagValue, at path: String) throws(LogicCompileError) -> LogicRule {
+        guard case .string(let name) = argument else {
+            throw LogicCompileError(path: "\(path).$ref", message: "a reference names an evaluator with a string")
+        }
+        guard let target = evaluators[name] else {
+            throw LogicCompileError(path: "\(path).$ref", message: "no evaluator named \"\(name)\" in $evaluators")
+        }
+        if expanding.contains(name) {
+            throw LogicCompileError(path: "\(path).$ref", message: "evaluator \"\(name)\" refers to itself (\((expanding + [name]).joined(separator: " → ")))")
+        }
+        guard expanding.count < Self.maxReferenceDepth else {
+            throw LogicCompileError(path: "\(path).$ref", message: "evaluator references nest deeper than \(Self.maxReferenceDepth)")
+        }
+        expanding.append(name)
+        defer { expanding.removeLast() }
+        return try compile(target, at: "$evaluators.\(name)")
+    }
+
+    /// The split path of a `var` whose first argument is a literal string or number.
+    private static func literalPath(_ rules: [LogicRule]) -> [String]? {
+        guard let first = rules.first else { return [] }
+        switch first {
+        case .value(.string(let text)): return text.isEmpty ? [] : text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        case .value(.int(let index)): return [String(index)]
+        case .value(.null): return []
+        default: return nil
+        }
+    }
+}
+
+extension LogicRule {
+    /// Whether the rule is a constant.
+    var isLiteral: Bool { if case .value = self { return true } else { return false } }
+    /// The constant (for a literal rule).
+    var literal: FlagValue { if case .value(let value) = self { return value } else { return .null } }
+}

@@ -1,0 +1,105 @@
+/// A semantic version (semver.org 2.0.0) as flagd's `sem_ver` reads it: an optional leading
+/// `v`, `MAJOR`, `MAJOR.MINOR` or `MAJOR.MINOR.PATCH` (missing parts are zero; the short forms
+/// take no pre-release or build), numeric parts without leading zeros, an optional
+/// `-pre.release` and an optional `+build` that comparisons ignore.
+struct SemanticVersion: Sendable, Equatable {
+    let major: UInt64
+    let minor: UInt64
+    let patch: UInt64
+    /// Dot-separated pre-release identifiers; empty for a release.
+    let prerelease: [Substring]
+
+    /// Parses `text`; nil when it is not a version.
+    init?(_ text: String) {
+        var rest = Substring(text)
+        if rest.first == "v" { rest = rest.dropFirst() }
+        var build: Substring?
+        if let plus = rest.firstIndex(of: "+") {
+            build = rest[rest.index(after: plus)...]
+            rest = rest[..<plus]
+        }
+        var pre: Substring?
+        if let dash = rest.firstIndex(of: "-") {
+            pre = rest[rest.index(after: dash)...]
+            rest = rest[..<dash]
+        }
+        let core = rest.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...3).contains(core.count) else { return nil }
+        if core.count < 3, pre != nil || build != nil { return nil }
+        var numbers: [UInt64] = []
+        for part in core {
+            guard let number = Self.numeric(part) else { return nil }
+            numbers.append(number)
+        }
+        while numbers.count < 3 { numbers.append(0) }
+        if let build {
+            let identifiers = build.split(separator: ".", omittingEmptySubsequences: false)
+            guard identifiers.allSatisfy(Self.isIdentifier) else { return nil }
+        }
+        var prerelease: [Substring] = []
+        if let pre {
+            prerelease = pre.split(separator: ".", omittingEmptySubsequences: false)
+            for identifier in prerelease {
+                guard Self.isIdentifier(identifier) else { return nil }
+                if identifier.allSatisfy(\.isDecimalDigit), identifier.count > 1, identifier.first == "0" { return nil }
+            }
+        }
+        (major, minor, patch) = (numbers[0], numbers[1], numbers[2])
+        self.prerelease = prerelease
+    }
+
+    private static func numeric(_ part: Substring) -> UInt64? {
+        guard !part.isEmpty, part.allSatisfy(\.isDecimalDigit) else { return nil }
+        if part.count > 1, part.first == "0" { return nil }
+        return UInt64(part)
+    }
+
+    private static func isIdentifier(_ part: Substring) -> Bool {
+        !part.isEmpty && part.allSatisfy { $0.isDecimalDigit || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || $0 == "-" }
+    }
+
+    /// Precedence (semver §11): -1, 0 or 1. Build metadata is ignored.
+    func compare(_ other: SemanticVersion) -> Int {
+        for (a, b) in [(major, other.major), (minor, other.minor), (patch, other.patch)] where a != b {
+            return a < b ? -1 : 1
+        }
+        switch (prerelease.isEmpty, other.prerelease.isEmpty) {
+        case (true, true): return 0
+        case (true, false): return 1
+        case (false, true): return -1
+        case (false, false): break
+        }
+        for (a, b) in zip(prerelease, other.prerelease) where a != b {
+            let numberA = a.allSatisfy(\.isDecimalDigit) ? UInt64(a) : nil
+            let numberB = b.allSatisfy(\.isDecimalDigit) ? UInt64(b) : nil
+            switch (numberA, numberB) {
+            case let (x?, y?): return x < y ? -1 : 1
+            case (.some, nil): return -1
+            case (nil, .some): return 1
+            case (nil, nil): return a < b ? -1 : 1
+            }
+        }
+        return prerelease.count == other.prerelease.count ? 0 : (prerelease.count < other.prerelease.count ? -1 : 1)
+    }
+
+    /// `sem_ver`'s operators: `=`, `!=`, `<`, `<=`, `>`, `>=`, `~` (same major and minor),
+    /// `^` (same major). Nil for an unknown operator.
+    func matches(_ operation: String, _ other: SemanticVersion) -> Bool? {
+        switch operation {
+        case "=": return compare(other) == 0
+        case "!=": return compare(other) != 0
+        case "<": return compare(other) < 0
+        case "<=": return compare(other) <= 0
+        case ">": return compare(other) > 0
+        case ">=": return compare(other) >= 0
+        case "~": return major == other.major && minor == other.minor
+        case "^": return major == other.major
+        default: return nil
+        }
+    }
+}
+
+extension Character {
+    /// `0`…`9` only (not other scripts' digits).
+    fileprivate var isDecimalDigit: Bool { ("0"..."9").contains(self) }
+}
