@@ -41,6 +41,10 @@ public final class FlagServer: Sendable {
         }
         /// The bodies' total size: the cache is emptied rather than grow past 256 answers or 64 MB.
         var renderedBytes = 0
+        /// The flagd document served at `/flagd/flags.json`, with its entity tag.
+        var flagd: (body: [UInt8], etag: String)? {
+            didSet { revision += 1 }
+        }
         var fileStamp: FileStamp?
         var reloads = 0
         var lastReloadError: String?
@@ -167,6 +171,36 @@ public final class FlagServer: Sendable {
             changes.announce(revision)
         }
     }
+
+    /// The flagd flag-definition document served at `GET /flagd/flags.json` (with ETag and
+    /// 304), for clients that evaluate on the device (``FeatureFlags/FlagdEndpoint``); nil
+    /// answers 404. Setting it announces a change on every change stream. When the server
+    /// advertises streams and the document names none, its own `/events` is added as a
+    /// top-level `eventStreams` member (flagd's schema allows extra top-level members). The
+    /// bytes must parse as flagd definitions.
+    /// - Throws: ``FeatureFlags/FlagdDocumentError`` when they do not (nothing changes then).
+    public func serveFlagd(_ document: [UInt8]?) throws(FlagdDocumentError) {
+        var served: (body: [UInt8], etag: String)?
+        if let document {
+            _ = try FlagdDefinitions.parse(document)
+            var body = document
+            if configuration.advertiseStreams, configuration.maxStreams > 0, case .object(var top)? = try? FlagJSON.parse(document),
+                top["eventStreams"] == nil
+            {
+                top["eventStreams"] = WireFormat.ownEventStream
+                body = FlagJSON.bytes(.object(top))
+            }
+            served = (body, Responder.etag(body))
+        }
+        let revision = state.withLock { s in
+            s.flagd = served
+            return s.revision
+        }
+        changes.announce(revision)
+    }
+
+    /// The flagd document served now, as sent (nil: none).
+    public var flagdDocument: [UInt8]? { state.withLock { $0.flagd?.body } }
 
     /// The fault applied to change streams from now on (nil: behave).
     public var streamFault: StreamFault? {
@@ -350,6 +384,7 @@ public final class FlagServer: Sendable {
         let started = ContinuousClock.now
         reloadIfChanged()
         let route = Route(request, pathAttribute: configuration.pathAttribute)
+        let flagd = state.withLock { $0.flagd }
         let (index, fault, latency, document, revision) = state.withLock { s in
             var fault = route.context == nil ? nil : s.fault
             if route.context != nil, fault == nil, s.failRate > 0, Double.random(in: 0..<1) < s.failRate {
@@ -388,6 +423,14 @@ public final class FlagServer: Sendable {
         switch route {
         case .events:
             outcome = streamChanges(request, responder: responder, connection: connection)
+        case .flagd:
+            if let (status, message) = authorize(request) {
+                outcome = responder.json(status: status, WireFormat.json.errorBody(status: status, message: message).objectValue ?? [:])
+            } else if let flagd {
+                outcome = responder.document(body: flagd.body, etag: flagd.etag, ifNoneMatch: request.headers["if-none-match"])
+            } else {
+                outcome = responder.json(status: 404, WireFormat.json.errorBody(status: 404, message: "no flagd document is served").objectValue ?? [:])
+            }
         case .failure(let status, let message, let format):
             outcome = responder.json(status: status, format.errorBody(status: status, message: message).objectValue ?? [:])
         case .flags(let context, let format):

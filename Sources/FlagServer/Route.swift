@@ -6,6 +6,8 @@ enum Route {
     case failure(status: Int, message: String, format: WireFormat)
     /// `GET /events`: the change stream (server-sent events), one for every wire format.
     case events
+    /// `GET /flagd/flags.json`: the flagd flag-definition document, for evaluation on the device.
+    case flagd
 
     var context: EvaluationContext? {
         if case .flags(let context, _) = self { return context }
@@ -15,7 +17,7 @@ enum Route {
     var format: WireFormat {
         switch self {
         case .flags(_, let format), .failure(_, _, let format): return format
-        case .events: return .json
+        case .events, .flagd: return .json
         }
     }
 
@@ -28,6 +30,7 @@ enum Route {
         case .json:
             if request.path == "/flags" { return "\(method) /flags" }
             if request.path == "/events" { return "\(method) /events" }
+            if request.path == Self.flagdPath { return "\(method) \(Self.flagdPath)" }
             if request.path.hasPrefix("/flags/"), request.path.hasSuffix(".json") { return "\(method) /flags/<\(pathAttribute)>.json" }
             return "\(method) <unknown path>"
         case .ofrep: return "\(method) ofrep"
@@ -42,12 +45,19 @@ enum Route {
             self = request.method == "GET" ? .events : .failure(status: 405, message: "use GET", format: .json)
             return
         }
+        if request.path == Self.flagdPath {
+            self = request.method == "GET" ? .flagd : .failure(status: 405, message: "use GET", format: .json)
+            return
+        }
         if let route = Self.otherService(request) {
             self = route
             return
         }
         self = Self.json(request, pathAttribute: pathAttribute)
     }
+
+    /// Where a flagd document is served.
+    static let flagdPath = "/flagd/flags.json"
 
     /// The routes of FeatureFlags' own JSON endpoint.
     private static func json(_ request: HTTPRequest, pathAttribute: String) -> Route {

@@ -41,6 +41,9 @@ public struct FlagSnapshot: Sendable, Equatable {
     public let ttl: TimeInterval?
     /// The fingerprint of the context it was evaluated for, if any.
     public let contextFingerprint: String?
+    /// The flag definitions it was evaluated from on the device, if it was (local evaluation):
+    /// kept with it so another context can be evaluated without the network.
+    package var rules: LocalRules?
 
     /// A snapshot.
     public init(
@@ -86,7 +89,9 @@ public struct FlagSnapshot: Sendable, Equatable {
 
     /// The same data fetched again at `date` (what a service's "not modified" means).
     func refetched(at date: Date) -> FlagSnapshot {
-        FlagSnapshot(flags: flags, version: version, fetchedAt: date, ttl: ttl, contextFingerprint: contextFingerprint)
+        var again = FlagSnapshot(flags: flags, version: version, fetchedAt: date, ttl: ttl, contextFingerprint: contextFingerprint)
+        again.rules = rules
+        return again
     }
 
     /// The names whose entries differ between `self` and `other` (added, removed or changed).

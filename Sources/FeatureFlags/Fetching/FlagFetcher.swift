@@ -88,6 +88,9 @@ public final class FlagFetcher: Sendable {
         if ownsTransport { transport.shutdown() }
     }
 
+    /// Whether an endpoint of the chain sends rules evaluated on the device.
+    package var evaluatesLocally: Bool { endpoints.contains { $0 is any LocalEvaluationEndpoint } }
+
     /// The scope an entity tag from the endpoint at `index` carries.
     func scope(of index: Int) -> String { "\(index)/\(endpoints[index].name)" }
 
@@ -149,6 +152,9 @@ public final class FlagFetcher: Sendable {
             let retryAfter = header.flatMap { RetryAfter.delay($0, now: now()) }
             throw .httpStatus(response.status, retryAfter: retryAfter, detail: endpoint.failureDetail(response))
         }
+        if let local = endpoint as? any LocalEvaluationEndpoint {
+            return try evaluateLocally(response, from: local, for: context, scope: scope, url: request.url)
+        }
         let decoded: DecodedFlags
         do {
             decoded = try endpoint.decode(response, for: context)
@@ -165,6 +171,25 @@ public final class FlagFetcher: Sendable {
                 snapshot, etag: response.header("etag").map { EntityTag($0, endpoint: scope) },
                 streams: streams.map { $0.advertised(by: scope) })
         }
+    }
+
+    /// Rules instead of values: compiled, evaluated for `context`, and carried with the
+    /// snapshot so the caller can keep them.
+    private func evaluateLocally(
+        _ response: FlagResponse, from endpoint: any LocalEvaluationEndpoint, for context: EvaluationContext, scope: String, url: URL
+    ) throws(FetchError) -> FetchResult {
+        let definitions: FlagdDefinitions
+        do {
+            definitions = try endpoint.definitions(from: response)
+        } catch {
+            throw .decode(error)
+        }
+        let fetchedAt = now()
+        let etag = response.header("etag").map { EntityTag($0, endpoint: scope) }
+        let rules = LocalRules(definitions: definitions, document: response.body, etag: etag, fetchedAt: fetchedAt)
+        return .fetched(
+            rules.snapshot(for: context, at: fetchedAt), etag: etag,
+            streams: definitions.streams(base: url).map { $0.advertised(by: scope) })
     }
 
     /// "Not modified" is an answer only to a conditional request.

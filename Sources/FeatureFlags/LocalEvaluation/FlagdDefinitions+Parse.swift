@@ -83,7 +83,7 @@ extension FlagdDefinitions {
             }
             flags[key] = flag(key, json, at: path, evaluators: evaluators, setMetadata: setMetadata, problems: &problems)
         }
-        return FlagdDefinitions(flags: flags, problems: problems, metadata: setMetadata, bucketing: bucketing)
+        return FlagdDefinitions(flags: flags, problems: problems, metadata: setMetadata, bucketing: bucketing, eventStreams: top["eventStreams"])
     }
 
     /// Metadata: an object of strings, numbers and Booleans (other members are reported and dropped).

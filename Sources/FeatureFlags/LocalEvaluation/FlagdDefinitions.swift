@@ -1,3 +1,4 @@
+import Foundation
 
 
 /// A flagd flag-definition document (`https://flagd.dev/schema/v0/flags.json`), parsed and
@@ -47,6 +48,13 @@ public struct FlagdDefinitions: Sendable {
     public let metadata: [String: FlagValue]
     /// How `fractional` buckets.
     public let bucketing: FractionalBucketing
+    /// The document's top-level `eventStreams` (OFREP's form), if any.
+    let eventStreams: FlagValue?
+
+    /// The change streams the document names, relative to `base` (the document's URL).
+    func streams(base: URL?) -> [EventStreamLink] {
+        EventStreamLink.list(from: eventStreams, base: base).links
+    }
 
     /// The flag keys, sorted.
     public var keys: [String] { flags.keys.sorted() }

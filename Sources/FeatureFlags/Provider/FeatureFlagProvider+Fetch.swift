@@ -141,13 +141,20 @@ extension FeatureFlagProvider {
     func fetchMember(
         _ member: EvaluationContext, held: StoredFlags?, memory: PayloadGate.Memory?, trigger: FetchTrigger
     ) async -> (MemberAnswer, PayloadGate.Memory?, Bool) {
-        let condition = trigger.conditional ? memory?.rejectedETag ?? held?.etag : nil
+        // With rules held for local evaluation, their tag is the one that matters: a 304 to it
+        // means they are current, whatever this member had stored.
+        let rules = fetcher.evaluatesLocally ? store.localRules : nil
+        let condition = trigger.conditional ? memory?.rejectedETag ?? rules?.etag ?? held?.etag : nil
         switch await fetcher.fetch(member, ifNoneMatch: condition, hint: trigger.hint) {
         case .failed(let error):
             return (.failed(error), memory, false)
         case .notModified:
             if let rejected = memory?.rejectedETag, rejected == condition, let standing = PayloadGate.standingRejection(memory) {
                 return (.rejected(standing), memory, false)
+            }
+            if let rules, let tag = rules.etag, tag == condition {
+                let evaluated = rules.snapshot(for: member, at: wallClock())
+                return (.unchanged(StoredFlags(snapshot: evaluated, etag: tag)), memory, false)
             }
             guard let held else {
                 return (.failed(.decode(FlagEndpointError(.general, "\"not modified\" for values not held"))), memory, false)

@@ -94,6 +94,11 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             store: store, bundledDefaults: configuration.bundledDefaults, killSwitchKey: configuration.killSwitchKey)
         base = reader.base
         var (lastKnownGood, source, held) = reader.start(with: context.fingerprint, in: store)
+        // Rules held for local evaluation serve this context however new it is.
+        if fetcher.evaluatesLocally, let rules = store.localRules {
+            lastKnownGood = base.prepare(rules.snapshot(for: context, at: now()))
+            source = .fallback
+        }
         // The crash-loop guard decides, before the first read, whether this launch is safe.
         var safe: SafeModeStart?
         var launchEvents: [FlagEvent] = []
@@ -118,7 +123,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         }
         var state = ProviderState(
             context: context,
-            served: ServedState(lastKnownGood, source: source, status: .notReady, reasonOverride: .cached, held: held),
+            served: ServedState(
+                lastKnownGood, source: source, status: .notReady, reasonOverride: lastKnownGood.snapshot.rules == nil ? .cached : nil,
+                held: held),
             // The path is first asked for by `run()` or `refresh()`, which fetch: asking here
             // would start the monitor before the first read for nothing.
             pathUp: true, foreground: lifecycle.isForeground, configuration: configuration, base: base,
@@ -220,6 +227,13 @@ public final class FeatureFlagProvider: FeatureFlagClient {
 
     private func switchIdentity(to context: EvaluationContext, members: [EvaluationContext]) {
         var (lastKnownGood, source, problem) = LastKnownGoodReader.lastKnownGood(of: context.fingerprint, in: store, base: base)
+        // Rules held for local evaluation serve the new context at once, without the network:
+        // evaluated here, before the state's lock, so readers never wait for it.
+        if members.count == 1, fetcher.evaluatesLocally, let rules = store.localRules {
+            lastKnownGood = base.prepare(rules.snapshot(for: context, at: wallClock()))
+            source = .fallback
+            problem = nil
+        }
         var crashDigest: String?
         if cell.withLock({ $0.safeMode != nil }) {
             // Safe mode holds for every identity: its healthy values, never its stored ones.

@@ -97,7 +97,9 @@ extension ProviderState {
         memory = memory.filter { kept.contains($0.key) }
         var effects = dropFlight()
         if let problem { effects.append(.emit(problem)) }
-        let old = served.serve(lastKnownGood, source: source, status: .reconciling, reasonOverride: .cached)
+        // Values evaluated on the device from held rules keep their own reasons; stored ones are CACHED.
+        let reason: FlagReason? = lastKnownGood.snapshot.rules == nil ? .cached : nil
+        let old = served.serve(lastKnownGood, source: source, status: .reconciling, reasonOverride: reason)
         effects += [.publish(from: old, to: served.effective), .emit(.reconciling), .wake]
         return effects
     }

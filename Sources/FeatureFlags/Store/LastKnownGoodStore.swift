@@ -140,6 +140,10 @@ public final class LastKnownGoodStore: Sendable {
     /// for the context served has turned it off since.
     package var killHold: KillHold? { state.withLock { $0.content.killHold } }
 
+    /// The flag definitions held for evaluation on the device (the last a local-evaluation
+    /// endpoint fetched), if any.
+    package var localRules: LocalRules? { state.withLock { $0.content.localRules() } }
+
     /// Holds the kill switch on the device (`hold`) or releases it (nil), and writes the file.
     /// Nothing is written when nothing changes.
     package func setKillHold(_ hold: KillHold?) throws(WriteError) {
@@ -171,7 +175,12 @@ public final class LastKnownGoodStore: Sendable {
         let stored = StoredFlags(snapshot: snapshot, etag: etag)
         let payload = SnapshotCodec.encode(stored)
         let fingerprint = context.fingerprint
-        try commit { $0.put(payload: payload, stored: stored, for: fingerprint) }
+        // Rules the snapshot was evaluated from are kept once, for every context.
+        let rules = snapshot.rules.flatMap { rules in state.withLock { $0.content.localRules() } == rules ? nil : rules }
+        try commit { content in
+            content.put(payload: payload, stored: stored, for: fingerprint)
+            if let rules { content.setLocalRules(rules) }
+        }
     }
 
     /// Forgets `context`'s snapshot and rewrites the file.

@@ -7,6 +7,10 @@ struct StoreContent {
     private(set) var entries: [FallbackFileFormat.Entry] = []
     /// The kill switch held on the device, if any (a reserved entry in the file).
     var killHold: KillHold?
+    /// The flag definitions held for local evaluation, encoded (a reserved entry in the file).
+    private(set) var rulesPayload: ArraySlice<UInt8>?
+    /// ``rulesPayload`` decoded, on first use.
+    private var decodedRules: LocalRules?
     private var decoded: [String: StoredFlags] = [:]
     /// What deserves attention about a file that was used (another user's, open to others).
     var warning: String?
@@ -150,13 +154,34 @@ struct StoreContent {
         if let index = contexts.firstIndex(where: { $0.fingerprint == KillHold.entryName }) {
             killHold = KillHold.decode(contexts.remove(at: index).payload)
         }
+        if let index = contexts.firstIndex(where: { $0.fingerprint == LocalRules.entryName }) {
+            rulesPayload = contexts.remove(at: index).payload
+            decodedRules = nil
+        }
         entries = Array(contexts.prefix(capacity))
     }
 
     /// The entries to write: the contexts, then the kill hold if there is one.
     var fileEntries: [FallbackFileFormat.Entry] {
-        guard let killHold else { return entries }
-        return entries + [.init(fingerprint: KillHold.entryName, payload: ArraySlice(killHold.encoded()))]
+        var all = entries
+        if let killHold { all.append(.init(fingerprint: KillHold.entryName, payload: ArraySlice(killHold.encoded()))) }
+        if let rulesPayload { all.append(.init(fingerprint: LocalRules.entryName, payload: rulesPayload)) }
+        return all
+    }
+
+    /// The flag definitions held for local evaluation, decoded on first use (nil when none, or
+    /// when the entry no longer reads).
+    mutating func localRules() -> LocalRules? {
+        if let decodedRules { return decodedRules }
+        guard let rulesPayload else { return nil }
+        decodedRules = LocalRules.decode(rulesPayload)
+        return decodedRules
+    }
+
+    /// Holds `rules` for local evaluation (replacing any held).
+    mutating func setLocalRules(_ rules: LocalRules) {
+        rulesPayload = ArraySlice(rules.encoded())
+        decodedRules = rules
     }
 
     /// Takes `written`'s entries (what is on disk now), keeping decoded snapshots whose bytes
@@ -168,6 +193,10 @@ struct StoreContent {
                 keep[entry.fingerprint] = decoded[entry.fingerprint]
             }
         }
+        if written.rulesPayload != rulesPayload {
+            decodedRules = written.decodedRules
+        }
+        rulesPayload = written.rulesPayload
         entries = written.entries
         killHold = written.killHold
         decoded = keep.filter { key, _ in entries.contains { $0.fingerprint == key } }

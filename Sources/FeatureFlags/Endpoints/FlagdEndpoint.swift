@@ -1,0 +1,63 @@
+public import Foundation
+
+/// An endpoint whose service sends rules rather than values: one document for every
+/// context, evaluated on the device. ``FlagFetcher`` asks it for the definitions, evaluates
+/// them for the context, and hands them on with the snapshot, so a
+/// ``FeatureFlagProvider`` keeps them and serves any later context — after an identify,
+/// offline, after a relaunch — without asking the service.
+public protocol LocalEvaluationEndpoint: FlagEndpoint {
+    /// Reads the definitions from a 2xx response.
+    func definitions(from response: FlagResponse) throws(FlagEndpointError) -> FlagdDefinitions
+}
+
+/// A flagd flag-definition file (`https://flagd.dev/schema/v0/flags.json`) from any URL — a
+/// CDN, an object store, `flagctl serve` — evaluated on the device (``FlagdDefinitions``).
+///
+/// - Request: `GET {url}` with `If-None-Match` (the same for every context: one cached object
+///   serves a whole fleet).
+/// - 200: the document. A document that is not JSON or has no `flags` is a `PARSE_ERROR`;
+///   a flag that breaks the format is served as its code default with `PARSE_ERROR`, the
+///   others normally. An optional top-level `eventStreams` list (OFREP's form) names change
+///   streams; flagd's schema allows extra top-level members.
+/// - 304: the rules held are current (nothing is decoded or written).
+public struct FlagdEndpoint: LocalEvaluationEndpoint {
+    private let url: URL
+    private let headers: [String: String]
+    /// How `fractional` buckets.
+    public let bucketing: FractionalBucketing
+
+    /// `"flagd"`.
+    public var name: String { "flagd" }
+
+    /// An endpoint for the document at `url`, with extra `headers` (credentials for a private
+    /// bucket) and a bucketing mode (flagd's current high-precision one by default).
+    public init(url: URL, headers: [String: String] = [:], bucketing: FractionalBucketing = .highPrecision) {
+        self.url = url
+        self.headers = headers
+        self.bucketing = bucketing
+    }
+
+    /// `GET {url}`, conditional on `etag`. The context is not sent: the rules are everyone's.
+    public func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+        var fields = headers
+        fields["Accept"] = "application/json"
+        if let etag { fields["If-None-Match"] = etag }
+        return FlagRequest(url: url, headers: fields)
+    }
+
+    /// The compiled document.
+    public func definitions(from response: FlagResponse) throws(FlagEndpointError) -> FlagdDefinitions {
+        do {
+            return try FlagdDefinitions.parse(response.body, bucketing: bucketing)
+        } catch {
+            let first = error.problems.first.map(\.description) ?? "unreadable"
+            throw FlagEndpointError(.parseError, "flagd: \(first)")
+        }
+    }
+
+    /// The document evaluated for `context` now (for callers that want values, not rules).
+    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
+        let definitions = try definitions(from: response)
+        return .flags(definitions.evaluate(for: context), version: definitions.version, streams: definitions.streams(base: url))
+    }
+}

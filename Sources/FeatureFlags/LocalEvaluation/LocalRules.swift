@@ -1,0 +1,80 @@
+package import Foundation
+
+/// Flag definitions held for evaluation on the device: the document as fetched, its entity
+/// tag and fetch time, and the compiled ``FlagdDefinitions``. Kept in the fallback file as
+/// one reserved entry (outside the capacity), so an offline relaunch — or an identify to a
+/// context never fetched — is evaluated from the last rules the service sent.
+package final class LocalRules: Sendable, Equatable {
+    /// The compiled definitions.
+    package let definitions: FlagdDefinitions
+    /// The document's bytes, as the service sent them.
+    package let document: [UInt8]
+    /// The entity tag that validates the document, if the service sent one.
+    package let etag: EntityTag?
+    /// When the document was fetched.
+    package let fetchedAt: Date
+
+    /// Rules read from `document`.
+    package init(definitions: FlagdDefinitions, document: [UInt8], etag: EntityTag?, fetchedAt: Date) {
+        self.definitions = definitions
+        self.document = document
+        self.etag = etag
+        self.fetchedAt = fetchedAt
+    }
+
+    /// The same document and tag.
+    package static func == (lhs: LocalRules, rhs: LocalRules) -> Bool {
+        lhs === rhs || (lhs.etag == rhs.etag && lhs.fetchedAt == rhs.fetchedAt && lhs.document == rhs.document)
+    }
+
+    /// The flags for `context`, evaluated at `date`: a snapshot as old as the rules (its
+    /// ``FlagSnapshot/fetchedAt`` is theirs), carrying them.
+    package func snapshot(for context: EvaluationContext, at date: Date) -> FlagSnapshot {
+        var snapshot = FlagSnapshot(
+            flags: definitions.evaluate(for: context, at: date), version: definitions.version, fetchedAt: fetchedAt,
+            contextFingerprint: context.fingerprint)
+        snapshot.rules = self
+        return snapshot
+    }
+
+    /// The reserved entry name (context fingerprints are 32 hex digits).
+    static let entryName = "local-rules"
+
+    /// `u8 version(=1) string bucketing u8 hasTag [string value string endpoint] f64 fetchedAt varint count bytes document`.
+    func encoded() -> [UInt8] {
+        var w = ByteWriter(capacity: document.count + 96)
+        w.u8(1)
+        w.string(definitions.bucketing.rawValue)
+        if let etag {
+            w.u8(1)
+            w.string(etag.value)
+            w.string(etag.endpoint)
+        } else {
+            w.u8(0)
+        }
+        w.u64(fetchedAt.timeIntervalSince1970.bitPattern)
+        w.varint(document.count)
+        w.raw(document)
+        return w.bytes
+    }
+
+    /// The rules in `payload`, or nil when it is not an entry this build reads (or the
+    /// document no longer parses).
+    static func decode(_ payload: ArraySlice<UInt8>) -> LocalRules? {
+        let parts = payload.withUnsafeBytes { raw -> (String, EntityTag?, Date, [UInt8])? in
+            var r = ByteReader(raw)
+            guard (try? r.u8()) == 1, let bucketing = try? r.string(), let hasTag = try? r.u8() else { return nil }
+            var etag: EntityTag?
+            if hasTag == 1 {
+                guard let value = try? r.string(), let endpoint = try? r.string() else { return nil }
+                etag = EntityTag(value, endpoint: endpoint)
+            }
+            guard let bits = try? r.u64(), let count = try? r.count(), let bytes = try? r.bytes(count), r.remaining == 0 else { return nil }
+            return (bucketing, etag, Date(timeIntervalSince1970: Double(bitPattern: bits)), Array(bytes))
+        }
+        guard let (bucketing, etag, fetchedAt, document) = parts, let mode = FractionalBucketing(rawValue: bucketing),
+            let definitions = try? FlagdDefinitions.parse(document, bucketing: mode)
+        else { return nil }
+        return LocalRules(definitions: definitions, document: document, etag: etag, fetchedAt: fetchedAt)
+    }
+}
