@@ -24,6 +24,24 @@ enum DemoCommand {
     static let features = FlagKey("plan_feature_list", default: [String]())
     static let newCheckout = FlagKey("new_checkout", default: false)
 
+    /// The flagd definitions of the local-evaluation step: venues 50–59 pilot the new checkout
+    /// with the night theme.
+    static let localRules = #"""
+        {
+          "$schema": "https://flagd.dev/schema/v0/flags.json",
+          "flags": {
+            "new_checkout": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+              "targeting": {"if": [{"starts_with": [{"var": "venue"}, "venue-5"]}, "on"]}},
+            "plan_themeColor": {"state": "ENABLED", "variants": {"blue": "#3498DB", "night": "#2C3E50"}, "defaultVariant": "blue",
+              "targeting": {"if": [{"starts_with": [{"var": "venue"}, "venue-5"]}, "night"]}},
+            "plan_displayName": {"state": "ENABLED", "variants": {"business": "AuraLink Business"}, "defaultVariant": "business"},
+            "plan_data_limit": {"state": "ENABLED", "variants": {"business": 500}, "defaultVariant": "business"},
+            "kill_switch": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off"}
+          },
+          "metadata": {"version": "rules-2025-08-04"}
+        }
+        """#
+
     /// One line of the timeline.
     struct Step {
         let number: Int
@@ -118,7 +136,8 @@ enum DemoCommand {
         }
 
         var steps: [Step] = []
-        func record(_ title: String, since start: ContinuousClock.Instant, note: String = "") {
+        func record(_ title: String, since start: ContinuousClock.Instant, note: String = "", client: FeatureFlagProvider? = nil) {
+            let provider = client ?? provider
             let d = provider.details(themeColor)
             let step = Step(
                 number: steps.count + 1, title: title, theme: d.value, name: provider.value(displayName),
@@ -246,6 +265,24 @@ enum DemoCommand {
             note = "not rehearsed: no flagctl executable to launch"
         }
         record("a release crashes at launch (guard)", since: start, note: note)
+
+        // Rules instead of values: fetched once, then any venue is evaluated on the device.
+        start = ContinuousClock.now
+        try server.serveFlagd(Array(localRules.utf8))
+        let local = FeatureFlagProvider(
+            context: business,
+            fetcher: FlagFetcher(
+                endpoint: FlagdEndpoint(url: server.baseURL.appendingPathComponent("flagd/flags.json")), configuration: .init(budget: budget)),
+            store: LastKnownGoodStore(fileURL: directory.appendingPathComponent("local-rules.lkg")), reachability: AlwaysReachable())
+        let fetched = await local.refresh()
+        server.stop()
+        let venue51 = business.with(EvaluationContext.Attribute.venue, "venue-51")
+        local.identify(venue51)
+        record(
+            "offline: new venue-51 from flagd rules", since: start,
+            note: fetched.isSuccess ? "rules fetched once; evaluated on the device" : "rules not fetched: \(EvalCommand.describe(fetched))",
+            client: local)
+        local.shutdown()
 
         provider.shutdown()
         await loop.value

@@ -3,7 +3,7 @@ import Foundation
 
 /// The `--provider` names `flagctl eval` understands, and the endpoint each makes.
 enum EndpointChoice {
-    static let names = ["json", "ofrep", "launchdarkly", "firebase", "unleash"]
+    static let names = ["json", "ofrep", "launchdarkly", "firebase", "unleash", "flagd"]
 
     /// What a provider may need beyond the endpoint URL.
     struct Credentials {
@@ -14,8 +14,8 @@ enum EndpointChoice {
     }
 
     /// The endpoint `name` for `url`. For `json`, a URL with `{placeholders}` is a GET template
-    /// (a CDN), any other URL receives the context by POST; for the others `url` is the
-    /// service's base URL.
+    /// (a CDN), any other URL receives the context by POST; for `flagd` it is the definitions
+    /// file's URL; for the others `url` is the service's base URL.
     static func make(_ name: String, url: String, credentials: Credentials = Credentials()) throws(UsageError) -> any FlagEndpoint {
         func require(_ value: String?, _ option: String, _ what: String) throws(UsageError) -> String {
             guard let value, !value.isEmpty else { throw UsageError(message: "--provider \(name) needs --\(option) (\(what))") }
@@ -39,6 +39,10 @@ enum EndpointChoice {
                 apiKey: try require(credentials.key, "key", "the API key"),
                 appID: try require(credentials.appID, "app-id", "the app id, 1:…:ios:…"), appInstanceID: "flagctl",
                 baseURL: try Formatting.url(url, option: "endpoint"))
+        case "flagd":
+            // A flagd definitions file, fetched and evaluated here (flagctl serve FILE serves one
+            // at /flagd/flags.json).
+            return FlagdEndpoint(url: try Formatting.url(url, option: "endpoint"))
         case "unleash":
             return UnleashEndpoint(
                 baseURL: try Formatting.url(url, option: "endpoint"), clientKey: try require(credentials.key, "key", "the frontend key"),

@@ -59,6 +59,9 @@ enum ServeCommand {
             console.err("flagctl serve: no such file: \(file)")
             return 66
         }
+        if let flagd = flagdDocument(at: file) {
+            return try await serveFlagd(flagd, file: file, configuration: configuration, console: console, waitForStop: waitForStop)
+        }
         let server: FlagServer
         do {
             server = try FlagServer(
@@ -89,6 +92,40 @@ enum ServeCommand {
                 + " log of the last \(limits.maxLoggedRequests.formatted()) requests")
         if let fault { console.out("fault: \(fault)") }
         if let streamFault { console.out("stream fault: \(streamFault)") }
+        await waitForStop()
+        server.stop()
+        console.out("stopped after \(server.requestCount) requests")
+        return 0
+    }
+
+    /// The bytes of `file` when it holds flagd flag definitions, else nil.
+    static func flagdDocument(at file: String) -> [UInt8]? {
+        guard let bytes = try? FileIO.read(file), let value = try? FlagJSON.parse(bytes), FlagdFile.looksLike(value) else { return nil }
+        return bytes
+    }
+
+    /// Serves a flagd definitions file at `/flagd/flags.json` (read once: restart to publish
+    /// a change), with the change stream at `/events`.
+    static func serveFlagd(
+        _ bytes: [UInt8], file: String, configuration: FlagServer.Configuration, console: Console,
+        waitForStop: () async -> Void
+    ) async throws -> Int32 {
+        let server = try FlagServer(
+            document: ServerDocument(base: FlagDocument(flags: [:])), configuration: configuration,
+            onRequest: { record in console.out(logLine(record)) })
+        do {
+            try server.serveFlagd(bytes)
+        } catch {
+            server.stop()
+            console.err("flagctl serve: \(file) is not a flagd definitions file: \(error.problems.first?.description ?? "unreadable")")
+            return 65
+        }
+        let definitions = try? FlagdDefinitions.parse(bytes)
+        for problem in definitions?.problems ?? [] { console.err("flagctl serve: \(file): \(problem) (served as PARSE_ERROR)") }
+        console.out(
+            "serving flagd definitions \(file) (\(definitions?.keys.count ?? 0) flags) on \(server.baseURL.absoluteString)"
+                + " — GET /flagd/flags.json (ETag), GET /events (changes); evaluate with flagctl eval --provider flagd; Ctrl-C stops")
+        console.out("a development and rehearsal server, not a production flag service; the file is read once (restart to publish a change)")
         await waitForStop()
         server.stop()
         console.out("stopped after \(server.requestCount) requests")

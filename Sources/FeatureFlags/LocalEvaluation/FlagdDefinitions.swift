@@ -60,6 +60,14 @@ public struct FlagdDefinitions: Sendable {
     public var keys: [String] { flags.keys.sorted() }
     /// The flag set's `version` metadata, when it is a string.
     public var version: String? { metadata["version"]?.stringValue }
+    /// How many flags have targeting (depend on the context).
+    public var targetedCount: Int {
+        flags.values.count { flag in
+            if case .valid(_, _, _, let targeting?) = flag.outcome, targeting != .value(.null) { return true }
+            return false
+        }
+    }
+
     /// Whether any flag has targeting (depends on the context).
     public var isTargeted: Bool {
         flags.values.contains { flag in
