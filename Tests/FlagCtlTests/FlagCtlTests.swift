@@ -91,7 +91,7 @@ struct FlagCtlTests {
         let (status, out) = await run(["demo", "--json"] + budget)
         #expect(status == 0)
         let steps = jsonLines(out.out)
-        #expect(steps.count == 12)
+        #expect(steps.count == 13)
         func field(_ n: Int, _ name: String) -> FlagValue? { steps[n - 1][name] }
         // 1 launch: the server's defaults for an anonymous user.
         #expect(field(1, "plan_themeColor") == "#7F8C8D" && field(1, "status") == "READY")
@@ -132,6 +132,10 @@ struct FlagCtlTests {
                 field(12, "note") == "launches: healthy · crash · crash · safe mode, survived · safe mode → fixed, healthy",
                 "\(field(12, "note") ?? .null)")
         }
+        // 13 rules instead of values: a venue never fetched, offline, evaluated on the device.
+        #expect(field(13, "new_checkout") == true && field(13, "plan_themeColor") == "#2C3E50")
+        #expect(field(13, "source") == "fallback" && field(13, "reason") == "TARGETING_MATCH" && field(13, "version") == "rules-2025-08-04")
+        #expect(field(13, "note") == "rules fetched once; evaluated on the device")
         #expect(steps.allSatisfy { $0["ms"]?.intValue != nil && $0["title"]?.stringValue != nil })
     }
 
@@ -557,5 +561,38 @@ struct ServeRun {
         _ = await eventually { release.withLock { $0 != nil } }
         release.withLock { $0?.resume() }
         return await serving.value
+    }
+}
+
+/// `flagctl` with flagd definitions: lint, serve, eval.
+@Suite("flagctl flagd")
+struct FlagCtlFlagdTests {
+    @Test func lintReportsEveryProblemWithItsPath() throws {
+        let report = LintCommand.lint(Array(#"""
+            {"flags": {"a": {"state": "ON", "variants": {"x": 1, "y": "z"}, "defaultVariant": "w"},
+                       "b": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on", "targeting": {"nope": [1]}},
+                       "c": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on", "targeting": {"$ref": "missing"}}}}
+            """#.utf8), schema: nil)
+        #expect(report.violations.map(\.path) == [
+            "flags.a.state", "flags.a.variants", "flags.a.defaultVariant", "flags.b.targeting", "flags.c.targeting.$ref",
+        ])
+        let good = LintCommand.lint(Array(DemoCommand.localRules.utf8), schema: nil)
+        #expect(good.violations.isEmpty && good.flags == 5 && good.rules == 2 && good.version == "rules-2025-08-04")
+    }
+
+    @Test func lintRefusesADocumentWithoutFlags() {
+        let report = LintCommand.lint(Array(#"{"$schema": "https://flagd.dev/schema/v0/flags.json", "flags": 3}"#.utf8), schema: nil)
+        #expect(report.violations.map(\.path) == ["flags"])
+    }
+
+    @Test func aFlagdFileIsToldFromOurs() throws {
+        #expect(FlagdFile.looksLike(try FlagJSON.parse(DemoCommand.localRules)))
+        #expect(!FlagdFile.looksLike(["flags": ["a": true, "b": ["x": 1]]]))
+        #expect(FlagdFile.looksLike(["flags": []]))
+    }
+
+    @Test func theFlagdProviderNameMakesAFlagdEndpoint() throws {
+        let endpoint = try EndpointChoice.make("flagd", url: "http://127.0.0.1:1/flagd/flags.json")
+        #expect(endpoint is FlagdEndpoint)
     }
 }

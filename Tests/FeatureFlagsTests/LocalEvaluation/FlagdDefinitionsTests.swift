@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+@testable import FeatureFlags
+
+/// The definitions format: documents the schema accepts, documents it refuses, and where
+/// each problem is reported.
+@Suite("flagd definitions")
+struct FlagdDefinitionsTests {
+    func parse(_ text: String) throws -> FlagdDefinitions { try FlagdDefinitions.parse(Array(text.utf8)) }
+    func paths(_ text: String) throws -> [String] { try parse(text).problems.map(\.path) }
+
+    @Test func theListFormCarriesKeys() throws {
+        let definitions = try parse(#"""
+            {"flags": [{"key": "a", "state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"},
+                       {"key": "a", "state": "ENABLED", "variants": {"on": false}, "defaultVariant": "on"},
+                       {"state": "ENABLED"}]}
+            """#)
+        #expect(definitions.keys == ["a"])
+        #expect(definitions.evaluate(flag: "a", for: .anonymous)?.value == true)
+        #expect(definitions.problems.map(\.path) == ["flags[1].key", "flags[2]"])
+    }
+
+    @Test func wholeDocumentFailures() {
+        #expect(throws: FlagdDocumentError.self) { try parse("not json") }
+        #expect(throws: FlagdDocumentError.self) { try parse("[]") }
+        #expect(throws: FlagdDocumentError.self) { try parse(#"{"$evaluators": {}}"#) }
+        #expect(throws: FlagdDocumentError.self) { try parse(#"{"flags": "x"}"#) }
+        let huge = [UInt8](repeating: 0x20, count: FlagdDefinitions.maxDocumentBytes + 1)
+        #expect(throws: FlagdDocumentError.self) { try FlagdDefinitions.parse(huge) }
+        do {
+            _ = try parse(#"{"flags": 1}"#)
+        } catch {
+            #expect((error as? FlagdDocumentError)?.description == "flags: is a int, expected an object (or a list of flags)")
+        }
+    }
+
+    @Test func oneBrokenFlagLeavesTheOthers() throws {
+        let definitions = try parse(#"""
+            {"flags": {"good": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"},
+                       "bad": {"state": "ENABLED", "variants": {"on": [1]}, "defaultVariant": "on"}}}
+            """#)
+        #expect(definitions.evaluate(flag: "good", for: .anonymous)?.value == true)
+        let bad = definitions.evaluate(flag: "bad", for: .anonymous)
+        #expect(bad?.errorCode == .parseError && bad?.value == nil && bad?.reason == .error)
+        #expect(bad?.metadata["errorDetails"]?.stringValue?.hasPrefix("flags.bad.variants.on") == true)
+    }
+
+    @Test func everyFieldIsChecked() throws {
+        #expect(try paths(#"{"flags": {"f": 3}}"#) == ["flags.f"])
+        #expect(try paths(#"{"flags": {"f": {"variants": {"a": 1}, "defaultVariant": "a"}}}"#) == ["flags.f.state"])
+        #expect(try paths(#"{"flags": {"f": {"state": "ENABLED", "defaultVariant": null}}}"#) == ["flags.f.variants"])
+        #expect(try paths(#"{"flags": {"f": {"state": "ENABLED", "variants": 1}}}"#) == ["flags.f.variants"])
+        #expect(try paths(#"{"flags": {"f": {"state": "ENABLED", "variants": {"a": null}}}}"#) == ["flags.f.variants.a"])
+        #expect(try paths(#"{"flags": {"f": {"state": "ENABLED", "variants": {"a": 1}, "defaultVariant": 1}}}"#) == ["flags.f.defaultVariant"])
+        #expect(try paths(#"{"flags": {"f": {"state": "ENABLED", "variants": {"a": 1}, "targeting": "a"}}}"#) == ["flags.f.targeting"])
+        #expect(try paths(#"{"flags": {"": {"state": "ENABLED", "variants": {"a": 1}}}}"#) == ["flags."])
+        #expect(try paths(#"{"flags": {}, "metadata": {"a": [1]}}"#) == ["metadata.a"])
+        #expect(try paths(#"{"flags": {}, "metadata": 3}"#) == ["metadata"])
+        #expect(try paths(#"{"flags": {}, "$evaluators": 3}"#) == ["$evaluators"])
+        #expect(try paths(#"{"flags": {}, "$evaluators": {"x": {"nope": 1}}}"#) == ["$evaluators.x"])
+        // Metadata problems are reported but do not break the flag.
+        let withBadMetadata = try parse(#"{"flags": {"f": {"state": "ENABLED", "variants": {"a": 1}, "defaultVariant": "a", "metadata": {"m": {}}}}}"#)
+        #expect(withBadMetadata.problems.map(\.path) == ["flags.f.metadata.m"])
+        #expect(withBadMetadata.evaluate(flag: "f", for: .anonymous)?.value == 1)
+    }
+
+    @Test func theSchemasPositiveShapes() throws {
+        let definitions = try parse(#"""
+            {"$schema": "https://flagd.dev/schema/v0/flags.json",
+             "flags": {
+               "b": {"state": "ENABLED", "variants": {"true": true, "false": false}, "defaultVariant": "false",
+                     "targeting": {"ends_with": [{"var": "email"}, "@example.com"]}},
+               "n": {"state": "DISABLED", "variants": {"one": 1, "half": 0.5}, "defaultVariant": "one"},
+               "o": {"state": "ENABLED", "variants": {"x": {"deep": {"list": [1, 2]}}}, "defaultVariant": "x", "targeting": {}},
+               "s": {"state": "ENABLED", "variants": {"a": "A"}, "defaultVariant": "a", "metadata": {"owner": "pos", "v": 2}}
+             },
+             "$evaluators": {"unused": {"==": [1, 1]}},
+             "metadata": {"flagSetId": "shop", "version": "7"},
+             "anythingElse": true}
+            """#)
+        #expect(definitions.problems.isEmpty)
+        // The Boolean shorthand: a rule's true/false names the variants "true"/"false".
+        #expect(definitions.evaluate(flag: "b", for: EvaluationContext(attributes: ["email": "a@example.com"]))?.value == true)
+        #expect(definitions.evaluate(flag: "b", for: EvaluationContext(attributes: ["email": "a@other.com"]))?.value == false)
+        #expect(definitions.evaluate(flag: "n", for: .anonymous)?.reason == .disabled)
+        #expect(definitions.evaluate(flag: "o", for: .anonymous)?.reason == .static)
+        #expect(definitions.evaluate(flag: "s", for: .anonymous)?.metadata == ["owner": "pos", "v": 2, "flagSetId": "shop", "version": "7"])
+        #expect(definitions.targetedCount == 1 && definitions.version == "7")
+    }
+
+    @Test func aRuleThatNamesNoVariantIsAGeneralError() throws {
+        let definitions = try parse(#"""
+            {"flags": {"f": {"state": "ENABLED", "variants": {"a": 1}, "defaultVariant": "a", "targeting": {"var": "pick"}}}}
+            """#)
+        func entry(_ pick: FlagValue) -> FlagEntry? { definitions.evaluate(flag: "f", for: EvaluationContext(attributes: ["pick": pick])) }
+        #expect(entry("a")?.value == 1 && entry("a")?.reason == .targetingMatch)
+        #expect(entry("zz")?.errorCode == .general && entry("zz")?.value == nil)
+        #expect(entry(3)?.errorCode == .general)
+        #expect(entry(["a"])?.errorCode == .general)
+        #expect(entry(.null)?.reason == .default && entry(.null)?.value == 1)
+    }
+
+    @Test func rulesSurviveTheFallbackFile() throws {
+        let document = Array(#"{"flags": {"f": {"state": "ENABLED", "variants": {"a": 1, "b": 2}, "defaultVariant": "a", "targeting": {"if": [{"var": "x"}, "b"]}}}}"#.utf8)
+        let rules = LocalRules(
+            definitions: try FlagdDefinitions.parse(document, bucketing: .legacyPercent), document: document,
+            etag: EntityTag("\"e\"", endpoint: "0/flagd"), fetchedAt: Date(timeIntervalSince1970: 1_000))
+        let decoded = try #require(LocalRules.decode(ArraySlice(rules.encoded())))
+        #expect(decoded == rules)
+        #expect(decoded.definitions.bucketing == .legacyPercent)
+        #expect(decoded.snapshot(for: EvaluationContext(attributes: ["x": true]), at: Date())["f"]?.value == 2)
+        #expect(LocalRules.decode(ArraySlice(rules.encoded().dropLast())) == nil)
+        #expect(LocalRules.decode([9, 9]) == nil)
+    }
+}

@@ -1,0 +1,221 @@
+import Foundation
+import Testing
+@testable import FeatureFlags
+
+/// Every JsonLogic operator the evaluator knows, with the cases where implementations
+/// disagree decided as flagd's are (and noted in Docs/Providers.md).
+@Suite("JsonLogic")
+struct JsonLogicTests {
+    let context: [String: FlagValue] = [
+        "targetingKey": "user-1", "email": "ana@example.com", "age": 42, "score": 7.5, "tier": "gold",
+        "tags": ["a", "b"], "user": ["name": "Ana", "roles": ["admin", "dev"]], "empty": "", "zero": 0, "none": .null,
+        "$flagd": ["flagKey": "spoofed"],
+    ]
+
+    func run(_ rule: String, data: FlagValue? = nil) throws -> FlagValue {
+        var compiler = LogicCompiler(evaluators: [:])
+        let compiled = try compiler.compile(try FlagJSON.parse(rule), at: "rule")
+        let scope = LogicScope(context: context, flagKey: "my-flag", timestamp: 1_750_000_000, bucketing: .highPrecision)
+        return scope.evaluate(compiled, data: data.map { .value($0) } ?? .root)
+    }
+
+    @Test func variables() throws {
+        #expect(try run(#"{"var": "email"}"#) == "ana@example.com")
+        #expect(try run(#"{"var": ["user.name"]}"#) == "Ana")
+        #expect(try run(#"{"var": "user.roles.1"}"#) == "dev")
+        #expect(try run(#"{"var": ["missing", "fallback"]}"#) == "fallback")
+        #expect(try run(#"{"var": ["none", 3]}"#) == 3)
+        #expect(try run(#"{"var": "missing"}"#) == .null)
+        #expect(try run(#"{"var": 1}"#, data: ["x", "y"]) == "y")
+        #expect(try run(#"{"var": ""}"#, data: 5) == 5)
+        #expect(try run(#"{"var": {"cat": ["us", "er.name"]}}"#) == "Ana")
+        // flagd's own values cannot be spoofed by the context.
+        #expect(try run(#"{"var": "$flagd.flagKey"}"#) == "my-flag")
+        #expect(try run(#"{"var": "$flagd.timestamp"}"#) == 1_750_000_000)
+        #expect(try run(#"{"var": "targetingKey"}"#) == "user-1")
+    }
+
+    @Test func missingAndMissingSome() throws {
+        #expect(try run(#"{"missing": ["email", "nope", "empty", "none"]}"#) == ["nope", "empty", "none"])
+        #expect(try run(#"{"missing": [["age", "nope"]]}"#) == ["nope"])
+        #expect(try run(#"{"missing_some": [1, ["email", "nope"]]}"#) == [])
+        #expect(try run(#"{"missing_some": [2, ["email", "nope", "nix"]]}"#) == ["nope", "nix"])
+    }
+
+    @Test func conditions() throws {
+        #expect(try run(#"{"if": [true, "yes", "no"]}"#) == "yes")
+        #expect(try run(#"{"if": [false, "yes", "no"]}"#) == "no")
+        #expect(try run(#"{"if": [false, "a", false, "b", "c"]}"#) == "c")
+        #expect(try run(#"{"if": [false, "a", true, "b", "c"]}"#) == "b")
+        #expect(try run(#"{"if": [false, "a"]}"#) == .null)
+        #expect(try run(#"{"if": []}"#) == .null)
+        #expect(try run(#"{"?:": [{"var": "zero"}, "a", "b"]}"#) == "b")
+    }
+
+    @Test func equality() throws {
+        #expect(try run(#"{"==": [1, 1]}"#) == true)
+        #expect(try run(#"{"==": [1, "1"]}"#) == true)
+        #expect(try run(#"{"==": [0, false]}"#) == true)
+        #expect(try run(#"{"==": [null, 0]}"#) == false)
+        #expect(try run(#"{"==": [null, null]}"#) == true)
+        #expect(try run(#"{"==": [1.0, 1]}"#) == true)
+        #expect(try run(#"{"===": [1, "1"]}"#) == false)
+        #expect(try run(#"{"===": [1, 1.0]}"#) == true)
+        #expect(try run(#"{"!=": [1, 2]}"#) == true)
+        #expect(try run(#"{"!=": [1, "1"]}"#) == false)
+        #expect(try run(#"{"!==": [1, "1"]}"#) == true)
+        #expect(try run(#"{"==": ["abc", "abc"]}"#) == true)
+        #expect(try run(#"{"==": ["abc", "1"]}"#) == false)
+    }
+
+    @Test func truthiness() throws {
+        for falsy in ["0", "\"\"", "[]", "null", "false", "{}"] { #expect(try run(#"{"!!": [\#(falsy)]}"#) == false, "\(falsy)") }
+        for truthy in ["1", "\"0\"", "[0]", "true", "-1", "\"a\"", "{\"a\": 1, \"b\": 2}"] {
+            #expect(try run(#"{"!!": [\#(truthy)]}"#) == true, "\(truthy)")
+        }
+        #expect(try run(#"{"!": [""]}"#) == true)
+        #expect(try run(#"{"!": "mike"}"#) == false)
+        #expect(try run(#"{"or": [0, "", "x", "y"]}"#) == "x")
+        #expect(try run(#"{"or": [0, false]}"#) == false)
+        #expect(try run(#"{"and": [1, "a", 0, 2]}"#) == 0)
+        #expect(try run(#"{"and": [1, "a"]}"#) == "a")
+        #expect(try run(#"{"or": []}"#) == .null)
+    }
+
+    @Test func ordering() throws {
+        #expect(try run(#"{"<": [1, 2]}"#) == true)
+        #expect(try run(#"{"<": [2, 1]}"#) == false)
+        #expect(try run(#"{"<": [1, 5, 10]}"#) == true)
+        #expect(try run(#"{"<": [1, 10, 10]}"#) == false)
+        #expect(try run(#"{"<=": [1, 1, 10]}"#) == true)
+        #expect(try run(#"{"<=": [1, 11, 10]}"#) == false)
+        #expect(try run(#"{">": [{"var": "age"}, 18]}"#) == true)
+        #expect(try run(#"{">=": [1, 1]}"#) == true)
+        #expect(try run(#"{"<": ["2", 10]}"#) == true)
+        #expect(try run(#"{"<": ["b", "a"]}"#) == false)
+        #expect(try run(#"{"<": ["10", "9"]}"#) == true)  // two strings compare as text
+        #expect(try run(#"{"<": ["abc", 1]}"#) == false)  // NaN compares false
+        #expect(try run(#"{">": ["abc", 1]}"#) == false)
+        #expect(try run(#"{"<": [1]}"#) == false)
+    }
+
+    @Test func arithmetic() throws {
+        #expect(try run(#"{"+": [1, 2, "3"]}"#) == 6)
+        #expect(try run(#"{"+": [0.5, 1]}"#) == 1.5)
+        #expect(try run(#"{"-": [5, 7]}"#) == -2)
+        #expect(try run(#"{"-": [3]}"#) == -3)
+        #expect(try run(#"{"*": [2, 3, 4]}"#) == 24)
+        #expect(try run(#"{"/": [1, 4]}"#) == 0.25)
+        #expect(try run(#"{"/": [1, 0]}"#) == .null)
+        #expect(try run(#"{"%": [7, 3]}"#) == 1)
+        #expect(try run(#"{"%": [7, 0]}"#) == .null)
+        #expect(try run(#"{"max": [1, 3, 2]}"#) == 3)
+        #expect(try run(#"{"min": [1, -3, 2]}"#) == -3)
+        #expect(try run(#"{"max": []}"#) == .null)
+        #expect(try run(#"{"+": ["x", 1]}"#) == .null)
+    }
+
+    @Test func stringsAndLists() throws {
+        #expect(try run(#"{"in": ["Spring", "Springfield"]}"#) == true)
+        #expect(try run(#"{"in": ["Illinois", "Springfield"]}"#) == false)
+        #expect(try run(#"{"in": ["b", {"var": "tags"}]}"#) == true)
+        #expect(try run(#"{"in": ["c", {"var": "tags"}]}"#) == false)
+        #expect(try run(#"{"in": ["a", 5]}"#) == false)
+        #expect(try run(#"{"cat": ["I love", " pie", 1, 2.5, null, true]}"#) == "I love pie12.5true")
+        #expect(try run(#"{"cat": [10.0]}"#) == "10")
+        #expect(try run(#"{"substr": ["jsonlogic", 4]}"#) == "logic")
+        #expect(try run(#"{"substr": ["jsonlogic", -5]}"#) == "logic")
+        #expect(try run(#"{"substr": ["jsonlogic", 1, 3]}"#) == "son")
+        #expect(try run(#"{"substr": ["jsonlogic", 4, -2]}"#) == "log")
+        #expect(try run(#"{"substr": ["abc", 10]}"#) == "")
+        #expect(try run(#"{"merge": [[1, 2], [3], 4]}"#) == [1, 2, 3, 4])
+        #expect(try run(#"{"merge": []}"#) == [])
+    }
+
+    @Test func arrayOperations() throws {
+        #expect(try run(#"{"map": [[1, 2, 3], {"*": [{"var": ""}, 2]}]}"#) == [2, 4, 6])
+        #expect(try run(#"{"filter": [[1, 2, 3, 4], {"%": [{"var": ""}, 2]}]}"#) == [1, 3])
+        #expect(try run(#"{"reduce": [[1, 2, 3], {"+": [{"var": "current"}, {"var": "accumulator"}]}, 10]}"#) == 16)
+        #expect(try run(#"{"reduce": ["nope", {"var": "current"}, 7]}"#) == 7)
+        #expect(try run(#"{"all": [[1, 2], {">": [{"var": ""}, 0]}]}"#) == true)
+        #expect(try run(#"{"all": [[], {">": [{"var": ""}, 0]}]}"#) == false)
+        #expect(try run(#"{"some": [[-1, 2], {">": [{"var": ""}, 0]}]}"#) == true)
+        #expect(try run(#"{"none": [[-1, -2], {">": [{"var": ""}, 0]}]}"#) == true)
+        #expect(try run(#"{"none": [[], {">": [{"var": ""}, 0]}]}"#) == true)
+        #expect(try run(#"{"map": ["x", {"var": ""}]}"#) == [])
+        #expect(try run(#"{"some": [{"var": "user.roles"}, {"==": [{"var": ""}, "admin"]}]}"#) == true)
+    }
+
+    @Test func customOperators() throws {
+        #expect(try run(#"{"starts_with": [{"var": "email"}, "ana@"]}"#) == true)
+        #expect(try run(#"{"ends_with": [{"var": "email"}, "@example.com"]}"#) == true)
+        #expect(try run(#"{"ends_with": [{"var": "email"}, "@other.com"]}"#) == false)
+        #expect(try run(#"{"starts_with": [{"var": "age"}, "4"]}"#) == .null)
+        #expect(try run(#"{"starts_with": ["a"]}"#) == .null)
+        #expect(try run(#"{"sem_ver": ["1.2.3", ">=", "1.0.0"]}"#) == true)
+        #expect(try run(#"{"sem_ver": ["1.2.3", "<", "1.2.3-rc.1"]}"#) == false)
+        #expect(try run(#"{"sem_ver": ["1.0.0-alpha", "<", "1.0.0-alpha.1"]}"#) == true)
+        #expect(try run(#"{"sem_ver": ["1.0.0-alpha.beta", "<", "1.0.0-beta"]}"#) == true)
+        #expect(try run(#"{"sem_ver": ["1.0.0-beta.2", "<", "1.0.0-beta.11"]}"#) == true)
+        #expect(try run(#"{"sem_ver": ["1.0.0-rc.1", "<", "1.0.0"]}"#) == true)
+        #expect(try run(#"{"sem_ver": ["1.2.3", "!=", "1.2.4"]}"#) == true)
+        #expect(try run(#"{"sem_ver": ["1.2.3", "<=", "1.2.3"]}"#) == true)
+        #expect(try run(#"{"sem_ver": ["1.2", "=", "1.2.0"]}"#) == true)
+        #expect(try run(#"{"sem_ver": ["01.2.3", "=", "1.2.3"]}"#) == .null)
+        #expect(try run(#"{"sem_ver": ["1.2.3", "=="]}"#) == .null)
+        #expect(try run(#"{"sem_ver": [1, "=", "1.0.0"]}"#) == .null)
+        #expect(try run(#"{"fractional": [["a", 1]]}"#) == "a")
+        #expect(try run(#"{"fractional": []}"#) == .null)
+        #expect(try run(#"{"fractional": ["key", ["a", 0], ["b", 0]]}"#) == .null)
+        #expect(try run(#"{"fractional": ["key", ["a", 1.5], ["b", 1]]}"#) == .null)
+        #expect(try run(#"{"fractional": ["key", ["a", 2147483647], ["b", 1]]}"#) == .null)
+        #expect(try run(#"{"fractional": ["key", ["a", -5], ["b", 1]]}"#) == "b")
+        #expect(try run(#"{"fractional": ["key", "not-a-bucket"]}"#) == .null)
+        #expect(try run(#"{"fractional": ["key", [["nested"], 1]]}"#) == .null)
+    }
+
+    @Test func compileErrorsNameTheirPlace() {
+        func failure(_ rule: String, evaluators: [String: FlagValue] = [:]) -> LogicCompileError? {
+            var compiler = LogicCompiler(evaluators: evaluators)
+            do {
+                _ = try compiler.compile(try FlagJSON.parse(rule), at: "t")
+                return nil
+            } catch let error as LogicCompileError {
+                return error
+            } catch {
+                return nil
+            }
+        }
+        #expect(failure(#"{"if": [{"nope": 1}, "a"]}"#) == LogicCompileError(path: "t.if[0]", message: "unknown operator \"nope\""))
+        #expect(failure(#"{"$ref": "x"}"#)?.message == "no evaluator named \"x\" in $evaluators")
+        #expect(failure(#"{"$ref": "a"}"#, evaluators: ["a": ["$ref": "b"], "b": ["$ref": "a"]])?.message.contains("refers to itself") == true)
+        #expect(failure(#"{"$ref": 3}"#)?.message == "a reference names an evaluator with a string")
+        // An object with several keys is data, as in JsonLogic.
+        #expect(failure(#"{"a": 1, "b": 2}"#) == nil)
+    }
+
+    @Test func murmurHashMatchesTheReferenceVectors() {
+        // SMHasher's verification values for x86_32 with seed 0 and a few strings.
+        #expect(MurmurHash3.x86_32("") == 0)
+        #expect(MurmurHash3.x86_32([0, 0, 0, 0] as [UInt8]) == 0x2362_F9DE)
+        #expect(MurmurHash3.x86_32("Hello, world!") == 0xC036_3E43)
+        #expect(MurmurHash3.x86_32("The quick brown fox jumps over the lazy dog") == 0x2E4F_F723)
+        #expect(MurmurHash3.x86_32("abc", seed: 1) != MurmurHash3.x86_32("abc"))
+    }
+
+    @Test(arguments: [[50, 50], [33, 33, 34]])
+    func bucketingIsEvenWithinTwoPercent(weights: [Int]) {
+        let buckets = weights.enumerated().map { FlagValue.list([.string("v\($0.offset)"), .int($0.element)]) }
+        for bucketing in FractionalBucketing.allCases {
+            var counts: [FlagValue: Int] = [:]
+            for n in 0..<10_000 {
+                let scope = LogicScope(context: ["targetingKey": .string("user-\(n)")], flagKey: "split-flag", timestamp: 0, bucketing: bucketing)
+                counts[FlagdOperators.fractional(buckets, scope: scope), default: 0] += 1
+            }
+            for (index, weight) in weights.enumerated() {
+                let share = Double(counts[.string("v\(index)")] ?? 0) / 10_000
+                #expect(abs(share - Double(weight) / 100) <= 0.02, "\(bucketing) v\(index): \(share)")
+            }
+        }
+    }
+}
