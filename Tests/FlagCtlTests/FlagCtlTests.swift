@@ -48,7 +48,7 @@ struct FlagCtlTests {
             (["eval", "--endpoint", "http://127.0.0.1:1/f", "--context", "venue\u{1B}[2J"], "flagctl eval: --context takes key=value, got 'venue\\u{1B}[2J'; e.g. --context venue=venue-42"),
             (["eval", "--endpoint", "http://127.0.0.1:1/f", "--context", "venue"], "flagctl eval: --context takes key=value, got 'venue'; e.g. --context venue=venue-42"),
             (["eval", "--endpoint", "http://127.0.0.1:1/f", "--timeout", "0"], "flagctl eval: --timeout takes seconds between 0 and 60, got '0'; e.g. --timeout 0.5"),
-            (["eval", "--endpoint", "http://127.0.0.1:1/f", "--provider", "jsn"], "flagctl eval: unknown provider 'jsn' (did you mean json?); choose one of: json, ofrep, launchdarkly, firebase, unleash"),
+            (["eval", "--endpoint", "http://127.0.0.1:1/f", "--provider", "jsn"], "flagctl eval: unknown provider 'jsn' (did you mean json?); choose one of: json, ofrep, launchdarkly, firebase, unleash, flagd"),
             (["eval", "--endpoint", "http://127.0.0.1:1", "--provider", "launchdarkly"], "flagctl eval: --provider launchdarkly needs --key (the mobile key)"),
             (["eval", "--endpoint", "http://127.0.0.1:1", "--provider", "firebase", "--key", "k"], "flagctl eval: --provider firebase needs --project (the project number)"),
             (["eval", "--endpoint", "http://127.0.0.1:1/f", "--timeout", "1", "--timeout", "2"], "flagctl eval: --timeout given twice; give it once"),

@@ -103,6 +103,27 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 for policy in [MergePolicy.topTier, .union, .maximum, .minimum, .any, .all] { _ = policy.merge(candidates) }
             }
         }
+    case "flagd":
+        // The bytes as a definitions document, else as one flag's targeting rule.
+        var definitions = try? FlagdDefinitions.parse(bytes)
+        if definitions == nil, let rule = try? FlagJSON.parse(bytes) {
+            let document: FlagValue = ["flags": ["f": [
+                "state": "ENABLED", "variants": ["a": 1, "b": 2, "true": 3, "false": 4], "defaultVariant": "a", "targeting": rule,
+            ]], "$evaluators": ["e": rule]]
+            definitions = try? FlagdDefinitions.parse(json: document, bucketing: bytes.count % 2 == 0 ? .highPrecision : .legacyPercent)
+        }
+        if let definitions {
+            let contexts = [
+                EvaluationContext.anonymous,
+                EvaluationContext(targetingKey: "user-1", attributes: ["venue": "v-1", "version": "1.2.3", "n": 3, "list": [1, "a"]]),
+            ]
+            for context in contexts { _ = definitions.evaluate(for: context, at: Date(timeIntervalSince1970: 1_750_000_000)) }
+            // Rules that parsed from these bytes survive the fallback file.
+            if (try? FlagdDefinitions.parse(bytes)) != nil {
+                let rules = LocalRules(definitions: definitions, document: Array(bytes), etag: nil, fetchedAt: Date(timeIntervalSince1970: 0))
+                if LocalRules.decode(ArraySlice(rules.encoded())) == nil { fatalError("rules that parsed did not round-trip") }
+            }
+        }
     case "retry-after":
         _ = RetryAfter.delay(String(decoding: bytes, as: UTF8.self), now: Date(timeIntervalSince1970: 1_750_000_000))
     default:

@@ -12,8 +12,14 @@ extension FlagdDefinitions {
         let timestamp = Int(date.timeIntervalSince1970.rounded(.down))
         var out: [String: FlagEntry] = [:]
         out.reserveCapacity(flags.count)
+        let budget = EvaluationBudget()
         for (key, flag) in flags {
-            out[key] = flag.constant ?? evaluate(flag, key: key, context: values, timestamp: timestamp)
+            if let constant = flag.constant {
+                out[key] = constant
+            } else {
+                budget.reset()
+                out[key] = evaluate(flag, key: key, context: values, timestamp: timestamp, budget: budget)
+            }
         }
         return out
     }
@@ -24,15 +30,15 @@ extension FlagdDefinitions {
         guard let flag = flags[key] else { return nil }
         if let constant = flag.constant { return constant }
         let values = context.flagValue.objectValue ?? [:]
-        return evaluate(flag, key: key, context: values, timestamp: Int(date.timeIntervalSince1970.rounded(.down)))
+        return evaluate(flag, key: key, context: values, timestamp: Int(date.timeIntervalSince1970.rounded(.down)), budget: EvaluationBudget())
     }
 
     /// Runs a targeted flag's rule and maps its result to a variant.
-    private func evaluate(_ flag: Flag, key: String, context: [String: FlagValue], timestamp: Int) -> FlagEntry {
+    private func evaluate(_ flag: Flag, key: String, context: [String: FlagValue], timestamp: Int, budget: EvaluationBudget) -> FlagEntry {
         guard case .valid(_, let variants, let defaultVariant, let targeting?) = flag.outcome else {
             return flag.constant ?? FlagEntry(value: nil, reason: .error, errorCode: .general, metadata: flag.metadata)
         }
-        let scope = LogicScope(context: context, flagKey: key, timestamp: timestamp, bucketing: bucketing)
+        let scope = LogicScope(context: context, flagKey: key, timestamp: timestamp, bucketing: bucketing, budget: budget)
         let result = scope.evaluate(targeting)
         let chosen: String
         switch result {

@@ -1,7 +1,7 @@
 /// What a rule is evaluated against: one context's values, the flag being evaluated and the
 /// time, as flagd injects them (`$flagd.flagKey`, `$flagd.timestamp`; `targetingKey` is the
 /// context's). A `$flagd` the context itself carries is shadowed.
-struct LogicScope: Sendable {
+struct LogicScope {
     /// The context's flat form: its attributes and `targetingKey`.
     let context: [String: FlagValue]
     /// The flag being evaluated.
@@ -10,6 +10,9 @@ struct LogicScope: Sendable {
     let timestamp: Int
     /// How `fractional` maps a hash to a bucket.
     let bucketing: FractionalBucketing
+    /// What one evaluation may spend: rules come from a server, and a hostile one
+    /// (`reduce` doubling a list forty times) must not exhaust the device.
+    let budget: EvaluationBudget
 
     /// The data a rule looks at: the whole scope, or (inside `map`, `filter`, `reduce`, `all`,
     /// `some`, `none`) one element.
@@ -21,6 +24,7 @@ struct LogicScope: Sendable {
     /// Evaluates `rule`. Never throws: anything a rule cannot do yields `null` or `false`, as
     /// JsonLogic's operators do.
     func evaluate(_ rule: LogicRule, data: Data = .root) -> FlagValue {
+        guard budget.spend(1) else { return .null }
         switch rule {
         case .value(let value): return value
         case .list(let rules): return .list(rules.map { evaluate($0, data: data) })
@@ -165,7 +169,8 @@ struct LogicScope: Sendable {
             default: return .bool(false)
             }
         case .concatenate:
-            return .string(all().map(LogicCoercion.text).joined())
+            let text = all().map(LogicCoercion.text).joined()
+            return budget.spend(text.utf8.count / 64) ? .string(text) : .null
         case .substring:
             return .string(substring(LogicCoercion.text(argument(0)), argument(1), arguments.count > 2 ? argument(2) : nil))
         case .merge:
@@ -173,9 +178,10 @@ struct LogicScope: Sendable {
             for value in all() {
                 if case .list(let items) = value { merged.append(contentsOf: items) } else { merged.append(value) }
             }
-            return .list(merged)
+            return budget.spend(merged.count) ? .list(merged) : .null
         case .map, .filter, .all, .some, .none:
             guard case .list(let items) = argument(0) else { return op == .map || op == .filter ? .list([]) : .bool(op == .none) }
+            guard budget.spend(items.count) else { return .null }
             let body = arguments.count > 1 ? arguments[1] : .value(.null)
             switch op {
             case .map: return .list(items.map { evaluate(body, data: .value($0)) })
@@ -186,7 +192,7 @@ struct LogicScope: Sendable {
             }
         case .reduce:
             let initial = argument(2)
-            guard case .list(let items) = argument(0), arguments.count > 1 else { return initial }
+            guard case .list(let items) = argument(0), arguments.count > 1, budget.spend(items.count) else { return initial }
             return items.reduce(initial) { accumulator, current in
                 evaluate(arguments[1], data: .value(.object(["current": current, "accumulator": accumulator])))
             }
@@ -230,5 +236,23 @@ struct LogicScope: Sendable {
         var out = String.UnicodeScalarView()
         out.append(contentsOf: characters[from..<to])
         return String(out)
+    }
+}
+
+/// The work one flag's evaluation may do: every rule node, list element and 64 bytes of
+/// concatenated text costs one unit. Typical targeting spends tens; a rule that exceeds the
+/// limit gives `null` (the default variant) instead of taking the device's memory or time.
+final class EvaluationBudget {
+    /// Units per evaluation.
+    static let limit = 100_000
+    private var remaining = EvaluationBudget.limit
+
+    /// The whole budget again (one evaluator reused for the next flag).
+    func reset() { remaining = Self.limit }
+
+    /// Spends `units`; false once the budget is exhausted.
+    func spend(_ units: Int) -> Bool {
+        remaining -= max(0, units)
+        return remaining >= 0
     }
 }

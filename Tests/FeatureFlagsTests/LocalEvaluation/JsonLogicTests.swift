@@ -15,7 +15,7 @@ struct JsonLogicTests {
     func run(_ rule: String, data: FlagValue? = nil) throws -> FlagValue {
         var compiler = LogicCompiler(evaluators: [:])
         let compiled = try compiler.compile(try FlagJSON.parse(rule), at: "rule")
-        let scope = LogicScope(context: context, flagKey: "my-flag", timestamp: 1_750_000_000, bucketing: .highPrecision)
+        let scope = LogicScope(context: context, flagKey: "my-flag", timestamp: 1_750_000_000, bucketing: .highPrecision, budget: EvaluationBudget())
         return scope.evaluate(compiled, data: data.map { .value($0) } ?? .root)
     }
 
@@ -174,6 +174,15 @@ struct JsonLogicTests {
         #expect(try run(#"{"fractional": ["key", [["nested"], 1]]}"#) == .null)
     }
 
+    @Test func aHostileRuleRunsOutOfBudgetInsteadOfMemory() throws {
+        // Doubling a list sixty times would need 2^60 elements; the budget stops it at once.
+        let range = (0..<60).map(String.init).joined(separator: ",")
+        #expect(try run(#"{"reduce": [[\#(range)], {"merge": [{"var": "accumulator"}, {"var": "accumulator"}]}, [1]]}"#) == .null)
+        #expect(try run(#"{"reduce": [[\#(range)], {"cat": [{"var": "accumulator"}, {"var": "accumulator"}]}, "ab"]}"#) == .null)
+        // Ordinary rules are far below it.
+        #expect(try run(#"{"reduce": [[1, 2, 3], {"merge": [{"var": "accumulator"}, [{"var": "current"}]]}, []]}"#) == [1, 2, 3])
+    }
+
     @Test func compileErrorsNameTheirPlace() {
         func failure(_ rule: String, evaluators: [String: FlagValue] = [:]) -> LogicCompileError? {
             var compiler = LogicCompiler(evaluators: evaluators)
@@ -209,7 +218,7 @@ struct JsonLogicTests {
         for bucketing in FractionalBucketing.allCases {
             var counts: [FlagValue: Int] = [:]
             for n in 0..<10_000 {
-                let scope = LogicScope(context: ["targetingKey": .string("user-\(n)")], flagKey: "split-flag", timestamp: 0, bucketing: bucketing)
+                let scope = LogicScope(context: ["targetingKey": .string("user-\(n)")], flagKey: "split-flag", timestamp: 0, bucketing: bucketing, budget: EvaluationBudget())
                 counts[FlagdOperators.fractional(buckets, scope: scope), default: 0] += 1
             }
             for (index, weight) in weights.enumerated() {
