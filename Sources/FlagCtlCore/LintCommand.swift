@@ -90,12 +90,12 @@ enum LintCommand {
         var report = Report()
         do {
             let definitions = try FlagdDefinitions.parse(json: value)
-            report.violations = definitions.problems.map { FlagViolation(path: $0.path, message: $0.message) }
+            report.violations = definitions.problems
             report.flags = definitions.keys.count
             report.rules = definitions.targetedCount
             report.version = definitions.version
         } catch {
-            report.violations = error.problems.map { FlagViolation(path: $0.path, message: $0.message) }
+            report.violations = error.problems
         }
         if schema != nil { report.warnings.append("--schema checks FeatureFlags flag documents; this is a flagd document, checked against flagd's format") }
         return report

@@ -77,22 +77,10 @@ public struct FlagdDefinitions: Sendable {
     }
 }
 
-/// A problem in a flag-definition document, with its JSON path.
-public struct FlagdProblem: Sendable, Hashable, CustomStringConvertible {
-    /// Where: `flags.<key>.<field>`, `$evaluators.<name>`, `metadata.<key>`, or `$` for the document.
-    public let path: String
-    /// What is wrong.
-    public let message: String
-
-    /// A problem.
-    public init(path: String, message: String) {
-        self.path = path
-        self.message = message
-    }
-
-    /// `path: message`.
-    public var description: String { "\(path): \(message)" }
-}
+/// A problem in a flag-definition document, with its JSON path (`flags.<key>.<field>`,
+/// `$evaluators.<name>`, `metadata.<key>`, or `$` for the document): the same value a schema
+/// violation is, so tools report both alike.
+public typealias FlagdProblem = FlagViolation
 
 /// Why a whole flag-definition document was refused.
 public struct FlagdDocumentError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -109,8 +109,9 @@ public struct FlagSchema: Sendable {
     }
 }
 
-/// One broken rule, with where.
-public struct FlagViolation: Sendable, Equatable, CustomStringConvertible {
+/// One broken rule, with where: a schema violation, or a problem of a flagd definitions
+/// document (``FlagdProblem``).
+public struct FlagViolation: Sendable, Hashable, CustomStringConvertible {
     /// Where: `flags.plan_themeColor`, `rules[1].flags.plan_feature_list[3]`, `payload`.
     public let path: String
     /// What is wrong (names no secrets; values only as far as the schema concerns them).
