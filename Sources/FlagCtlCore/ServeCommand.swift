@@ -113,14 +113,14 @@ enum ServeCommand {
         let server = try FlagServer(
             document: ServerDocument(base: FlagDocument(flags: [:])), configuration: configuration,
             onRequest: { record in console.out(logLine(record)) })
+        let definitions: FlagdDefinitions?
         do {
-            try server.serveFlagd(bytes)
+            definitions = try server.serveFlagd(bytes)
         } catch {
             server.stop()
             console.err("flagctl serve: \(file) is not a flagd definitions file: \(error.problems.first?.description ?? "unreadable")")
             return 65
         }
-        let definitions = try? FlagdDefinitions.parse(bytes)
         for problem in definitions?.problems ?? [] { console.err("flagctl serve: \(file): \(problem) (served as PARSE_ERROR)") }
         console.out(
             "serving flagd definitions \(file) (\(definitions?.keys.count ?? 0) flags) on \(server.baseURL.absoluteString)"

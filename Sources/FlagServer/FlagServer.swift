@@ -178,11 +178,15 @@ public final class FlagServer: Sendable {
     /// advertises streams and the document names none, its own `/events` is added as a
     /// top-level `eventStreams` member (flagd's schema allows extra top-level members). The
     /// bytes must parse as flagd definitions.
+    /// - Returns: the parsed definitions (their ``FeatureFlags/FlagdDefinitions/problems``
+    ///   are served as `PARSE_ERROR` flags); nil when `document` is nil.
     /// - Throws: ``FeatureFlags/FlagdDocumentError`` when they do not (nothing changes then).
-    public func serveFlagd(_ document: [UInt8]?) throws(FlagdDocumentError) {
+    @discardableResult
+    public func serveFlagd(_ document: [UInt8]?) throws(FlagdDocumentError) -> FlagdDefinitions? {
         var served: (body: [UInt8], etag: String)?
+        var definitions: FlagdDefinitions?
         if let document {
-            _ = try FlagdDefinitions.parse(document)
+            definitions = try FlagdDefinitions.parse(document)
             var body = document
             if configuration.advertiseStreams, configuration.maxStreams > 0, case .object(var top)? = try? FlagJSON.parse(document),
                 top["eventStreams"] == nil
@@ -197,6 +201,7 @@ public final class FlagServer: Sendable {
             return s.revision
         }
         changes.announce(revision)
+        return definitions
     }
 
     /// The flagd document served now, as sent (nil: none).

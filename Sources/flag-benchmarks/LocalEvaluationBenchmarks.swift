@@ -61,7 +61,7 @@ enum LocalEvaluationBenchmarks {
     static func rules(_ count: Int) -> [UInt8] {
         var flags: [String: FlagValue] = [:]
         for i in 0..<count {
-            var flag: FlagValue.ObjectMembers = ["state": "ENABLED", "variants": ["on": true, "off": false], "defaultVariant": "off"]
+            var flag: [String: FlagValue] = ["state": "ENABLED", "variants": ["on": true, "off": false], "defaultVariant": "off"]
             switch i % 20 {
             case 0..<8: break
             case 8..<14:
@@ -81,11 +81,6 @@ enum LocalEvaluationBenchmarks {
         ]
         return FlagJSON.bytes(document)
     }
-}
-
-extension FlagValue {
-    /// An object's members, for building documents.
-    typealias ObjectMembers = [String: FlagValue]
 }
 
 /// Answers every request with one response (no network).

@@ -46,9 +46,7 @@ extension FlagdDefinitions {
         case .string(let name): chosen = name
         case .bool(let b): chosen = b ? "true" : "false"
         default:
-            return FlagEntry(
-                value: nil, reason: .error, errorCode: .general,
-                metadata: flag.metadata.merging(["errorDetails": .string("the targeting gave a \(result.typeName), not a variant name")]) { _, new in new })
+            return Self.failure(.general, "the targeting gave a \(result.typeName), not a variant name", metadata: flag.metadata)
         }
         return Self.resolved(chosen, variants: variants, reason: .targetingMatch, metadata: flag.metadata)
     }

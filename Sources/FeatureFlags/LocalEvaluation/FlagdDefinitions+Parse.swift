@@ -109,8 +109,7 @@ extension FlagdDefinitions {
     ) -> Flag {
         let before = problems.count
         func invalid(_ reason: String, metadata: [String: FlagValue] = setMetadata) -> Flag {
-            let entry = FlagEntry(value: nil, reason: .error, errorCode: .parseError, metadata: metadata.merging(["errorDetails": .string(reason)]) { _, new in new })
-            return Flag(outcome: .invalid(reason), metadata: metadata, constant: entry)
+            Flag(outcome: .invalid(reason), metadata: metadata, constant: failure(.parseError, reason, metadata: metadata))
         }
         guard case .object(let members) = json else {
             problems.append(FlagdProblem(path: path, message: "is a \(json.typeName), expected a flag object"))
@@ -186,11 +185,19 @@ extension FlagdDefinitions {
         return Flag(outcome: outcome, metadata: merged, constant: constant)
     }
 
+    /// An evaluation error: no value (the code default), `ERROR` with `code`, and `details`
+    /// under `errorDetails` in the metadata (as OFREP reports them).
+    static func failure(_ code: FlagErrorCode, _ details: String, metadata: [String: FlagValue]) -> FlagEntry {
+        var metadata = metadata
+        metadata["errorDetails"] = .string(details)
+        return FlagEntry(value: nil, reason: .error, errorCode: code, metadata: metadata)
+    }
+
     /// The entry for `variant` (nil: the code default, reason `DEFAULT`).
     static func resolved(_ variant: String?, variants: [String: FlagValue], reason: FlagReason, metadata: [String: FlagValue]) -> FlagEntry {
         guard let variant else { return FlagEntry(value: nil, reason: .default, metadata: metadata) }
         guard let value = variants[variant] else {
-            return FlagEntry(value: nil, reason: .error, errorCode: .general, metadata: metadata.merging(["errorDetails": .string("variant \"\(variant)\" is not defined")]) { _, new in new })
+            return failure(.general, "variant \"\(variant)\" is not defined", metadata: metadata)
         }
         return FlagEntry(value: value, variant: variant, reason: reason, metadata: metadata)
     }

@@ -69,12 +69,7 @@ public struct FlagdDefinitions: Sendable {
     }
 
     /// Whether any flag has targeting (depends on the context).
-    public var isTargeted: Bool {
-        flags.values.contains { flag in
-            if case .valid(_, _, _, let targeting?) = flag.outcome, targeting != .value(.null) { return true }
-            return false
-        }
-    }
+    public var isTargeted: Bool { targetedCount > 0 }
 }
 
 /// A problem in a flag-definition document, with its JSON path (`flags.<key>.<field>`,

@@ -104,6 +104,6 @@ enum FlagdOperators {
     static func affix(_ arguments: [FlagValue], prefix: Bool) -> FlagValue {
         guard arguments.count == 2, case .string(let text) = arguments[0], case .string(let affix) = arguments[1] else { return .null }
         // Byte for byte (as flagd compares), not by grapheme clusters.
-        return .bool(prefix ? text.utf8.starts(with: affix.utf8) : text.utf8.reversed().starts(with: affix.utf8.reversed()))
+        return .bool(prefix ? text.utf8.starts(with: affix.utf8) : text.utf8.suffix(affix.utf8.count).elementsEqual(affix.utf8))
     }
 }

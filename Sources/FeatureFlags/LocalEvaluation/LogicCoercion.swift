@@ -107,7 +107,7 @@ enum LogicCoercion {
     /// numbers; nil when a number is NaN (every comparison is then false).
     static func order(_ a: FlagValue, _ b: FlagValue) -> Int? {
         if case .string(let x) = a, case .string(let y) = b {
-            return x == y ? 0 : (Array(x.utf16).lexicographicallyPrecedes(Array(y.utf16)) ? -1 : 1)
+            return x == y ? 0 : (x.utf16.lexicographicallyPrecedes(y.utf16) ? -1 : 1)
         }
         let x = number(a), y = number(b)
         if x.isNaN || y.isNaN { return nil }

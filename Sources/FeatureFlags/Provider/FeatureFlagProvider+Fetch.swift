@@ -143,8 +143,8 @@ extension FeatureFlagProvider {
     ) async -> (MemberAnswer, PayloadGate.Memory?, Bool) {
         // With rules held for local evaluation, their tag is the one that matters: a 304 to it
         // means they are current, whatever this member had stored.
-        let rules = fetcher.evaluatesLocally ? store.localRules : nil
-        let condition = trigger.conditional ? memory?.rejectedETag ?? rules?.etag ?? held?.etag : nil
+        let rulesTag = store.holdsLocalRules && fetcher.evaluatesLocally ? store.localRulesTag : nil
+        let condition = trigger.conditional ? memory?.rejectedETag ?? rulesTag ?? held?.etag : nil
         switch await fetcher.fetch(member, ifNoneMatch: condition, hint: trigger.hint) {
         case .failed(let error):
             return (.failed(error), memory, false)
@@ -152,7 +152,7 @@ extension FeatureFlagProvider {
             if let rejected = memory?.rejectedETag, rejected == condition, let standing = PayloadGate.standingRejection(memory) {
                 return (.rejected(standing), memory, false)
             }
-            if let rules, let tag = rules.etag, tag == condition {
+            if let tag = rulesTag, tag == condition, let rules = store.localRules {
                 let evaluated = rules.snapshot(for: member, at: wallClock())
                 return (.unchanged(StoredFlags(snapshot: evaluated, etag: tag)), memory, false)
             }

@@ -94,9 +94,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             store: store, bundledDefaults: configuration.bundledDefaults, killSwitchKey: configuration.killSwitchKey)
         base = reader.base
         var (lastKnownGood, source, held) = reader.start(with: context.fingerprint, in: store)
-        // Rules held for local evaluation serve this context however new it is.
-        if fetcher.evaluatesLocally, let rules = store.localRules {
-            lastKnownGood = base.prepare(rules.snapshot(for: context, at: now()))
+        if let evaluated = Self.evaluateHeldRules(for: context, fetcher: fetcher, store: store, base: base, at: now()) {
+            lastKnownGood = evaluated
             source = .fallback
         }
         // The crash-loop guard decides, before the first read, whether this launch is safe.
@@ -227,10 +226,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
 
     private func switchIdentity(to context: EvaluationContext, members: [EvaluationContext]) {
         var (lastKnownGood, source, problem) = LastKnownGoodReader.lastKnownGood(of: context.fingerprint, in: store, base: base)
-        // Rules held for local evaluation serve the new context at once, without the network:
-        // evaluated here, before the state's lock, so readers never wait for it.
-        if members.count == 1, fetcher.evaluatesLocally, let rules = store.localRules {
-            lastKnownGood = base.prepare(rules.snapshot(for: context, at: wallClock()))
+        // Evaluated here, before the state's lock, so readers never wait for it.
+        if members.count == 1, let evaluated = Self.evaluateHeldRules(for: context, fetcher: fetcher, store: store, base: base, at: wallClock()) {
+            lastKnownGood = evaluated
             source = .fallback
             problem = nil
         }
@@ -244,6 +242,20 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         }
         transition(
             .identify(context, members: members, lastKnownGood: lastKnownGood, source: source, problem: problem, crashDigest: crashDigest))
+    }
+
+    /// `context`'s values from the flag definitions held for local evaluation, so a context
+    /// never fetched is served correctly without the network. Nil when the store holds no
+    /// definitions (asked first: nothing is parsed or cast for apps that evaluate remotely),
+    /// when the fetcher does not evaluate locally, or when the context's stored snapshot was
+    /// fetched under the held definitions' tag (served as it is: no parse at launch).
+    static func evaluateHeldRules(
+        for context: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore, base: ServingBase, at date: Date
+    ) -> PreparedSnapshot? {
+        guard store.holdsLocalRules, fetcher.evaluatesLocally else { return nil }
+        if let stored = store.lastKnownGood(for: context), let tag = stored.etag, tag == store.localRulesTag { return nil }
+        guard let rules = store.localRules else { return nil }
+        return base.prepare(rules.snapshot(for: context, at: date))
     }
 
     // MARK: Crash-loop guard

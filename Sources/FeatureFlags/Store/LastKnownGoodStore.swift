@@ -144,6 +144,12 @@ public final class LastKnownGoodStore: Sendable {
     /// endpoint fetched), if any.
     package var localRules: LocalRules? { state.withLock { $0.content.localRules() } }
 
+    /// Whether flag definitions are held for local evaluation (nothing is parsed).
+    package var holdsLocalRules: Bool { state.withLock { $0.content.holdsLocalRules } }
+
+    /// The held definitions' entity tag, read without parsing them.
+    package var localRulesTag: EntityTag? { state.withLock { $0.content.localRulesTag } }
+
     /// Holds the kill switch on the device (`hold`) or releases it (nil), and writes the file.
     /// Nothing is written when nothing changes.
     package func setKillHold(_ hold: KillHold?) throws(WriteError) {
@@ -176,7 +182,7 @@ public final class LastKnownGoodStore: Sendable {
         let payload = SnapshotCodec.encode(stored)
         let fingerprint = context.fingerprint
         // Rules the snapshot was evaluated from are kept once, for every context.
-        let rules = snapshot.rules.flatMap { rules in state.withLock { $0.content.localRules() } == rules ? nil : rules }
+        let rules = snapshot.rules
         try commit { content in
             content.put(payload: payload, stored: stored, for: fingerprint)
             if let rules { content.setLocalRules(rules) }

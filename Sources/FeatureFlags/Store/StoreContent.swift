@@ -178,6 +178,12 @@ struct StoreContent {
         return decodedRules
     }
 
+    /// Whether flag definitions are held for local evaluation (nothing is parsed).
+    var holdsLocalRules: Bool { rulesPayload != nil }
+
+    /// The held definitions' entity tag, read without parsing them.
+    var localRulesTag: EntityTag? { rulesPayload.flatMap(LocalRules.tag(of:)) }
+
     /// Holds `rules` for local evaluation (replacing any held).
     mutating func setLocalRules(_ rules: LocalRules) {
         rulesPayload = ArraySlice(rules.encoded())

@@ -25,11 +25,24 @@ struct LocalEvaluationProviderTests {
     let kiosk = FlagKey<Bool>("kiosk_mode", default: false)
     let theme = FlagKey<String>("theme", default: "none")
 
+    /// A transport that answers over real loopback HTTP, or — once `breaks` is set — with a
+    /// 200 whose body is not a definitions document (a CDN serving a broken upload).
+    final class BreakableTransport: FlagTransport {
+        private let inner = URLSessionTransport()
+        let breaks = Locked(false)
+        func send(_ request: FlagRequest, maxBytes: Int, timeout: TimeInterval) async throws(FetchError) -> FlagResponse {
+            if breaks.withLock({ $0 }) { return FlagResponse(status: 200, headers: ["ETag": "\"broken\""], body: Array(#"{"flags": 3}"#.utf8)) }
+            return try await inner.send(request, maxBytes: maxBytes, timeout: timeout)
+        }
+        func shutdown() { inner.shutdown() }
+    }
+
     struct Setup {
         let server: FlagServer
         let dir: TempDir
         let clock = TestClock()
         let reachability = ManualReachability(true)
+        let transport = BreakableTransport()
         let start = Date(timeIntervalSince1970: 1_750_000_000)
 
         func provider(_ context: EvaluationContext) -> FeatureFlagProvider {
@@ -37,12 +50,24 @@ struct LocalEvaluationProviderTests {
             let clock = self.clock
             let start = self.start
             let now: @Sendable () -> Date = { start.addingTimeInterval(clock.now.offset.seconds) }
-            let fetcher = FlagFetcher(endpoint: FlagdEndpoint(url: url), clock: clock, now: now)
+            let fetcher = FlagFetcher(endpoint: FlagdEndpoint(url: url), transport: transport, clock: clock, now: now)
             var configuration = FeatureFlagProvider.Configuration()
             configuration.changeStreams = false
             return FeatureFlagProvider(
                 context: context, fetcher: fetcher, store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")),
                 configuration: configuration, reachability: reachability, clock: clock, now: now, random: SplitMix(seed: 1))
+        }
+
+        /// A provider for `context` that has fetched the rules once.
+        func fetched(_ context: EvaluationContext) async -> FeatureFlagProvider {
+            let provider = provider(context)
+            #expect(await provider.refresh().isSuccess)
+            return provider
+        }
+
+        func stop() {
+            transport.shutdown()
+            server.stop()
         }
     }
 
@@ -56,9 +81,8 @@ struct LocalEvaluationProviderTests {
 
     @Test func rulesFetchedOnceServeEveryContextOfflineAndAfterARelaunch() async throws {
         let setup = try setup()
-        defer { setup.server.stop() }
-        let first = setup.provider(venue("venue-7"))
-        #expect(await first.refresh().isSuccess)
+        defer { setup.stop() }
+        let first = await setup.fetched(venue("venue-7"))
         #expect(first.value(kiosk) == true)
         #expect(first.details(kiosk).reason == .targetingMatch)
         #expect(first.details(kiosk).source == .network)
@@ -86,10 +110,9 @@ struct LocalEvaluationProviderTests {
 
     @Test func unchangedRulesAreConfirmedWithA304AndNothingIsDecoded() async throws {
         let setup = try setup()
-        defer { setup.server.stop() }
-        let provider = setup.provider(venue("venue-7"))
+        defer { setup.stop() }
+        let provider = await setup.fetched(venue("venue-7"))
         defer { provider.shutdown() }
-        #expect(await provider.refresh().isSuccess)
         provider.identify(venue("night-1"))
         #expect(provider.value(theme) == "#000000")
         // The identify's fetch is conditional on the rules' tag: 304, and the served values stand.
@@ -101,10 +124,9 @@ struct LocalEvaluationProviderTests {
 
     @Test func changedRulesReachTheServedContext() async throws {
         let setup = try setup()
-        defer { setup.server.stop() }
-        let provider = setup.provider(venue("venue-1"))
+        defer { setup.stop() }
+        let provider = await setup.fetched(venue("venue-1"))
         defer { provider.shutdown() }
-        #expect(await provider.refresh().isSuccess)
         #expect(provider.value(kiosk) == false)
         try setup.server.serveFlagd(Array(Self.rules.replacingOccurrences(of: "\"venue-9\"", with: "\"venue-1\"").utf8))
         #expect(await provider.refresh().isSuccess)
@@ -113,10 +135,9 @@ struct LocalEvaluationProviderTests {
 
     @Test func theKillSwitchInTheRulesKillsEveryContext() async throws {
         let setup = try setup()
-        defer { setup.server.stop() }
-        let provider = setup.provider(venue("venue-7"))
+        defer { setup.stop() }
+        let provider = await setup.fetched(venue("venue-7"))
         defer { provider.shutdown() }
-        #expect(await provider.refresh().isSuccess)
         try setup.server.serveFlagd(Array(Self.rules.replacingOccurrences(of: "\"defaultVariant\": \"off\"}", with: "\"defaultVariant\": \"on\"}").utf8))
         #expect(await provider.refresh().isSuccess)
         #expect(provider.value(kiosk) == false)
@@ -128,18 +149,65 @@ struct LocalEvaluationProviderTests {
 
     @Test func aBrokenDocumentKeepsTheRulesHeld() async throws {
         let setup = try setup()
-        defer { setup.server.stop() }
-        let provider = setup.provider(venue("venue-7"))
+        defer { setup.stop() }
+        let provider = await setup.fetched(venue("venue-7"))
         defer { provider.shutdown() }
-        #expect(await provider.refresh().isSuccess)
-        setup.server.document = .seedExample  // unrelated route: no effect
         // A document with no flags is refused by the server itself …
         #expect(throws: FlagdDocumentError.self) { try setup.server.serveFlagd(Array(#"{"flag": {}}"#.utf8)) }
         #expect(setup.server.flagdDocument != nil)
-        // … and a client meeting one keeps its rules (a fake transport stands in for a broken CDN).
-        let bad = FlagdEndpoint(url: URL(string: "https://cdn.example/flags.json")!)
-        #expect(throws: FlagEndpointError.self) { try bad.definitions(from: FlagResponse(status: 200, body: Array("{\"flags\": 3}".utf8))) }
+        // … and a client that receives one (a broken CDN upload) says so and keeps its rules.
+        setup.transport.breaks.withLock { $0 = true }
+        let outcome = await provider.refresh()
+        guard case .failed(let failure) = outcome, case .decode(let error) = failure.base else {
+            Issue.record("a broken document must fail the fetch, not \(outcome)")
+            return
+        }
+        #expect(error.code == FlagErrorCode.parseError)
+        #expect(error.message.hasPrefix("flagd: flags: is a int"))
         provider.identify(venue("venue-9"))
         #expect(provider.value(kiosk) == true)
+        #expect(provider.details(kiosk).snapshotVersion == "rules-1")
+    }
+
+    @Test func aRelaunchServesTheStoredSnapshotOfTheCurrentRulesWithoutParsingThem() async throws {
+        let setup = try setup()
+        defer { setup.stop() }
+        await setup.fetched(venue("venue-7")).shutdown()
+        let store = LastKnownGoodStore(fileURL: setup.dir.url("flags.lkg"))
+        #expect(store.holdsLocalRules)
+        #expect(store.localRulesTag == store.lastKnownGood(for: venue("venue-7"))?.etag)
+        let fetcher = FlagFetcher(endpoint: FlagdEndpoint(url: setup.server.baseURL))
+        let base = ServingBase(defaults: [:], killSwitchKey: "kill_switch")
+        // The context fetched under these rules: its stored values, as they are.
+        #expect(FeatureFlagProvider.evaluateHeldRules(for: venue("venue-7"), fetcher: fetcher, store: store, base: base, at: Date()) == nil)
+        // Another context: evaluated from the rules.
+        let other = FeatureFlagProvider.evaluateHeldRules(for: venue("venue-9"), fetcher: fetcher, store: store, base: base, at: Date())
+        #expect(other?.snapshot["kiosk_mode"]?.value == true)
+        // A fetcher that does not evaluate locally never uses them.
+        let remote = FlagFetcher(endpoint: JSONFlagEndpoint(post: setup.server.flagsURL))
+        #expect(FeatureFlagProvider.evaluateHeldRules(for: venue("venue-9"), fetcher: remote, store: store, base: base, at: Date()) == nil)
+        let relaunched = setup.provider(venue("venue-7"))
+        defer { relaunched.shutdown() }
+        #expect(relaunched.value(kiosk) == true)
+        #expect(relaunched.details(kiosk).reason == .cached)
+    }
+
+    @Test func aDocumentsEventStreamsAreAdvertised() throws {
+        let endpoint = FlagdEndpoint(url: URL(string: "https://cdn.example.com/flags/flagd.json")!)
+        let body = #"{"flags": {}, "eventStreams": [{"type": "sse", "url": "https://push.example.com/events"}, {"type": "other"}]}"#
+        guard case .flags(_, _, _, let streams) = try endpoint.decode(FlagResponse(status: 200, body: Array(body.utf8)), for: .anonymous) else {
+            Issue.record("expected flags")
+            return
+        }
+        #expect(streams.map(\.url.absoluteString) == ["https://push.example.com/events"])
+    }
+
+    @Test func theServerAdvertisesItsOwnStreamInAFlagdDocument() throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        try server.serveFlagd(Array(Self.rules.utf8))
+        let served = try FlagJSON.parse(server.flagdDocument ?? [])
+        #expect(served.objectValue?["eventStreams"] != nil)
+        #expect(served.objectValue?["flags"] == (try FlagJSON.parse(Self.rules)).objectValue?["flags"])
     }
 }
