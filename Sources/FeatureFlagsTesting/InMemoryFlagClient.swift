@@ -12,23 +12,35 @@ public import FeatureFlags
 ///
 /// Values report source `override` and reason `STATIC`.
 public final class InMemoryFlagClient: FeatureFlagClient {
+    /// The overrides this client carries, if any (a debug menu under test).
+    public let overrides: FlagOverrides?
     private let serving: FlagServing
     private let mutations = Locked(())
     private let now: @Sendable () -> Date
+    private let overridesObserver: Int?
 
     /// A client serving `values` with `status`.
     /// - Parameters:
     ///   - killSwitchKey: the flag whose `true` forces every read to its safe default.
+    ///   - overrides: overrides over `values`, beneath the kill switch, as a provider carries them.
     ///   - now: the clock used for ages.
     public init(
         _ values: [String: FlagValue] = [:], status: ProviderStatus = .ready, version: String? = nil,
-        killSwitchKey: String = "kill_switch", now: @escaping @Sendable () -> Date = { Date() }
+        killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.now = now
+        self.overrides = overrides
         let base = ServingBase(killSwitchKey: killSwitchKey)
-        serving = FlagServing(
+        let serving = FlagServing(
             base.prepare(FlagSnapshot(values: values, version: version, fetchedAt: now())), source: .override, status: status,
             base: base, now: now)
+        self.serving = serving
+        overridesObserver = serving.carry(overrides)
+        for event in overrides?.problemEvents ?? [] { serving.publisher.emit(event) }
+    }
+
+    deinit {
+        if let overridesObserver { overrides?.detach(overridesObserver) }
     }
 
     // MARK: FeatureFlagClient

@@ -68,6 +68,8 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         public static let safeModeEntered = Kind("safe_mode_entered")
         /// The provider left safe mode.
         public static let safeModeLeft = Kind("safe_mode_left")
+        /// The overrides file or the launch overrides could not be used (see ``FlagOverrides``).
+        public static let overridesRejected = Kind("overrides_rejected")
 
         /// The name.
         public var description: String { name }
@@ -96,6 +98,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case changeNotified(stream: String, etag: String?)
         case safeModeEntered(reason: String)
         case safeModeLeft(reason: String)
+        case overridesRejected(reason: String)
     }
 
     let base: Base
@@ -168,6 +171,9 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     public static func safeModeEntered(reason: String) -> FlagEvent { FlagEvent(.safeModeEntered(reason: reason)) }
     /// The provider left safe mode, and why.
     public static func safeModeLeft(reason: String) -> FlagEvent { FlagEvent(.safeModeLeft(reason: reason)) }
+    /// The persisted overrides or those named at launch could not be used, and why; reads are
+    /// the service's for those flags.
+    public static func overridesRejected(reason: String) -> FlagEvent { FlagEvent(.overridesRejected(reason: reason)) }
 
     /// The kind of event.
     public var kind: Kind {
@@ -194,6 +200,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .changeNotified: return .changeNotified
         case .safeModeEntered: return .safeModeEntered
         case .safeModeLeft: return .safeModeLeft
+        case .overridesRejected: return .overridesRejected
         }
     }
 
@@ -307,7 +314,9 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .error(_, let message): return message
         case .fallbackRejected(let reason, _), .fallbackWriteFailed(let reason), .fallbackWarning(let reason): return reason
         case .fetchFailed(let error): return error.description
-        case .streamClosed(_, let reason, _), .safeModeEntered(let reason), .safeModeLeft(let reason): return reason
+        case .streamClosed(_, let reason, _), .safeModeEntered(let reason), .safeModeLeft(let reason),
+            .overridesRejected(let reason):
+            return reason
         default: return nil
         }
     }
@@ -351,6 +360,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .changeNotified(let stream, let etag): return "change_notified \(stream)" + (etag.map { " etag=\($0)" } ?? "")
         case .safeModeEntered(let reason): return "safe_mode_entered: \(reason)"
         case .safeModeLeft(let reason): return "safe_mode_left: \(reason)"
+        case .overridesRejected(let reason): return "overrides_rejected: \(reason)"
         }
     }
 }

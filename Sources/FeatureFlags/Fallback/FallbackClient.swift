@@ -15,36 +15,48 @@ public import Foundation
 public final class FallbackClient: FeatureFlagClient {
     /// The store read from.
     public let store: LastKnownGoodStore
+    /// The overrides this client carries, if any.
+    public let overrides: FlagOverrides?
     private let serving: FlagServing
+    private let overridesObserver: Int?
 
     /// Serves the store's snapshot for `context` — or, when `context` is nil, for the most
     /// recently used context — over `bundledDefaults`.
     /// - Parameters:
     ///   - killSwitchKey: the flag whose `true` forces every read to its safe default.
+    ///   - overrides: values testers force on this device, over the stored ones and beneath
+    ///     the kill switch.
     ///   - now: the clock used for ages and TTLs.
     public init(
         store: LastKnownGoodStore, context: EvaluationContext? = nil, bundledDefaults: BundledDefaults = .none,
-        killSwitchKey: String = "kill_switch", now: @escaping @Sendable () -> Date = { Date() }
+        killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
+        self.overrides = overrides
         var reader = LastKnownGoodReader(store: store, bundledDefaults: bundledDefaults, killSwitchKey: killSwitchKey)
         let (prepared, source, held) = reader.start(with: context?.fingerprint ?? store.fingerprints.first, in: store)
-        serving = FlagServing(
+        let serving = FlagServing(
             prepared, source: source, status: .ready, reasonOverride: .cached, held: held, base: reader.base, now: now)
-        for event in reader.events { serving.publisher.emit(event) }
+        self.serving = serving
+        overridesObserver = serving.carry(overrides)
+        for event in reader.events + (overrides?.problemEvents ?? []) { serving.publisher.emit(event) }
         serving.publisher.emit(.ready)
     }
 
+    deinit {
+        if let overridesObserver { overrides?.detach(overridesObserver) }
+    }
+
     /// Loads the store at `fileURL` (see ``LastKnownGoodStore/init(fileURL:capacity:)``) and
-    /// serves it as ``init(store:context:bundledDefaults:killSwitchKey:now:)`` does.
+    /// serves it as ``init(store:context:bundledDefaults:killSwitchKey:overrides:now:)`` does.
     public convenience init(
         fileURL: URL = LastKnownGoodStore.defaultFileURL(), context: EvaluationContext? = nil,
-        bundledDefaults: BundledDefaults = .none, killSwitchKey: String = "kill_switch",
+        bundledDefaults: BundledDefaults = .none, killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.init(
             store: LastKnownGoodStore(fileURL: fileURL), context: context, bundledDefaults: bundledDefaults,
-            killSwitchKey: killSwitchKey, now: now)
+            killSwitchKey: killSwitchKey, overrides: overrides, now: now)
     }
 
     // MARK: FeatureFlagClient

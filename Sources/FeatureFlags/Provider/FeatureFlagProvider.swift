@@ -52,6 +52,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     let wakeup = Wakeup()
     /// Disk writes happen here, never on Swift's cooperative threads.
     let io = DispatchQueue(label: "FeatureFlags.FeatureFlagProvider.io")
+    /// This provider's registration with ``Configuration/overrides``.
+    let overridesObserver: Int?
 
     /// A provider for `context`, serving the store's Last-Known-Good for it at once (or the
     /// bundled and code defaults when it has none).
@@ -130,9 +132,26 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             pathUp: true, foreground: lifecycle.isForeground, configuration: configuration, base: base,
             random: random)
         state.safeMode = safe.map { ProviderState.SafeModeState(info: $0.info, crashDigest: $0.crashDigest) }
+        if let overrides = configuration.overrides {
+            let (id, layer) = overrides.attach(killSwitchKey: base.killSwitchKey) { layer in
+                relay.target?.transition(.overrides(layer))
+            }
+            overridesObserver = id
+            state.overrides = layer
+            if safe == nil { state.served.overrides = layer }
+            launchEvents += overrides.problemEvents
+        } else {
+            overridesObserver = nil
+        }
         cell = ServingCell(state, killSwitchKey: base.killSwitchKey)
         relay.target = self
+        // A change made between attaching and now reached no one: take the overrides again.
+        configuration.overrides?.resync(killSwitchKey: base.killSwitchKey) { transition(.overrides($0)) }
         for event in reader.events + launchEvents { publisher.emit(event) }
+    }
+
+    deinit {
+        if let overridesObserver { configuration.overrides?.detach(overridesObserver) }
     }
 
     // MARK: FeatureFlagClient

@@ -52,6 +52,9 @@ extension FeatureFlagProvider {
         /// Record launches and start in safe mode after a crash loop (see ``CrashLoopGuard``).
         /// Default nil (off): turn it on in apps, not in tools that never mark themselves healthy.
         public var crashLoopGuard: CrashLoopGuard?
+        /// Values testers force on this device (a debug menu, UI tests), over the fetched ones
+        /// and beneath the kill switch; ignored in safe mode. Default nil: no overrides.
+        public var overrides: FlagOverrides?
 
         /// A configuration.
         public init(
@@ -60,7 +63,8 @@ extension FeatureFlagProvider {
             bundledDefaults: BundledDefaults = .none, schema: FlagSchema? = nil, merge: ContextMerge = ContextMerge(),
             eventHandler: (@Sendable (FlagEvent) -> Void)? = nil, changeStreams: Bool = true,
             heartbeatDeadline: Duration = .seconds(45), foregroundRefreshAge: Duration = .seconds(60),
-            backgroundStreamGrace: Duration = .seconds(10), crashLoopGuard: CrashLoopGuard? = nil
+            backgroundStreamGrace: Duration = .seconds(10), crashLoopGuard: CrashLoopGuard? = nil,
+            overrides: FlagOverrides? = nil
         ) {
             self.pollInterval = max(pollInterval, Self.minimumPollInterval)
             self.jitter = min(max(jitter, 0), 0.5)
@@ -76,6 +80,7 @@ extension FeatureFlagProvider {
             self.foregroundRefreshAge = foregroundRefreshAge
             self.backgroundStreamGrace = backgroundStreamGrace
             self.crashLoopGuard = crashLoopGuard
+            self.overrides = overrides
         }
 
         /// Reconnection delays of the change streams (full jitter). Tests shorten them.

@@ -86,7 +86,7 @@ extension ProviderState {
     mutating func leaveSafeMode(because reason: String) -> [ProviderEffect] {
         guard safeMode != nil else { return [] }
         safeMode = nil
-        return [.emit(.safeModeLeft(reason: reason))]
+        return [.emit(.safeModeLeft(reason: reason))] + serveOverrides()
     }
 
     /// The app is healthy: record the values it runs under. The app's own mark ends safe mode

@@ -80,7 +80,19 @@ extension ProviderState {
             return []
         case .markHealthy(let automatic, let lastKnownGood, let source):
             return markHealthy(automatic: automatic, lastKnownGood: lastKnownGood, source: source)
+        case .overrides(let layer):
+            overrides = layer
+            return serveOverrides()
         }
+    }
+
+    /// Serves the overrides — none in safe mode, where an override may be what crashed the app.
+    mutating func serveOverrides() -> [ProviderEffect] {
+        let next = safeMode == nil ? overrides : nil
+        guard served.overrides !== next, !shutDown else { return [] }
+        let old = served.effective
+        served.overrides = next
+        return [.publish(from: old, to: served.effective)]
     }
 
     // MARK: Identify

@@ -59,6 +59,8 @@ struct ProviderState: ServesValues {
     var streams: StreamState
     /// Set while the crash-loop guard keeps this launch in safe mode.
     var safeMode: SafeModeState?
+    /// The overrides the app's testers set; served (``ServedState/overrides``) except in safe mode.
+    var overrides: OverrideLayer?
 
     /// Safe mode: why, and the values not to trust.
     struct SafeModeState: Sendable {
@@ -241,6 +243,8 @@ enum ProviderInput: Sendable {
     case lifecycle(foreground: Bool)
     /// The background grace named by the token is over.
     case inactivityElapsed(token: Int)
+    /// The overrides changed (nil: none left).
+    case overrides(OverrideLayer?)
     /// The launch is healthy (by the app, or `automatic`ally after time in the foreground).
     /// `lastKnownGood` is what leaving safe mode serves.
     case markHealthy(automatic: Bool, lastKnownGood: PreparedSnapshot, source: FlagSource)
@@ -249,7 +253,7 @@ enum ProviderInput: Sendable {
 /// What a transition asks the provider to do after unlocking, in order.
 enum ProviderEffect: Sendable {
     /// Tell subscribers which values changed between the two.
-    case publish(from: PreparedSnapshot, to: PreparedSnapshot)
+    case publish(from: ServedValues, to: ServedValues)
     /// Send an event.
     case emit(FlagEvent)
     /// Start a fetch task for the plan, then report it with ``ProviderInput/launched(_:_:)``.

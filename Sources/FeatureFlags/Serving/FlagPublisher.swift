@@ -21,14 +21,23 @@ package final class FlagPublisher: Sendable {
     }
 
     /// Reports the flags whose effective values differ between `old` and `new` (every flag
-    /// when the kill switch flips, with a kill-switch event) and returns them.
+    /// when the kill switch flips, with a kill-switch event) and returns them. A flag overridden
+    /// alike before and after did not change, whatever the snapshot says.
     @discardableResult
-    package func publish(from old: PreparedSnapshot, to new: PreparedSnapshot, base: ServingBase) -> Set<String> {
+    package func publish(from old: ServedValues, to new: ServedValues, base: ServingBase) -> Set<String> {
         var keys = new.snapshot.changedKeys(comparedTo: old.snapshot)
+        if old.overrides != nil || new.overrides != nil {
+            let before = old.overrides?.values ?? [:]
+            let after = new.overrides?.values ?? [:]
+            keys = keys.filter { name in before[name] == nil || before[name] != after[name] }
+            keys.formUnion(OverrideLayer.changedKeys(from: old.overrides, to: new.overrides))
+        }
         if old.killed != new.killed {
             keys.formUnion(old.snapshot.flags.keys)
             keys.formUnion(new.snapshot.flags.keys)
             keys.formUnion(base.defaults.keys)
+            keys.formUnion(old.overrides?.values.keys ?? [:].keys)
+            keys.formUnion(new.overrides?.values.keys ?? [:].keys)
             emit(.killSwitch(active: new.killed))
         }
         if !keys.isEmpty {

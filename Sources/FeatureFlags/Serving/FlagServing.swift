@@ -71,6 +71,30 @@ package final class FlagServing: Sendable {
         }
     }
 
+    /// Starts serving `overrides` (when given) and following their changes; returns the
+    /// registration to end with ``FlagOverrides/detach(_:)``.
+    package func carry(_ overrides: FlagOverrides?) -> Int? {
+        guard let overrides else { return nil }
+        let (id, _) = overrides.attach(killSwitchKey: base.killSwitchKey) { [weak self] layer in
+            self?.serveOverrides(layer)
+        }
+        overrides.resync(killSwitchKey: base.killSwitchKey) { serveOverrides($0) }
+        return id
+    }
+
+    /// Serves `overrides` over the snapshot from now on, then reports the flags whose values changed.
+    package func serveOverrides(_ overrides: OverrideLayer?) {
+        writers.withLock { _ in
+            let (old, new) = state.withLock { s in
+                let old = s.effective
+                s.overrides = overrides
+                return (old, s.effective)
+            }
+            let keys = publisher.publish(from: old, to: new, base: base)
+            if !keys.isEmpty { state.withLock { $0.valuesChanged() } }
+        }
+    }
+
     /// Sets the status.
     package func setStatus(_ status: ProviderStatus) {
         state.withLock { $0.status = status }

@@ -59,6 +59,9 @@ package struct ServedState: Sendable {
     /// The kill switch held on the device (``KillHold``): reads are killed even when the
     /// snapshot served does not say so.
     package var held: Bool { didSet { revision &+= 1 } }
+    /// The overrides a tester set (``FlagOverrides``), over the snapshot and beneath the kill
+    /// switch; nil when there are none (or the provider is in safe mode).
+    package var overrides: OverrideLayer? { didSet { revision &+= 1 } }
     /// Counts the changes of everything above: a ``ServingCell`` publishes the state to its
     /// readers when this moves.
     package private(set) var revision: UInt64 = 0
@@ -80,15 +83,15 @@ package struct ServedState: Sendable {
     /// Whether reads are killed now: by the snapshot or by the hold.
     package var killed: Bool { prepared.killed || held }
 
-    /// What readers get: the snapshot's values, killed by the hold too.
-    package var effective: PreparedSnapshot { prepared.holding(held) }
+    /// What readers get: the snapshot's values, killed by the hold too, and the overrides.
+    package var effective: ServedValues { ServedValues(prepared: prepared.holding(held), overrides: overrides) }
 
     /// Serves `next` from `source` with the given reason; the status is kept unless given.
     /// Returns what readers got before, for the change notification.
     @discardableResult
     package mutating func serve(
         _ next: PreparedSnapshot, source: FlagSource, status: ProviderStatus? = nil, reasonOverride: FlagReason?
-    ) -> PreparedSnapshot {
+    ) -> ServedValues {
         let old = effective
         prepared = next
         self.source = source
@@ -108,6 +111,7 @@ package struct ServedState: Sendable {
     @inline(__always)
     package func lookup(_ name: String, hash: Int, killSwitchKey: String) -> FlagValue? {
         if prepared.killed || held { return killedLookup(name, killSwitchKey: killSwitchKey, hash: hash) }
+        if let overrides, let forced = overrides.value(name, hash: hash) { return forced }
         return prepared.table.value(name, hash: hash)
     }
 
@@ -160,6 +164,14 @@ package struct ServedState: Sendable {
         if held, name == base.killSwitchKey, let on = convert(.bool(true)) {
             return FlagDetails(key: name, value: on, reason: .disabled, source: .killSwitch, snapshotVersion: version, age: age)
         }
+        if let overrides, let forced = overrides.value(name, hash: hash) {
+            guard let typed = convert(forced) else {
+                return FlagDetails(
+                    key: name, value: defaultValue, reason: .error, errorCode: .typeMismatch,
+                    errorMessage: "override: expected \(Value.self), found \(forced.typeName)", source: .codeDefault)
+            }
+            return FlagDetails(key: name, value: typed, reason: .static, source: .override)
+        }
         guard let slot = prepared.table.slot(name, hash: hash) else {
             let code: FlagErrorCode = status == .notReady ? .providerNotReady : .flagNotFound
             return FlagDetails(
@@ -202,6 +214,20 @@ package struct ServedState: Sendable {
     /// Records that `flag`'s unknown list members are being reported; false if they already were
     /// since the values last changed.
     package mutating func noteUnknown(_ flag: String) -> Bool { unknownReported.insert(flag).inserted }
+}
+
+/// What a client's readers get, for telling subscribers what changed: the snapshot's values
+/// (killed by the hold too) and the overrides over them.
+package struct ServedValues: Sendable {
+    /// The snapshot's values, with the kill hold applied.
+    package let prepared: PreparedSnapshot
+    /// The overrides over them.
+    package let overrides: OverrideLayer?
+
+    /// Whether reads are killed.
+    package var killed: Bool { prepared.killed }
+    /// The snapshot.
+    package var snapshot: FlagSnapshot { prepared.snapshot }
 }
 
 /// A served state's status and labels, read in one critical section.

@@ -1,0 +1,301 @@
+public import Foundation
+
+/// Values a tester forces on this device, over whatever the flag service says: the layer
+/// behind a debug menu's flag toggles and behind UI tests. Any client of the package can carry
+/// one (``FeatureFlagProvider/Configuration/overrides``, ``FallbackClient``'s `overrides:`),
+/// and several clients can share one.
+///
+/// ```swift
+/// let overrides = FlagOverrides(allowed: BuildSettings.allowsFlagOverrides)
+/// let provider = FeatureFlagProvider(context: user, fetcher: fetcher, store: store,
+///                                    configuration: .init(overrides: overrides))
+/// try overrides.override(.newCheckout, true)    // source "override", survives relaunch
+/// ```
+///
+/// - An overridden flag reads the override's value with source `override` and reason `STATIC`
+///   in ``FeatureFlagClient/details(_:)``; a value of the wrong type reads the key's default
+///   with `TYPE_MISMATCH`.
+/// - **The kill switch always wins**: while it is on, overridden flags read their safe
+///   defaults like every other flag, and the kill-switch flag itself cannot be overridden. A
+///   provider in safe mode (``CrashLoopGuard``) ignores overrides until it leaves safe mode:
+///   an override may be what crashed the app.
+/// - Overrides are written to their own file (``fileURL``, beside the Last-Known-Good by
+///   default), so a tester's choices survive a relaunch; the flag service's values are never
+///   changed, and clearing an override brings them back at once.
+/// - A release build forbids them: pass `allowed: false` (from a build setting, see
+///   Docs/Testing.md). Then the file is never read, nothing can be set, and reads are exactly
+///   the service's.
+/// - For UI tests, a launch argument or environment variable names a JSON file (or holds the
+///   JSON itself) whose overrides decide that run (see ``Launch``).
+///
+/// Changes apply to every client carrying the overrides before the call returns.
+public final class FlagOverrides: Sendable {
+    /// The most overrides held at once.
+    public static let maximumCount = 1_000
+
+    /// Where the overrides are kept between runs; nil when they live in memory only (no file
+    /// given, overrides forbidden, or a launch file decides this run).
+    public let fileURL: URL?
+    /// Whether this build allows overrides at all.
+    public let isAllowed: Bool
+    /// Where this run's overrides came from when a launch argument or variable named them.
+    public let launch: Launch?
+
+    private struct State {
+        var values: [String: FlagValue]
+        var observers: [Int: @Sendable ([String: FlagValue]) -> Void] = [:]
+        var nextObserver = 0
+    }
+
+    private let state: Locked<State>
+    /// Orders changes, so observers and the file see them in the order they were made.
+    private let changes = Locked(())
+    /// What went wrong loading the overrides (an unusable file, a broken launch file).
+    public let problems: [String]
+
+    /// Overrides persisted at `fileURL`, or — when `launch` names overrides — exactly those for
+    /// this run (not persisted: a UI test never changes a tester's file).
+    /// - Parameters:
+    ///   - fileURL: where overrides are kept between runs (nil: memory only). Default: beside
+    ///     the Last-Known-Good store's default file.
+    ///   - allowed: false forbids overrides entirely: nothing is read or set.
+    ///   - launch: overrides named at launch; by default found in the process's arguments and
+    ///     environment (``Launch/current(arguments:environment:)``).
+    public init(
+        fileURL: URL? = FlagOverrides.defaultFileURL(), allowed: Bool,
+        launch: Launch? = Launch.current()
+    ) {
+        isAllowed = allowed
+        self.launch = launch
+        var problems: [String] = []
+        var values: [String: FlagValue] = [:]
+        var persistedAt: URL? = nil
+        if !allowed {
+            if let launch { problems.append("overrides are not allowed in this build; \(launch) was ignored") }
+        } else if let launch {
+            switch launch.load() {
+            case .success(let loaded): values = loaded
+            case .failure(let problem): problems.append("\(launch) unusable, no overrides this run: \(problem.reason)")
+            }
+        } else if let fileURL {
+            persistedAt = fileURL
+            let (loaded, problem) = Self.loadPersisted(fileURL)
+            values = loaded
+            if let problem { problems.append(problem) }
+        }
+        self.fileURL = persistedAt
+        self.problems = problems
+        state = Locked(State(values: values))
+    }
+
+    /// `FeatureFlags/overrides.json` in the same directory as
+    /// ``LastKnownGoodStore/defaultFileURL(appName:)``.
+    public static func defaultFileURL(appName: String = "FeatureFlags") -> URL {
+        LastKnownGoodStore.defaultFileURL(appName: appName).deletingLastPathComponent().appendingPathComponent("overrides.json")
+    }
+
+    // MARK: Reading
+
+    /// Every override now, by flag name.
+    public var values: [String: FlagValue] { state.withLock { $0.values } }
+
+    /// The override of `name`, if any.
+    public func value(_ name: String) -> FlagValue? { state.withLock { $0.values[name] } }
+
+    // MARK: Changing
+
+    /// Forces `name` to `value` on this device until cleared.
+    /// - Throws: ``FlagOverrideError/forbidden`` in a build that forbids overrides (nothing
+    ///   changes), ``FlagOverrideError/tooMany(limit:)``, ``FlagOverrideError/emptyName``, or
+    ///   ``FlagOverrideError/notSaved(_:)`` when the override is in effect but could not be
+    ///   written.
+    public func override(_ name: String, _ value: FlagValue) throws(FlagOverrideError) {
+        guard !name.isEmpty else { throw .emptyName }
+        try change { values throws(FlagOverrideError) in
+            if values[name] == nil, values.count >= Self.maximumCount { throw .tooMany(limit: Self.maximumCount) }
+            values[name] = value
+        }
+    }
+
+    /// Forces `key`'s flag to `value` (as the key writes it in JSON) on this device until cleared.
+    /// - Throws: as ``override(_:_:)``, and ``FlagOverrideError/unencodable(flag:)`` when the
+    ///   key's conversion cannot write `value`.
+    public func override<Value>(_ key: FlagKey<Value>, _ value: Value) throws(FlagOverrideError) {
+        guard let encoded = key.flagValue(for: value) else { throw .unencodable(flag: key.name) }
+        try override(key.name, encoded)
+    }
+
+    /// Removes the override of `name`: the flag reads the service's value again.
+    /// - Throws: ``FlagOverrideError/forbidden`` or ``FlagOverrideError/notSaved(_:)``.
+    public func clearOverride(_ name: String) throws(FlagOverrideError) {
+        try change { values throws(FlagOverrideError) in values[name] = nil }
+    }
+
+    /// Removes the override of `key`'s flag.
+    public func clearOverride<Value>(_ key: FlagKey<Value>) throws(FlagOverrideError) {
+        try clearOverride(key.name)
+    }
+
+    /// Removes every override.
+    /// - Throws: ``FlagOverrideError/forbidden`` or ``FlagOverrideError/notSaved(_:)``.
+    public func clearAll() throws(FlagOverrideError) {
+        try change { values throws(FlagOverrideError) in values.removeAll() }
+    }
+
+    /// Replaces every override with those in the JSON file at `url` (a flag-name-to-value
+    /// object) — a debug menu's "load preset".
+    /// - Throws: ``FlagOverrideError/unusableFile(_:)`` naming what is wrong with the file
+    ///   (nothing changes then), or as ``clearAll()``.
+    public func load(contentsOf url: URL) throws(FlagOverrideError) {
+        guard isAllowed else { throw .forbidden }
+        let loaded: [String: FlagValue]
+        switch Launch.file(url).load() {
+        case .success(let values): loaded = values
+        case .failure(let problem): throw .unusableFile("\(url.fileSystemPath) unusable: \(problem.reason)")
+        }
+        try change { values throws(FlagOverrideError) in values = loaded }
+    }
+
+    /// Applies `body` to the values, tells the observers, then writes the file.
+    private func change(_ body: (inout [String: FlagValue]) throws(FlagOverrideError) -> Void) throws(FlagOverrideError) {
+        guard isAllowed else { throw .forbidden }
+        let failure = changes.withLock { _ -> FlagOverrideError? in
+            var next = state.withLock { $0.values }
+            do throws(FlagOverrideError) {
+                try body(&next)
+            } catch {
+                return error
+            }
+            let observers: [@Sendable ([String: FlagValue]) -> Void]? = state.withLock { s in
+                guard s.values != next else { return nil }
+                s.values = next
+                return s.observers.keys.sorted().compactMap { s.observers[$0] }
+            }
+            guard let observers else { return nil }
+            for observer in observers { observer(next) }
+            guard let fileURL else { return nil }
+            do throws(FileIOError) {
+                try FileIO.writeAtomically(OverrideFile.encode(next), to: fileURL.fileSystemPath)
+                return nil
+            } catch {
+                return .notSaved("\(fileURL.fileSystemPath): \(error.description)")
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    // MARK: Clients
+
+    /// Registers a client's `observer`, called with every new set of overrides (on the
+    /// changing thread, in order); returns its id and the overrides now, atomically.
+    package func attach(_ observer: @escaping @Sendable ([String: FlagValue]) -> Void) -> (id: Int, values: [String: FlagValue]) {
+        state.withLock { s in
+            let id = s.nextObserver
+            s.nextObserver += 1
+            s.observers[id] = observer
+            return (id, s.values)
+        }
+    }
+
+    /// Runs `body` with the overrides now, holding off changes until it returns.
+    package func whileUnchanged(_ body: ([String: FlagValue]) -> Void) {
+        changes.withLock { _ in body(state.withLock { $0.values }) }
+    }
+
+    /// Unregisters the observer `id`.
+    package func detach(_ id: Int) {
+        state.withLock { _ = $0.observers.removeValue(forKey: id) }
+    }
+
+    // MARK: Loading
+
+    /// The persisted overrides at `url`; a missing file is none, an unusable one is set aside
+    /// (never overwritten) and reported.
+    private static func loadPersisted(_ url: URL) -> ([String: FlagValue], String?) {
+        let path = url.fileSystemPath
+        let bytes: [UInt8]
+        do {
+            bytes = try FileIO.read(path)
+        } catch .notFound {
+            return ([:], nil)
+        } catch {
+            return ([:], "overrides file \(path) unreadable: \(error.description)")
+        }
+        switch OverrideFile.decode(bytes) {
+        case .success(let values):
+            return (values, nil)
+        case .failure(let problem):
+            let aside = FileIO.quarantinePath(for: path)
+            do {
+                try FileIO.move(path, to: aside)
+                return ([:], "overrides file \(path) unusable (\(problem.reason)); kept at \(aside)")
+            } catch {
+                return ([:], "overrides file \(path) unusable (\(problem.reason)); setting it aside failed: \(error.description)")
+            }
+        }
+    }
+}
+
+extension FlagOverrides {
+    /// Overrides named when the process was launched — how a UI test sets flags in the app it
+    /// launches, without touching the tester's persisted overrides:
+    ///
+    /// ```swift
+    /// app.launchArguments += ["-FeatureFlagOverrides", fixtureURL.path]        // a file
+    /// app.launchEnvironment["FEATURE_FLAG_OVERRIDES"] = #"{"new_checkout": true}"#  // inline
+    /// ```
+    ///
+    /// The argument wins over the variable. A value starting with `{` is the JSON itself (for
+    /// devices, where the test's files are out of the app's reach); anything else is a path.
+    public enum Launch: Sendable, Equatable, CustomStringConvertible {
+        /// A JSON file of flag names to values.
+        case file(URL)
+        /// The JSON text itself.
+        case json(String)
+
+        /// The launch argument that names overrides: `-FeatureFlagOverrides <path or JSON>`.
+        public static let argument = "-FeatureFlagOverrides"
+        /// The environment variable that names overrides: `FEATURE_FLAG_OVERRIDES=<path or JSON>`.
+        public static let environmentVariable = "FEATURE_FLAG_OVERRIDES"
+
+        /// The overrides named by `arguments` (``argument`` followed by a value) or, failing
+        /// that, by `environment` (``environmentVariable``); nil when neither names any.
+        public static func current(
+            arguments: [String] = ProcessInfo.processInfo.arguments,
+            environment: [String: String] = ProcessInfo.processInfo.environment
+        ) -> Launch? {
+            if let index = arguments.firstIndex(of: argument), index + 1 < arguments.count {
+                return parse(arguments[index + 1])
+            }
+            return environment[environmentVariable].flatMap(parse)
+        }
+
+        private static func parse(_ text: String) -> Launch? {
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            if trimmed.isEmpty { return nil }
+            if trimmed.hasPrefix("{") { return .json(trimmed) }
+            return .file(URL(fileURLWithPath: trimmed))
+        }
+
+        /// Where the overrides come from, for messages (never the JSON's values).
+        public var description: String {
+            switch self {
+            case .file(let url): return "launch overrides file \(url.fileSystemPath)"
+            case .json(let text): return "launch overrides JSON (\(text.utf8.count) bytes)"
+            }
+        }
+
+        func load() -> Result<[String: FlagValue], OverrideFileProblem> {
+            switch self {
+            case .file(let url):
+                do {
+                    return OverrideFile.decode(try FileIO.read(url.fileSystemPath))
+                } catch {
+                    return .failure(OverrideFileProblem(error.description))
+                }
+            case .json(let text):
+                return OverrideFile.decode(Array(text.utf8))
+            }
+        }
+    }
+}

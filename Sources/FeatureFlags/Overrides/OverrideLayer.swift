@@ -1,0 +1,54 @@
+/// One client's view of the overrides: the values in the form reads look them up, without
+/// the client's kill-switch key (the kill switch is never overridden). Immutable; a client
+/// builds a new one each time the overrides change.
+package final class OverrideLayer: Sendable {
+    /// The overridden values by name.
+    package let values: [String: FlagValue]
+    /// The same, as reads look them up.
+    let table: FlagTable
+
+    /// The layer of `values` without `killSwitchKey`; nil when nothing is left.
+    package init?(_ values: [String: FlagValue], killSwitchKey: String) {
+        var values = values
+        values[killSwitchKey] = nil
+        guard !values.isEmpty else { return nil }
+        self.values = values
+        table = FlagTable(snapshot: values.mapValues { FlagEntry(value: $0) }, defaults: [:])
+    }
+
+    /// The overridden value of `name`, whose ``FlagNameHash`` is `hash`.
+    @inline(__always)
+    func value(_ name: String, hash: Int) -> FlagValue? { table.value(name, hash: hash) }
+
+    /// The flags whose overridden value differs between `old` and `new`.
+    static func changedKeys(from old: OverrideLayer?, to new: OverrideLayer?) -> Set<String> {
+        if old === new { return [] }
+        let before = old?.values ?? [:]
+        let after = new?.values ?? [:]
+        var keys: Set<String> = []
+        for (name, value) in after where before[name] != value { keys.insert(name) }
+        for name in before.keys where after[name] == nil { keys.insert(name) }
+        return keys
+    }
+}
+
+extension FlagOverrides {
+    /// Attaches a client whose kill-switch key is `killSwitchKey`: `apply` receives its layer
+    /// each time the overrides change. Returns the observer's id and the layer now.
+    package func attach(
+        killSwitchKey: String, _ apply: @escaping @Sendable (OverrideLayer?) -> Void
+    ) -> (id: Int, layer: OverrideLayer?) {
+        let (id, values) = attach { values in apply(OverrideLayer(values, killSwitchKey: killSwitchKey)) }
+        return (id, OverrideLayer(values, killSwitchKey: killSwitchKey))
+    }
+
+    /// Calls `apply` with the layer of the overrides now for a client whose kill-switch key is
+    /// `killSwitchKey`, while no change can happen: what a client calls once it can take
+    /// changes, so that one made while it was being set up is not lost.
+    package func resync(killSwitchKey: String, _ apply: (OverrideLayer?) -> Void) {
+        whileUnchanged { apply(OverrideLayer($0, killSwitchKey: killSwitchKey)) }
+    }
+
+    /// What a client reports about the overrides when it starts carrying them.
+    package var problemEvents: [FlagEvent] { problems.map { FlagEvent.overridesRejected(reason: $0) } }
+}

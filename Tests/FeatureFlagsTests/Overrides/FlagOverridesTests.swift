@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import FeatureFlags
+import FeatureFlagsTesting
+
+/// The overrides object alone: setting, clearing, persisting, forbidding, launch files, and
+/// every way a file can be unusable.
+@Suite("Flag overrides")
+struct FlagOverridesTests {
+    static let newCheckout = FlagKey("new_checkout", default: false)
+    static let tip = FlagKey("tip_percent", default: 10)
+
+    @Test func overridesAreSetClearedAndSurviveARelaunch() throws {
+        let dir = TempDir()
+        let file = dir.url("overrides.json")
+        let overrides = FlagOverrides(fileURL: file, allowed: true, launch: nil)
+        try overrides.override(Self.newCheckout, true)
+        try overrides.override("tip_percent", 15)
+        #expect(overrides.values == ["new_checkout": true, "tip_percent": 15])
+        #expect(overrides.fileURL == file && overrides.problems.isEmpty)
+
+        let relaunched = FlagOverrides(fileURL: file, allowed: true, launch: nil)
+        #expect(relaunched.values == ["new_checkout": true, "tip_percent": 15], "persisted across relaunch")
+        try relaunched.clearOverride(Self.newCheckout)
+        #expect(FlagOverrides(fileURL: file, allowed: true, launch: nil).values == ["tip_percent": 15])
+        try relaunched.clearAll()
+        #expect(FlagOverrides(fileURL: file, allowed: true, launch: nil).values.isEmpty)
+        // The file is readable JSON with sorted keys.
+        try relaunched.override("b", 1)
+        try relaunched.override("a", "x")
+        #expect(try String(contentsOf: file, encoding: .utf8) == "{\"a\":\"x\",\"b\":1}\n")
+    }
+
+    @Test func aReleaseBuildForbidsOverridesAndNeverReadsTheFile() throws {
+        let dir = TempDir()
+        let file = dir.url("overrides.json")
+        try Data(#"{"new_checkout": true}"#.utf8).write(to: file)
+        let forbidden = FlagOverrides(fileURL: file, allowed: false, launch: .json(#"{"x": 1}"#))
+        #expect(forbidden.values.isEmpty, "the tester's file is ignored in a release build")
+        #expect(forbidden.fileURL == nil && !forbidden.isAllowed)
+        #expect(forbidden.problems.count == 1 && forbidden.problems[0].contains("not allowed"))
+        #expect(throws: FlagOverrideError.forbidden) { try forbidden.override(Self.newCheckout, true) }
+        #expect(throws: FlagOverrideError.forbidden) { try forbidden.clearOverride("new_checkout") }
+        #expect(throws: FlagOverrideError.forbidden) { try forbidden.clearAll() }
+        #expect(throws: FlagOverrideError.forbidden) { try forbidden.load(contentsOf: file) }
+        #expect(try Data(contentsOf: file) == Data(#"{"new_checkout": true}"#.utf8), "the file is left as it was")
+        let client = InMemoryFlagClient(["new_checkout": false], overrides: forbidden)
+        #expect(client.value(Self.newCheckout) == false)
+        #expect(client.recentEvents.contains { $0.kind == .overridesRejected })
+    }
+
+    @Test func refusedChangesLeaveEverythingAsItWas() throws {
+        let overrides = FlagOverrides(fileURL: nil, allowed: true, launch: nil)
+        #expect(throws: FlagOverrideError.emptyName) { try overrides.override("", true) }
+        let unencodable = FlagKey<Date>("date", default: Date(), convert: { _ in nil }, encode: { _ in nil })
+        #expect(throws: FlagOverrideError.unencodable(flag: "date")) { try overrides.override(unencodable, Date()) }
+        for n in 0..<FlagOverrides.maximumCount { try overrides.override("f\(n)", .int(n)) }
+        #expect(throws: FlagOverrideError.tooMany(limit: FlagOverrides.maximumCount)) { try overrides.override("one_more", true) }
+        try overrides.override("f0", 99)  // replacing one is fine at the limit
+        #expect(overrides.values.count == FlagOverrides.maximumCount && overrides.value("f0") == 99)
+    }
+
+    @Test func anUnwritableFileIsReportedAndTheOverrideStillApplies() throws {
+        let dir = TempDir()
+        try Data("not a directory".utf8).write(to: dir.url("blocker"))
+        let overrides = FlagOverrides(fileURL: dir.url("blocker/overrides.json"), allowed: true, launch: nil)
+        let client = InMemoryFlagClient(["new_checkout": false], overrides: overrides)
+        do {
+            try overrides.override(Self.newCheckout, true)
+            Issue.record("expected notSaved")
+        } catch {
+            if case .notSaved(let reason) = error { #expect(reason.contains("blocker")) } else { Issue.record("\(error)") }
+        }
+        #expect(client.value(Self.newCheckout) == true, "in effect for this run")
+    }
+
+    @Test(arguments: ["{", "[1,2]", "\"text\"", #"{"": true}"#, String(repeating: " ", count: (1 << 20) + 1)])
+    func anUnusablePersistedFileIsSetAsideNotOverwritten(_ content: String) throws {
+        let dir = TempDir()
+        let file = dir.url("overrides.json")
+        try Data(content.utf8).write(to: file)
+        let overrides = FlagOverrides(fileURL: file, allowed: true, launch: nil)
+        #expect(overrides.values.isEmpty)
+        #expect(overrides.problems.count == 1 && overrides.problems[0].contains("kept at"))
+        #expect(try Data(contentsOf: dir.url("overrides.json.corrupt")) == Data(content.utf8), "nothing on disk is lost")
+        try overrides.override("x", 1)
+        #expect(FlagOverrides(fileURL: file, allowed: true, launch: nil).values == ["x": 1])
+    }
+
+    @Test func launchOverridesDecideTheRunAndLeaveTheTestersFileAlone() throws {
+        let dir = TempDir()
+        let file = dir.url("overrides.json")
+        try Data(#"{"tester": true}"#.utf8).write(to: file)
+        let fixture = dir.url("fixture.json")
+        try Data(#"{"new_checkout": true, "tip_percent": 20}"#.utf8).write(to: fixture)
+
+        let launched = FlagOverrides(fileURL: file, allowed: true, launch: .file(fixture))
+        #expect(launched.values == ["new_checkout": true, "tip_percent": 20], "exactly the launch file's")
+        #expect(launched.fileURL == nil)
+        try launched.override("during_test", 1)
+        #expect(try Data(contentsOf: file) == Data(#"{"tester": true}"#.utf8), "a UI test never changes the tester's file")
+
+        let inline = FlagOverrides(fileURL: file, allowed: true, launch: .json(#"{"new_checkout": false}"#))
+        #expect(inline.values == ["new_checkout": false])
+
+        for broken in [FlagOverrides.Launch.file(dir.url("missing.json")), .json("{nope")] {
+            let overrides = FlagOverrides(fileURL: file, allowed: true, launch: broken)
+            #expect(overrides.values.isEmpty, "a broken launch file means no overrides, not the tester's")
+            #expect(overrides.problems.count == 1 && overrides.problems[0].contains("no overrides this run"))
+        }
+    }
+
+    @Test func theLaunchArgumentWinsOverTheEnvironment() {
+        typealias Launch = FlagOverrides.Launch
+        #expect(Launch.current(arguments: ["app"], environment: [:]) == nil)
+        #expect(Launch.current(arguments: ["app", "-FeatureFlagOverrides", "/tmp/a.json"], environment: [:]) == .file(URL(fileURLWithPath: "/tmp/a.json")))
+        #expect(Launch.current(arguments: ["app"], environment: ["FEATURE_FLAG_OVERRIDES": #" {"a":1} "#]) == .json(#"{"a":1}"#))
+        #expect(
+            Launch.current(arguments: ["app", "-FeatureFlagOverrides", "/tmp/b.json"], environment: ["FEATURE_FLAG_OVERRIDES": "/tmp/c.json"])
+                == .file(URL(fileURLWithPath: "/tmp/b.json")))
+        #expect(Launch.current(arguments: ["app", "-FeatureFlagOverrides"], environment: [:]) == nil, "a flag without a value names nothing")
+        #expect(Launch.current(arguments: ["app"], environment: ["FEATURE_FLAG_OVERRIDES": ""]) == nil)
+        #expect(!Launch.json(#"{"secret": "value"}"#).description.contains("value"), "messages never show the values")
+    }
+
+    @Test func loadingAPresetReplacesEveryOverride() throws {
+        let dir = TempDir()
+        let overrides = FlagOverrides(fileURL: dir.url("overrides.json"), allowed: true, launch: nil)
+        try overrides.override("old", 1)
+        try Data(#"{"preset": true}"#.utf8).write(to: dir.url("preset.json"))
+        try overrides.load(contentsOf: dir.url("preset.json"))
+        #expect(overrides.values == ["preset": true])
+        try Data("[]".utf8).write(to: dir.url("bad.json"))
+        #expect(throws: FlagOverrideError.self) { try overrides.load(contentsOf: dir.url("bad.json")) }
+        #expect(overrides.values == ["preset": true], "a bad preset changes nothing")
+    }
+}
