@@ -33,7 +33,7 @@ public final class InMemoryFlagClient: FeatureFlagClient {
         let base = ServingBase(killSwitchKey: killSwitchKey)
         let serving = FlagServing(
             base.prepare(FlagSnapshot(values: values, version: version, fetchedAt: now())), source: .override, status: status,
-            base: base, now: now)
+            base: base, name: "InMemoryFlagClient", now: now)
         self.serving = serving
         overridesObserver = serving.carry(overrides)
         for event in overrides?.problemEvents ?? [] { serving.publisher.emit(event) }
@@ -51,6 +51,13 @@ public final class InMemoryFlagClient: FeatureFlagClient {
     public func flagValue(_ name: String, nameHash: Int) -> FlagValue? { serving.lookup(name, hash: nameHash) }
     /// The value with source `override`, or the default with the reason it was used.
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> { serving.details(key) }
+    /// ``details(_:)`` between this client's hooks and `hooks`, which get `hints`.
+    public func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook], hints: FlagHookHints) -> FlagDetails<Value> {
+        serving.details(key, hooks: hooks, hints: hints)
+    }
+    /// Runs `hooks` around every ``details(_:)`` from now on, after those added before
+    /// (see ``FlagHook``). Plain reads never run hooks.
+    public func addHooks(_ hooks: any FlagHook...) { serving.hooks.add(hooks) }
     /// The same, untyped: the raw value, or nil where a key's default applies.
     public func flagDetails(_ name: String, nameHash: Int) -> FlagDetails<FlagValue?> {
         serving.flagDetails(name, nameHash: nameHash)

@@ -34,7 +34,7 @@ struct ReadPathTests {
 
     @Test func noReadEverReturnsAValueFromASnapshotThatWasNeverServed() {
         let base = ServingBase(killSwitchKey: "kill_switch")
-        let serving = FlagServing(Self.prepared(0, base: base), source: .network, status: .ready, base: base, now: { Date() })
+        let serving = FlagServing(Self.prepared(0, base: base), source: .network, status: .ready, base: base, name: "test", now: { Date() })
         let a = FlagKey("a", default: -1)
         let b = FlagKey("b", default: -1)
         let activations = 3_000

@@ -70,6 +70,10 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         public static let safeModeLeft = Kind("safe_mode_left")
         /// The overrides file or the launch overrides could not be used (see ``FlagOverrides``).
         public static let overridesRejected = Kind("overrides_rejected")
+        /// A hook's stage threw (reported once per hook and stage).
+        public static let hookFailed = Kind("hook_failed")
+        /// A hook took longer than the time limit and is not run again by this client.
+        public static let hookDisabled = Kind("hook_disabled")
 
         /// The name.
         public var description: String { name }
@@ -99,6 +103,8 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case safeModeEntered(reason: String)
         case safeModeLeft(reason: String)
         case overridesRejected(reason: String)
+        case hookFailed(FlagHookError, flag: String)
+        case hookDisabled(hook: String, stage: FlagHookStage, elapsedMilliseconds: Int)
     }
 
     let base: Base
@@ -174,6 +180,14 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     /// The persisted overrides or those named at launch could not be used, and why; reads are
     /// the service's for those flags.
     public static func overridesRejected(reason: String) -> FlagEvent { FlagEvent(.overridesRejected(reason: reason)) }
+    /// A hook's stage threw while `flag` was read; reported once per hook and stage. A `before`
+    /// or `after` failure made that read return its default with `ERROR`/`GENERAL`.
+    public static func hookFailed(_ error: FlagHookError, flag: String) -> FlagEvent { FlagEvent(.hookFailed(error, flag: flag)) }
+    /// A hook's stage took `elapsedMilliseconds`, longer than the client's hook time limit: the
+    /// client does not run the hook again.
+    public static func hookDisabled(hook: String, stage: FlagHookStage, elapsedMilliseconds: Int) -> FlagEvent {
+        FlagEvent(.hookDisabled(hook: hook, stage: stage, elapsedMilliseconds: elapsedMilliseconds))
+    }
 
     /// The kind of event.
     public var kind: Kind {
@@ -201,6 +215,26 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .safeModeEntered: return .safeModeEntered
         case .safeModeLeft: return .safeModeLeft
         case .overridesRejected: return .overridesRejected
+        case .hookFailed: return .hookFailed
+        case .hookDisabled: return .hookDisabled
+        }
+    }
+
+    /// The hook a ``Kind/hookFailed`` or ``Kind/hookDisabled`` event is about.
+    public var hook: String? {
+        switch base {
+        case .hookFailed(let error, _): return error.hook
+        case .hookDisabled(let hook, _, _): return hook
+        default: return nil
+        }
+    }
+
+    /// The stage a ``Kind/hookFailed`` or ``Kind/hookDisabled`` event is about.
+    public var hookStage: FlagHookStage? {
+        switch base {
+        case .hookFailed(let error, _): return error.stage
+        case .hookDisabled(_, let stage, _): return stage
+        default: return nil
         }
     }
 
@@ -225,7 +259,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         switch base {
         case .configurationChanged(let keys): return keys
         case .unknownKeys(let names): return Set(names)
-        case .unknownValues(let flag, _): return [flag]
+        case .unknownValues(let flag, _), .hookFailed(_, let flag): return [flag]
         default: return nil
         }
     }
@@ -317,6 +351,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .streamClosed(_, let reason, _), .safeModeEntered(let reason), .safeModeLeft(let reason),
             .overridesRejected(let reason):
             return reason
+        case .hookFailed(let error, _): return error.description
         default: return nil
         }
     }
@@ -361,6 +396,8 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .safeModeEntered(let reason): return "safe_mode_entered: \(reason)"
         case .safeModeLeft(let reason): return "safe_mode_left: \(reason)"
         case .overridesRejected(let reason): return "overrides_rejected: \(reason)"
+        case .hookFailed(let error, let flag): return "hook_failed \(flag): \(error)"
+        case .hookDisabled(let hook, let stage, let ms): return "hook_disabled \(hook): \(stage.rawValue) took \(ms) ms"
         }
     }
 }

@@ -36,7 +36,8 @@ public final class FallbackClient: FeatureFlagClient {
         var reader = LastKnownGoodReader(store: store, bundledDefaults: bundledDefaults, killSwitchKey: killSwitchKey)
         let (prepared, source, held) = reader.start(with: context?.fingerprint ?? store.fingerprints.first, in: store)
         let serving = FlagServing(
-            prepared, source: source, status: .ready, reasonOverride: .cached, held: held, base: reader.base, now: now)
+            prepared, source: source, status: .ready, reasonOverride: .cached, held: held, context: context ?? .anonymous,
+            base: reader.base, name: "FallbackClient", now: now)
         self.serving = serving
         overridesObserver = serving.carry(overrides)
         for event in reader.events + (overrides?.problemEvents ?? []) { serving.publisher.emit(event) }
@@ -67,6 +68,13 @@ public final class FallbackClient: FeatureFlagClient {
     public func flagValue(_ name: String, nameHash: Int) -> FlagValue? { serving.lookup(name, hash: nameHash) }
     /// The value and where it came from (`fallback`, `bundled_defaults`, `code_default`, `kill_switch`).
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> { serving.details(key) }
+    /// ``details(_:)`` between this client's hooks and `hooks`, which get `hints`.
+    public func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook], hints: FlagHookHints) -> FlagDetails<Value> {
+        serving.details(key, hooks: hooks, hints: hints)
+    }
+    /// Runs `hooks` around every ``details(_:)`` from now on, after those added before
+    /// (see ``FlagHook``). Plain reads never run hooks.
+    public func addHooks(_ hooks: any FlagHook...) { serving.hooks.add(hooks) }
     /// The same, untyped: the raw value, or nil where a key's default applies.
     public func flagDetails(_ name: String, nameHash: Int) -> FlagDetails<FlagValue?> {
         serving.flagDetails(name, nameHash: nameHash)
@@ -94,7 +102,7 @@ public final class FallbackClient: FeatureFlagClient {
     public func identify(_ context: EvaluationContext) {
         let (prepared, source, problem) = LastKnownGoodReader.lastKnownGood(of: context.fingerprint, in: store, base: serving.base)
         if let problem { serving.publisher.emit(problem) }
-        serving.serve(prepared, source: source, reasonOverride: .cached, held: store.killHold != nil)
+        serving.serve(prepared, source: source, reasonOverride: .cached, held: store.killHold != nil, context: context)
     }
 
     /// Ends the change and event streams. Idempotent.

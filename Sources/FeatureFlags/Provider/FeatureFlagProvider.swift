@@ -54,6 +54,10 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     let io = DispatchQueue(label: "FeatureFlags.FeatureFlagProvider.io")
     /// This provider's registration with ``Configuration/overrides``.
     let overridesObserver: Int?
+    /// The hooks run around ``details(_:)``.
+    let hooks: FlagHooks
+    /// Names this provider and its flag service to hooks.
+    let metadata: FlagProviderMetadata
 
     /// A provider for `context`, serving the store's Last-Known-Good for it at once (or the
     /// bundled and code defaults when it has none).
@@ -91,7 +95,10 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             onSignal: { link, signal in relay.target?.transition(.stream(link, signal)) })
         self.clock = makeElapsedClock(clock)
         self.wallClock = now
-        self.publisher = FlagPublisher(handler: configuration.eventHandler)
+        let publisher = FlagPublisher(handler: configuration.eventHandler)
+        self.publisher = publisher
+        hooks = FlagHooks(configuration.hooks, timeLimit: configuration.hookTimeLimit, clock: self.clock) { publisher.emit($0) }
+        metadata = FlagProviderMetadata(name: "FeatureFlagProvider/" + fetcher.endpoints.map(\.name).joined(separator: "+"))
         var reader = LastKnownGoodReader(
             store: store, bundledDefaults: configuration.bundledDefaults, killSwitchKey: configuration.killSwitchKey)
         base = reader.base
@@ -126,7 +133,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             context: context,
             served: ServedState(
                 lastKnownGood, source: source, status: .notReady, reasonOverride: lastKnownGood.snapshot.rules == nil ? .cached : nil,
-                held: held),
+                held: held, context: context),
             // The path is first asked for by `run()` or `refresh()`, which fetch: asking here
             // would start the monitor before the first read for nothing.
             pathUp: true, foreground: lifecycle.isForeground, configuration: configuration, base: base,
@@ -164,9 +171,21 @@ public final class FeatureFlagProvider: FeatureFlagClient {
 
     /// The value and where it came from: `network` when `READY`, `fallback` (reason `CACHED`,
     /// or `STALE` past the TTL) otherwise, then bundled and code defaults, or the kill switch.
+    /// Runs the provider's hooks around the read (see ``FlagHook``).
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
-        cell.details(key, base: base, now: wallClock()) { noteUnknownValues($0, in: key.name) }
+        details(key, hooks: [], hints: [:])
     }
+
+    /// ``details(_:)`` between the provider's hooks and `hooks`, which get `hints`.
+    public func details<Value>(_ key: FlagKey<Value>, hooks invocation: [any FlagHook], hints: FlagHookHints) -> FlagDetails<Value> {
+        hooks.run(key, invocation: invocation, hints: hints, context: { cell.read { $0.served.context } }, provider: metadata) {
+            cell.details(key, base: base, now: wallClock()) { noteUnknownValues($0, in: key.name) }
+        }
+    }
+
+    /// Runs `hooks` around every ``details(_:)`` from now on, after those added before
+    /// (see ``FlagHook``). Plain reads never run hooks.
+    public func addHooks(_ hooks: any FlagHook...) { self.hooks.add(hooks) }
 
     /// The untyped read and where it came from: `network` when `READY`, `fallback` (reason
     /// `CACHED`, or `STALE` past the TTL) otherwise, then bundled and code defaults, or the kill switch.

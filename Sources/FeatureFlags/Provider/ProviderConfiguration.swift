@@ -55,6 +55,12 @@ extension FeatureFlagProvider {
         /// Values testers force on this device (a debug menu, UI tests), over the fetched ones
         /// and beneath the kill switch; ignored in safe mode. Default nil: no overrides.
         public var overrides: FlagOverrides?
+        /// Hooks run around every ``FeatureFlagProvider/details(_:)`` (see ``FlagHook``); more
+        /// can be added with ``FeatureFlagProvider/addHooks(_:)``. Plain reads never run hooks.
+        public var hooks: [any FlagHook] = []
+        /// A hook whose stage takes longer than this is disabled for the provider's life and
+        /// reported. Default 50 ms.
+        public var hookTimeLimit: Duration = .milliseconds(50)
 
         /// A configuration.
         public init(

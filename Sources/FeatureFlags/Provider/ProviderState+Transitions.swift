@@ -112,6 +112,7 @@ extension ProviderState {
         // Values evaluated on the device from held rules keep their own reasons; stored ones are CACHED.
         let reason: FlagReason? = lastKnownGood.snapshot.rules == nil ? .cached : nil
         let old = served.serve(lastKnownGood, source: source, status: .reconciling, reasonOverride: reason)
+        served.context = next
         effects += [.publish(from: old, to: served.effective), .emit(.reconciling), .wake]
         return effects
     }

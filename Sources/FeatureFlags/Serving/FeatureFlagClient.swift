@@ -16,6 +16,10 @@ public protocol FeatureFlagClient: Sendable {
     /// The value plus variant, reason, error code, source, snapshot version and age. The
     /// default builds them from ``flagDetails(_:nameHash:)``.
     func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value>
+    /// ``details(_:)`` run between the client's hooks and `hooks` (this read's own, which get
+    /// `hints`), in OpenFeature's order (see ``FlagHook``). The default runs `hooks` alone
+    /// around ``details(_:)``, with the anonymous context.
+    func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook], hints: FlagHookHints) -> FlagDetails<Value>
     /// The untyped read with its explanation — variant, reason, error code, source, snapshot
     /// version, age, metadata — of the flag `name`, whose ``FlagKey`` hash is `nameHash`.
     /// `value` is the raw value a typed read converts, or nil where the key's default applies
@@ -92,6 +96,19 @@ extension FeatureFlagClient {
             if !unknown.isEmpty { noteUnknownValues(unknown, in: key.name) }
         }
         return raw.typed(for: key)
+    }
+
+    /// Runs `hooks` alone around ``details(_:)`` (clients without hooks of their own).
+    public func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook], hints: FlagHookHints) -> FlagDetails<Value> {
+        FlagHooks([], timeLimit: FlagHooks.defaultTimeLimit, clock: ContinuousElapsedClock()) { _ in }.run(
+            key, invocation: hooks, hints: hints, context: { .anonymous },
+            provider: FlagProviderMetadata(name: String(describing: type(of: self)))
+        ) { details(key) }
+    }
+
+    /// ``details(_:hooks:hints:)`` without hints.
+    public func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook]) -> FlagDetails<Value> {
+        details(key, hooks: hooks, hints: [:])
     }
 
     /// The untyped details of `name` (see ``flagDetails(_:nameHash:)``).

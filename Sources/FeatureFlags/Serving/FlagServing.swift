@@ -9,6 +9,10 @@ package final class FlagServing: Sendable {
     package let base: ServingBase
     /// Where changes and events go.
     package let publisher: FlagPublisher
+    /// The hooks run around ``details(_:hooks:hints:)``.
+    package let hooks: FlagHooks
+    /// Names the client to hooks.
+    private let metadata: FlagProviderMetadata
     private let state: ServingCell<ServedState>
     private let writers = Locked(())
     private let clock: @Sendable () -> Date
@@ -16,14 +20,17 @@ package final class FlagServing: Sendable {
     /// Serving `prepared` (prepared by `base`) from `source` with `status`.
     package init(
         _ prepared: PreparedSnapshot, source: FlagSource, status: ProviderStatus, reasonOverride: FlagReason? = nil,
-        held: Bool = false, base: ServingBase, now: @escaping @Sendable () -> Date,
-        eventHandler: (@Sendable (FlagEvent) -> Void)? = nil
+        held: Bool = false, context: EvaluationContext = .anonymous, base: ServingBase, name: String,
+        now: @escaping @Sendable () -> Date, eventHandler: (@Sendable (FlagEvent) -> Void)? = nil
     ) {
         self.base = base
         self.clock = now
-        self.publisher = FlagPublisher(handler: eventHandler)
+        let publisher = FlagPublisher(handler: eventHandler)
+        self.publisher = publisher
+        self.metadata = FlagProviderMetadata(name: name)
+        self.hooks = FlagHooks([], timeLimit: FlagHooks.defaultTimeLimit, clock: ContinuousElapsedClock()) { publisher.emit($0) }
         self.state = ServingCell(
-            ServedState(prepared, source: source, status: status, reasonOverride: reasonOverride, held: held),
+            ServedState(prepared, source: source, status: status, reasonOverride: reasonOverride, held: held, context: context),
             killSwitchKey: base.killSwitchKey)
     }
 
@@ -35,9 +42,11 @@ package final class FlagServing: Sendable {
     @inline(__always)
     package func lookup(_ name: String, hash: Int) -> FlagValue? { state.lookup(name, hash: hash) }
 
-    /// The read with its explanation.
-    package func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
-        state.details(key, base: base, now: clock()) { noteUnknownValues($0, in: key.name) }
+    /// The read with its explanation, between the hooks (the client's, then `invocation`).
+    package func details<Value>(_ key: FlagKey<Value>, hooks invocation: [any FlagHook] = [], hints: FlagHookHints = [:]) -> FlagDetails<Value> {
+        hooks.run(key, invocation: invocation, hints: hints, context: { state.read { $0.served.context } }, provider: metadata) {
+            state.details(key, base: base, now: clock()) { noteUnknownValues($0, in: key.name) }
+        }
     }
 
     /// The untyped read with its explanation.
@@ -57,12 +66,13 @@ package final class FlagServing: Sendable {
     @discardableResult
     package func serve(
         _ next: PreparedSnapshot, source: FlagSource, status: ProviderStatus? = nil, reasonOverride: FlagReason?,
-        held: Bool? = nil
+        held: Bool? = nil, context: EvaluationContext? = nil
     ) -> Set<String> {
         writers.withLock { _ in
             let (old, new) = state.withLock { s in
                 let old = s.serve(next, source: source, status: status, reasonOverride: reasonOverride)
                 if let held { s.held = held }
+                if let context { s.context = context }
                 return (old, s.effective)
             }
             let keys = publisher.publish(from: old, to: new, base: base)

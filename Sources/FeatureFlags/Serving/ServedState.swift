@@ -62,6 +62,8 @@ package struct ServedState: Sendable {
     /// The overrides a tester set (``FlagOverrides``), over the snapshot and beneath the kill
     /// switch; nil when there are none (or the provider is in safe mode).
     package var overrides: OverrideLayer? { didSet { revision &+= 1 } }
+    /// The context the values are for (hooks and exposure events name it).
+    package var context: EvaluationContext { didSet { revision &+= 1 } }
     /// Counts the changes of everything above: a ``ServingCell`` publishes the state to its
     /// readers when this moves.
     package private(set) var revision: UInt64 = 0
@@ -71,8 +73,9 @@ package struct ServedState: Sendable {
     /// Serving `prepared` from `source` with `status`.
     package init(
         _ prepared: PreparedSnapshot, source: FlagSource, status: ProviderStatus, reasonOverride: FlagReason? = nil,
-        held: Bool = false
+        held: Bool = false, context: EvaluationContext = .anonymous
     ) {
+        self.context = context
         self.prepared = prepared
         self.source = source
         self.status = status

@@ -1,0 +1,194 @@
+/// A client's hooks and the rules around running them: the order (OpenFeature's stack-wise
+/// order: `before` as registered, client hooks then the read's own; `after`, `error` and
+/// `finally` in reverse), error isolation, the time limit, and reporting. Reads of the list
+/// never lock (see ``ReadPublication``); adding or disabling a hook publishes a new list.
+package final class FlagHooks: Sendable {
+    /// One registered hook.
+    private final class Slot: Sendable {
+        let hook: any FlagHook
+        let id: Int
+        init(_ hook: any FlagHook, id: Int) {
+            self.hook = hook
+            self.id = id
+        }
+    }
+
+    private final class List: Sendable {
+        let slots: [Slot]
+        init(_ slots: [Slot]) { self.slots = slots }
+    }
+
+    private struct State {
+        var nextID = 0
+        /// Hook-and-stage pairs whose failure was reported already.
+        var reported: Set<String> = []
+    }
+
+    private let publication: ReadPublication<List>
+    private let state = Locked(State())
+    private let clock: any ElapsedClock
+    /// A stage longer than this disables its (client-level) hook.
+    package let timeLimit: Duration
+    /// The time limit unless configured: 50 ms, three frames at 60 Hz.
+    package static let defaultTimeLimit = Duration.milliseconds(50)
+    private let emit: @Sendable (FlagEvent) -> Void
+
+    /// A client's hooks, starting with `hooks`; events go to `emit`.
+    init(_ hooks: [any FlagHook], timeLimit: Duration, clock: any ElapsedClock, emit: @escaping @Sendable (FlagEvent) -> Void) {
+        self.timeLimit = timeLimit
+        self.clock = clock
+        self.emit = emit
+        publication = ReadPublication(List([]))
+        add(hooks)
+    }
+
+    /// The hooks registered and not disabled, in registration order.
+    package var all: [any FlagHook] { publication.read { $0.slots.map(\.hook) } }
+
+    /// Registers `hooks` after those already registered.
+    package func add(_ hooks: [any FlagHook]) {
+        guard !hooks.isEmpty else { return }
+        state.withLock { s in
+            let current = publication.read { $0.slots }
+            var added: [Slot] = []
+            for hook in hooks {
+                added.append(Slot(hook, id: s.nextID))
+                s.nextID += 1
+            }
+            publication.publish(List(current + added))
+        }
+    }
+
+    /// Runs `evaluate` between the client's hooks and `invocation`'s (see the type). With no
+    /// hooks at all it is `evaluate()` and nothing else.
+    @inline(__always)
+    package func run<Value>(
+        _ key: FlagKey<Value>, invocation: [any FlagHook] = [], hints: FlagHookHints = [:],
+        context: () -> EvaluationContext, provider: FlagProviderMetadata, evaluate: () -> FlagDetails<Value>
+    ) -> FlagDetails<Value> {
+        let slots = publication.read { $0.slots }
+        if slots.isEmpty && invocation.isEmpty { return evaluate() }
+        return runHooks(slots, key, invocation: invocation, hints: hints, context: context(), provider: provider, evaluate: evaluate)
+    }
+
+    private func runHooks<Value>(
+        _ slots: [Slot], _ key: FlagKey<Value>, invocation: [any FlagHook], hints: FlagHookHints, context evaluationContext: EvaluationContext,
+        provider: FlagProviderMetadata, evaluate: () -> FlagDetails<Value>
+    ) -> FlagDetails<Value> {
+        let hooks: [(hook: any FlagHook, slot: Slot?)] = slots.map { ($0.hook, $0) } + invocation.map { ($0, nil) }
+        let context = FlagHookContext(
+            flagKey: key.name, valueType: FlagValueType(Value.self), defaultValue: key.flagValue(for: key.defaultValue),
+            evaluationContext: evaluationContext, providerMetadata: provider)
+        var data = [FlagHookData](repeating: FlagHookData(), count: hooks.count)
+        var timer = StageTimer(clock: clock)
+        var failure: FlagHookError?
+
+        for i in hooks.indices {
+            do {
+                try hooks[i].hook.before(context, data: &data[i], hints: hints)
+            } catch {
+                failure = FlagHookError(hook: hooks[i].hook.name, stage: .before, message: "\(error)")
+            }
+            check(&timer, hooks[i], .before)
+            if failure != nil { break }
+        }
+        var details: FlagDetails<Value>
+        var lookupFailure: FlagEvaluationError?
+        if failure == nil {
+            details = evaluate()
+            timer.restart()
+            if let code = details.errorCode {
+                lookupFailure = FlagEvaluationError(code: code, message: details.errorMessage ?? code.rawValue)
+            } else {
+                let view = Self.view(details, key)
+                for i in hooks.indices.reversed() {
+                    do {
+                        try hooks[i].hook.after(context, details: view, data: &data[i], hints: hints)
+                    } catch {
+                        failure = FlagHookError(hook: hooks[i].hook.name, stage: .after, message: "\(error)")
+                    }
+                    check(&timer, hooks[i], .after)
+                    if failure != nil { break }
+                }
+            }
+        } else {
+            details = FlagDetails(key: key.name, value: key.defaultValue, reason: .error, source: .codeDefault)
+        }
+        if let failure {
+            report(failure, flag: key.name)
+            details = FlagDetails(
+                key: key.name, value: key.defaultValue, reason: .error, errorCode: .general, errorMessage: failure.description,
+                source: .codeDefault)
+        }
+        if let problem: any Error = failure ?? lookupFailure {
+            for i in hooks.indices.reversed() {
+                do {
+                    try hooks[i].hook.error(context, error: problem, data: &data[i], hints: hints)
+                } catch {
+                    report(FlagHookError(hook: hooks[i].hook.name, stage: .error, message: "\(error)"), flag: key.name)
+                }
+                check(&timer, hooks[i], .error)
+            }
+        }
+        let final = Self.view(details, key)
+        for i in hooks.indices.reversed() {
+            do {
+                try hooks[i].hook.finally(context, details: final, data: &data[i], hints: hints)
+            } catch {
+                report(FlagHookError(hook: hooks[i].hook.name, stage: .finally, message: "\(error)"), flag: key.name)
+            }
+            check(&timer, hooks[i], .finally)
+        }
+        return details
+    }
+
+    /// What hooks see of a read: its details with the value as JSON.
+    private static func view<Value>(_ details: FlagDetails<Value>, _ key: FlagKey<Value>) -> FlagDetails<FlagValue?> {
+        FlagDetails<FlagValue?>(
+            key: details.key, value: key.flagValue(for: details.value), variant: details.variant, reason: details.reason,
+            errorCode: details.errorCode, errorMessage: details.errorMessage, source: details.source,
+            snapshotVersion: details.snapshotVersion, age: details.age, metadata: details.metadata)
+    }
+
+    /// Ends a stage's timing; disables a client hook whose stage took longer than the limit.
+    private func check(_ timer: inout StageTimer, _ hook: (hook: any FlagHook, slot: Slot?), _ stage: FlagHookStage) {
+        let elapsed = timer.lap()
+        guard elapsed > timeLimit, let slot = hook.slot else { return }
+        let removed = state.withLock { _ -> Bool in
+            let current = publication.read { $0.slots }
+            guard current.contains(where: { $0.id == slot.id }) else { return false }
+            publication.publish(List(current.filter { $0.id != slot.id }))
+            return true
+        }
+        if removed {
+            emit(.hookDisabled(hook: hook.hook.name, stage: stage, elapsedMilliseconds: Int(elapsed.milliseconds)))
+        }
+    }
+
+    /// Reports a hook's failure, once per hook and stage.
+    private func report(_ failure: FlagHookError, flag: String) {
+        let first = state.withLock { $0.reported.insert("\(failure.hook)\u{0}\(failure.stage.rawValue)").inserted }
+        if first { emit(.hookFailed(failure, flag: flag)) }
+    }
+}
+
+/// Times consecutive stages with two clock reads per stage at most (one, chained).
+private struct StageTimer {
+    let clock: any ElapsedClock
+    var mark: Duration
+
+    init(clock: any ElapsedClock) {
+        self.clock = clock
+        mark = clock.now()
+    }
+
+    /// The time since the last lap (or restart).
+    mutating func lap() -> Duration {
+        let now = clock.now()
+        defer { mark = now }
+        return now - mark
+    }
+
+    /// Starts timing afresh (after the lookup, which is not a hook's time).
+    mutating func restart() { mark = clock.now() }
+}
