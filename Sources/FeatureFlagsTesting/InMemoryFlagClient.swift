@@ -18,6 +18,7 @@ public final class InMemoryFlagClient: FeatureFlagClient {
     private let mutations = Locked(())
     private let now: @Sendable () -> Date
     private let overridesObserver: Int?
+    private let tracked = Locked<[FlagTrackingEvent]>([])
 
     /// A client serving `values` with `status`.
     /// - Parameters:
@@ -78,6 +79,15 @@ public final class InMemoryFlagClient: FeatureFlagClient {
 
     /// The most recent events (up to 32), oldest first.
     public var recentEvents: [FlagEvent] { serving.publisher.recentEvents }
+
+    /// Records the event (see ``trackedEvents``) and sends it as a ``FlagEvent/tracked(_:)`` event.
+    public func track(_ eventName: String, value: Double?, attributes: [String: FlagValue]) {
+        guard let event = serving.track(eventName, value: value, attributes: attributes) else { return }
+        tracked.withLock { $0.append(event) }
+    }
+
+    /// Every event tracked so far, oldest first: what a test asserts on.
+    public var trackedEvents: [FlagTrackingEvent] { tracked.withLock { $0 } }
 
     // MARK: Setting values
 

@@ -74,6 +74,10 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         public static let hookFailed = Kind("hook_failed")
         /// A hook took longer than the time limit and is not run again by this client.
         public static let hookDisabled = Kind("hook_disabled")
+        /// A context read a flag for the first time this session (when exposures are on).
+        public static let exposure = Kind("exposure")
+        /// The app tracked an event.
+        public static let tracked = Kind("tracked")
 
         /// The name.
         public var description: String { name }
@@ -105,6 +109,8 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case overridesRejected(reason: String)
         case hookFailed(FlagHookError, flag: String)
         case hookDisabled(hook: String, stage: FlagHookStage, elapsedMilliseconds: Int)
+        case exposure(FlagExposure)
+        case tracked(FlagTrackingEvent)
     }
 
     let base: Base
@@ -189,6 +195,32 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         FlagEvent(.hookDisabled(hook: hook, stage: stage, elapsedMilliseconds: elapsedMilliseconds))
     }
 
+    /// A context read a flag for the first time this session: what it was served. Not replayed
+    /// to later ``FeatureFlagClient/events()`` subscribers.
+    public static func exposure(_ exposure: FlagExposure) -> FlagEvent { FlagEvent(.exposure(exposure)) }
+    /// The app tracked an event. Not replayed to later ``FeatureFlagClient/events()`` subscribers.
+    public static func tracked(_ event: FlagTrackingEvent) -> FlagEvent { FlagEvent(.tracked(event)) }
+
+    /// The exposure an ``Kind/exposure`` event reports.
+    public var exposure: FlagExposure? {
+        if case .exposure(let exposure) = base { return exposure }
+        return nil
+    }
+
+    /// The event a ``Kind/tracked`` event carries.
+    public var tracking: FlagTrackingEvent? {
+        if case .tracked(let event) = base { return event }
+        return nil
+    }
+
+    /// Whether this is an exposure or tracking event (analytics, not lifecycle).
+    package var isAnalytics: Bool {
+        switch base {
+        case .exposure, .tracked: return true
+        default: return false
+        }
+    }
+
     /// The kind of event.
     public var kind: Kind {
         switch base {
@@ -217,6 +249,8 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .overridesRejected: return .overridesRejected
         case .hookFailed: return .hookFailed
         case .hookDisabled: return .hookDisabled
+        case .exposure: return .exposure
+        case .tracked: return .tracked
         }
     }
 
@@ -260,6 +294,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .configurationChanged(let keys): return keys
         case .unknownKeys(let names): return Set(names)
         case .unknownValues(let flag, _), .hookFailed(_, let flag): return [flag]
+        case .exposure(let exposure): return [exposure.flag]
         default: return nil
         }
     }
@@ -398,6 +433,12 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .overridesRejected(let reason): return "overrides_rejected: \(reason)"
         case .hookFailed(let error, let flag): return "hook_failed \(flag): \(error)"
         case .hookDisabled(let hook, let stage, let ms): return "hook_disabled \(hook): \(stage.rawValue) took \(ms) ms"
+        case .exposure(let e):
+            return "exposure \(e.flag) \(e.variant.map { "variant=\($0)" } ?? "value") source=\(e.source.rawValue) context=\(e.context.fingerprint)"
+        case .tracked(let e):
+            let value = e.value.map { " value=\($0)" } ?? ""
+            let names = e.attributes.isEmpty ? "" : " attributes=\(e.attributes.keys.sorted().joined(separator: ","))"
+            return "tracked \(e.name)\(value)\(names) context=\(e.context.fingerprint)"
         }
     }
 }

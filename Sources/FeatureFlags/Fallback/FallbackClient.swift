@@ -26,10 +26,13 @@ public final class FallbackClient: FeatureFlagClient {
     ///   - killSwitchKey: the flag whose `true` forces every read to its safe default.
     ///   - overrides: values testers force on this device, over the stored ones and beneath
     ///     the kill switch.
+    ///   - exposures: report each context's first read of each flag as an exposure event.
+    ///   - eventContext: how much of the context exposure and tracking events carry.
     ///   - now: the clock used for ages and TTLs.
     public init(
         store: LastKnownGoodStore, context: EvaluationContext? = nil, bundledDefaults: BundledDefaults = .none,
-        killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil, now: @escaping @Sendable () -> Date = { Date() }
+        killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil, exposures: Bool = false,
+        eventContext: EventContextDetail = .fingerprint, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.store = store
         self.overrides = overrides
@@ -37,7 +40,7 @@ public final class FallbackClient: FeatureFlagClient {
         let (prepared, source, held) = reader.start(with: context?.fingerprint ?? store.fingerprints.first, in: store)
         let serving = FlagServing(
             prepared, source: source, status: .ready, reasonOverride: .cached, held: held, context: context ?? .anonymous,
-            base: reader.base, name: "FallbackClient", now: now)
+            base: reader.base, name: "FallbackClient", exposures: exposures, eventContext: eventContext, now: now)
         self.serving = serving
         overridesObserver = serving.carry(overrides)
         for event in reader.events + (overrides?.problemEvents ?? []) { serving.publisher.emit(event) }
@@ -95,6 +98,10 @@ public final class FallbackClient: FeatureFlagClient {
     public func noteUnknownValues(_ values: [String], in flag: String) { serving.noteUnknownValues(values, in: flag) }
     /// The most recent events (up to 32), oldest first: for debug screens and diagnostics.
     public var recentEvents: [FlagEvent] { serving.publisher.recentEvents }
+    /// Sends a ``FlagEvent/tracked(_:)`` event with the served context to event subscribers.
+    public func track(_ eventName: String, value: Double?, attributes: [String: FlagValue]) {
+        serving.track(eventName, value: value, attributes: attributes)
+    }
 
     /// Serves what the store holds for `context` now — its Last-Known-Good, or, when it has
     /// none, the bundled and code defaults, never another context's values. Identifying the

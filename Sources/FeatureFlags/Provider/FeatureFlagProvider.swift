@@ -150,7 +150,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         } else {
             overridesObserver = nil
         }
-        cell = ServingCell(state, killSwitchKey: base.killSwitchKey)
+        let exposures = configuration.exposures
+            ? ExposureLog(detail: configuration.eventContext, base: base, now: now) { publisher.emit($0) } : nil
+        cell = ServingCell(state, killSwitchKey: base.killSwitchKey, exposures: exposures)
         relay.target = self
         // A change made between attaching and now reached no one: take the overrides again.
         configuration.overrides?.resync(killSwitchKey: base.killSwitchKey) { transition(.overrides($0)) }
@@ -213,6 +215,14 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     }
     /// The most recent events (up to 32), oldest first.
     public var recentEvents: [FlagEvent] { publisher.recentEvents }
+    /// Sends a ``FlagEvent/tracked(_:)`` event with the context being served (as much of it as
+    /// ``Configuration/eventContext`` allows) to event subscribers and the event handler. An
+    /// empty name is ignored.
+    public func track(_ eventName: String, value: Double?, attributes: [String: FlagValue]) {
+        guard !eventName.isEmpty else { return }
+        let context = EventContext(cell.read { $0.served.context }, detail: configuration.eventContext)
+        publisher.emit(.tracked(FlagTrackingEvent(name: eventName, value: value, attributes: attributes, context: context)))
+    }
 
     // MARK: State
 
@@ -359,6 +369,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             switch effect {
             case .publish(let old, let new):
                 changed = publisher.publish(from: old, to: new, base: base)
+                cell.exposures?.servedChanged()
                 if !changed.isEmpty {
                     let time = ProviderTime(elapsed: clock.now(), date: wallClock())
                     _ = cell.withLock { $0.apply(.valuesPublished, at: time) }

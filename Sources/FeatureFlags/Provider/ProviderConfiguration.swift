@@ -61,6 +61,12 @@ extension FeatureFlagProvider {
         /// A hook whose stage takes longer than this is disabled for the provider's life and
         /// reported. Default 50 ms.
         public var hookTimeLimit: Duration = .milliseconds(50)
+        /// Report the first read of each flag by each context as a ``FlagEvent/exposure(_:)``
+        /// event (for experiment analysis). Default off; plain reads then pay nothing for it.
+        public var exposures = false
+        /// How much of the context exposure and ``FeatureFlagProvider/track(_:value:attributes:)``
+        /// events carry. Default ``EventContextDetail/fingerprint``: no attribute values.
+        public var eventContext = EventContextDetail.fingerprint
 
         /// A configuration.
         public init(

@@ -36,6 +36,11 @@ public protocol FeatureFlagClient: Sendable {
     func changes() -> AsyncStream<FlagChange>
     /// A stream of events from now on; ends when the client shuts down.
     func events() -> AsyncStream<FlagEvent>
+    /// Records that something happened — `checkout_completed`, with an amount — for the
+    /// experiments the flags run: the package's clients send it as a ``FlagEvent/tracked(_:)``
+    /// event, with the context as much as they are configured to show (no attribute values by
+    /// default), to event subscribers and the event handler. The default does nothing.
+    func track(_ eventName: String, value: Double?, attributes: [String: FlagValue])
     /// Told by a read that `flag` holds list members the app's enum does not know; a client
     /// reports them as ``FlagEvent/unknownValues(flag:values:)``, once per flag until its
     /// values change. The default does nothing.
@@ -116,6 +121,18 @@ extension FeatureFlagClient {
 
     /// ``flagValue(_:)``: a client without a table of its own has no use for the hash.
     public func flagValue(_ name: String, nameHash: Int) -> FlagValue? { flagValue(name) }
+
+    /// Does nothing: clients without an event stream track nothing.
+    public func track(_ eventName: String, value: Double?, attributes: [String: FlagValue]) {}
+
+    /// ``track(_:value:attributes:)`` with nothing but the name.
+    public func track(_ eventName: String) { track(eventName, value: nil, attributes: [:]) }
+
+    /// ``track(_:value:attributes:)`` with a value and no attributes.
+    public func track(_ eventName: String, value: Double) { track(eventName, value: value, attributes: [:]) }
+
+    /// ``track(_:value:attributes:)`` with attributes and no value.
+    public func track(_ eventName: String, attributes: [String: FlagValue]) { track(eventName, value: nil, attributes: attributes) }
 
     /// Does nothing: clients without an event stream ignore unknown list members.
     public func noteUnknownValues(_ values: [String], in flag: String) {}

@@ -14,9 +14,10 @@ package final class FlagPublisher: Sendable {
         self.handler = handler.map(EventHandlerQueue.init)
     }
 
-    /// Sends `event` to event subscribers and the handler.
+    /// Sends `event` to event subscribers and the handler. Exposure and tracking events are
+    /// not replayed to later subscribers: they would push the lifecycle out of the history.
     package func emit(_ event: FlagEvent) {
-        events.yield(event)
+        events.yield(event, remember: !event.isAnalytics)
         handler?.deliver(event)
     }
 

@@ -13,6 +13,8 @@ package final class FlagServing: Sendable {
     package let hooks: FlagHooks
     /// Names the client to hooks.
     private let metadata: FlagProviderMetadata
+    /// How much of the context tracking and exposure events carry.
+    private let eventContext: EventContextDetail
     private let state: ServingCell<ServedState>
     private let writers = Locked(())
     private let clock: @Sendable () -> Date
@@ -21,8 +23,10 @@ package final class FlagServing: Sendable {
     package init(
         _ prepared: PreparedSnapshot, source: FlagSource, status: ProviderStatus, reasonOverride: FlagReason? = nil,
         held: Bool = false, context: EvaluationContext = .anonymous, base: ServingBase, name: String,
+        exposures: Bool = false, eventContext: EventContextDetail = .fingerprint,
         now: @escaping @Sendable () -> Date, eventHandler: (@Sendable (FlagEvent) -> Void)? = nil
     ) {
+        self.eventContext = eventContext
         self.base = base
         self.clock = now
         let publisher = FlagPublisher(handler: eventHandler)
@@ -31,7 +35,19 @@ package final class FlagServing: Sendable {
         self.hooks = FlagHooks([], timeLimit: FlagHooks.defaultTimeLimit, clock: ContinuousElapsedClock()) { publisher.emit($0) }
         self.state = ServingCell(
             ServedState(prepared, source: source, status: status, reasonOverride: reasonOverride, held: held, context: context),
-            killSwitchKey: base.killSwitchKey)
+            killSwitchKey: base.killSwitchKey,
+            exposures: exposures ? ExposureLog(detail: eventContext, base: base, now: now) { publisher.emit($0) } : nil)
+    }
+
+    /// Sends a ``FlagEvent/tracked(_:)`` event with the served context, as ``eventContext``
+    /// allows; an empty name is ignored. Returns the event sent.
+    @discardableResult
+    package func track(_ eventName: String, value: Double?, attributes: [String: FlagValue]) -> FlagTrackingEvent? {
+        guard !eventName.isEmpty else { return nil }
+        let context = EventContext(state.read { $0.served.context }, detail: eventContext)
+        let event = FlagTrackingEvent(name: eventName, value: value, attributes: attributes, context: context)
+        publisher.emit(.tracked(event))
+        return event
     }
 
     /// The raw value a read of `name` starts from.
@@ -76,6 +92,7 @@ package final class FlagServing: Sendable {
                 return (old, s.effective)
             }
             let keys = publisher.publish(from: old, to: new, base: base)
+            state.exposures?.servedChanged()
             if !keys.isEmpty { state.withLock { $0.valuesChanged() } }
             return keys
         }
@@ -101,6 +118,7 @@ package final class FlagServing: Sendable {
                 return (old, s.effective)
             }
             let keys = publisher.publish(from: old, to: new, base: base)
+            state.exposures?.servedChanged()
             if !keys.isEmpty { state.withLock { $0.valuesChanged() } }
         }
     }

@@ -34,12 +34,15 @@ package final class ServingCell<State: ServesValues>: Sendable {
     private let publication: ReadPublication<ServedView>
     /// The kill-switch key, which plain lookups need.
     package let killSwitchKey: String
+    /// Where first reads are reported, when the client reports exposures.
+    package let exposures: ExposureLog?
 
     /// A cell holding `state`, its served part published.
-    package init(_ state: State, killSwitchKey: String) {
+    package init(_ state: State, killSwitchKey: String, exposures: ExposureLog? = nil) {
         inner = Locked(Inner(state: state, published: state.served.revision))
         publication = ReadPublication(ServedView(state.served))
         self.killSwitchKey = killSwitchKey
+        self.exposures = exposures
     }
 
     /// Runs `body` with exclusive access to the state; publishes the served part if it changed,
@@ -73,6 +76,9 @@ package final class ServingCell<State: ServesValues>: Sendable {
         _ key: FlagKey<Value>, base: ServingBase, now: Date, report: (_ unknownMembers: [String]) -> Void
     ) -> FlagDetails<Value> {
         let details = read { $0.served.details(key, base: base, now: now) }
+        if let exposures, !exposures.isKnown(key.nameHash), ExposureLog.isExposure(details.source) {
+            exposures.note(key.name, hash: key.nameHash, in: read { $0.served })
+        }
         if key.auditsMembers, details.source != .killSwitch, let audit = key.unknownMembers,
             let raw = lookup(key.name, hash: key.nameHash)
         {
@@ -89,7 +95,21 @@ package final class ServingCell<State: ServesValues>: Sendable {
     /// ``lookup(_:)`` with the name's hash already known (a ``FlagKey``'s).
     @inline(__always)
     package func lookup(_ name: String, hash: Int) -> FlagValue? {
+        if let exposures { return reportingLookup(name, hash: hash, exposures) }
         let key = killSwitchKey
         return publication.read { $0.served.lookup(name, hash: hash, killSwitchKey: key) }
+    }
+
+    /// ``lookup(_:hash:)`` reporting first reads: a filter check when known, the exposure log
+    /// otherwise (out of line, so the plain path stays small).
+    @inline(never)
+    private func reportingLookup(_ name: String, hash: Int, _ exposures: ExposureLog) -> FlagValue? {
+        let key = killSwitchKey
+        let (value, unreported) = publication.read { view -> (FlagValue?, ServedView?) in
+            let value = view.served.lookup(name, hash: hash, killSwitchKey: key)
+            return (value, value == nil || exposures.isKnown(hash) ? nil : view)
+        }
+        if let unreported { exposures.note(name, hash: hash, in: unreported.served) }
+        return value
     }
 }

@@ -46,9 +46,10 @@ package final class Broadcaster<Element: Sendable>: Sendable {
         return stream
     }
 
-    /// Sends `value` to every current subscriber.
-    package func yield(_ value: Element) {
-        let replay = self.replay
+    /// Sends `value` to every current subscriber; unless `remember` is false, it is also kept
+    /// for replay to later subscribers.
+    package func yield(_ value: Element, remember: Bool = true) {
+        let replay = remember ? self.replay : 0
         let targets = subscribers.withLock { s in
             if replay > 0 {
                 s.history.append(value)

@@ -1,0 +1,66 @@
+/// How much of the evaluation context exposure and tracking events carry. Attribute values
+/// leave the client only when the app asks for ``attributes``.
+public enum EventContextDetail: String, Sendable, Hashable, CaseIterable {
+    /// The context's opaque ``EvaluationContext/fingerprint`` only (the default).
+    case fingerprint
+    /// The fingerprint and the targeting key (usually a user id).
+    case targetingKey
+    /// The fingerprint, the targeting key and every attribute value.
+    case attributes
+}
+
+/// The evaluation context as an exposure or tracking event shows it: as much as the client's
+/// ``EventContextDetail`` allows.
+public struct EventContext: Sendable, Hashable {
+    /// The context's opaque fingerprint: joins events of one context without naming it.
+    public let fingerprint: String
+    /// The targeting key, with ``EventContextDetail/targetingKey`` or ``EventContextDetail/attributes``.
+    public let targetingKey: String?
+    /// The attributes, with ``EventContextDetail/attributes`` only.
+    public let attributes: [String: FlagValue]?
+
+    /// `context` as much as `detail` allows.
+    public init(_ context: EvaluationContext, detail: EventContextDetail) {
+        fingerprint = context.fingerprint
+        targetingKey = detail == .fingerprint ? nil : context.targetingKey
+        attributes = detail == .attributes ? context.attributes : nil
+    }
+}
+
+/// A context read a flag for the first time in this session (one client's life): what it was
+/// served. Reported once per context, flag and value (a new variant is a new exposure).
+public struct FlagExposure: Sendable, Hashable {
+    /// The flag's name.
+    public let flag: String
+    /// The value served (a killed or missing flag is never an exposure).
+    public let value: FlagValue?
+    /// The variant, when the service names one.
+    public let variant: String?
+    /// Why the value was chosen.
+    public let reason: FlagReason
+    /// Where it came from: `network`, `fallback` or `bundled_defaults`.
+    public let source: FlagSource
+    /// Who read it.
+    public let context: EventContext
+}
+
+/// An event the app tracked with ``FeatureFlagClient/track(_:value:attributes:)``, with the
+/// context it happened in.
+public struct FlagTrackingEvent: Sendable, Hashable {
+    /// The event's name, e.g. `checkout_completed`.
+    public let name: String
+    /// A number that goes with it (an amount, a duration), if any.
+    public let value: Double?
+    /// What the app attached to it. The app chooses these; they are sent as given.
+    public let attributes: [String: FlagValue]
+    /// Who did it.
+    public let context: EventContext
+
+    /// A tracking event (for tests of event handlers).
+    public init(name: String, value: Double?, attributes: [String: FlagValue], context: EventContext) {
+        self.name = name
+        self.value = value
+        self.attributes = attributes
+        self.context = context
+    }
+}
