@@ -97,7 +97,7 @@ enum EvalCommand {
                     "outcome": .string(summary), "context": .string(context.fingerprint), "flags": .int(names.count),
                     "problems": .list(problems.map(FlagValue.string)),
                 ]))
-            for name in names { console.out(Formatting.json(Formatting.describe(name, in: provider).json)) }
+            for name in names { console.out(Formatting.json(Formatting.describe(name, in: provider))) }
         } else {
             let kill = provider.isKillSwitchActive ? " · KILL SWITCH ON: every flag reads its safe default" : ""
             console.out("status \(provider.status.rawValue) · \(provider.labels.source.rawValue) · \(summary)\(kill)")

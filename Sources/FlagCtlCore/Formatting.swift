@@ -4,25 +4,10 @@ import Foundation
 /// Shared pieces of command output.
 enum Formatting {
     /// `12s`, `4m`, `3h`, `2d`.
-    static func age(_ seconds: TimeInterval?) -> String {
-        guard let seconds else { return "-" }
-        let s = Int(seconds.rounded())
-        if s < 120 { return "\(s)s" }
-        if s < 7_200 { return "\(s / 60)m" }
-        if s < 172_800 { return "\(s / 3_600)h" }
-        return "\(s / 86_400)d"
-    }
+    static func age(_ seconds: TimeInterval?) -> String { FlagText.age(seconds) }
 
     /// Left-aligned columns.
-    static func table(_ rows: [[String]]) -> [String] {
-        guard let width = rows.map(\.count).max() else { return [] }
-        var widths = [Int](repeating: 0, count: width)
-        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
-        return rows.map { row in
-            row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
-                .joined(separator: "  ")
-        }
-    }
+    static func table(_ rows: [[String]]) -> [String] { FlagText.columns(rows) }
 
     /// One row with fixed column widths (for output that streams, row by row).
     static func row(_ cells: [String], widths: [Int]) -> String {
@@ -35,18 +20,7 @@ enum Formatting {
     /// `text` safe for a terminal and a log line: control characters (ESC, CR, LF, DEL, C1 …)
     /// become `\u{…}` escapes, so text from a server or a file cannot move the cursor, recolour
     /// the terminal or forge a line.
-    static func printable(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.count)
-        for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
-                out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    static func printable(_ text: String) -> String { FlagText.printable(text) }
 
     /// Now, as an ISO 8601 time (UTC, to the second), for log lines.
     static func timestamp() -> String {
@@ -58,27 +32,24 @@ enum Formatting {
     /// Every flag a client can explain: the snapshot's names, sorted.
     static func flagNames(_ client: any FeatureFlagClient) -> [String] { client.snapshot.flags.keys.sorted() }
 
-    /// Every flag of `client` as a table (name, value, source, reason, variant, version, age).
+    /// Every flag of `client` as a table (name, value, source, reason, variant, version, age):
+    /// the table a debug screen's ``FlagInspector`` shows.
     static func flagTable(_ names: [String], in client: any FeatureFlagClient) -> [String] {
-        table([["FLAG", "VALUE", "SOURCE", "REASON", "VARIANT", "VERSION", "AGE"]] + names.map { describe($0, in: client).cells })
+        let inspector = FlagInspector(client: client)
+        return FlagInspector.table(names.map(inspector.row))
     }
 
-    /// The explanation of one flag as table cells and as JSON.
-    static func describe(_ name: String, in client: any FeatureFlagClient) -> (cells: [String], json: [String: FlagValue]) {
-        let d = client.details(FlagKey(name, default: FlagValue.null))
-        let value = FlagJSON.string(d.value)
-        let cells = [
-            name, value.count > 48 ? String(value.prefix(45)) + "…" : value, d.source.rawValue, d.reason.rawValue,
-            d.variant ?? "-", d.snapshotVersion ?? "-", age(d.age),
-        ]
+    /// The explanation of one flag as JSON.
+    static func describe(_ name: String, in client: any FeatureFlagClient) -> [String: FlagValue] {
+        let d = client.flagDetails(name)
         var json: [String: FlagValue] = [
-            "flag": .string(name), "value": d.value, "source": .string(d.source.rawValue), "reason": .string(d.reason.rawValue),
+            "flag": .string(name), "value": d.value ?? .null, "source": .string(d.source.rawValue), "reason": .string(d.reason.rawValue),
         ]
         json["variant"] = d.variant.map(FlagValue.string)
         json["version"] = d.snapshotVersion.map(FlagValue.string)
         json["age_seconds"] = d.age.map { FlagValue.int(Int($0.rounded())) }
         json["error"] = d.errorCode.map { FlagValue.string($0.rawValue) }
-        return (cells, json)
+        return json
     }
 
     /// `key=value` pairs into a context; `targetingKey=…` sets the targeting key.

@@ -51,7 +51,7 @@ enum ReadCommand {
                     "file": .string(file.path), "contexts": .int(held.count), "flags": .int(names.count),
                     "kill_switch": .bool(client.isKillSwitchActive), "problems": .list(problems.map(FlagValue.string)),
                 ]))
-            for name in names { console.out(Formatting.json(Formatting.describe(name, in: client).json)) }
+            for name in names { console.out(Formatting.json(Formatting.describe(name, in: client))) }
         } else {
             let kill = client.isKillSwitchActive ? " · KILL SWITCH ON: every flag reads its safe default" : ""
             console.out("\(file.path) · \(held.count) contexts stored · \(names.count) flags\(kill)")
