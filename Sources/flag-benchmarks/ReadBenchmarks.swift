@@ -87,11 +87,49 @@ enum ReadBenchmarks {
             for i in 0..<n where client.value(missingKeys[i & 63]) { hits += 1 }
             blackHole(hits)
         }
-        compare("details(_:)", budget: 3) { n in
+        let detailsRead: @Sendable (Int) -> Void = { n in
             var reasons = 0
             for i in 0..<n { reasons &+= client.details(boolKeys[i & 63]).reason.rawValue.utf8.count }
             blackHole(reasons)
         }
+        compare("details(_:)", budget: 3, detailsRead)
+
+        // The same provider with three hooks: details(_:) runs them, value(_:) must not pay for them.
+        let hooked = try ReadFixture { $0.hooks = [CountingHook(), CountingHook(), CountingHook()] }
+        defer { hooked.close() }
+        let hookedClient = hooked.client
+        let (_, withHooks, hookRatio) = Harness.compare(operations: operations / 4, runs: runs, floor: detailsRead) { n in
+            var reasons = 0
+            for i in 0..<n { reasons &+= hookedClient.details(boolKeys[i & 63]).reason.rawValue.utf8.count }
+            blackHole(reasons)
+        }
+        report.add(
+            .init(
+                section: "reads", name: "details(_:) with 3 hooks", value: withHooks.median, unit: "ns", spread: withHooks.spread,
+                floor: "details(_:), no hooks", ratio: hookRatio))
+        let (_, hookedValue, valueRatio) = Harness.compare(operations: operations, runs: runs, floor: boolRead) { n in
+            var hits = 0
+            for i in 0..<n where hookedClient.value(boolKeys[i & 63]) { hits += 1 }
+            blackHole(hits)
+        }
+        report.add(
+            .init(
+                section: "reads", name: "value(_:) with 3 hooks registered", value: hookedValue.median, unit: "ns", spread: hookedValue.spread,
+                floor: "value(_:), no hooks", ratio: valueRatio, budget: "≤ 1.15× (equal within noise)", passed: valueRatio <= 1.15))
+
+        // Exposure events on: every read consults the exposure filter (reported, not gated).
+        let exposing = try ReadFixture { $0.exposures = true }
+        defer { exposing.close() }
+        let exposingClient = exposing.client
+        let (_, exposed, exposedRatio) = Harness.compare(operations: operations, runs: runs, floor: boolRead) { n in
+            var hits = 0
+            for i in 0..<n where exposingClient.value(boolKeys[i & 63]) { hits += 1 }
+            blackHole(hits)
+        }
+        report.add(
+            .init(
+                section: "reads", name: "value(_:) with exposure events on", value: exposed.median, unit: "ns", spread: exposed.spread,
+                floor: "value(_:), exposures off", ratio: exposedRatio))
 
         // Readers at once: what each reader pays, against each reader of the unlocked floor at
         // the same count. This machine has 2 cores: 4 and 8 oversubscribe it (reported, not gated).
@@ -117,6 +155,19 @@ enum ReadBenchmarks {
         }
 
         AllocationProbe.run(report)
+    }
+}
+
+/// A hook that does a little work at each stage, as a logging or metrics hook would.
+struct CountingHook: FlagHook {
+    func before(_ context: FlagHookContext, data: inout FlagHookData, hints: FlagHookHints) throws {
+        data["started"] = context.flagKey.utf8.count
+    }
+    func after(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: FlagHookHints) throws {
+        blackHole((data["started"] as? Int ?? 0) + details.reason.rawValue.utf8.count)
+    }
+    func finally(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: FlagHookHints) throws {
+        blackHole(details.key.utf8.count)
     }
 }
 
@@ -189,13 +240,16 @@ struct ReadFixture {
     var stringKey: FlagKey<String> { keys.stringKey }
     var missingKey: FlagKey<Bool> { keys.missingKey }
 
-    init() throws {
+    /// A provider serving the sample, configured by `configure` (hooks, exposures).
+    init(_ configure: (inout FeatureFlagProvider.Configuration) -> Void = { _ in }) throws {
         let context = EvaluationContext(targetingKey: "bench")
         let file = directory.appendingPathComponent("flags.lkg")
         try LastKnownGoodStore(fileURL: file).save(FlagSnapshot(flags: sampleFlags(1_000), version: "bench"), etag: nil, for: context)
+        var configuration = FeatureFlagProvider.Configuration()
+        configure(&configuration)
         provider = FeatureFlagProvider(
             context: context, fetcher: FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(fileURLWithPath: "/"))),
-            store: LastKnownGoodStore(fileURL: file), reachability: AlwaysReachable())
+            store: LastKnownGoodStore(fileURL: file), configuration: configuration, reachability: AlwaysReachable())
         guard provider.value(boolKey), provider.value(stringKey) == "value-number-1-of-the-sample" else {
             throw BenchmarkError("the sample snapshot did not load")
         }

@@ -39,12 +39,18 @@ public enum FlagValueType: String, Sendable, Hashable, CaseIterable {
 
     /// The type of reads returning `Value`.
     public init<Value>(_ type: Value.Type) {
-        switch type {
-        case is Bool.Type: self = .boolean
-        case is String.Type: self = .string
-        case is Int.Type: self = .integer
-        case is Double.Type: self = .double
-        default: self = .object
+        // Metatype identities, not casts: this runs on every hooked read, often unspecialised.
+        let id = ObjectIdentifier(type)
+        if id == ObjectIdentifier(Bool.self) {
+            self = .boolean
+        } else if id == ObjectIdentifier(String.self) {
+            self = .string
+        } else if id == ObjectIdentifier(Int.self) {
+            self = .integer
+        } else if id == ObjectIdentifier(Double.self) {
+            self = .double
+        } else {
+            self = .object
         }
     }
 }

@@ -66,19 +66,49 @@ package final class FlagHooks: Sendable {
         _ key: FlagKey<Value>, invocation: [any FlagHook] = [], hints: FlagHookHints = [:],
         context: () -> EvaluationContext, provider: FlagProviderMetadata, evaluate: () -> FlagDetails<Value>
     ) -> FlagDetails<Value> {
-        let slots = publication.read { $0.slots }
-        if slots.isEmpty && invocation.isEmpty { return evaluate() }
-        return runHooks(slots, key, invocation: invocation, hints: hints, context: context(), provider: provider, evaluate: evaluate)
+        if invocation.isEmpty, publication.read({ $0.slots.isEmpty }) { return evaluate() }
+        return runHooks(key, invocation: invocation, hints: hints, context: context(), provider: provider, evaluate: evaluate)
     }
 
+    /// The generic half of a hooked read: only what needs `Value` (the lookup, the typed
+    /// default); the stages run in non-generic code, where nothing is looked up at run time.
     private func runHooks<Value>(
-        _ slots: [Slot], _ key: FlagKey<Value>, invocation: [any FlagHook], hints: FlagHookHints, context evaluationContext: EvaluationContext,
+        _ key: FlagKey<Value>, invocation: [any FlagHook], hints: FlagHookHints, context evaluationContext: EvaluationContext,
         provider: FlagProviderMetadata, evaluate: () -> FlagDetails<Value>
     ) -> FlagDetails<Value> {
-        let hooks: [(hook: any FlagHook, slot: Slot?)] = slots.map { ($0.hook, $0) } + invocation.map { ($0, nil) }
         let context = FlagHookContext(
-            flagKey: key.name, valueType: FlagValueType(Value.self), defaultValue: key.flagValue(for: key.defaultValue),
-            evaluationContext: evaluationContext, providerMetadata: provider)
+            flagKey: key.name, valueType: key.valueType, defaultValue: key.defaultFlagValue, evaluationContext: evaluationContext,
+            providerMetadata: provider)
+        var typed: FlagDetails<Value>?
+        let failure = stages(invocation: invocation, context: context, hints: hints) {
+            let details = evaluate()
+            typed = details
+            return Self.view(details, key)
+        }
+        if let failure {
+            return FlagDetails(
+                key: key.name, value: key.defaultValue, reason: .error, errorCode: .general, errorMessage: failure.description,
+                source: .codeDefault)
+        }
+        return typed ?? FlagDetails(key: key.name, value: key.defaultValue, reason: .error, errorCode: .general, source: .codeDefault)
+    }
+
+    /// One hook of a read: a client hook (with its slot, which can be disabled) or the read's own.
+    private struct Entry {
+        let hook: any FlagHook
+        let slot: Slot?
+    }
+
+    /// Runs the stages around `evaluate` (which returns what hooks see of the read); returns
+    /// the `before` or `after` failure that turns the read into its default, if any.
+    private func stages(
+        invocation: [any FlagHook], context: FlagHookContext, hints: FlagHookHints, evaluate: () -> FlagDetails<FlagValue?>
+    ) -> FlagHookError? {
+        var hooks: [Entry] = []
+        let slots = publication.read { $0.slots }
+        hooks.reserveCapacity(slots.count + invocation.count)
+        for slot in slots { hooks.append(Entry(hook: slot.hook, slot: slot)) }
+        for hook in invocation { hooks.append(Entry(hook: hook, slot: nil)) }
         var data = [FlagHookData](repeating: FlagHookData(), count: hooks.count)
         var timer = StageTimer(clock: clock)
         var failure: FlagHookError?
@@ -92,7 +122,7 @@ package final class FlagHooks: Sendable {
             check(&timer, hooks[i], .before)
             if failure != nil { break }
         }
-        var details: FlagDetails<Value>
+        var details: FlagDetails<FlagValue?>
         var lookupFailure: FlagEvaluationError?
         if failure == nil {
             details = evaluate()
@@ -100,10 +130,9 @@ package final class FlagHooks: Sendable {
             if let code = details.errorCode {
                 lookupFailure = FlagEvaluationError(code: code, message: details.errorMessage ?? code.rawValue)
             } else {
-                let view = Self.view(details, key)
                 for i in hooks.indices.reversed() {
                     do {
-                        try hooks[i].hook.after(context, details: view, data: &data[i], hints: hints)
+                        try hooks[i].hook.after(context, details: details, data: &data[i], hints: hints)
                     } catch {
                         failure = FlagHookError(hook: hooks[i].hook.name, stage: .after, message: "\(error)")
                     }
@@ -112,34 +141,33 @@ package final class FlagHooks: Sendable {
                 }
             }
         } else {
-            details = FlagDetails(key: key.name, value: key.defaultValue, reason: .error, source: .codeDefault)
+            details = FlagDetails(key: context.flagKey, value: context.defaultValue, reason: .error, source: .codeDefault)
         }
         if let failure {
-            report(failure, flag: key.name)
+            report(failure, flag: context.flagKey)
             details = FlagDetails(
-                key: key.name, value: key.defaultValue, reason: .error, errorCode: .general, errorMessage: failure.description,
-                source: .codeDefault)
+                key: context.flagKey, value: context.defaultValue, reason: .error, errorCode: .general,
+                errorMessage: failure.description, source: .codeDefault)
         }
         if let problem: any Error = failure ?? lookupFailure {
             for i in hooks.indices.reversed() {
                 do {
                     try hooks[i].hook.error(context, error: problem, data: &data[i], hints: hints)
                 } catch {
-                    report(FlagHookError(hook: hooks[i].hook.name, stage: .error, message: "\(error)"), flag: key.name)
+                    report(FlagHookError(hook: hooks[i].hook.name, stage: .error, message: "\(error)"), flag: context.flagKey)
                 }
                 check(&timer, hooks[i], .error)
             }
         }
-        let final = Self.view(details, key)
         for i in hooks.indices.reversed() {
             do {
-                try hooks[i].hook.finally(context, details: final, data: &data[i], hints: hints)
+                try hooks[i].hook.finally(context, details: details, data: &data[i], hints: hints)
             } catch {
-                report(FlagHookError(hook: hooks[i].hook.name, stage: .finally, message: "\(error)"), flag: key.name)
+                report(FlagHookError(hook: hooks[i].hook.name, stage: .finally, message: "\(error)"), flag: context.flagKey)
             }
             check(&timer, hooks[i], .finally)
         }
-        return details
+        return failure
     }
 
     /// What hooks see of a read: its details with the value as JSON.
@@ -151,7 +179,7 @@ package final class FlagHooks: Sendable {
     }
 
     /// Ends a stage's timing; disables a client hook whose stage took longer than the limit.
-    private func check(_ timer: inout StageTimer, _ hook: (hook: any FlagHook, slot: Slot?), _ stage: FlagHookStage) {
+    private func check(_ timer: inout StageTimer, _ hook: Entry, _ stage: FlagHookStage) {
         let elapsed = timer.lap()
         guard elapsed > timeLimit, let slot = hook.slot else { return }
         let removed = state.withLock { _ -> Bool in

@@ -97,7 +97,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         self.wallClock = now
         let publisher = FlagPublisher(handler: configuration.eventHandler)
         self.publisher = publisher
-        hooks = FlagHooks(configuration.hooks, timeLimit: configuration.hookTimeLimit, clock: self.clock) { publisher.emit($0) }
+        // Hooks are timed on a coarse clock (cheap to read) unless a test injected a clock.
+        let hookClock: any ElapsedClock = clock is ContinuousClock ? CoarseElapsedClock() : self.clock
+        hooks = FlagHooks(configuration.hooks, timeLimit: configuration.hookTimeLimit, clock: hookClock) { publisher.emit($0) }
         metadata = FlagProviderMetadata(name: "FeatureFlagProvider/" + fetcher.endpoints.map(\.name).joined(separator: "+"))
         var reader = LastKnownGoodReader(
             store: store, bundledDefaults: configuration.bundledDefaults, killSwitchKey: configuration.killSwitchKey)

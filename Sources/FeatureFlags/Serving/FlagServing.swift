@@ -32,7 +32,7 @@ package final class FlagServing: Sendable {
         let publisher = FlagPublisher(handler: eventHandler)
         self.publisher = publisher
         self.metadata = FlagProviderMetadata(name: name)
-        self.hooks = FlagHooks([], timeLimit: FlagHooks.defaultTimeLimit, clock: ContinuousElapsedClock()) { publisher.emit($0) }
+        self.hooks = FlagHooks([], timeLimit: FlagHooks.defaultTimeLimit, clock: CoarseElapsedClock()) { publisher.emit($0) }
         self.state = ServingCell(
             ServedState(prepared, source: source, status: status, reasonOverride: reasonOverride, held: held, context: context),
             killSwitchKey: base.killSwitchKey,
