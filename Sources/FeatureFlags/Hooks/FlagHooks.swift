@@ -38,9 +38,23 @@ package final class FlagHooks: Sendable {
         self.timeLimit = timeLimit
         self.clock = clock
         self.emit = emit
-        publication = ReadPublication(List([]))
-        add(hooks)
+        publication = ReadPublication(List(hooks.enumerated().map { Slot($1, id: $0) }))
+        state.withLock { $0.nextID = hooks.count }
+        startsEmpty = hooks.isEmpty
     }
+
+    /// Whether the client started without hooks: until one is added, a read needs no more
+    /// than one relaxed atomic load to know it has none.
+    private let startsEmpty: Bool
+
+    /// Whether no hook has ever been registered (none at the start, none added since).
+    @inline(__always)
+    private var neverHadHooks: Bool { startsEmpty && publication.isPristine }
+
+    /// Whether a read without hooks of its own may have client hooks to run (false: the read
+    /// can skip ``run(_:invocation:hints:context:provider:evaluate:)`` altogether).
+    @inline(__always)
+    package var mayRun: Bool { !neverHadHooks }
 
     /// The hooks registered and not disabled, in registration order.
     package var all: [any FlagHook] { publication.read { $0.slots.map(\.hook) } }
@@ -66,7 +80,7 @@ package final class FlagHooks: Sendable {
         _ key: FlagKey<Value>, invocation: [any FlagHook] = [], hints: FlagHookHints = [:],
         context: () -> EvaluationContext, provider: FlagProviderMetadata, evaluate: () -> FlagDetails<Value>
     ) -> FlagDetails<Value> {
-        if invocation.isEmpty, publication.read({ $0.slots.isEmpty }) { return evaluate() }
+        if invocation.isEmpty, neverHadHooks || publication.read({ $0.slots.isEmpty }) { return evaluate() }
         return runHooks(key, invocation: invocation, hints: hints, context: context(), provider: provider, evaluate: evaluate)
     }
 

@@ -177,7 +177,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// or `STALE` past the TTL) otherwise, then bundled and code defaults, or the kill switch.
     /// Runs the provider's hooks around the read (see ``FlagHook``).
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
-        details(key, hooks: [], hints: [:])
+        guard hooks.mayRun else { return cell.details(key, base: base, now: wallClock()) { noteUnknownValues($0, in: key.name) } }
+        return details(key, hooks: [], hints: [:])
     }
 
     /// ``details(_:)`` between the provider's hooks and `hooks`, which get `hints`.

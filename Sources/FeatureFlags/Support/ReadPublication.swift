@@ -99,6 +99,21 @@ package final class ReadPublication<Object: AnyObject & Sendable>: @unchecked Se
         ThreadReadCache.forget(id: id, key: cacheKey)
     }
 
+    /// Whether nothing was published since `init` — one relaxed atomic load where the OS has
+    /// `Synchronization` (a cheap "still the initial object?" for callers whose initial object
+    /// means "nothing to do"); false where it cannot tell.
+    @inline(__always)
+    package var isPristine: Bool {
+        #if canImport(Synchronization)
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let counter {
+            return counter._withUnsafeGuaranteedRef {
+                unsafeDowncast($0, to: AtomicGeneration.self).value.load(ordering: .relaxed)
+            } == 0
+        }
+        #endif
+        return false
+    }
+
     /// The slow path: the current object and its generation, read together under the lock and
     /// stored in this thread's table.
     @inline(never)
