@@ -25,6 +25,24 @@ public struct EventContext: Sendable, Hashable {
         targetingKey = detail == .fingerprint ? nil : context.targetingKey
         attributes = detail == .attributes ? context.attributes : nil
     }
+
+    /// A context known by its fingerprint alone (a fallback client serving the most recent
+    /// context of its store, whose attributes it never saw).
+    init(fingerprint: String) {
+        self.fingerprint = fingerprint
+        targetingKey = nil
+        attributes = nil
+    }
+
+    /// Who `served`'s values are for: its context, or the context known only by its
+    /// fingerprint that it serves unnamed.
+    init(of served: ServedState, detail: EventContextDetail) {
+        if let unnamed = served.unnamedContext {
+            self.init(fingerprint: unnamed)
+        } else {
+            self.init(served.context, detail: detail)
+        }
+    }
 }
 
 /// A context read a flag for the first time in this session (one client's life): what it was

@@ -67,7 +67,8 @@ package final class ExposureLog: Sendable {
             return
         }
         let identity = details.variant.map { "v:" + $0 } ?? details.value.map { "j:" + FlagJSON.string($0, sortedKeys: true) } ?? "-"
-        let key = "\(served.context.fingerprint)\u{0}\(name)\u{0}\(identity)"
+        let context = EventContext(of: served, detail: detail)
+        let key = "\(context.fingerprint)\u{0}\(name)\u{0}\(identity)"
         let first = reported.withLock { seen -> Bool in
             if seen.count >= Self.capacity { seen.removeAll() }
             let first = seen.insert(key).inserted
@@ -79,7 +80,7 @@ package final class ExposureLog: Sendable {
             .exposure(
                 FlagExposure(
                     flag: name, value: details.value, variant: details.variant, reason: details.reason, source: details.source,
-                    context: EventContext(served.context, detail: detail))))
+                    context: context)))
     }
 
     /// Forgets the filter: the served values or the context changed.

@@ -37,9 +37,11 @@ public final class FallbackClient: FeatureFlagClient {
         self.store = store
         self.overrides = overrides
         var reader = LastKnownGoodReader(store: store, bundledDefaults: bundledDefaults, killSwitchKey: killSwitchKey)
-        let (prepared, source, held) = reader.start(with: context?.fingerprint ?? store.fingerprints.first, in: store)
+        let served = context?.fingerprint ?? store.fingerprints.first
+        let (prepared, source, held) = reader.start(with: served, in: store)
         let serving = FlagServing(
             prepared, source: source, status: .ready, reasonOverride: .cached, held: held, context: context ?? .anonymous,
+            unnamedContext: context == nil ? served : nil,
             base: reader.base, name: "FallbackClient", exposures: exposures, eventContext: eventContext, now: now)
         self.serving = serving
         overridesObserver = serving.carry(overrides)

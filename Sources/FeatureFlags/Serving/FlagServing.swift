@@ -22,7 +22,7 @@ package final class FlagServing: Sendable {
     /// Serving `prepared` (prepared by `base`) from `source` with `status`.
     package init(
         _ prepared: PreparedSnapshot, source: FlagSource, status: ProviderStatus, reasonOverride: FlagReason? = nil,
-        held: Bool = false, context: EvaluationContext = .anonymous, base: ServingBase, name: String,
+        held: Bool = false, context: EvaluationContext = .anonymous, unnamedContext: String? = nil, base: ServingBase, name: String,
         exposures: Bool = false, eventContext: EventContextDetail = .fingerprint,
         now: @escaping @Sendable () -> Date, eventHandler: (@Sendable (FlagEvent) -> Void)? = nil
     ) {
@@ -33,8 +33,10 @@ package final class FlagServing: Sendable {
         self.publisher = publisher
         self.metadata = FlagProviderMetadata(name: name)
         self.hooks = FlagHooks([], timeLimit: FlagHooks.defaultTimeLimit, clock: CoarseElapsedClock()) { publisher.emit($0) }
+        var served = ServedState(prepared, source: source, status: status, reasonOverride: reasonOverride, held: held, context: context)
+        served.unnamedContext = unnamedContext
         self.state = ServingCell(
-            ServedState(prepared, source: source, status: status, reasonOverride: reasonOverride, held: held, context: context),
+            served,
             killSwitchKey: base.killSwitchKey,
             exposures: exposures ? ExposureLog(detail: eventContext, base: base, now: now) { publisher.emit($0) } : nil)
     }
@@ -44,7 +46,7 @@ package final class FlagServing: Sendable {
     @discardableResult
     package func track(_ eventName: String, value: Double?, attributes: [String: FlagValue]) -> FlagTrackingEvent? {
         guard !eventName.isEmpty else { return nil }
-        let context = EventContext(state.read { $0.served.context }, detail: eventContext)
+        let context = state.read { EventContext(of: $0.served, detail: eventContext) }
         let event = FlagTrackingEvent(name: eventName, value: value, attributes: attributes, context: context)
         publisher.emit(.tracked(event))
         return event
@@ -88,7 +90,10 @@ package final class FlagServing: Sendable {
             let (old, new) = state.withLock { s in
                 let old = s.serve(next, source: source, status: status, reasonOverride: reasonOverride)
                 if let held { s.held = held }
-                if let context { s.context = context }
+                if let context {
+                    s.context = context
+                    s.unnamedContext = nil
+                }
                 return (old, s.effective)
             }
             let keys = publisher.publish(from: old, to: new, base: base)

@@ -64,6 +64,9 @@ package struct ServedState: Sendable {
     package var overrides: OverrideLayer? { didSet { revision &+= 1 } }
     /// The context the values are for (hooks and exposure events name it).
     package var context: EvaluationContext { didSet { revision &+= 1 } }
+    /// The fingerprint of the context the values are for when the client was not told the
+    /// context itself (a fallback client serving its store's most recent context); nil otherwise.
+    package var unnamedContext: String? { didSet { revision &+= 1 } }
     /// Counts the changes of everything above: a ``ServingCell`` publishes the state to its
     /// readers when this moves.
     package private(set) var revision: UInt64 = 0

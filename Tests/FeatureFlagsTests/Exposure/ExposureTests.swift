@@ -162,5 +162,21 @@ struct ExposureTests {
         var seen: [FlagExposure] = []
         for await event in stream { if let exposure = event.exposure { seen.append(exposure) } }
         #expect(seen.count == 1 && seen.first?.source == .fallback && seen.first?.context.targetingKey == "user-1")
+
+        // A fallback client told no context serves the store's most recent one: its events
+        // name that context by fingerprint, never the anonymous context it was not told about.
+        let unnamed = FallbackClient(
+            store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), exposures: true, eventContext: .attributes)
+        let unnamedEvents = unnamed.events()
+        _ = unnamed.value(Self.newCheckout)
+        unnamed.track("opened")
+        unnamed.shutdown()
+        var contexts: [EventContext] = []
+        for await event in unnamedEvents {
+            if let exposure = event.exposure { contexts.append(exposure.context) }
+            if let tracked = event.tracking { contexts.append(tracked.context) }
+        }
+        #expect(contexts.count == 2)
+        #expect(contexts.allSatisfy { $0.fingerprint == auraPersonal.fingerprint && $0.targetingKey == nil && $0.attributes == nil })
     }
 }
