@@ -199,7 +199,9 @@ public struct FlagEndpointConformance: Sendable {
     private func checkThroughAFetcher(_ report: inout Report) async {
         let transport = StubTransport.serving(body: sample.body, etag: Self.etag, headers: sample.headers)
         let fetchedAt = Date(timeIntervalSince1970: 1_750_000_000)
-        let fetcher = FlagFetcher(endpoint: endpoint, transport: transport, now: { fetchedAt })
+        // The stub answers at once; the generous budget only keeps a loaded machine (a CI runner
+        // under ThreadSanitizer) from turning these checks into timeouts.
+        let fetcher = FlagFetcher(endpoint: endpoint, configuration: .init(budget: .seconds(30)), transport: transport, now: { fetchedAt })
         defer { fetcher.shutdown() }
         let first = await fetcher.fetch(sample.context)
         guard case .fetched(let snapshot, let etag, _) = first else {
