@@ -29,8 +29,9 @@ public enum FlagCtl {
     /// Runs `arguments` (without the program name) and returns the exit status.
     public static func run(_ arguments: [String], console: Console = .standard, signals: StopSignal = .interrupt) async -> Int32 {
         guard let command = arguments.first else {
-            console.out(usage)
-            return 0
+            // No command is a usage error (EX_USAGE), as with any other missing argument.
+            console.err(usage)
+            return 64
         }
         let rest = Array(arguments.dropFirst())
         switch command {

@@ -28,6 +28,8 @@ struct FlagCtlTests {
     @Test func helpVersionAndUnknownCommands() async {
         let (help, helpOut) = await run(["--help"])
         #expect(help == 0 && helpOut.out.joined().contains("COMMANDS:"))
+        let (none, noneOut) = await run([])
+        #expect(none == 64 && noneOut.err.joined().contains("COMMANDS:") && noneOut.out.isEmpty, "no command: the help, as a usage error")
         let (version, versionOut) = await run(["--version"])
         #expect(version == 0 && versionOut.out == [FlagCtl.version])
         let (unknown, unknownOut) = await run(["evl"])
