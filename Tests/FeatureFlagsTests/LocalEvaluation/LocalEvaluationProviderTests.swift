@@ -50,7 +50,11 @@ struct LocalEvaluationProviderTests {
             let clock = self.clock
             let start = self.start
             let now: @Sendable () -> Date = { start.addingTimeInterval(clock.now.offset.seconds) }
-            let fetcher = FlagFetcher(endpoint: FlagdEndpoint(url: url), transport: transport, clock: clock, now: now)
+            // The budget is measured on the test clock, but it also bounds each request in real
+            // time: the generous loopback budget, so that ThreadSanitizer on a loaded machine
+            // cannot turn a loopback request into a timeout.
+            let fetcher = FlagFetcher(
+                endpoint: FlagdEndpoint(url: url), configuration: .loopback, transport: transport, clock: clock, now: now)
             var configuration = FeatureFlagProvider.Configuration()
             configuration.changeStreams = false
             return FeatureFlagProvider(
@@ -176,7 +180,7 @@ struct LocalEvaluationProviderTests {
         let store = LastKnownGoodStore(fileURL: setup.dir.url("flags.lkg"))
         #expect(store.holdsLocalRules)
         #expect(store.localRulesTag == store.lastKnownGood(for: venue("venue-7"))?.etag)
-        let fetcher = FlagFetcher(endpoint: FlagdEndpoint(url: setup.server.baseURL))
+        let fetcher = FlagFetcher(endpoint: FlagdEndpoint(url: setup.server.baseURL), configuration: .loopback)
         let base = ServingBase(defaults: [:], killSwitchKey: "kill_switch")
         // The context fetched under these rules: its stored values, as they are.
         #expect(FeatureFlagProvider.evaluateHeldRules(for: venue("venue-7"), fetcher: fetcher, store: store, base: base, at: Date()) == nil)
@@ -184,7 +188,7 @@ struct LocalEvaluationProviderTests {
         let other = FeatureFlagProvider.evaluateHeldRules(for: venue("venue-9"), fetcher: fetcher, store: store, base: base, at: Date())
         #expect(other?.snapshot["kiosk_mode"]?.value == true)
         // A fetcher that does not evaluate locally never uses them.
-        let remote = FlagFetcher(endpoint: JSONFlagEndpoint(post: setup.server.flagsURL))
+        let remote = FlagFetcher(endpoint: JSONFlagEndpoint(post: setup.server.flagsURL), configuration: .loopback)
         #expect(FeatureFlagProvider.evaluateHeldRules(for: venue("venue-9"), fetcher: remote, store: store, base: base, at: Date()) == nil)
         let relaunched = setup.provider(venue("venue-7"))
         defer { relaunched.shutdown() }
