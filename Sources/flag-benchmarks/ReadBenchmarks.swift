@@ -107,29 +107,24 @@ enum ReadBenchmarks {
             .init(
                 section: "reads", name: "details(_:) with 3 hooks", value: withHooks.median, unit: "ns", spread: withHooks.spread,
                 floor: "details(_:), no hooks", ratio: hookRatio))
-        let (_, hookedValue, valueRatio) = Harness.compare(operations: operations, runs: runs, floor: boolRead) { n in
-            var hits = 0
-            for i in 0..<n where hookedClient.value(boolKeys[i & 63]) { hits += 1 }
-            blackHole(hits)
+        /// Typed Bool reads from `other`, against the same reads from the plain provider.
+        func compareValueReads(of other: any FeatureFlagClient, _ title: String, floor: String, budget: Double?) {
+            let (_, stats, ratio) = Harness.compare(operations: operations, runs: runs, floor: boolRead) { n in
+                var hits = 0
+                for i in 0..<n where other.value(boolKeys[i & 63]) { hits += 1 }
+                blackHole(hits)
+            }
+            report.add(
+                .init(
+                    section: "reads", name: title, value: stats.median, unit: "ns", spread: stats.spread, floor: floor, ratio: ratio,
+                    budget: budget.map { String(format: "≤ %.2f× (equal within noise)", $0) }, passed: budget.map { ratio <= $0 }))
         }
-        report.add(
-            .init(
-                section: "reads", name: "value(_:) with 3 hooks registered", value: hookedValue.median, unit: "ns", spread: hookedValue.spread,
-                floor: "value(_:), no hooks", ratio: valueRatio, budget: "≤ 1.15× (equal within noise)", passed: valueRatio <= 1.15))
+        compareValueReads(of: hookedClient, "value(_:) with 3 hooks registered", floor: "value(_:), no hooks", budget: 1.15)
 
         // Exposure events on: every read consults the exposure filter (reported, not gated).
         let exposing = try ReadFixture { $0.exposures = true }
         defer { exposing.close() }
-        let exposingClient = exposing.client
-        let (_, exposed, exposedRatio) = Harness.compare(operations: operations, runs: runs, floor: boolRead) { n in
-            var hits = 0
-            for i in 0..<n where exposingClient.value(boolKeys[i & 63]) { hits += 1 }
-            blackHole(hits)
-        }
-        report.add(
-            .init(
-                section: "reads", name: "value(_:) with exposure events on", value: exposed.median, unit: "ns", spread: exposed.spread,
-                floor: "value(_:), exposures off", ratio: exposedRatio))
+        compareValueReads(of: exposing.client, "value(_:) with exposure events on", floor: "value(_:), exposures off", budget: nil)
 
         // Readers at once: what each reader pays, against each reader of the unlocked floor at
         // the same count. This machine has 2 cores: 4 and 8 oversubscribe it (reported, not gated).

@@ -163,24 +163,21 @@ package final class FlagHooks: Sendable {
                 key: context.flagKey, value: context.defaultValue, reason: .error, errorCode: .general,
                 errorMessage: failure.description, source: .codeDefault)
         }
-        if let problem: any Error = failure ?? lookupFailure {
+        /// Runs `stage` of every hook, last first; a hook that throws is reported and the rest run.
+        func runEvery(_ stage: FlagHookStage, _ body: (any FlagHook, inout FlagHookData) throws -> Void) {
             for i in hooks.indices.reversed() {
                 do {
-                    try hooks[i].hook.error(context, error: problem, data: &data[i], hints: hints)
+                    try body(hooks[i].hook, &data[i])
                 } catch {
-                    report(FlagHookError(hook: hooks[i].hook.name, stage: .error, message: "\(error)"), flag: context.flagKey)
+                    report(FlagHookError(hook: hooks[i].hook.name, stage: stage, message: "\(error)"), flag: context.flagKey)
                 }
-                check(&timer, hooks[i], .error)
+                check(&timer, hooks[i], stage)
             }
         }
-        for i in hooks.indices.reversed() {
-            do {
-                try hooks[i].hook.finally(context, details: details, data: &data[i], hints: hints)
-            } catch {
-                report(FlagHookError(hook: hooks[i].hook.name, stage: .finally, message: "\(error)"), flag: context.flagKey)
-            }
-            check(&timer, hooks[i], .finally)
+        if let problem: any Error = failure ?? lookupFailure {
+            runEvery(.error) { hook, data in try hook.error(context, error: problem, data: &data, hints: hints) }
         }
+        runEvery(.finally) { hook, data in try hook.finally(context, details: details, data: &data, hints: hints) }
         return failure
     }
 
