@@ -25,7 +25,7 @@ package final class FlagHooks: Sendable {
     }
 
     private let publication: ReadPublication<List>
-    private let state = Locked(State())
+    private let state: Locked<State>
     private let clock: any ElapsedClock
     /// A stage longer than this disables its (client-level) hook.
     package let timeLimit: Duration
@@ -39,7 +39,7 @@ package final class FlagHooks: Sendable {
         self.clock = clock
         self.emit = emit
         publication = ReadPublication(List(hooks.enumerated().map { Slot($1, id: $0) }))
-        state.withLock { $0.nextID = hooks.count }
+        state = Locked(State(nextID: hooks.count))
         startsEmpty = hooks.isEmpty
     }
 
@@ -51,10 +51,9 @@ package final class FlagHooks: Sendable {
     @inline(__always)
     private var neverHadHooks: Bool { startsEmpty && publication.isPristine }
 
-    /// Whether a read without hooks of its own may have client hooks to run (false: the read
-    /// can skip ``run(_:invocation:hints:context:provider:evaluate:)`` altogether).
-    @inline(__always)
-    package var mayRun: Bool { !neverHadHooks }
+    /// Runs the hooks of reads on clients without hooks of their own (the protocol's default
+    /// ``FeatureFlagClient/details(_:hooks:hints:)``): no client hooks, failures reported nowhere.
+    package static let unattached = FlagHooks([], timeLimit: defaultTimeLimit, clock: CoarseElapsedClock()) { _ in }
 
     /// The hooks registered and not disabled, in registration order.
     package var all: [any FlagHook] { publication.read { $0.slots.map(\.hook) } }
@@ -78,10 +77,10 @@ package final class FlagHooks: Sendable {
     @inline(__always)
     package func run<Value>(
         _ key: FlagKey<Value>, invocation: [any FlagHook] = [], hints: FlagHookHints = [:],
-        context: () -> EvaluationContext, provider: FlagProviderMetadata, evaluate: () -> FlagDetails<Value>
+        context: () -> EvaluationContext, provider: @autoclosure () -> FlagProviderMetadata, evaluate: () -> FlagDetails<Value>
     ) -> FlagDetails<Value> {
         if invocation.isEmpty, neverHadHooks || publication.read({ $0.slots.isEmpty }) { return evaluate() }
-        return runHooks(key, invocation: invocation, hints: hints, context: context(), provider: provider, evaluate: evaluate)
+        return runHooks(key, invocation: invocation, hints: hints, context: context(), provider: provider(), evaluate: evaluate)
     }
 
     /// The generic half of a hooked read: only what needs `Value` (the lookup, the typed
@@ -99,12 +98,13 @@ package final class FlagHooks: Sendable {
             typed = details
             return Self.view(details, key)
         }
-        if let failure {
+        // No failure means the lookup ran: `typed` holds its details.
+        guard failure == nil, let typed else {
             return FlagDetails(
-                key: key.name, value: key.defaultValue, reason: .error, errorCode: .general, errorMessage: failure.description,
+                key: key.name, value: key.defaultValue, reason: .error, errorCode: .general, errorMessage: failure?.description,
                 source: .codeDefault)
         }
-        return typed ?? FlagDetails(key: key.name, value: key.defaultValue, reason: .error, errorCode: .general, source: .codeDefault)
+        return typed
     }
 
     /// One hook of a read: a client hook (with its slot, which can be disabled) or the read's own.

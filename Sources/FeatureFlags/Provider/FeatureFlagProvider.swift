@@ -56,8 +56,10 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     let overridesObserver: Int?
     /// The hooks run around ``details(_:)``.
     let hooks: FlagHooks
-    /// Names this provider and its flag service to hooks.
-    let metadata: FlagProviderMetadata
+    /// Names this provider and its flag service to hooks (built only when hooks run).
+    var metadata: FlagProviderMetadata {
+        FlagProviderMetadata(name: "FeatureFlagProvider/" + fetcher.endpoints.map(\.name).joined(separator: "+"))
+    }
 
     /// A provider for `context`, serving the store's Last-Known-Good for it at once (or the
     /// bundled and code defaults when it has none).
@@ -100,7 +102,6 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         // Hooks are timed on a coarse clock (cheap to read) unless a test injected a clock.
         let hookClock: any ElapsedClock = clock is ContinuousClock ? CoarseElapsedClock() : self.clock
         hooks = FlagHooks(configuration.hooks, timeLimit: configuration.hookTimeLimit, clock: hookClock) { publisher.emit($0) }
-        metadata = FlagProviderMetadata(name: "FeatureFlagProvider/" + fetcher.endpoints.map(\.name).joined(separator: "+"))
         var reader = LastKnownGoodReader(
             store: store, bundledDefaults: configuration.bundledDefaults, killSwitchKey: configuration.killSwitchKey)
         base = reader.base
@@ -177,8 +178,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// or `STALE` past the TTL) otherwise, then bundled and code defaults, or the kill switch.
     /// Runs the provider's hooks around the read (see ``FlagHook``).
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
-        guard hooks.mayRun else { return cell.details(key, base: base, now: wallClock()) { noteUnknownValues($0, in: key.name) } }
-        return details(key, hooks: [], hints: [:])
+        details(key, hooks: [], hints: [:])
     }
 
     /// ``details(_:)`` between the provider's hooks and `hooks`, which get `hints`.
@@ -222,9 +222,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// ``Configuration/eventContext`` allows) to event subscribers and the event handler. An
     /// empty name is ignored.
     public func track(_ eventName: String, value: Double?, attributes: [String: FlagValue]) {
-        guard !eventName.isEmpty else { return }
-        let context = EventContext(cell.read { $0.served.context }, detail: configuration.eventContext)
-        publisher.emit(.tracked(FlagTrackingEvent(name: eventName, value: value, attributes: attributes, context: context)))
+        let detail = configuration.eventContext
+        publisher.track(eventName, value: value, attributes: attributes, context: cell.read { EventContext(of: $0.served, detail: detail) })
     }
 
     // MARK: State

@@ -60,7 +60,7 @@ extension FeatureFlagProvider {
         public var hooks: [any FlagHook] = []
         /// A hook whose stage takes longer than this is disabled for the provider's life and
         /// reported. Default 50 ms.
-        public var hookTimeLimit: Duration = .milliseconds(50)
+        public var hookTimeLimit: Duration = FlagHooks.defaultTimeLimit
         /// Report the first read of each flag by each context as a ``FlagEvent/exposure(_:)``
         /// event (for experiment analysis). Default off; plain reads then pay nothing for it.
         public var exposures = false

@@ -105,7 +105,7 @@ extension FeatureFlagClient {
 
     /// Runs `hooks` alone around ``details(_:)`` (clients without hooks of their own).
     public func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook], hints: FlagHookHints) -> FlagDetails<Value> {
-        FlagHooks([], timeLimit: FlagHooks.defaultTimeLimit, clock: CoarseElapsedClock()) { _ in }.run(
+        FlagHooks.unattached.run(
             key, invocation: hooks, hints: hints, context: { .anonymous },
             provider: FlagProviderMetadata(name: String(describing: type(of: self)))
         ) { details(key) }

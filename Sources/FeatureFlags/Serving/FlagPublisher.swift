@@ -21,6 +21,18 @@ package final class FlagPublisher: Sendable {
         handler?.deliver(event)
     }
 
+    /// Sends a ``FlagEvent/tracked(_:)`` event for `eventName` in `context`; an empty name is
+    /// ignored. Returns the event sent.
+    @discardableResult
+    package func track(
+        _ eventName: String, value: Double?, attributes: [String: FlagValue], context: @autoclosure () -> EventContext
+    ) -> FlagTrackingEvent? {
+        guard !eventName.isEmpty else { return nil }
+        let event = FlagTrackingEvent(name: eventName, value: value, attributes: attributes, context: context())
+        emit(.tracked(event))
+        return event
+    }
+
     /// Reports the flags whose effective values differ between `old` and `new` (every flag
     /// when the kill switch flips, with a kill-switch event) and returns them. A flag overridden
     /// alike before and after did not change, whatever the snapshot says.
@@ -37,8 +49,7 @@ package final class FlagPublisher: Sendable {
             keys.formUnion(old.snapshot.flags.keys)
             keys.formUnion(new.snapshot.flags.keys)
             keys.formUnion(base.defaults.keys)
-            keys.formUnion(old.overrides?.values.keys ?? [:].keys)
-            keys.formUnion(new.overrides?.values.keys ?? [:].keys)
+            for layer in [old.overrides, new.overrides] { if let layer { keys.formUnion(layer.values.keys) } }
             emit(.killSwitch(active: new.killed))
         }
         if !keys.isEmpty {

@@ -45,11 +45,7 @@ package final class FlagServing: Sendable {
     /// allows; an empty name is ignored. Returns the event sent.
     @discardableResult
     package func track(_ eventName: String, value: Double?, attributes: [String: FlagValue]) -> FlagTrackingEvent? {
-        guard !eventName.isEmpty else { return nil }
-        let context = state.read { EventContext(of: $0.served, detail: eventContext) }
-        let event = FlagTrackingEvent(name: eventName, value: value, attributes: attributes, context: context)
-        publisher.emit(.tracked(event))
-        return event
+        publisher.track(eventName, value: value, attributes: attributes, context: state.read { EventContext(of: $0.served, detail: eventContext) })
     }
 
     /// The raw value a read of `name` starts from.
@@ -86,20 +82,13 @@ package final class FlagServing: Sendable {
         _ next: PreparedSnapshot, source: FlagSource, status: ProviderStatus? = nil, reasonOverride: FlagReason?,
         held: Bool? = nil, context: EvaluationContext? = nil
     ) -> Set<String> {
-        writers.withLock { _ in
-            let (old, new) = state.withLock { s in
-                let old = s.serve(next, source: source, status: status, reasonOverride: reasonOverride)
-                if let held { s.held = held }
-                if let context {
-                    s.context = context
-                    s.unnamedContext = nil
-                }
-                return (old, s.effective)
+        change { s in
+            s.serve(next, source: source, status: status, reasonOverride: reasonOverride)
+            if let held { s.held = held }
+            if let context {
+                s.context = context
+                s.unnamedContext = nil
             }
-            let keys = publisher.publish(from: old, to: new, base: base)
-            state.exposures?.servedChanged()
-            if !keys.isEmpty { state.withLock { $0.valuesChanged() } }
-            return keys
         }
     }
 
@@ -116,15 +105,23 @@ package final class FlagServing: Sendable {
 
     /// Serves `overrides` over the snapshot from now on, then reports the flags whose values changed.
     package func serveOverrides(_ overrides: OverrideLayer?) {
+        change { $0.overrides = overrides }
+    }
+
+    /// Applies `body` to the served state, then tells subscribers which flags' values changed
+    /// (in the order the changes were made) and returns them.
+    @discardableResult
+    private func change(_ body: (inout ServedState) -> Void) -> Set<String> {
         writers.withLock { _ in
             let (old, new) = state.withLock { s in
                 let old = s.effective
-                s.overrides = overrides
+                body(&s)
                 return (old, s.effective)
             }
             let keys = publisher.publish(from: old, to: new, base: base)
             state.exposures?.servedChanged()
             if !keys.isEmpty { state.withLock { $0.valuesChanged() } }
+            return keys
         }
     }
 

@@ -88,6 +88,18 @@ struct FlagOverridesTests {
         #expect(FlagOverrides(fileURL: file, allowed: true, launch: nil).values == ["x": 1])
     }
 
+    @Test func anUnreadableFileIsReportedAndLeftWhereItIs() throws {
+        let dir = TempDir()
+        let file = dir.url("overrides.json")
+        try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
+        let overrides = FlagOverrides(fileURL: file, allowed: true, launch: nil)
+        #expect(overrides.values.isEmpty)
+        #expect(overrides.problems.count == 1 && overrides.problems[0].contains("unreadable"))
+        #expect(!FileManager.default.fileExists(atPath: file.path + ".corrupt"), "not corrupt: nothing is set aside")
+        #expect(throws: FlagOverrideError.self) { try overrides.override("x", 1) }
+        #expect(overrides.value("x") == 1, "in effect for this run, though it cannot be saved")
+    }
+
     @Test func launchOverridesDecideTheRunAndLeaveTheTestersFileAlone() throws {
         let dir = TempDir()
         let file = dir.url("overrides.json")
