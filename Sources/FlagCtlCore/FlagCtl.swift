@@ -3,8 +3,8 @@ import Foundation
 
 /// The `flagctl` command-line tool: `demo`, `eval`, `serve`, `lint`.
 public enum FlagCtl {
-    /// The tool's version.
-    public static let version = "0.3.0"
+    /// The tool's version: the package's (``FeatureFlagsVersion/current``).
+    public static let version = FeatureFlagsVersion.current
 
     /// Exit status for a command line that cannot be run (BSD `EX_USAGE`).
     public static let usageExit: Int32 = 64
@@ -31,7 +31,7 @@ public enum FlagCtl {
         guard let command = arguments.first else {
             // No command is a usage error (EX_USAGE), as with any other missing argument.
             console.err(usage)
-            return 64
+            return usageExit
         }
         let rest = Array(arguments.dropFirst())
         switch command {

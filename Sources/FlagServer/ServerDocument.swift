@@ -65,7 +65,7 @@ public struct ServerDocument: Sendable, Equatable {
         case .list(let items)?:
             for (n, item) in items.enumerated() { rules.append(try Self.rule(n, item)) }
         case let other?:
-            throw FlagEndpointError(.parseError, "rules is a \(other.typeName), expected a list")
+            throw FlagEndpointError(.parseError, "rules is \(other.typeNameWithArticle), expected a list")
         }
         self.rules = rules
     }
@@ -90,7 +90,7 @@ public struct ServerDocument: Sendable, Equatable {
         case .object(let when)?:
             for (attribute, accepted) in when { conditions[attribute] = accepted.listValue ?? [accepted] }
         case let other?:
-            throw FlagEndpointError(.parseError, "rule \(name): when is a \(other.typeName), expected an object")
+            throw FlagEndpointError(.parseError, "rule \(name): when is \(other.typeNameWithArticle), expected an object")
         }
         guard case .object? = o["flags"] else { throw FlagEndpointError(.parseError, "rule \(name) has no flags object") }
         // Reuse the document reader for the rule's flags.

@@ -113,19 +113,60 @@ struct FallbackClientTests {
         }
     }
 
-    @Test func unusableBundledDefaultsAreAnErrorEvent() async throws {
+    @Test func bundledDefaultsFromAFlagDocument() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let defaults = dir.url("flags.json")
+            // The file flagctl serves and lints: its "flags" object is the defaults, full forms included.
+            try Data(##"""
+                {"meta_config_version": "2025-08-04", "flags": {
+                  "plan_themeColor": {"value": "#222222", "variant": "grey"},
+                  "plan_data_limit": 100,
+                  "beta": {"errorCode": "FLAG_NOT_FOUND"}}}
+                """##.utf8).write(to: defaults)
+            let client = FallbackClient(fileURL: dir.url("f"), context: personal, bundledDefaults: .jsonFile(defaults))
+            #expect(client.value(.themeColor) == "#222222")
+            #expect(client.details(.themeColor).source == .bundledDefaults)
+            #expect(client.details(.themeColor).variant == "grey")
+            #expect(client.int("plan_data_limit", default: 0) == 100)
+            // A flag with no value is no default: the code default, no error.
+            #expect(client.bool("beta", default: true) == true)
+            #expect(!client.recentEvents.contains { $0.kind == .error })
+            // A flat map may use the full form too.
+            try Data(##"{"plan_themeColor": {"value": "#333333"}, "flags": 3}"##.utf8).write(to: defaults)
+            let flat = FallbackClient(fileURL: dir.url("f"), bundledDefaults: .jsonFile(defaults))
+            #expect(flat.value(.themeColor) == "#333333")
+            #expect(flat.int("flags", default: 0) == 3)
+        }
+    }
+
+    @Test(arguments: [
+        ("[1,2", "bundled defaults defaults.json: JSON unexpected end of input at line 1, column 5 (byte 4)"),
+        ("[1,2]", "bundled defaults defaults.json: is a JSON list, expected a flag document or an object of flag names to values"),
+        ("{}", "bundled defaults defaults.json: holds no flag values"),
+        (#"{"flags": {}}"#, "bundled defaults defaults.json: holds no flag values"),
+        (#"{"flags": {"a": {"value": 1, "colour": 2}}}"#,
+         #"bundled defaults defaults.json: flag "a" has unknown member "colour" (wrap object values as {"value": …})"#),
+        (#"{"meta_ttl_seconds": -1, "flags": {"a": 1}}"#, "bundled defaults defaults.json: meta_ttl_seconds is negative"),
+        (#"{"a": {"value": 1, "reason": 7}}"#, #"bundled defaults defaults.json: flag "a" reason is an int, expected a string"#),
+    ])
+    func unusableBundledDefaultsAreAnErrorEvent(contents: String, message: String) async throws {
         try await blocking {
             let dir = TempDir()
             let bad = dir.url("defaults.json")
-            try Data("[1,2".utf8).write(to: bad)
+            try Data(contents.utf8).write(to: bad)
             let client = FallbackClient(fileURL: dir.url("f"), bundledDefaults: .jsonFile(bad))
             #expect(client.value(.themeColor) == "#000000")
-            #expect(client.recentEvents.contains { $0.kind == .error && $0.errorCode == .parseError })
+            #expect(client.recentEvents.contains(.error(.parseError, message: message)), "\(client.recentEvents)")
+        }
+    }
+
+    @Test func missingBundledDefaultsAreAnErrorEvent() async throws {
+        try await blocking {
+            let dir = TempDir()
             let missing = FallbackClient(fileURL: dir.url("f"), bundledDefaults: .jsonFile(dir.url("absent.json")))
-            #expect(missing.recentEvents.contains { $0.kind == .error })
-            try Data("[1,2]".utf8).write(to: bad)
-            let notObject = FallbackClient(fileURL: dir.url("f"), bundledDefaults: .jsonFile(bad))
-            #expect(notObject.recentEvents.contains(.error(.parseError, message: "bundled defaults file is not a JSON object")))
+            let error = missing.recentEvents.first { $0.kind == .error }
+            #expect(error?.message?.hasPrefix("bundled defaults absent.json: cannot be read:") == true)
         }
     }
 }

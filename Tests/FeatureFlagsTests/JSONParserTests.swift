@@ -108,8 +108,20 @@ struct JSONParserTests {
             _ = try FlagJSON.parse("[1, x]")
         } catch {
             #expect(error.offset == 4)
-            #expect(error.description == "JSON unexpected byte 0x78 at byte 4")
+            #expect(error.description == "JSON unexpected byte 0x78 at line 1, column 5 (byte 4)")
         }
+        // Lines count from 1; columns count characters, so a multi-byte letter is one column.
+        do {
+            _ = try FlagJSON.parse("{\n  \"é\": 1,\n  \"b\": tru\n}")
+            Issue.record("parsed")
+        } catch {
+            #expect(error.line == 3)
+            #expect(error.column == 11)  // the line break after "tru"
+            #expect(error.description.hasPrefix("JSON unexpected byte 0xa at line 3, column 11"))
+        }
+        // An error made without its input says only the byte.
+        #expect(FlagJSONError(.empty, at: 0).description == "JSON empty input at byte 0")
+        #expect(FlagJSONError(.empty, at: 0).line == nil)
     }
 
     @Test func parsesFromDataAndNonContiguousSequences() throws {

@@ -11,7 +11,7 @@ package enum EndpointSupport {
             throw FlagEndpointError(.parseError, "\(service): \(error.description)")
         }
         guard case .object(let members) = value else {
-            throw FlagEndpointError(.parseError, "\(service): the answer is a \(value.typeName), expected an object")
+            throw FlagEndpointError(.parseError, "\(service): the answer is \(value.typeNameWithArticle), expected an object")
         }
         return members
     }
@@ -21,7 +21,7 @@ package enum EndpointSupport {
         switch members[name] {
         case nil, .null?: return nil
         case .string(let s)?: return s
-        case let other?: throw FlagEndpointError(.parseError, "\(path).\(name) is a \(other.typeName), expected a string")
+        case let other?: throw FlagEndpointError(.parseError, "\(path).\(name) is \(other.typeNameWithArticle), expected a string")
         }
     }
 

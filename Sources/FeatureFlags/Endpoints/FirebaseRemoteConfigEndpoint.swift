@@ -83,7 +83,7 @@ public struct FirebaseRemoteConfigEndpoint: FlagEndpoint {
         case ("UPDATE", .object(let entries)?), (nil, .object(let entries)?):
             for (key, value) in entries {
                 guard case .string = value else {
-                    throw FlagEndpointError(.parseError, "Firebase Remote Config: entry \"\(key)\" is a \(value.typeName), expected text")
+                    throw FlagEndpointError(.parseError, "Firebase Remote Config: entry \"\(key)\" is \(value.typeNameWithArticle), expected text")
                 }
                 flags[key] = FlagEntry(value: value, reason: .targetingMatch)
             }

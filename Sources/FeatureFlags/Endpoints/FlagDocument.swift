@@ -39,7 +39,7 @@ public struct FlagDocument: Sendable, Equatable {
         switch top["meta_config_version"] {
         case nil, .null?: version = nil
         case .string(let s)?: version = s
-        case let other?: throw Self.parseError("meta_config_version is a \(other.typeName), expected a string")
+        case let other?: throw Self.parseError("meta_config_version is \(other.typeNameWithArticle), expected a string")
         }
         switch top["meta_ttl_seconds"] {
         case nil, .null?: ttl = nil
@@ -47,13 +47,19 @@ public struct FlagDocument: Sendable, Equatable {
             let seconds = number.doubleValue ?? 0
             guard seconds >= 0, seconds.isFinite else { throw Self.parseError("meta_ttl_seconds is negative") }
             ttl = seconds
-        case let other?: throw Self.parseError("meta_ttl_seconds is a \(other.typeName), expected a number")
+        case let other?: throw Self.parseError("meta_ttl_seconds is \(other.typeNameWithArticle), expected a number")
         }
         guard case .object(let members)? = top["flags"] else { throw Self.parseError("no \"flags\" object") }
+        self.flags = try Self.flags(members)
+    }
+
+    /// The flags of a `flags` object (or of a flat map of names to flags), each its bare value
+    /// or the full form.
+    static func flags(_ members: [String: FlagValue]) throws(FlagEndpointError) -> [String: FlagEntry] {
         var flags: [String: FlagEntry] = [:]
         flags.reserveCapacity(members.count)
-        for (name, raw) in members { flags[name] = try Self.entry(name, raw) }
-        self.flags = flags
+        for (name, raw) in members { flags[name] = try entry(name, raw) }
+        return flags
     }
 
     /// Reads a document from JSON bytes.
@@ -80,14 +86,14 @@ public struct FlagDocument: Sendable, Equatable {
             switch o[member] {
             case nil, .null?: return nil
             case .string(let s)?: return s
-            case let other?: throw parseError("flag \"\(name)\" \(member) is a \(other.typeName), expected a string")
+            case let other?: throw parseError("flag \"\(name)\" \(member) is \(other.typeNameWithArticle), expected a string")
             }
         }
         let metadata: [String: FlagValue]
         switch o["metadata"] {
         case nil, .null?: metadata = [:]
         case .object(let m)?: metadata = m
-        case let other?: throw parseError("flag \"\(name)\" metadata is a \(other.typeName), expected an object")
+        case let other?: throw parseError("flag \"\(name)\" metadata is \(other.typeNameWithArticle), expected an object")
         }
         return FlagEntry(
             value: o["value"], variant: try string("variant"), reason: try string("reason").map(FlagReason.init(rawValue:)),

@@ -76,7 +76,7 @@ public struct LaunchDarklyEndpoint: FlagEndpoint {
         flags.reserveCapacity(top.count)
         for (key, item) in top {
             guard case .object(let o) = item else {
-                throw FlagEndpointError(.parseError, "LaunchDarkly: flag \"\(key)\" is a \(item.typeName), expected an object")
+                throw FlagEndpointError(.parseError, "LaunchDarkly: flag \"\(key)\" is \(item.typeNameWithArticle), expected an object")
             }
             var metadata: [String: FlagValue] = [:]
             for name in ["version", "flagVersion", "trackEvents", "trackReason", "debugEventsUntilDate"] where o[name] != nil {

@@ -48,7 +48,7 @@ public struct OFREPEndpoint: FlagEndpoint {
         flags.reserveCapacity(items.count)
         for (n, item) in items.enumerated() {
             guard case .object(let o) = item else {
-                throw FlagEndpointError(.parseError, "OFREP: flags[\(n)] is a \(item.typeName), expected an object")
+                throw FlagEndpointError(.parseError, "OFREP: flags[\(n)] is \(item.typeNameWithArticle), expected an object")
             }
             let path = "OFREP flags[\(n)]"
             guard let key = try EndpointSupport.string(o, "key", at: path) else {
@@ -59,7 +59,7 @@ public struct OFREPEndpoint: FlagEndpoint {
             switch o["metadata"] {
             case nil, .null?: break
             case .object(let m)?: metadata = m
-            case let other?: throw FlagEndpointError(.parseError, "\(path).metadata is a \(other.typeName), expected an object")
+            case let other?: throw FlagEndpointError(.parseError, "\(path).metadata is \(other.typeNameWithArticle), expected an object")
             }
             if let code = try EndpointSupport.string(o, "errorCode", at: path) {
                 if let details = try EndpointSupport.string(o, "errorDetails", at: path) { metadata["errorDetails"] = .string(details) }

@@ -18,9 +18,18 @@ public struct BundledDefaults: Sendable {
         BundledDefaults(storage: .values(values))
     }
 
-    /// Defaults from a JSON file holding one object of flag names to values, e.g.
-    /// `{"new_checkout": false, "plan_themeColor": "#3498DB"}`. Read when a client is created;
-    /// a missing or invalid file yields no defaults and an error event.
+    /// Defaults from a JSON file in either of two forms:
+    ///
+    /// - a **flag document** (`Docs/FlagDocument.md`), recognised by its `flags` object — the
+    ///   file `flagctl serve` serves and `flagctl lint` checks, so one file can be both:
+    ///   `{"meta_config_version": "2025-08-04", "flags": {"new_checkout": false}}`;
+    /// - a **flat map** of flag names to values: `{"new_checkout": false, "plan_themeColor": "#3498DB"}`.
+    ///
+    /// In both, a flag is its bare value or the document's full form (`{"value": …}`). The file
+    /// is read when a client is created. A file that is neither — missing, not JSON, not an
+    /// object, a `flags` member that is not a valid flag object, or no flags at all — yields no
+    /// defaults and a `PARSE_ERROR` error event naming the file and the problem (with line and
+    /// column for JSON errors): bundled defaults never vanish silently.
     public static func jsonFile(_ url: URL) -> BundledDefaults {
         BundledDefaults(storage: .file(url))
     }
@@ -31,16 +40,44 @@ public struct BundledDefaults: Sendable {
         case .values(let values):
             return .success(values.mapValues { FlagEntry(value: $0) })
         case .file(let url):
-            do {
-                let bytes = try FileIO.read(url.fileSystemPath)
-                guard case .object(let members) = try FlagJSON.parse(bytes) else {
-                    return .failure(BundledDefaultsError(message: "bundled defaults file is not a JSON object"))
-                }
-                return .success(members.mapValues { FlagEntry(value: $0) })
-            } catch {
-                return .failure(BundledDefaultsError(message: "bundled defaults file unusable: \(error)"))
-            }
+            return Self.read(url).mapError { BundledDefaultsError(message: "bundled defaults \(url.lastPathComponent): \($0.message)") }
         }
+    }
+
+    private static func read(_ url: URL) -> Result<[String: FlagEntry], BundledDefaultsError> {
+        let bytes: [UInt8]
+        let top: FlagValue
+        do {
+            bytes = try FileIO.read(url.fileSystemPath)
+        } catch {
+            return .failure(BundledDefaultsError(message: "cannot be read: \(error)"))
+        }
+        do {
+            top = try FlagJSON.parse(bytes)
+        } catch {
+            return .failure(BundledDefaultsError(message: error.description))
+        }
+        guard case .object(let members) = top else {
+            return .failure(BundledDefaultsError(
+                message: "is a JSON \(top.typeName), expected a flag document or an object of flag names to values"))
+        }
+        let entries: [String: FlagEntry]
+        do {
+            if case .object? = members["flags"] {
+                entries = try FlagDocument(parsing: top).flags  // a flag document
+            } else {
+                entries = try FlagDocument.flags(members)  // a flat map
+            }
+        } catch {
+            return .failure(BundledDefaultsError(message: error.message))
+        }
+        // What a default is: the value (and its variant and metadata); a service's reason or
+        // error code does not apply to a value the app shipped with.
+        let defaults = entries.compactMapValues { entry in
+            entry.value.map { FlagEntry(value: $0, variant: entry.variant, metadata: entry.metadata) }
+        }
+        guard !defaults.isEmpty else { return .failure(BundledDefaultsError(message: "holds no flag values")) }
+        return .success(defaults)
     }
 }
 

@@ -7,7 +7,7 @@ public enum FlagJSON {
     public static let defaultMaxDepth = 64
 
     /// Parses one JSON document.
-    /// - Throws: ``FlagJSONError`` with the byte offset of the first problem.
+    /// - Throws: ``FlagJSONError`` with the byte offset, line and column of the first problem.
     public static func parse(_ bytes: some Sequence<UInt8>, maxDepth: Int = defaultMaxDepth) throws(FlagJSONError) -> FlagValue {
         let result: Result<FlagValue, FlagJSONError>? = bytes.withContiguousStorageIfAvailable { buffer in
             parseBuffer(buffer, maxDepth: maxDepth)
@@ -35,7 +35,7 @@ public enum FlagJSON {
         do throws(FlagJSONError) {
             return .success(try parser.parseDocument())
         } catch {
-            return .failure(error)
+            return .failure(error.located(in: buffer))
         }
     }
 

@@ -28,11 +28,38 @@ public struct FlagJSONError: Error, Equatable, Sendable, CustomStringConvertible
     public let kind: Kind
     /// Byte offset in the input where it was noticed.
     public let offset: Int
+    /// The line (from 1) of ``offset``, when the error was made with its input at hand
+    /// (every error ``FlagJSON/parse(_:maxDepth:)-(some Sequence<UInt8>,_)`` throws is).
+    public private(set) var line: Int?
+    /// The column (from 1, in characters) of ``offset`` on its line, with ``line``.
+    public private(set) var column: Int?
 
     /// Creates an error of `kind` at byte `offset`.
     public init(_ kind: Kind, at offset: Int) {
         self.kind = kind
         self.offset = offset
+    }
+
+    /// This error with the line and column of its offset in `bytes`, the input it was found in.
+    func located(in bytes: UnsafeBufferPointer<UInt8>) -> FlagJSONError {
+        var line = 1
+        var column = 1
+        let end = min(offset, bytes.count)
+        var index = 0
+        while index < end {
+            let byte = bytes[index]
+            if byte == 0x0A {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1  // one per character: UTF-8 continuation bytes do not count
+            }
+            index += 1
+        }
+        var located = self
+        located.line = line
+        located.column = column
+        return located
     }
 
     /// One line for logs and events.
@@ -50,6 +77,7 @@ public struct FlagJSONError: Error, Equatable, Sendable, CustomStringConvertible
         case .trailingData: what = "data after the JSON value"
         case .empty: what = "empty input"
         }
-        return "JSON \(what) at byte \(offset)"
+        guard let line, let column else { return "JSON \(what) at byte \(offset)" }
+        return "JSON \(what) at line \(line), column \(column) (byte \(offset))"
     }
 }

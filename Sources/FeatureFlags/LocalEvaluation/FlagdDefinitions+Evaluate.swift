@@ -46,7 +46,7 @@ extension FlagdDefinitions {
         case .string(let name): chosen = name
         case .bool(let b): chosen = b ? "true" : "false"
         default:
-            return Self.failure(.general, "the targeting gave a \(result.typeName), not a variant name", metadata: flag.metadata)
+            return Self.failure(.general, "the targeting gave \(result.typeNameWithArticle), not a variant name", metadata: flag.metadata)
         }
         return Self.resolved(chosen, variants: variants, reason: .targetingMatch, metadata: flag.metadata)
     }

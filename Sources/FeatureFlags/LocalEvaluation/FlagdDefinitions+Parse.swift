@@ -28,7 +28,7 @@ extension FlagdDefinitions {
     /// Parses and compiles a document already read as a ``FlagValue``.
     public static func parse(json: FlagValue, bucketing: FractionalBucketing = .highPrecision) throws(FlagdDocumentError) -> FlagdDefinitions {
         guard case .object(let top) = json else {
-            throw FlagdDocumentError([FlagdProblem(path: "$", message: "the document is a \(json.typeName), expected an object")])
+            throw FlagdDocumentError([FlagdProblem(path: "$", message: "the document is \(json.typeNameWithArticle), expected an object")])
         }
         var problems: [FlagdProblem] = []
         var setMetadata: [String: FlagValue] = [:]
@@ -39,7 +39,7 @@ extension FlagdDefinitions {
         switch top["$evaluators"] {
         case nil, .null?: break
         case .object(let members)?: evaluators = members
-        case let other?: problems.append(FlagdProblem(path: "$evaluators", message: "is a \(other.typeName), expected an object"))
+        case let other?: problems.append(FlagdProblem(path: "$evaluators", message: "is \(other.typeNameWithArticle), expected an object"))
         }
         // Each evaluator is checked once on its own, so a broken one is reported even if unused.
         for name in evaluators.keys.sorted() {
@@ -72,7 +72,7 @@ extension FlagdDefinitions {
         case nil:
             throw FlagdDocumentError(problems + [FlagdProblem(path: "flags", message: "is required")])
         case let other?:
-            throw FlagdDocumentError(problems + [FlagdProblem(path: "flags", message: "is a \(other.typeName), expected an object (or a list of flags)")])
+            throw FlagdDocumentError(problems + [FlagdProblem(path: "flags", message: "is \(other.typeNameWithArticle), expected an object (or a list of flags)")])
         }
         var flags: [String: Flag] = [:]
         flags.reserveCapacity(listed.count)
@@ -89,14 +89,14 @@ extension FlagdDefinitions {
     /// Metadata: an object of strings, numbers and Booleans (other members are reported and dropped).
     private static func metadata(_ raw: FlagValue, at path: String, problems: inout [FlagdProblem]) -> [String: FlagValue] {
         guard case .object(let members) = raw else {
-            problems.append(FlagdProblem(path: path, message: "is a \(raw.typeName), expected an object"))
+            problems.append(FlagdProblem(path: path, message: "is \(raw.typeNameWithArticle), expected an object"))
             return [:]
         }
         var kept: [String: FlagValue] = [:]
         for key in members.keys.sorted() {
             switch members[key]! {
             case .string, .int, .double, .bool: kept[key] = members[key]
-            case let other: problems.append(FlagdProblem(path: "\(path).\(key)", message: "is a \(other.typeName); metadata values are strings, numbers or Booleans"))
+            case let other: problems.append(FlagdProblem(path: "\(path).\(key)", message: "is \(other.typeNameWithArticle); metadata values are strings, numbers or Booleans"))
             }
         }
         return kept
@@ -112,7 +112,7 @@ extension FlagdDefinitions {
             Flag(outcome: .invalid(reason), metadata: metadata, constant: failure(.parseError, reason, metadata: metadata))
         }
         guard case .object(let members) = json else {
-            problems.append(FlagdProblem(path: path, message: "is a \(json.typeName), expected a flag object"))
+            problems.append(FlagdProblem(path: path, message: "is \(json.typeNameWithArticle), expected a flag object"))
             return invalid("the flag is not an object")
         }
         var merged = setMetadata
@@ -139,7 +139,7 @@ extension FlagdDefinitions {
                 case .int, .double: kinds.insert("number")
                 case .object: kinds.insert("object")
                 case .list, .null:
-                    problems.append(FlagdProblem(path: "\(path).variants.\(name)", message: "is a \(value.typeName); a variant is a Boolean, string, number or object"))
+                    problems.append(FlagdProblem(path: "\(path).variants.\(name)", message: "is \(value.typeNameWithArticle); a variant is a Boolean, string, number or object"))
                 }
                 if name.isEmpty { problems.append(FlagdProblem(path: "\(path).variants", message: "a variant name is at least one character")) }
             }
@@ -147,7 +147,7 @@ extension FlagdDefinitions {
                 problems.append(FlagdProblem(path: "\(path).variants", message: "mixes \(kinds.sorted().joined(separator: " and ")) values; every variant of a flag has one type"))
             }
         case nil: problems.append(FlagdProblem(path: "\(path).variants", message: "is required"))
-        case let other?: problems.append(FlagdProblem(path: "\(path).variants", message: "is a \(other.typeName), expected an object"))
+        case let other?: problems.append(FlagdProblem(path: "\(path).variants", message: "is \(other.typeNameWithArticle), expected an object"))
         }
         var defaultVariant: String?
         switch members["defaultVariant"] {
@@ -157,7 +157,7 @@ extension FlagdDefinitions {
                 problems.append(FlagdProblem(path: "\(path).defaultVariant", message: "names \"\(name)\", which is not one of the variants"))
             }
             defaultVariant = name
-        case let other?: problems.append(FlagdProblem(path: "\(path).defaultVariant", message: "is a \(other.typeName), expected a variant name or null"))
+        case let other?: problems.append(FlagdProblem(path: "\(path).defaultVariant", message: "is \(other.typeNameWithArticle), expected a variant name or null"))
         }
         var targeting: LogicRule?
         switch members["targeting"] {
@@ -170,7 +170,7 @@ extension FlagdDefinitions {
             } catch {
                 problems.append(FlagdProblem(path: error.path, message: error.message))
             }
-        case let other?: problems.append(FlagdProblem(path: "\(path).targeting", message: "is a \(other.typeName), expected a JsonLogic object"))
+        case let other?: problems.append(FlagdProblem(path: "\(path).targeting", message: "is \(other.typeNameWithArticle), expected a JsonLogic object"))
         }
         if problems.count > before, let first = problems[before...].first(where: { !$0.path.hasSuffix(".metadata") && !$0.path.contains(".metadata.") }) {
             return invalid(first.description, metadata: merged)

@@ -53,6 +53,13 @@ extension FlagValue {
         case .null: return "null"
         }
     }
+
+    /// ``typeName`` with its article, for messages: "an int", "a list".
+    package var typeNameWithArticle: String {
+        if case .int = self { return "an int" }
+        if case .object = self { return "an object" }
+        return "a " + typeName
+    }
 }
 
 // Deliberately not ExpressibleByNilLiteral: `nil` must stay unambiguous for `FlagValue?`.

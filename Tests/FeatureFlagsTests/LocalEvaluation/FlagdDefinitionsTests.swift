@@ -30,7 +30,7 @@ struct FlagdDefinitionsTests {
         do {
             _ = try parse(#"{"flags": 1}"#)
         } catch {
-            #expect((error as? FlagdDocumentError)?.description == "flags: is a int, expected an object (or a list of flags)")
+            #expect((error as? FlagdDocumentError)?.description == "flags: is an int, expected an object (or a list of flags)")
         }
     }
 

@@ -167,7 +167,7 @@ struct LocalEvaluationProviderTests {
             return
         }
         #expect(error.code == FlagErrorCode.parseError)
-        #expect(error.message.hasPrefix("flagd: flags: is a int"))
+        #expect(error.message.hasPrefix("flagd: flags: is an int"))
         provider.identify(venue("venue-9"))
         #expect(provider.value(kiosk) == true)
         #expect(provider.details(kiosk).snapshotVersion == "rules-1")
