@@ -42,10 +42,13 @@ enum DemoCommand {
         }
         """#
 
-    /// One line of the timeline.
+    /// One step of the script and what the app served after it.
     struct Step {
         let number: Int
+        /// What happens, in plain words.
         let title: String
+        /// What the step shows about the library, in plain words.
+        let explains: String
         let theme: String
         let name: String
         let limit: Int
@@ -57,61 +60,100 @@ enum DemoCommand {
         let version: String?
         let status: ProviderStatus
         let milliseconds: Int
+        /// What was measured or found, e.g. the rejected payload's violation.
         let note: String
 
+        /// Everything the text shows, as one JSON object (`"kind": "step"`).
         var json: [String: FlagValue] {
             var members: [String: FlagValue] = [
-                "step": .int(number), "title": .string(title), "plan_themeColor": .string(theme),
-                "plan_displayName": .string(name), "plan_data_limit": .int(limit),
+                "kind": "step", "step": .int(number), "title": .string(title), "explains": .string(explains),
+                "plan_themeColor": .string(theme), "plan_displayName": .string(name), "plan_data_limit": .int(limit),
                 "plan_feature_list": .list(features.map(FlagValue.string)), "new_checkout": .bool(newCheckout),
                 "limited_mode": .bool(limited), "source": .string(source.rawValue), "reason": .string(reason.rawValue),
-                "status": .string(status.rawValue), "ms": .int(milliseconds),
-                "note": .string(note),
+                "status": .string(status.rawValue), "ms": .int(milliseconds), "note": .string(note),
             ]
-            members["version"] = version.map(FlagValue.string)
+            members["version"] = version.map(FlagValue.string) ?? .null
             return members
         }
 
-        var cells: [String] {
-            [
-                "\(number)", title, theme, name, "\(limit)", "\(features.count)", newCheckout ? "on" : "off",
-                limited ? "LIMITED" : "-", source.rawValue, reason.rawValue, version ?? "-", status.rawValue, "\(milliseconds)",
-                note,
-            ]
+        /// The step as text lines at most `width` columns wide: the title with its time, then,
+        /// indented, what it shows, the values served, where they came from, and the finding.
+        func lines(width: Int) -> [String] {
+            let number = (self.number < 10 ? " " : "") + "\(self.number)  "
+            let time = "\(milliseconds) ms"
+            let titleWidth = max(1, width - number.count - time.count - 1)
+            let title = FlagText.clip(self.title, to: titleWidth)
+            let gap = String(repeating: " ", count: max(1, width - number.count - title.count - time.count))
+            var lines = [number + title + gap + time]
+            let indent = "    "
+            let values = [
+                limited ? "LIMITED MODE" : nil, name, theme, "limit \(limit)",
+                features.count == 1 ? "1 feature" : "\(features.count) features", newCheckout ? "new checkout" : nil,
+            ].compactMap { $0 }.joined(separator: " · ")
+            let origin = [source.rawValue, reason.rawValue, version ?? "no version", status.rawValue].joined(separator: " · ")
+            lines += FlagText.wrap(explains, width: width - indent.count).map { indent + $0 }
+            for (label, text) in [("serves", values), ("from", origin), ("found", note)] where !text.isEmpty {
+                let wrapped = FlagText.wrap(text, width: width - indent.count - 8)
+                for (i, line) in wrapped.enumerated() {
+                    lines.append(indent + (i == 0 ? label.padding(toLength: 8, withPad: " ", startingAt: 0) : "        ") + line)
+                }
+            }
+            return lines
         }
     }
+
+    /// The widest line the text output prints: it reads in an 80-column terminal.
+    static let textWidth = 80
 
     static func run(_ arguments: ParsedArguments, console: Console) async throws -> Int32 {
         let json = arguments.has("json")
         let given = arguments.value("state").map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
-        let directory = given ?? Formatting.temporaryDirectory("flagctl-demo")
-        defer { if given == nil { try? FileManager.default.removeItem(at: directory) } }
-        var emitted = 0
+        let directory = given ?? TemporaryDirectories.make("flagctl-demo")
+        defer { if given == nil { TemporaryDirectories.remove(directory) } }
         let budget = try arguments.fetchBudget()
-        let steps = try await play(in: directory, budget: budget) { step in
-            emitted += 1
-            if json {
-                console.out(Formatting.json(step.json))
-            } else {
-                if emitted == 1 { console.out(Formatting.row(header, widths: widths)) }
-                console.out(Formatting.row(step.cells, widths: widths))
+        let kept = given.map { $0.appendingPathComponent("flags.lkg").path }
+        let steps: [Step]
+        do {
+            steps = try await play(in: directory, budget: budget) { step in
+                if json {
+                    console.out(Formatting.json(step.json))
+                } else {
+                    console.out("")
+                    for line in step.lines(width: textWidth) { console.out(line) }
+                }
+                // Nobody reads any more (`flagctl demo | head`): stop playing, clean up.
+                if console.isOutputClosed { throw OutputClosed() }
+            } intro: { server in
+                if json {
+                    console.out(Formatting.json([
+                        "kind": "start", "version": .string(FlagCtl.version), "server": .string(server.absoluteString),
+                        "state": kept.map(FlagValue.string) ?? .null,
+                    ]))
+                } else {
+                    console.out("FeatureFlags demo: a FeatureFlagProvider against a loopback flag server")
+                    console.out("at \(server.absoluteString), step by step.")
+                }
             }
-        } intro: { line in
-            if !json { console.out(line) }
+        } catch is OutputClosed {
+            return Console.closedOutputExit
         }
-        if !json {
-            let where_ = given == nil ? "a temporary directory, removed now (--state DIR keeps it)" : directory.appendingPathComponent("flags.lkg").path
-            console.out("\(steps.count) steps · fallback file in \(where_)")
+        if json {
+            console.out(Formatting.json(["kind": "end", "steps": .int(steps.count), "state": kept.map(FlagValue.string) ?? .null]))
+        } else {
+            console.out("")
+            console.out("\(steps.count) steps.")
+            // A path is printed whole, never wrapped: it is for copying.
+            console.out("Fallback file: " + (kept ?? "a temporary directory, removed now; --state DIR keeps it."))
         }
         return 0
     }
 
-    static let header = ["#", "STEP", "THEME", "NAME", "LIMIT", "FEATURES", "NEW_CHECKOUT", "MODE", "SOURCE", "REASON", "VERSION", "STATUS", "MS", "NOTE"]
-    static let widths = [2, 38, 7, 17, 5, 8, 12, 7, 11, 15, 20, 9, 4]
+    /// Thrown out of the script when nobody reads the output any more.
+    struct OutputClosed: Error {}
 
     /// Plays the script; reports each step as it completes.
     static func play(
-        in directory: URL, budget: Duration = .seconds(2), report: (Step) -> Void, intro: (String) -> Void
+        in directory: URL, budget: Duration = .seconds(2), report: (Step) throws -> Void, intro: (URL) -> Void
     ) async throws -> [Step] {
         var document = ServerDocument.seedExample
         var server = try FlagServer(document: document)
@@ -128,7 +170,7 @@ enum DemoCommand {
             schema: .seedExample, merge: .seedPlans, eventHandler: { event in log.append(event) })
         let provider = FeatureFlagProvider(
             context: anonymous, fetcher: fetcher, store: store, configuration: configuration, reachability: AlwaysReachable())
-        intro("FeatureFlags demo — a FeatureFlagProvider on a loopback FlagServer at \(server.baseURL.absoluteString)")
+        intro(server.baseURL)
         let loop = Task { await provider.run() }
         defer {
             provider.shutdown()
@@ -136,33 +178,45 @@ enum DemoCommand {
         }
 
         var steps: [Step] = []
-        func record(_ title: String, since start: ContinuousClock.Instant, note: String = "", client: FeatureFlagProvider? = nil) {
+        func record(
+            _ title: String, explains: String, since start: ContinuousClock.Instant, note: String = "",
+            client: FeatureFlagProvider? = nil
+        ) throws {
             let provider = client ?? provider
             let d = provider.details(themeColor)
             let step = Step(
-                number: steps.count + 1, title: title, theme: d.value, name: provider.value(displayName),
+                number: steps.count + 1, title: title, explains: explains, theme: d.value, name: provider.value(displayName),
                 limit: provider.value(dataLimit), features: provider.value(features), newCheckout: provider.value(newCheckout),
                 limited: provider.isKillSwitchActive, source: d.source, reason: d.reason, version: d.snapshotVersion,
                 status: provider.status,
                 milliseconds: Int((ContinuousClock.now - start).milliseconds),
                 note: note)
             steps.append(step)
-            report(step)
+            try report(step)
         }
 
         var start = ContinuousClock.now
         _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
-        record("launch (anonymous, venue-7)", since: start, note: "fallback first, then the server's defaults")
+        try record(
+            "The app launches, signed out, at venue-7",
+            explains: "It serves at once from its fallback file, then fetches the server's defaults.",
+            since: start, note: "fallback first, then the server's defaults")
 
         start = ContinuousClock.now
         provider.identify(personal)
         _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
-        record("log in: AuraLink Personal", since: start, note: "identify → one fetch")
+        try record(
+            "The user logs in: AuraLink Personal plan",
+            explains: "Identifying the user costs one fetch and brings that user's plan.",
+            since: start, note: "identify → one fetch")
 
         start = ContinuousClock.now
         provider.identify(business)
         _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
-        record("switch to AuraLink Business", since: start, note: "features expanded (+team)")
+        try record(
+            "The user switches to the AuraLink Business plan",
+            explains: "A new context brings its own values: the Business theme and more features.",
+            since: start, note: "features expanded (+team)")
 
         /// `document` with the Business plan's theme colour set to `colour`.
         func businessTheme(_ colour: String, in document: ServerDocument) -> ServerDocument {
@@ -196,12 +250,18 @@ enum DemoCommand {
         start = ContinuousClock.now
         document = businessTheme("#1ABC9C", in: document)
         _ = await publish(&document, version: "2025-08-04T11:00:00Z")
-        record("server publishes a new plan_themeColor", since: start, note: "pushed by the change stream")
+        try record(
+            "The server publishes a new theme colour",
+            explains: "The change stream pushes it to the running app: no poll, no restart.",
+            since: start, note: "pushed by the change stream")
 
         start = ContinuousClock.now
         var broken = businessTheme("#1ABC9G", in: document)
         let rejected = await publish(&broken, version: "2025-08-04T11:30:00Z")
-        record("server publishes a bad hex colour", since: start, note: EvalCommand.describe(rejected))
+        try record(
+            "The server publishes a broken colour, #1ABC9G",
+            explains: "The schema rejects the whole payload; the app keeps its last good values.",
+            since: start, note: EvalCommand.describe(rejected))
 
         start = ContinuousClock.now
         document.base.flags["kill_switch"] = FlagEntry(value: true)
@@ -213,20 +273,28 @@ enum DemoCommand {
         while !provider.isKillSwitchActive, ContinuousClock.now < killDeadline { try? await Task.sleep(for: .milliseconds(1)) }
         let killMilliseconds = Int((ContinuousClock.now - start).milliseconds)
         _ = await log.fetchAfter(.changeNotified, since: killMark, within: budget + .seconds(3))
-        record(
-            "kill_switch on", since: start,
+        try record(
+            "The operator turns the kill switch on",
+            explains: "Every flag falls to its safe default at once: the app runs in limited mode.",
+            since: start,
             note: provider.isKillSwitchActive
                 ? "by stream: flip → safe default read in \(killMilliseconds) ms" : "no stream event came; not killed yet")
 
         start = ContinuousClock.now
         document.base.flags["kill_switch"] = FlagEntry(value: false)
         _ = await publish(&document, version: "2025-08-04T12:05:00Z")
-        record("kill_switch off", since: start, note: "values back")
+        try record(
+            "The operator turns the kill switch off",
+            explains: "The served values come back.",
+            since: start, note: "values back")
 
         start = ContinuousClock.now
         server.stop()
         let outage = await provider.refresh()
-        record("the server goes away", since: start, note: EvalCommand.describe(outage))
+        try record(
+            "The flag server goes away",
+            explains: "Offline, the app keeps serving its last good values and says why.",
+            since: start, note: EvalCommand.describe(outage))
 
         start = ContinuousClock.now
         let back = log.count
@@ -234,8 +302,10 @@ enum DemoCommand {
         _ = await provider.refresh()
         // The change stream reconnects on its own (with jitter) and fetches once more.
         let reopened = await log.fetchAfter(.streamOpened, since: back, within: .seconds(5)) != nil
-        record(
-            "the server returns", since: start,
+        try record(
+            "The flag server comes back",
+            explains: "The app is online again and its change stream reconnects by itself.",
+            since: start,
             note: reopened ? "online again; stream reconnected" : "online again; stream not back yet (polling)")
 
         start = ContinuousClock.now
@@ -243,12 +313,18 @@ enum DemoCommand {
         provider.identify(venue42)
         _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
         let refetches = server.requests.filter { $0.contextFingerprint == venue42.fingerprint }.count - before
-        record("venue changes to venue-42", since: start, note: "\(refetches) re-fetch; new_checkout pilot")
+        try record(
+            "The venue changes to venue-42",
+            explains: "A changed attribute costs one re-fetch; venue-42 pilots the new checkout.",
+            since: start, note: "\(refetches) re-fetch; new_checkout pilot")
 
         start = ContinuousClock.now
         provider.identify(merging: [personal, business])
         _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
-        record("load both AuraLink tiers (merged)", since: start, note: "Business theme, union of features, max limit")
+        try record(
+            "The user holds both AuraLink plans at once",
+            explains: "Two contexts merge flag by flag: the Business theme, every feature, the larger limit.",
+            since: start, note: "Business theme, union of features, max limit")
 
         // The new release crashes at launch: real `flagctl launch` processes on their own state.
         start = ContinuousClock.now
@@ -264,7 +340,11 @@ enum DemoCommand {
         } else {
             note = "not rehearsed: no flagctl executable to launch"
         }
-        record("a release crashes at launch (guard)", since: start, note: note)
+        try record(
+            "A new release crashes at launch",
+            explains: "Real processes: after two crashes the crash-loop guard starts the app in safe mode, "
+                + "on the values of its last healthy launch; the fixed values end safe mode.",
+            since: start, note: note)
 
         // Rules instead of values: fetched once, then any venue is evaluated on the device.
         start = ContinuousClock.now
@@ -278,8 +358,10 @@ enum DemoCommand {
         server.stop()
         let venue51 = business.with(EvaluationContext.Attribute.venue, "venue-51")
         local.identify(venue51)
-        record(
-            "offline: new venue-51 from flagd rules", since: start,
+        try record(
+            "Offline at venue-51, from flagd rules",
+            explains: "Rules fetched once are evaluated on the device, for a venue never fetched.",
+            since: start,
             note: fetched.isSuccess ? "rules fetched once; evaluated on the device" : "rules not fetched: \(EvalCommand.describe(fetched))",
             client: local)
         local.shutdown()

@@ -62,8 +62,8 @@ enum EvalCommand {
             }
         }
         let stateDirectory = arguments.value("state").map { URL(fileURLWithPath: ($0 as NSString).expandingTildeInPath) }
-        let directory = stateDirectory ?? Formatting.temporaryDirectory("flagctl-eval")
-        defer { if stateDirectory == nil { try? FileManager.default.removeItem(at: directory) } }
+        let directory = stateDirectory ?? TemporaryDirectories.make("flagctl-eval")
+        defer { if stateDirectory == nil { TemporaryDirectories.remove(directory) } }
 
         let store = LastKnownGoodStore(fileURL: directory.appendingPathComponent("flags.lkg"))
         let fetcher = FlagFetcher(

@@ -26,6 +26,16 @@ public enum FlagCtl {
         Run flagctl <command> --help for a command's options.
         """
 
+    /// The tool's entry point: runs the process's arguments and exits with the command's
+    /// status. SIGPIPE is ignored so that a closed output pipe ends the command quietly
+    /// (``Console/standard``); temporary directories left by any path are removed.
+    public static func main() async -> Never {
+        signal(SIGPIPE, SIG_IGN)
+        let status = await run(Array(CommandLine.arguments.dropFirst()))
+        TemporaryDirectories.removeAll()
+        exit(Console.standard.isOutputClosed ? Console.closedOutputExit : status)
+    }
+
     /// Runs `arguments` (without the program name) and returns the exit status.
     public static func run(_ arguments: [String], console: Console = .standard, signals: StopSignal = .interrupt) async -> Int32 {
         guard let command = arguments.first else {
@@ -116,6 +126,11 @@ public struct StopSignal: Sendable {
 enum Interrupts {
     private static let listeners = Locked<[@Sendable () -> Void]>([])
     private static let installed = Locked(false)
+
+    /// Tells every listener, as a signal would: the output pipe closed.
+    static func notify() {
+        for listener in listeners.withLock({ $0 }) { listener() }
+    }
 
     /// Calls `listener` at every SIGINT or SIGTERM from now on.
     static func arm(_ listener: @escaping @Sendable () -> Void) {

@@ -9,14 +9,6 @@ enum Formatting {
     /// Left-aligned columns.
     static func table(_ rows: [[String]]) -> [String] { FlagText.columns(rows) }
 
-    /// One row with fixed column widths (for output that streams, row by row).
-    static func row(_ cells: [String], widths: [Int]) -> String {
-        cells.enumerated().map { i, cell in
-            i < widths.count && i < cells.count - 1 ? cell.padding(toLength: max(widths[i], cell.count), withPad: " ", startingAt: 0) : cell
-        }.joined(separator: "  ")
-    }
-
-    /// One JSON line.
     /// `text` safe for a terminal and a log line: control characters (ESC, CR, LF, DEL, C1 …)
     /// become `\u{…}` escapes, so text from a server or a file cannot move the cursor, recolour
     /// the terminal or forge a line.
@@ -27,6 +19,7 @@ enum Formatting {
         ISO8601DateFormatter().string(from: Date())
     }
 
+    /// One JSON line, keys sorted.
     static func json(_ members: [String: FlagValue]) -> String { FlagJSON.string(.object(members), sortedKeys: true) }
 
     /// Every flag a client can explain: the snapshot's names, sorted.
@@ -76,13 +69,6 @@ enum Formatting {
             let got = URL(string: text)?.scheme.map { "a URL with scheme '\($0)'" } ?? "text that is not a URL"
             throw UsageError(message: "--\(option) needs an http(s) URL, got \(got); e.g. --\(option) http://127.0.0.1:8080/flags")
         }
-        return url
-    }
-
-    /// A fresh temporary directory.
-    static func temporaryDirectory(_ prefix: String) -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
 }

@@ -64,8 +64,8 @@ enum WatchCommand {
         let budget = try arguments.fetchBudget()
         let json = arguments.has("json")
         let journal = Journal()
-        let directory = Formatting.temporaryDirectory("flagctl-watch")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = TemporaryDirectories.make("flagctl-watch")
+        defer { TemporaryDirectories.remove(directory) }
         let waitForStop = stop.arm()
         let done = Wakeup()
 

@@ -89,69 +89,6 @@ struct FlagCtlTests {
         #expect(ArgumentParser.suggestion(for: "zzzzzz", among: ["state"]) == nil)
     }
 
-    // MARK: demo
-
-    @Test func demoPlaysTheSeedScriptStepByStep() async throws {
-        let (status, out) = await run(["demo", "--json"] + budget)
-        #expect(status == 0)
-        let steps = jsonLines(out.out)
-        #expect(steps.count == 13)
-        func field(_ n: Int, _ name: String) -> FlagValue? { steps[n - 1][name] }
-        // 1 launch: the server's defaults for an anonymous user.
-        #expect(field(1, "plan_themeColor") == "#7F8C8D" && field(1, "status") == "READY")
-        // 2 AuraLink Personal → Personal theme.
-        #expect(field(2, "plan_themeColor") == "#3498DB" && field(2, "plan_displayName") == "AuraLink Personal")
-        #expect(field(2, "source") == "network" && field(2, "reason") == "TARGETING_MATCH")
-        // 3 Business → Business theme, features expanded.
-        #expect(field(3, "plan_themeColor") == "#2C3E50")
-        #expect(field(3, "plan_feature_list")?.listValue?.contains("team") == true)
-        #expect((field(3, "plan_feature_list")?.listValue?.count ?? 0) > (field(2, "plan_feature_list")?.listValue?.count ?? 0))
-        // 4 the server changes plan_themeColor → refresh → colour updates, version bumped.
-        #expect(field(4, "plan_themeColor") == "#1ABC9C" && field(4, "version") == "2025-08-04T11:00:00Z")
-        // 5 a bad hex colour → payload rejected, the Last-Known-Good stays (seed 000 §13).
-        #expect(field(5, "plan_themeColor") == "#1ABC9C" && field(5, "version") == "2025-08-04T11:00:00Z")
-        #expect(field(5, "source") == "fallback" && field(5, "status") == "ERROR")
-        #expect(field(5, "note")?.stringValue?.contains("flags.plan_themeColor: \"#1ABC9G\" is not a hex-color") == true)
-        // 6 kill switch → safe defaults, limited mode.
-        #expect(field(6, "limited_mode") == true && field(6, "source") == "kill_switch" && field(6, "reason") == "DISABLED")
-        #expect(field(6, "plan_themeColor") == "#7F8C8D" && field(6, "plan_feature_list") == [])
-        // 7 kill switch off → values back.
-        #expect(field(7, "plan_themeColor") == "#1ABC9C" && field(7, "limited_mode") == false && field(7, "status") == "READY")
-        // 8 the server goes away → Last-Known-Good, still serving.
-        #expect(field(8, "plan_themeColor") == "#1ABC9C" && field(8, "source") == "fallback" && field(8, "status") == "ERROR")
-        // 9 back online.
-        #expect(field(9, "source") == "network" && field(9, "status") == "READY" )
-        // 10 venue change → exactly one re-fetch, the venue pilot on.
-        #expect(field(10, "new_checkout") == true)
-        #expect(field(10, "note")?.stringValue?.hasPrefix("1 re-fetch") == true)
-        // 11 both tiers merged: Business theme and name, union of features, the larger limit.
-        #expect(field(11, "plan_themeColor") == "#1ABC9C" && field(11, "plan_displayName") == "AuraLink Business")
-        #expect(field(11, "plan_data_limit") == 750 && field(11, "plan_feature_list")?.listValue?.contains("team") == true)
-        // 12 a release that crashes at launch, as real processes: two crashes, the guard's
-        // safe-mode launch survives, the fix ends safe mode.
-        if TestTiming.underThreadSanitizer {
-            #expect(field(12, "note")?.stringValue?.hasPrefix("not rehearsed") == true)
-        } else {
-            #expect(
-                field(12, "note") == "launches: healthy · crash · crash · safe mode, survived · safe mode → fixed, healthy",
-                "\(field(12, "note") ?? .null)")
-        }
-        // 13 rules instead of values: a venue never fetched, offline, evaluated on the device.
-        #expect(field(13, "new_checkout") == true && field(13, "plan_themeColor") == "#2C3E50")
-        #expect(field(13, "source") == "fallback" && field(13, "reason") == "TARGETING_MATCH" && field(13, "version") == "rules-2025-08-04")
-        #expect(field(13, "note") == "rules fetched once; evaluated on the device")
-        #expect(steps.allSatisfy { $0["ms"]?.intValue != nil && $0["title"]?.stringValue != nil })
-    }
-
-    @Test func demoKeepsItsStateWhereAsked() async throws {
-        let dir = TempDir()
-        let (status, out) = await run(["demo", "--state", dir.path] + budget)
-        #expect(status == 0)
-        #expect(out.out.first?.hasPrefix("FeatureFlags demo") == true)
-        #expect(out.out.last?.contains(dir.path) == true)
-        #expect(FileManager.default.fileExists(atPath: dir.url("flags.lkg").path))
-    }
-
     // MARK: eval
 
     @Test func evalOnlineThenOfflineFromTheSameState() async throws {
