@@ -49,7 +49,14 @@ struct CommandSpec: Sendable {
 
 extension CommandSpec.Option {
     /// `--timeout SECONDS`: the fetch budget.
-    static let timeout = CommandSpec.Option(name: "timeout", value: "SECONDS", help: "the fetch budget (default 2)")
+    static let timeout = CommandSpec.Option(
+        name: "timeout", value: "SECONDS", help: "the fetch budget in seconds, \(acceptedTimeouts) (default 2)")
+    /// The budgets `--timeout` takes, in words.
+    static let acceptedTimeouts = "from 0.001 to 60"
+    /// The shortest budget `--timeout` takes: one millisecond.
+    static let minimumTimeout = 0.001
+    /// The longest budget `--timeout` takes.
+    static let maximumTimeout = 60.0
 }
 
 /// Parsed arguments of one command.
@@ -67,10 +74,12 @@ struct ParsedArguments: Sendable {
     /// that fetch.
     func fetchBudget() throws(UsageError) -> Duration {
         guard let text = value("timeout") else { return .seconds(2) }
-        guard let seconds = Double(text), seconds > 0, seconds <= 60 else {
-            throw UsageError(message: "--timeout takes seconds between 0 and 60, got '\(text)'; e.g. --timeout 0.5")
+        let limits = CommandSpec.Option.minimumTimeout...CommandSpec.Option.maximumTimeout
+        guard let seconds = Double(text), limits.contains(seconds) else {
+            throw UsageError(
+                message: "--timeout takes seconds \(CommandSpec.Option.acceptedTimeouts), got '\(text)'; e.g. --timeout 0.5")
         }
-        return .milliseconds(Int64(seconds * 1000))
+        return .microseconds(Int64((seconds * 1_000_000).rounded()))
     }
 }
 
@@ -135,10 +144,10 @@ enum ArgumentParser {
         if parsed.wantsHelp { return parsed }
         if parsed.positionals.count < spec.positionals.count {
             let missing = spec.positionals[parsed.positionals.count]
-            throw UsageError(message: "missing \(missing): \(spec.usageLine)")
+            throw UsageError(message: "missing \(missing)")  // the usage line follows the message
         }
         if parsed.positionals.count > spec.positionals.count {
-            throw UsageError(message: "unexpected argument \(parsed.positionals[spec.positionals.count]): \(spec.usageLine)")
+            throw UsageError(message: "unexpected argument \(parsed.positionals[spec.positionals.count])")
         }
         return parsed
     }

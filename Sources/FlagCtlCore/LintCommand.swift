@@ -18,13 +18,25 @@ enum LintCommand {
             .init(name: "json", value: nil, help: "print JSON lines"),
         ],
         examples: [
+            "flagctl lint Docs/examples/flags.json --schema Docs/examples/flags.schema.json",
             "flagctl lint config/flags.json --schema config/flags.schema.json",
             "flagctl lint config/flags.json --schema config/flags.schema.json --bump --write",
+        ],
+        exitStatuses: [
+            (0, "the document passes"), (1, "violations (each printed with its path)"), (64, "usage error"),
+            (65, "not a flag document: not JSON (line and column given), or neither format"),
+            (66, "the file or the schema cannot be read"), (73, "--write could not write the file"),
         ])
+
+    /// Exit status for a file that is not a flag document at all (BSD `EX_DATAERR`), the same
+    /// as `flagctl serve` gives it. A document with violations exits 1.
+    static let dataErrorExit: Int32 = 65
 
     /// What a lint run found.
     struct Report {
         var violations: [FlagViolation] = []
+        /// The file is not a document at all (not JSON, or neither format): exit 65, as `serve`.
+        var malformed = false
         var warnings: [String] = []
         var flags = 0
         var rules = 0
@@ -62,7 +74,7 @@ enum LintCommand {
             ? "ok: \(report.flags) flags, \(report.rules) rules, version \(report.version ?? "-")"
             : "\(report.violations.count) violation\(report.violations.count == 1 ? "" : "s")"
         console.out(json ? Formatting.json(["summary": .string(summary), "violations": .int(report.violations.count)]) : summary)
-        guard report.violations.isEmpty else { return 1 }
+        guard report.violations.isEmpty else { return report.malformed ? dataErrorExit : 1 }
 
         if arguments.has("bump") {
             let version = ISO8601DateFormatter().string(from: now)
@@ -96,6 +108,7 @@ enum LintCommand {
             report.version = definitions.version
         } catch {
             report.violations = error.problems
+            report.malformed = true
         }
         if schema != nil { report.warnings.append("--schema checks FeatureFlags flag documents; this is a flagd document, checked against flagd's format") }
         return report
@@ -109,6 +122,7 @@ enum LintCommand {
             value = try FlagJSON.parse(bytes)
         } catch {
             report.violations.append(FlagViolation(path: "document", message: error.description))
+            report.malformed = true
             return report
         }
         if FlagdFile.looksLike(value) { return lintFlagd(value, schema: schema) }
@@ -117,6 +131,7 @@ enum LintCommand {
             document = try ServerDocument(parsing: value)
         } catch {
             report.violations.append(FlagViolation(path: "document", message: error.message))
+            report.malformed = true
             return report
         }
         report.flags = document.base.flags.count

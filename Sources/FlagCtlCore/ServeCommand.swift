@@ -27,6 +27,10 @@ enum ServeCommand {
             "flagctl serve flags.json --latency 2500 --fail-rate 0.2",
             "flagctl serve flags.json --fault status:503:120",
             "flagctl serve flags.json --stream-fault half-open",
+        ],
+        exitStatuses: [
+            (0, "stopped (Ctrl-C or SIGTERM)"), (64, "usage error"),
+            (65, "not a flag document: not JSON (line and column given), or neither format"), (66, "no such file"),
         ])
 
     static func run(_ arguments: ParsedArguments, console: Console, stop: StopSignal) async throws -> Int32 {
@@ -36,7 +40,14 @@ enum ServeCommand {
             guard let port = UInt16(text) else { throw UsageError(message: "--port takes 0…65535, got '\(text)'") }
             configuration.port = port
         }
-        if let host = arguments.value("host") { configuration.host = host }
+        if let host = arguments.value("host") {
+            configuration.host = host
+            if !isLoopback(host) {
+                console.err(
+                    "flagctl serve: warning: --host \(Formatting.printable(host)) is not a loopback address: anyone who can reach it "
+                        + "can read every flag and context sent to it; this is a development server, without TLS or authentication")
+            }
+        }
         if let name = arguments.value("path-attribute") { configuration.pathAttribute = name }
         let latency = try arguments.value("latency").map { text throws(UsageError) -> Duration in
             guard let ms = Int64(text), ms >= 0 else { throw UsageError(message: "--latency takes milliseconds, got '\(text)'") }
@@ -96,6 +107,14 @@ enum ServeCommand {
         server.stop()
         console.out("stopped after \(server.requestCount) requests")
         return 0
+    }
+
+    /// Whether `host` names this machine only: `localhost`, 127.0.0.0/8 or ::1.
+    static func isLoopback(_ host: String) -> Bool {
+        let name = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if name == "localhost" || name == "::1" || name == "0:0:0:0:0:0:0:1" { return true }
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 
     /// The bytes of `file` when it holds flagd flag definitions, else nil.

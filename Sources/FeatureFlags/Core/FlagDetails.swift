@@ -1,7 +1,7 @@
 public import Foundation
 
 /// Where a value came from.
-public enum FlagSource: String, Sendable, Hashable, CaseIterable {
+public enum FlagSource: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// Fetched from the flag service in this session.
     case network
     /// The Last-Known-Good snapshot persisted on disk.
@@ -14,6 +14,9 @@ public enum FlagSource: String, Sendable, Hashable, CaseIterable {
     case killSwitch = "kill_switch"
     /// Set in code: test doubles, debug overrides.
     case override
+
+    /// The name as the documentation, events and `flagctl` spell it: `bundled_defaults`.
+    public var description: String { rawValue }
 }
 
 /// Why a value was chosen, in OpenFeature's words. Open: a service may send reasons not

@@ -1,5 +1,5 @@
 /// A client's state, in OpenFeature's words.
-public enum ProviderStatus: String, Sendable, Hashable, CaseIterable {
+public enum ProviderStatus: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// Nothing loaded yet; reads return code defaults.
     case notReady = "NOT_READY"
     /// Serving current values.
@@ -12,4 +12,7 @@ public enum ProviderStatus: String, Sendable, Hashable, CaseIterable {
     case fatal = "FATAL"
     /// The context changed and values for the new one are being fetched.
     case reconciling = "RECONCILING"
+
+    /// OpenFeature's name, as the documentation and `flagctl` spell it: `NOT_READY`.
+    public var description: String { rawValue }
 }
