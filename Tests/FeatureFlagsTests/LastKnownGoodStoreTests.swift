@@ -214,6 +214,47 @@ struct LastKnownGoodStoreTests {
         }
     }
 
+    @Test func defaultLocationIsPerApp() {
+        // On Linux the app is the process: this test binary.
+        #if os(Linux)
+        #expect(LastKnownGoodStore.defaultAppName == ProcessInfo.processInfo.processName)
+        #endif
+        let url = LastKnownGoodStore.defaultFileURL()
+        #expect(url.deletingLastPathComponent().lastPathComponent == LastKnownGoodStore.defaultAppName)
+        #expect(FlagOverrides.defaultFileURL().deletingLastPathComponent() == url.deletingLastPathComponent())
+        #expect(LastKnownGoodStore.defaultFileURL(appName: "com.example.a") != LastKnownGoodStore.defaultFileURL(appName: "com.example.b"))
+        // Any name becomes one folder.
+        #expect(StoreLocation.folderName("com.example.pos") == "com.example.pos")
+        #expect(StoreLocation.folderName("../../etc") == "_._.._etc")
+        #expect(StoreLocation.folderName(".hidden") == "_hidden")
+        #expect(StoreLocation.folderName("") == "app")
+        #expect(StoreLocation.file(in: URL(fileURLWithPath: "/base"), appName: "a/b").path == "/base/a_b/flags.lkg")
+    }
+
+    @Test func theSharedFileOfVersion030MovesOnlyIntoASandboxedAppsOwnFolder() throws {
+        let base = TempDir()
+        let legacy = base.url("FeatureFlags/flags.lkg")
+        let target = base.url("com.example.pos/flags.lkg")
+        func writeLegacy(_ text: String) throws {
+            try FileManager.default.createDirectory(at: legacy.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: legacy)
+        }
+        let baseURL = URL(fileURLWithPath: base.path)
+        // Not sandboxed (a Mac app without App Sandbox, Linux): the old file may be another app's.
+        try writeLegacy("old")
+        #expect(!StoreLocation.adoptLegacyFile(in: baseURL, to: target, sandboxed: false))
+        #expect(FileManager.default.fileExists(atPath: legacy.path) && !FileManager.default.fileExists(atPath: target.path))
+        // Sandboxed: the old folder is the app's own; the file moves, once.
+        #expect(StoreLocation.adoptLegacyFile(in: baseURL, to: target, sandboxed: true))
+        #expect(try String(contentsOf: target, encoding: .utf8) == "old" && !FileManager.default.fileExists(atPath: legacy.path))
+        #expect(!StoreLocation.adoptLegacyFile(in: baseURL, to: target, sandboxed: true))
+        // A file already in the new place is never overwritten.
+        try writeLegacy("older")
+        #expect(!StoreLocation.adoptLegacyFile(in: baseURL, to: target, sandboxed: true))
+        #expect(try String(contentsOf: target, encoding: .utf8) == "old")
+        #expect(FileManager.default.fileExists(atPath: legacy.path))
+    }
+
     @Test func defaultLocationFollowsXDGStateHome() {
         let url = LastKnownGoodStore.defaultFileURL(appName: "MyApp")
         #expect(url.lastPathComponent == "flags.lkg")

@@ -88,9 +88,9 @@ public final class FlagOverrides: Sendable {
         state = Locked(State(values: values))
     }
 
-    /// `FeatureFlags/overrides.json` in the same directory as
-    /// ``LastKnownGoodStore/defaultFileURL(appName:)``.
-    public static func defaultFileURL(appName: String = "FeatureFlags") -> URL {
+    /// `overrides.json` in the folder of ``LastKnownGoodStore/defaultFileURL(appName:)``: one
+    /// per app.
+    public static func defaultFileURL(appName: String = LastKnownGoodStore.defaultAppName) -> URL {
         LastKnownGoodStore.defaultFileURL(appName: appName).deletingLastPathComponent().appendingPathComponent("overrides.json")
     }
 

@@ -67,24 +67,27 @@ public final class LastKnownGoodStore: Sendable {
 
     private let state: Locked<State>
 
-    /// The file's default place: Application Support on Apple platforms,
-    /// `$XDG_STATE_HOME` (else `~/.local/state`) on Linux, in a folder named `appName`.
-    public static func defaultFileURL(appName: String = "FeatureFlags") -> URL {
-        #if canImport(Darwin)
-        let base =
-            FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
-            ?? FileManager.default.temporaryDirectory
-        #else
-        let environment = ProcessInfo.processInfo.environment
-        let base: URL
-        if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") {
-            base = URL(fileURLWithPath: state, isDirectory: true)
-        } else {
-            let home = environment["HOME"] ?? NSHomeDirectory()
-            base = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".local/state", isDirectory: true)
-        }
-        #endif
-        return base.appendingPathComponent(appName, isDirectory: true).appendingPathComponent("flags.lkg")
+    /// The name that makes the default location per app: the main bundle's identifier on
+    /// Apple platforms (`com.example.pos`), else the process's name. Two apps of one Mac user
+    /// or one Linux account therefore never share a file by default.
+    public static var defaultAppName: String {
+        StoreLocation.folderName(Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName)
+    }
+
+    /// The file's default place, `<base>/<appName>/flags.lkg`, where `<base>` is Application
+    /// Support on iOS, macOS, watchOS and visionOS, Caches on tvOS (the only writable place
+    /// there; the system may purge it — see `Docs/iOS.md`), and `$XDG_STATE_HOME` (else
+    /// `~/.local/state`) on Linux. `appName` defaults to ``defaultAppName``.
+    ///
+    /// Version 0.3.0 used one folder named `FeatureFlags` for every app. In a sandboxed app
+    /// (iOS, tvOS, watchOS, visionOS, a sandboxed Mac app) that folder is the app's own, so a
+    /// file found there is moved to the new place the first time the default is asked for;
+    /// elsewhere the old file may be another app's and is left alone.
+    public static func defaultFileURL(appName: String = LastKnownGoodStore.defaultAppName) -> URL {
+        let base = StoreLocation.base()
+        let file = StoreLocation.file(in: base, appName: appName)
+        if appName == defaultAppName { StoreLocation.adoptLegacyFile(in: base, to: file, sandboxed: StoreLocation.isSandboxed) }
+        return file
     }
 
     /// Loads the store at `fileURL` (any path; the directory is created on first write),
