@@ -14,7 +14,8 @@ let package = Package(
         .executable(name: "flag-benchmarks", targets: ["flag-benchmarks"]),
     ],
     targets: [
-        .target(name: "FeatureFlags"),
+        // The privacy manifest travels with the library into every app that links it.
+        .target(name: "FeatureFlags", resources: [.copy("PrivacyInfo.xcprivacy")]),
         .target(name: "FeatureFlagsTesting", dependencies: ["FeatureFlags"]),
         .target(name: "FlagServer", dependencies: ["FeatureFlags"]),
         .target(name: "FlagCtlCore", dependencies: ["FeatureFlags", "FlagServer"]),
