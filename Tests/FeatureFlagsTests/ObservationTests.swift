@@ -36,6 +36,49 @@ struct ObservationTests {
         flags.stop()
     }
 
+    /// The follower both SwiftUI wrappers stand on (`ObservableFlags` with Observation,
+    /// `ObservableFlagsObject` with Combine, which fires `objectWillChange` in `update`): one
+    /// update per visible change, in order, each before the state it announces; nothing for an
+    /// event that moved nothing; nothing after `stop()`.
+    @MainActor
+    @Test func theFollowerBehindBothSwiftUIWrappersUpdatesOncePerVisibleChange() async throws {
+        let client = InMemoryFlagClient(["new_checkout": false])
+        let updates = Locked<[FlagFollower.State]>([])
+        var stateWhenUpdated: [FlagFollower.State] = []
+        var follower: FlagFollower?
+        follower = FlagFollower(client: client) { next in
+            updates.withLock { $0.append(next) }
+            // `update` runs before `state` moves: the "will change" moment Combine needs.
+            if let current = follower?.state { stateWhenUpdated.append(current) }
+        }
+        let initial = try #require(follower?.state)
+        #expect(initial.status == client.status && !initial.isKillSwitchActive && initial.lastChangedKeys.isEmpty)
+
+        client.set(.newCheckout, true)
+        #expect(await eventually { updates.withLock { $0.count } == 1 })
+        #expect(updates.withLock { $0.last?.lastChangedKeys } == ["new_checkout"])
+        #expect(follower?.state.snapshot.flags["new_checkout"]?.value == true)
+        #expect(stateWhenUpdated.first == initial)
+
+        client.setKillSwitch(true)
+        #expect(await eventually { follower?.state.isKillSwitchActive == true })
+        client.setStatus(.error)
+        client.emit(.error(.general, message: "test"))
+        #expect(await eventually { follower?.state.status == .error })
+        let count = updates.withLock { $0.count }
+        // An event that changes nothing a view shows: no update.
+        client.emit(.error(.general, message: "again"))
+        client.set(.newCheckout, true)  // the same value again
+        await pause()
+        #expect(updates.withLock { $0.count } == count)
+
+        follower?.stop()
+        client.set(.newCheckout, false)
+        await pause()
+        #expect(updates.withLock { $0.count } == count)
+        #expect(follower?.state.snapshot.flags["new_checkout"]?.value == true)
+    }
+
     @Test func valuesOfOneKeyFromAProvider() async throws {
         let f = try ProviderFixture()
         defer { f.stop() }

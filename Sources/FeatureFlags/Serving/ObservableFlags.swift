@@ -1,8 +1,9 @@
 #if canImport(Observation)
 public import Observation
 
-/// An `@Observable` view of any ``FeatureFlagClient`` for SwiftUI: views that read flags
-/// through it re-render when the values, the status or the kill switch change.
+/// An `@Observable` view of any ``FeatureFlagClient`` for SwiftUI on iOS 17, macOS 14 and
+/// later (and Linux): views that read flags through it re-render when the values, the status
+/// or the kill switch change. On iOS 16 use ``ObservableFlagsObject``.
 ///
 /// ```swift
 /// @State var flags = ObservableFlags(client: provider)
@@ -11,7 +12,7 @@ public import Observation
 /// }
 /// ```
 ///
-/// Updates arrive on the main actor. Works on Linux too (Observation ships with the toolchain).
+/// Updates arrive on the main actor.
 @available(iOS 17, macOS 14, tvOS 17, watchOS 10, *)
 @MainActor
 @Observable
@@ -26,7 +27,7 @@ public final class ObservableFlags {
     public private(set) var lastChangedKeys: Set<String> = []
 
     @ObservationIgnored private let client: any FeatureFlagClient
-    @ObservationIgnored private let tasks = Locked<[Task<Void, Never>]>([])
+    @ObservationIgnored private var follower: FlagFollower?
 
     /// Observes `client` until ``stop()`` or until this object goes away.
     public init(client: any FeatureFlagClient) {
@@ -34,21 +35,14 @@ public final class ObservableFlags {
         snapshot = client.snapshot
         status = client.status
         isKillSwitchActive = client.isKillSwitchActive
-        let changes = client.changes()
-        let events = client.events()
-        let onChange = Task { [weak self] in
-            for await change in changes {
-                guard let self else { return }
-                self.apply(change)
-            }
+        follower = FlagFollower(client: client) { [weak self] state in
+            guard let self else { return }
+            // Only what moved, so that views observing one property are not invalidated by another.
+            if self.snapshot != state.snapshot { self.snapshot = state.snapshot }
+            if self.status != state.status { self.status = state.status }
+            if self.isKillSwitchActive != state.isKillSwitchActive { self.isKillSwitchActive = state.isKillSwitchActive }
+            if self.lastChangedKeys != state.lastChangedKeys { self.lastChangedKeys = state.lastChangedKeys }
         }
-        let onEvent = Task { [weak self] in
-            for await _ in events {
-                guard let self else { return }
-                self.refreshStatus()
-            }
-        }
-        tasks.withLock { $0 = [onChange, onEvent] }
     }
 
     /// The flag's value; reading it makes the caller observe this object's snapshot.
@@ -66,26 +60,6 @@ public final class ObservableFlags {
     }
 
     /// Stops observing. Idempotent.
-    public func stop() {
-        for task in tasks.withLock({ $0 }) { task.cancel() }
-    }
-
-    private func apply(_ change: FlagChange) {
-        snapshot = change.snapshot
-        isKillSwitchActive = change.killSwitchActive
-        lastChangedKeys = change.keys
-        refreshStatus()
-    }
-
-    private func refreshStatus() {
-        let now = client.status
-        if now != status { status = now }
-        let killed = client.isKillSwitchActive
-        if killed != isKillSwitchActive { isKillSwitchActive = killed }
-    }
-
-    deinit {
-        for task in tasks.withLock({ $0 }) { task.cancel() }
-    }
+    public func stop() { follower?.stop() }
 }
 #endif

@@ -1,0 +1,79 @@
+/// What a SwiftUI view model shows of a client, and the work of keeping it current: follows a
+/// client's changes and events on the main actor and hands each new ``State`` to `update` —
+/// only when something a view shows moved. ``ObservableFlags`` (Observation, iOS 17+) and
+/// ``ObservableFlagsObject`` (Combine, iOS 16+) are thin coats over it, so the logic is the
+/// same on every platform and tested on Linux.
+@MainActor
+package final class FlagFollower {
+    /// What a view model shows.
+    package struct State: Equatable, Sendable {
+        /// The snapshot served now.
+        package var snapshot: FlagSnapshot
+        /// The client's status now.
+        package var status: ProviderStatus
+        /// Whether the kill switch is on.
+        package var isKillSwitchActive: Bool
+        /// The keys changed by the last change.
+        package var lastChangedKeys: Set<String>
+
+        /// What `client` serves now.
+        package init(of client: any FeatureFlagClient) {
+            snapshot = client.snapshot
+            status = client.status
+            isKillSwitchActive = client.isKillSwitchActive
+            lastChangedKeys = []
+        }
+    }
+
+    /// The state last handed to `update`.
+    package private(set) var state: State
+    private let client: any FeatureFlagClient
+    private let update: @MainActor (State) -> Void
+    private let tasks = Locked<[Task<Void, Never>]>([])
+
+    /// Follows `client` until ``stop()`` or until this object goes away; `update` gets each
+    /// new state before it becomes ``state``.
+    package init(client: any FeatureFlagClient, update: @escaping @MainActor (State) -> Void) {
+        self.client = client
+        self.update = update
+        state = State(of: client)
+        let changes = client.changes()
+        let events = client.events()
+        let onChange = Task { [weak self] in
+            for await change in changes {
+                guard let self else { return }
+                var next = self.state
+                next.snapshot = change.snapshot
+                next.isKillSwitchActive = change.killSwitchActive
+                next.lastChangedKeys = change.keys
+                next.status = self.client.status
+                self.set(next)
+            }
+        }
+        let onEvent = Task { [weak self] in
+            for await _ in events {
+                guard let self else { return }
+                var next = self.state
+                next.status = self.client.status
+                next.isKillSwitchActive = self.client.isKillSwitchActive
+                self.set(next)
+            }
+        }
+        tasks.withLock { $0 = [onChange, onEvent] }
+    }
+
+    private func set(_ next: State) {
+        guard next != state else { return }
+        update(next)
+        state = next
+    }
+
+    /// Stops following. Idempotent.
+    package func stop() {
+        for task in tasks.withLock({ $0 }) { task.cancel() }
+    }
+
+    deinit {
+        for task in tasks.withLock({ $0 }) { task.cancel() }
+    }
+}
