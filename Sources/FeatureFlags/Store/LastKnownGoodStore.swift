@@ -66,6 +66,8 @@ public final class LastKnownGoodStore: Sendable {
     }
 
     private let state: Locked<State>
+    /// Whether a write may start now (see ``DiskWriteGate``).
+    private let gate: DiskWriteGate
 
     /// The name that makes the default location per app: the main bundle's identifier on
     /// Apple platforms (`com.example.pos`), else the process's name. Two apps of one Mac user
@@ -96,8 +98,11 @@ public final class LastKnownGoodStore: Sendable {
         self.init(fileURL: fileURL, capacity: capacity, read: FileIO.read)
     }
 
-    /// The designated initialiser, with the file reader as a seam for tests.
-    init(fileURL: URL, capacity: Int, read: (String) throws(FileIOError) -> [UInt8]) {
+    /// The designated initialiser, with the file reader and the write gate as seams for tests.
+    init(
+        fileURL: URL, capacity: Int, read: (String) throws(FileIOError) -> [UInt8], gate: DiskWriteGate = .system
+    ) {
+        self.gate = gate
         self.fileURL = fileURL
         self.capacity = max(1, capacity)
         let path = fileURL.fileSystemPath
@@ -216,31 +221,51 @@ public final class LastKnownGoodStore: Sendable {
             return (sequence, s.content.writeBlockedReason, s.content.path)
         }
         if let blocked { throw WriteError(reason: blocked) }
-        do throws(FileIOError) {
-            try FileIO.makeDirectory(FileIO.parentDirectory(of: path))
-            let lock = try FileLock.acquire(path + ".lock")
-            defer { lock.release() }
-            let (batch, touches, empty) = state.withLock { s in
-                (s.unwritten.filter { $0.sequence <= sequence }, s.content.takeTouches(), StoreContent(path: path, capacity: capacity))
+        var failure: FileIOError?
+        let ran = gate.perform("FeatureFlags: save flags") {
+            do throws(FileIOError) {
+                try write(upTo: sequence, path: path)
+            } catch {
+                failure = error
             }
-            // Another writer of this process wrote this change with its own.
-            guard !batch.isEmpty else { return }
-            FileIO.removeStaleTempFiles(besides: path)
-            var written = try empty.onDisk()
-            for fingerprint in touches { written.touch(fingerprint) }
-            _ = written.takeTouches()
-            for change in batch { change.apply(&written) }
-            try FileIO.writeAtomically(FallbackFileFormat.encode(written.fileEntries), to: path)
-            let done = Set(batch.map(\.sequence))
-            state.withLock { s in
-                s.unwritten.removeAll { done.contains($0.sequence) }
-                var adopted = written
-                for change in s.unwritten { change.apply(&adopted) }
-                s.content.adopt(adopted)
-            }
-        } catch {
+        }
+        guard ran else {
+            // Not started, lock not taken: the change stays unwritten, for the next write.
+            throw WriteError(reason: Self.notStartedReason)
+        }
+        if let failure {
             state.withLock { s in s.unwritten.removeAll { $0.sequence == sequence } }
-            throw WriteError(reason: error.description)
+            throw WriteError(reason: failure.description)
+        }
+    }
+
+    /// Why a write did not start: the process may be suspended before it could end.
+    static let notStartedReason =
+        "not written now: the system gave no time to finish before suspending the app; kept in memory, written with the next save"
+
+    /// Under the file lock, taken and released within this call: applies every unwritten
+    /// change up to `sequence` to the file's current content, replaces the file, and adopts it.
+    private func write(upTo sequence: Int, path: String) throws(FileIOError) {
+        try FileIO.makeDirectory(FileIO.parentDirectory(of: path))
+        let lock = try FileLock.acquire(path + ".lock")
+        defer { lock.release() }
+        let (batch, touches, empty) = state.withLock { s in
+            (s.unwritten.filter { $0.sequence <= sequence }, s.content.takeTouches(), StoreContent(path: path, capacity: capacity))
+        }
+        // Another writer of this process wrote this change with its own.
+        guard !batch.isEmpty else { return }
+        FileIO.removeStaleTempFiles(besides: path)
+        var written = try empty.onDisk()
+        for fingerprint in touches { written.touch(fingerprint) }
+        _ = written.takeTouches()
+        for change in batch { change.apply(&written) }
+        try FileIO.writeAtomically(FallbackFileFormat.encode(written.fileEntries), to: path)
+        let done = Set(batch.map(\.sequence))
+        state.withLock { s in
+            s.unwritten.removeAll { done.contains($0.sequence) }
+            var adopted = written
+            for change in s.unwritten { change.apply(&adopted) }
+            s.content.adopt(adopted)
         }
     }
 }
