@@ -127,3 +127,56 @@ extension ProviderStateTests {
         #expect(plan.trigger == .ask)
     }
 }
+
+/// A fetch in flight when the app is suspended: its failure on resume is the suspension's,
+/// not the service's.
+extension ProviderStateTests {
+    @Test func aFetchThatFailsAfterSpanningTheBackgroundIsNoFailureAndIsFetchedAgainInTheForeground() {
+        var s = streaming()
+        let statusBefore = s.served.status
+        let ticket = startFetch(&s)
+        _ = s.apply(.lifecycle(foreground: false), at: at(1))
+        // Resumed much later: the request's budget ran out while the process was frozen.
+        let ended = s.apply(report(ticket, .failed(.timeout(.seconds(2)))), at: at(1))
+        #expect(ended.map(\.label) == ["complete discarded silently"])
+        #expect(s.failures == 0 && s.lastError == nil && s.retryNotBefore == nil)
+        #expect(s.served.status == statusBefore, "no ERROR, no fallback label")
+        #expect(s.streams.fetchOnForeground)
+        // Back in the foreground a moment later (the last answer is recent): fetched at once.
+        let foreground = s.apply(.lifecycle(foreground: true), at: at(2))
+        #expect(foreground.map(\.label) == ["reschedule", "startFetch"])
+        #expect(!s.streams.fetchOnForeground)
+    }
+
+    @Test func aFetchThatFailsAfterReturningToTheForegroundIsRetriedAtOnce() {
+        var s = streaming()
+        let ticket = startFetch(&s)
+        _ = s.apply(.lifecycle(foreground: false), at: at(1))
+        _ = s.apply(.lifecycle(foreground: true), at: at(2))
+        let ended = s.apply(report(ticket, .failed(.offline("the connection was lost"))), at: at(3))
+        #expect(ended.map(\.label) == ["complete discarded silently", "startFetch"])
+        #expect(s.failures == 0)
+        // The retry is an ordinary fetch: if it fails too, that failure counts.
+        guard case .startFetch(let plan)? = ended.last else {
+            Issue.record("no retry")
+            return
+        }
+        _ = s.apply(report(plan.ticket, .failed(.offline("the connection was lost"))), at: at(4))
+        #expect(s.failures == 1 && s.served.status == .error)
+    }
+
+    @Test func aSuccessOrAFatalAnswerAfterTheBackgroundCountsAsUsual() {
+        var s = streaming()
+        let ticket = startFetch(&s)
+        _ = s.apply(.lifecycle(foreground: false), at: at(1))
+        let ended = s.apply(report(ticket, .fresh(prepared(["x": 3]), etag: nil, unknownKeys: [])), at: at(2))
+        #expect(ended.contains { $0.label.hasPrefix("persist") })
+        #expect(s.served.status == .ready && !s.streams.fetchOnForeground)
+
+        var t = streaming()
+        let second = startFetch(&t)
+        _ = t.apply(.lifecycle(foreground: false), at: at(1))
+        _ = t.apply(report(second, .failed(.httpStatus(401))), at: at(2))
+        #expect(t.served.status == .fatal, "credentials refused is the service's answer, suspended or not")
+    }
+}

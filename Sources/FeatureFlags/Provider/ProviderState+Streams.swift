@@ -44,7 +44,7 @@ extension ProviderState {
     }
 
     /// Starts a fetch for `trigger`, or queues it behind the one in flight.
-    private mutating func requestFetch(_ trigger: FetchTrigger, at time: ProviderTime) -> [ProviderEffect] {
+    mutating func requestFetch(_ trigger: FetchTrigger, at time: ProviderTime) -> [ProviderEffect] {
         guard skipReason(at: time.elapsed) == nil else { return [] }
         if flight != nil {
             // An unconditional fetch outranks a stream's; a newer stream hint replaces an older.
@@ -116,14 +116,18 @@ extension ProviderState {
         streams.foreground = foreground
         streams.inactivityToken += 1
         guard foreground else {
+            // A fetch in flight now may be frozen mid-request by a suspension.
+            flight?.spannedBackground = true
             let delays = streams.open.map(\.inactivityDelay) + [configuration.backgroundStreamGrace]
             return [.reschedule, .scheduleInactivity(token: streams.inactivityToken, after: delays.min() ?? .zero)]
         }
         var effects: [ProviderEffect] = [.reschedule]
+        let interrupted = streams.fetchOnForeground
+        streams.fetchOnForeground = false
         if streams.closedForInactivity {
             streams.closedForInactivity = false
             effects += requestFetch(.unconditional, at: time)
-        } else if streams.lastAnswer.map({ time.elapsed - $0 >= configuration.foregroundRefreshAge }) ?? true {
+        } else if interrupted || streams.lastAnswer.map({ time.elapsed - $0 >= configuration.foregroundRefreshAge }) ?? true {
             effects += requestFetch(.ask, at: time)
         }
         return effects

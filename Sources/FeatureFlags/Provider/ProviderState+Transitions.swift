@@ -158,7 +158,25 @@ extension ProviderState {
         default: streams.lastAnswer = time.elapsed
         }
         if let advertised = report.streams { streams.advertised = advertised }
+        if flight.spannedBackground, case .failed(let error) = report.verdict, !error.isFatal {
+            return interrupted(waiters: flight.waiters, at: time) + fetchQueued(at: time)
+        }
         return settle(report, waiters: flight.waiters, at: time) + fetchQueued(at: time)
+    }
+
+    /// A fetch that was in flight when the app went to the background failed: the process was
+    /// probably suspended mid-request (its time budget ran on while it was frozen), which says
+    /// nothing about the service. Not a failure: no `ERROR`, no backoff, no failure count; its
+    /// callers hear `discarded`, and it is fetched again — at once in the foreground, else on
+    /// the return to it. A fatal answer (credentials refused) still counts: it came from the
+    /// service.
+    private mutating func interrupted(waiters: [FetchWaiter], at time: ProviderTime) -> [ProviderEffect] {
+        let effects: [ProviderEffect] = [.complete(waiters, .discarded, latency: nil)]
+        guard streams.foreground else {
+            streams.fetchOnForeground = true
+            return effects
+        }
+        return effects + requestFetch(.ask, at: time)
     }
 
     private mutating func settle(_ report: FetchReport, waiters: [FetchWaiter], at time: ProviderTime) -> [ProviderEffect] {

@@ -76,6 +76,9 @@ struct ProviderState: ServesValues {
         var waiters: [FetchWaiter]
         /// The task running it, once launched.
         var task: Task<Void, Never>?
+        /// The app went to the background while it was in flight: the process may have been
+        /// suspended mid-request, so a failure says nothing about the service.
+        var spannedBackground = false
     }
 
     /// What the change streams and the lifecycle left to do.
@@ -94,6 +97,8 @@ struct ProviderState: ServesValues {
         var queued: FetchTrigger?
         /// When the service last answered (provider clock).
         var lastAnswer: Duration?
+        /// A fetch that spanned the background failed: fetch again on return to the foreground.
+        var fetchOnForeground = false
     }
 
     /// A provider state serving `served` for `context`.
