@@ -32,6 +32,10 @@ let package = Package(
         .testTarget(name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "FeatureFlagsTesting", "FlagServer", "TestSupport"]),
         .testTarget(name: "FlagServerTests", dependencies: ["FlagServer", "FeatureFlags", "TestSupport"]),
         .testTarget(name: "FlagCtlTests", dependencies: ["FlagCtlCore", "FlagServer", "FeatureFlags", "TestSupport"]),
+        // The README's first app, compiled as written (`.ci/first-app` runs it as a newcomer would).
+        .executableTarget(name: "FirstAppSnippet", dependencies: ["FeatureFlags"], path: "Tests/FirstAppSnippet"),
+        // Every Swift snippet of README.md and Docs/, compiled.
+        .testTarget(name: "DocSnippetTests", dependencies: ["FeatureFlags", "FeatureFlagsTesting", "FlagServer", "TestSupport"]),
         .testTarget(name: "POSExampleTests", dependencies: ["POSExample", "FeatureFlags", "FeatureFlagsTesting", "FlagServer", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

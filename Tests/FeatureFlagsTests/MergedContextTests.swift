@@ -63,8 +63,8 @@ private var seedMerge: ContextMerge {
 
 /// Seeds 000–002: "Theme policy: Top tier wins (Business > Personal). Feature policy: Union
 /// across contexts." Seed 001's table, row by row, over real loopback HTTP.
-@Suite("Seed 001 · merged contexts", .timeLimit(.minutes(1)))
-struct SeedMergedContextTests {
+@Suite("Merged contexts", .timeLimit(.minutes(1)))
+struct MergedContextTests {
     private func fixture(
         _ contexts: [EvaluationContext], merge: ContextMerge = seedMerge, document: ServerDocument = .seedExample,
         dir: TempDir? = nil, server: FlagServer? = nil, reachable: Bool = true, schema: FlagSchema? = nil,
@@ -257,7 +257,7 @@ struct SeedMergedContextTests {
 }
 
 /// The merge policies one by one, without a network.
-@Suite("Seed 000 §4.1 · merge policies")
+@Suite("Merge policies")
 struct MergePolicyTests {
     private let personal = plan("auralink", "personal")
     private let business = plan("auralink", "business")

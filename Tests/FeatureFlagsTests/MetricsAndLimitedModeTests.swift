@@ -8,8 +8,8 @@ import FlagServer
 /// Seed 000 §10: "rc_activation_success, rc_fetch_latency_ms, rc_stale_config,
 /// rc_schema_validation_errors, rc_killswitch_active" — plus unknown keys — as events on an
 /// `AsyncSequence` and a handler hook; seed 002: Limited mode.
-@Suite("Seed 000 §10 · metrics and Limited mode", .timeLimit(.minutes(1)))
-struct SeedObservabilityTests {
+@Suite("Metrics and limited mode", .timeLimit(.minutes(1)))
+struct MetricsAndLimitedModeTests {
     @Test func everySeedMetricHasAnEvent() {
         let events: [FlagEvent] = [
             .activated(version: "v1", latencyMilliseconds: 12),

@@ -22,8 +22,8 @@ private enum Tier: Int, Sendable {
 /// Seed 001: "If the server sends a new feature the app doesn't recognize, it is safely
 /// decoded and ignored by the UI, while an analytics event is logged to alert the
 /// development team."
-@Suite("Seed 001 · forward-compatible values")
-struct SeedForwardCompatibilityTests {
+@Suite("Forward-compatible values")
+struct ForwardCompatibilityTests {
     private let features = FlagKey<[Feature]>("plan_feature_list", default: [.usage])
     private let codableFeatures = FlagKey<[CodableFeature]>("plan_feature_list", default: [])
 

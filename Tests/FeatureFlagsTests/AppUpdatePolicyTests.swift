@@ -6,8 +6,8 @@ import FeatureFlagsTesting
 import FlagServer
 
 /// Seed 004: required and recommended updates compared with an app version `X.Y.Z.a`.
-@Suite("Seed 004 · app update policy")
-struct SeedAppUpdateTests {
+@Suite("App update policy")
+struct AppUpdatePolicyTests {
     /// The seed's example app: `CFBundleVersion` 1.2.3.400.
     private let app = AppVersion(major: 1, minor: 2, patch: 3, build: 400)
 
@@ -156,7 +156,7 @@ extension ApplicationUpdate {
     }
 }
 
-extension SeedAppUpdateTests {
+extension AppUpdatePolicyTests {
     @Test func nullOrEmptyMeansNoUpdateWithoutAnError() {
         let client = InMemoryFlagClient(["ios_required_update": .null, "ios_recommended_update": ""])
         #expect(client.value(.requiredUpdate) == nil)

@@ -8,8 +8,8 @@ import FlagServer
 /// Seed 000 §6.4 and §9: validation before activation, over real loopback HTTP. "Type checks;
 /// color regex; string length limits. Unknown keys ignored (count metric). On failure →
 /// reject payload, keep LKG."
-@Suite("Seed 000 §6.4 · validation before activation", .timeLimit(.minutes(1)))
-struct SeedValidationTests {
+@Suite("Validation before activation", .timeLimit(.minutes(1)))
+struct ValidationBeforeActivationTests {
     private let schemaConfiguration = FeatureFlagProvider.Configuration(schema: .seedExample)
 
     /// The seeds' server document with `changes` applied to its defaults.

@@ -1,0 +1,41 @@
+import FeatureFlags
+import Foundation
+
+func providersChain() {
+    // snippet: Providers chain
+    let fetcher = FlagFetcher(endpoints: [
+        OFREPEndpoint(baseURL: URL(string: "https://flags.example.com")!, headers: ["Authorization": "Bearer …"]),
+        JSONFlagEndpoint(urlTemplate: "https://cdn.example.com/flags/{venue}.json"),
+    ])
+    // end snippet
+    _ = fetcher
+}
+
+func providersFlagd(store: LastKnownGoodStore) {
+    // snippet: Providers flagd
+    let fetcher = FlagFetcher(endpoint: FlagdEndpoint(url: URL(string: "https://cdn.example.com/flags/flagd.json")!))
+    let provider = FeatureFlagProvider(context: user, fetcher: fetcher, store: store)
+    provider.identify(user.with("venue", "venue-51"))   // evaluated at once, no request needed
+    // end snippet
+}
+
+func providersEndpoints(installationID: String) {
+    // snippet: Providers OFREP
+    let ofrep = OFREPEndpoint(baseURL: URL(string: "https://flags.example.com")!,  // before /ofrep/v1
+                              headers: ["Authorization": "Bearer …"])               // or X-API-Key
+    // end snippet
+    // snippet: Providers LaunchDarkly
+    let launchDarkly = LaunchDarklyEndpoint(mobileKey: "mob-…")                    // GET, reasons on
+    let largeContexts = LaunchDarklyEndpoint(mobileKey: "mob-…", method: .report)  // REPORT, for large contexts
+    // end snippet
+    // snippet: Providers Firebase
+    let firebase = FirebaseRemoteConfigEndpoint(
+        projectID: "508767403424", apiKey: "AIza…", appID: "1:508767403424:ios:…", appInstanceID: installationID,
+        extraFields: ["appVersion": "1.2.3", "languageCode": "en-US"])
+    // end snippet
+    // snippet: Providers Unleash
+    let unleash = UnleashEndpoint(baseURL: URL(string: "https://unleash.example.com")!,  // before /api/frontend
+                                  clientKey: "*:production.…", appName: "pos")
+    // end snippet
+    _ = (ofrep, launchDarkly, largeContexts, firebase, unleash)
+}
