@@ -35,7 +35,9 @@ let package = Package(
         // The README's first app, compiled as written (`.ci/first-app` runs it as a newcomer would).
         .executableTarget(name: "FirstAppSnippet", dependencies: ["FeatureFlags"], path: "Tests/FirstAppSnippet"),
         // Every Swift snippet of README.md and Docs/, compiled.
-        .testTarget(name: "DocSnippetTests", dependencies: ["FeatureFlags", "FeatureFlagsTesting", "FlagServer", "TestSupport"]),
+        .testTarget(
+            name: "DocSnippetTests", dependencies: ["FeatureFlags", "FeatureFlagsTesting", "FlagServer", "TestSupport"],
+            resources: [.copy("Resources/flag-defaults.json")]),
         .testTarget(name: "POSExampleTests", dependencies: ["POSExample", "FeatureFlags", "FeatureFlagsTesting", "FlagServer", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

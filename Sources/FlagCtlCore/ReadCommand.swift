@@ -54,7 +54,7 @@ enum ReadCommand {
             for name in names { console.out(Formatting.json(Formatting.describe(name, in: client))) }
         } else {
             let kill = client.isKillSwitchActive ? " · KILL SWITCH ON: every flag reads its safe default" : ""
-            console.out("\(file.path) · \(held.count) contexts stored · \(names.count) flags\(kill)")
+            console.out("\(file.path) · \(held.count) context\(held.count == 1 ? "" : "s") stored · \(names.count) flag\(names.count == 1 ? "" : "s")\(kill)")
             for line in Formatting.flagTable(names, in: client) { console.out(line) }
             if names.isEmpty { console.out("(no flags stored for this context)") }
         }

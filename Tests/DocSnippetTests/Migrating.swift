@@ -1,0 +1,33 @@
+import FeatureFlags
+import Foundation
+
+func migratingFromLaunchDarkly() {
+    // snippet: Migrating LaunchDarkly
+    let fetcher = FlagFetcher(endpoint: LaunchDarklyEndpoint(mobileKey: "mob-…"))
+    let context = EvaluationContext(targetingKey: "user-key-123", attributes: ["venue": "venue-42"])
+    let flags = FeatureFlagProvider(context: context, fetcher: fetcher, store: LastKnownGoodStore())
+    Task { await flags.run() }
+
+    // Before: LDClient.get()!.boolVariation(forKey: "new_checkout", defaultValue: false)
+    let showNewCheckout = flags.value(.newCheckout)
+    // end snippet
+    _ = showNewCheckout
+    flags.shutdown()
+}
+
+func migratingFromFirebase(installationID: String) {
+    // snippet: Migrating Firebase
+    let endpoint = FirebaseRemoteConfigEndpoint(
+        projectID: "508767403424", apiKey: "AIza…", appID: "1:508767403424:ios:…", appInstanceID: installationID)
+    var configuration = FeatureFlagProvider.Configuration(bundledDefaults: .values(["new_checkout": false]))
+    configuration.pollInterval = .seconds(3600)             // minimumFetchInterval
+    let flags = FeatureFlagProvider(context: EvaluationContext(targetingKey: installationID),
+                                    fetcher: FlagFetcher(endpoint: endpoint), store: LastKnownGoodStore(),
+                                    configuration: configuration)
+
+    // Before: RemoteConfig.remoteConfig().configValue(forKey: "new_checkout").boolValue
+    let showNewCheckout = flags.value(.newCheckout)
+    // end snippet
+    _ = showNewCheckout
+    flags.shutdown()
+}
