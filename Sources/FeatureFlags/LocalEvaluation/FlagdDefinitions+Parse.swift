@@ -197,7 +197,8 @@ extension FlagdDefinitions {
     static func resolved(_ variant: String?, variants: [String: FlagValue], reason: FlagReason, metadata: [String: FlagValue]) -> FlagEntry {
         guard let variant else { return FlagEntry(value: nil, reason: .default, metadata: metadata) }
         guard let value = variants[variant] else {
-            return failure(.general, "variant \"\(variant)\" is not defined", metadata: metadata)
+            // The name is not shown: a rule may return a context value (`{"var": "email"}`).
+            return failure(.general, "the targeting named a variant this flag does not define", metadata: metadata)
         }
         return FlagEntry(value: value, variant: variant, reason: reason, metadata: metadata)
     }

@@ -9,6 +9,19 @@ struct FlagdDefinitionsTests {
     func parse(_ text: String) throws -> FlagdDefinitions { try FlagdDefinitions.parse(Array(text.utf8)) }
     func paths(_ text: String) throws -> [String] { try parse(text).problems.map(\.path) }
 
+    @Test func aVariantNamedByTheContextIsNotEchoedInTheError() throws {
+        // A rule that returns a context value as the variant name: the error must not carry it.
+        let definitions = try parse(#"""
+            {"flags": {"a": {"state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on",
+                             "targeting": {"var": "email"}}}}
+            """#)
+        let entry = definitions.evaluate(flag: "a", for: EvaluationContext(attributes: ["email": "alice@example.com"]))
+        #expect(entry?.errorCode == .general)
+        let details = entry?.metadata["errorDetails"]?.stringValue ?? ""
+        #expect(details == "the targeting named a variant this flag does not define")
+        #expect(!details.contains("alice"))
+    }
+
     @Test func theListFormCarriesKeys() throws {
         let definitions = try parse(#"""
             {"flags": [{"key": "a", "state": "ENABLED", "variants": {"on": true}, "defaultVariant": "on"},
