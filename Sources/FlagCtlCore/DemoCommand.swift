@@ -176,198 +176,209 @@ enum DemoCommand {
             provider.shutdown()
             server.stop()
         }
-
+        // Every provider of the script, so that a stop part-way (nobody reads the output any
+        // more) ends them and waits for their writes before the directory is removed.
+        var others: [FeatureFlagProvider] = []
+        func finish() async {
+            for client in [provider] + others { client.shutdown() }
+            await loop.value
+            for client in [provider] + others { client.waitForWrites() }
+        }
         var steps: [Step] = []
-        func record(
-            _ title: String, explains: String, since start: ContinuousClock.Instant, note: String = "",
-            client: FeatureFlagProvider? = nil
-        ) throws {
-            let provider = client ?? provider
-            let d = provider.details(themeColor)
-            let step = Step(
-                number: steps.count + 1, title: title, explains: explains, theme: d.value, name: provider.value(displayName),
-                limit: provider.value(dataLimit), features: provider.value(features), newCheckout: provider.value(newCheckout),
-                limited: provider.isKillSwitchActive, source: d.source, reason: d.reason, version: d.snapshotVersion,
-                status: provider.status,
-                milliseconds: Int((ContinuousClock.now - start).milliseconds),
-                note: note)
-            steps.append(step)
-            try report(step)
-        }
-
-        var start = ContinuousClock.now
-        _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
-        try record(
-            "The app launches, signed out, at venue-7",
-            explains: "It serves at once from its fallback file, then fetches the server's defaults.",
-            since: start, note: "fallback first, then the server's defaults")
-
-        start = ContinuousClock.now
-        provider.identify(personal)
-        _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
-        try record(
-            "The user logs in: AuraLink Personal plan",
-            explains: "Identifying the user costs one fetch and brings that user's plan.",
-            since: start, note: "identify → one fetch")
-
-        start = ContinuousClock.now
-        provider.identify(business)
-        _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
-        try record(
-            "The user switches to the AuraLink Business plan",
-            explains: "A new context brings its own values: the Business theme and more features.",
-            since: start, note: "features expanded (+team)")
-
-        /// `document` with the Business plan's theme colour set to `colour`.
-        func businessTheme(_ colour: String, in document: ServerDocument) -> ServerDocument {
-            var changed = document
-            if let index = changed.rules.firstIndex(where: { $0.name == "auralink-business" }) {
-                changed.rules[index].flags["plan_themeColor"] = FlagEntry(value: .string(colour))
+        do {
+            func record(
+                _ title: String, explains: String, since start: ContinuousClock.Instant, note: String = "",
+                client: FeatureFlagProvider? = nil
+            ) throws {
+                let provider = client ?? provider
+                let d = provider.details(themeColor)
+                let step = Step(
+                    number: steps.count + 1, title: title, explains: explains, theme: d.value, name: provider.value(displayName),
+                    limit: provider.value(dataLimit), features: provider.value(features), newCheckout: provider.value(newCheckout),
+                    limited: provider.isKillSwitchActive, source: d.source, reason: d.reason, version: d.snapshotVersion,
+                    status: provider.status,
+                    milliseconds: Int((ContinuousClock.now - start).milliseconds),
+                    note: note)
+                steps.append(step)
+                try report(step)
             }
-            return changed
-        }
-        /// The operator publishes `next` as `version`; the server's change stream tells the app,
-        /// which fetches at once. Waits until the app serves `version` or rejects the document
-        /// (a fetch already in flight may end first with the previous one); forces a fetch only
-        /// if neither happened within the budget.
-        func publish(_ next: inout ServerDocument, version: String) async -> FetchOutcome {
-            next.base.version = version
-            let mark = log.count
-            server.document = next
-            let deadline = ContinuousClock.now + budget + .seconds(3)
-            while ContinuousClock.now < deadline {
-                if provider.details(themeColor).snapshotVersion == version {
-                    return log.lastOutcome(since: mark) { if case .updated = $0 { true } else { false } } ?? .updated([])
+
+            var start = ContinuousClock.now
+            _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
+            try record(
+                "The app launches, signed out, at venue-7",
+                explains: "It serves at once from its fallback file, then fetches the server's defaults.",
+                since: start, note: "fallback first, then the server's defaults")
+
+            start = ContinuousClock.now
+            provider.identify(personal)
+            _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
+            try record(
+                "The user logs in: AuraLink Personal plan",
+                explains: "Identifying the user costs one fetch and brings that user's plan.",
+                since: start, note: "identify → one fetch")
+
+            start = ContinuousClock.now
+            provider.identify(business)
+            _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
+            try record(
+                "The user switches to the AuraLink Business plan",
+                explains: "A new context brings its own values: the Business theme and more features.",
+                since: start, note: "features expanded (+team)")
+
+            /// `document` with the Business plan's theme colour set to `colour`.
+            func businessTheme(_ colour: String, in document: ServerDocument) -> ServerDocument {
+                var changed = document
+                if let index = changed.rules.firstIndex(where: { $0.name == "auralink-business" }) {
+                    changed.rules[index].flags["plan_themeColor"] = FlagEntry(value: .string(colour))
                 }
-                if let rejected = log.lastOutcome(since: mark, where: { if case .rejected = $0 { true } else { false } }) {
-                    return rejected
+                return changed
+            }
+            /// The operator publishes `next` as `version`; the server's change stream tells the app,
+            /// which fetches at once. Waits until the app serves `version` or rejects the document
+            /// (a fetch already in flight may end first with the previous one); forces a fetch only
+            /// if neither happened within the budget.
+            func publish(_ next: inout ServerDocument, version: String) async -> FetchOutcome {
+                next.base.version = version
+                let mark = log.count
+                server.document = next
+                let deadline = ContinuousClock.now + budget + .seconds(3)
+                while ContinuousClock.now < deadline {
+                    if provider.details(themeColor).snapshotVersion == version {
+                        return log.lastOutcome(since: mark) { if case .updated = $0 { true } else { false } } ?? .updated([])
+                    }
+                    if let rejected = log.lastOutcome(since: mark, where: { if case .rejected = $0 { true } else { false } }) {
+                        return rejected
+                    }
+                    try? await Task.sleep(for: .milliseconds(2))
                 }
-                try? await Task.sleep(for: .milliseconds(2))
+                return await provider.refresh()
             }
-            return await provider.refresh()
-        }
 
-        start = ContinuousClock.now
-        document = businessTheme("#1ABC9C", in: document)
-        _ = await publish(&document, version: "2025-08-04T11:00:00Z")
-        try record(
-            "The server publishes a new theme colour",
-            explains: "The change stream pushes it to the running app: no poll, no restart.",
-            since: start, note: "pushed by the change stream")
+            start = ContinuousClock.now
+            document = businessTheme("#1ABC9C", in: document)
+            _ = await publish(&document, version: "2025-08-04T11:00:00Z")
+            try record(
+                "The server publishes a new theme colour",
+                explains: "The change stream pushes it to the running app: no poll, no restart.",
+                since: start, note: "pushed by the change stream")
 
-        start = ContinuousClock.now
-        var broken = businessTheme("#1ABC9G", in: document)
-        let rejected = await publish(&broken, version: "2025-08-04T11:30:00Z")
-        try record(
-            "The server publishes a broken colour, #1ABC9G",
-            explains: "The schema rejects the whole payload; the app keeps its last good values.",
-            since: start, note: EvalCommand.describe(rejected))
+            start = ContinuousClock.now
+            var broken = businessTheme("#1ABC9G", in: document)
+            let rejected = await publish(&broken, version: "2025-08-04T11:30:00Z")
+            try record(
+                "The server publishes a broken colour, #1ABC9G",
+                explains: "The schema rejects the whole payload; the app keeps its last good values.",
+                since: start, note: EvalCommand.describe(rejected))
 
-        start = ContinuousClock.now
-        document.base.flags["kill_switch"] = FlagEntry(value: true)
-        document.base.version = "2025-08-04T12:00:00Z"
-        let killMark = log.count
-        server.document = document
-        // The time from the operator's flip to a read that returns the safe default.
-        let killDeadline = ContinuousClock.now + budget + .seconds(3)
-        while !provider.isKillSwitchActive, ContinuousClock.now < killDeadline { try? await Task.sleep(for: .milliseconds(1)) }
-        let killMilliseconds = Int((ContinuousClock.now - start).milliseconds)
-        _ = await log.fetchAfter(.changeNotified, since: killMark, within: budget + .seconds(3))
-        try record(
-            "The operator turns the kill switch on",
-            explains: "Every flag falls to its safe default at once: the app runs in limited mode.",
-            since: start,
-            note: provider.isKillSwitchActive
-                ? "by stream: flip → safe default read in \(killMilliseconds) ms" : "no stream event came; not killed yet")
+            start = ContinuousClock.now
+            document.base.flags["kill_switch"] = FlagEntry(value: true)
+            document.base.version = "2025-08-04T12:00:00Z"
+            let killMark = log.count
+            server.document = document
+            // The time from the operator's flip to a read that returns the safe default.
+            let killDeadline = ContinuousClock.now + budget + .seconds(3)
+            while !provider.isKillSwitchActive, ContinuousClock.now < killDeadline { try? await Task.sleep(for: .milliseconds(1)) }
+            let killMilliseconds = Int((ContinuousClock.now - start).milliseconds)
+            _ = await log.fetchAfter(.changeNotified, since: killMark, within: budget + .seconds(3))
+            try record(
+                "The operator turns the kill switch on",
+                explains: "Every flag falls to its safe default at once: the app runs in limited mode.",
+                since: start,
+                note: provider.isKillSwitchActive
+                    ? "by stream: flip → safe default read in \(killMilliseconds) ms" : "no stream event came; not killed yet")
 
-        start = ContinuousClock.now
-        document.base.flags["kill_switch"] = FlagEntry(value: false)
-        _ = await publish(&document, version: "2025-08-04T12:05:00Z")
-        try record(
-            "The operator turns the kill switch off",
-            explains: "The served values come back.",
-            since: start, note: "values back")
+            start = ContinuousClock.now
+            document.base.flags["kill_switch"] = FlagEntry(value: false)
+            _ = await publish(&document, version: "2025-08-04T12:05:00Z")
+            try record(
+                "The operator turns the kill switch off",
+                explains: "The served values come back.",
+                since: start, note: "values back")
 
-        start = ContinuousClock.now
-        server.stop()
-        let outage = await provider.refresh()
-        try record(
-            "The flag server goes away",
-            explains: "Offline, the app keeps serving its last good values and says why.",
-            since: start, note: EvalCommand.describe(outage))
+            start = ContinuousClock.now
+            server.stop()
+            let outage = await provider.refresh()
+            try record(
+                "The flag server goes away",
+                explains: "Offline, the app keeps serving its last good values and says why.",
+                since: start, note: EvalCommand.describe(outage))
 
-        start = ContinuousClock.now
-        let back = log.count
-        server = try FlagServer(document: document, configuration: .init(port: port))
-        _ = await provider.refresh()
-        // The change stream reconnects on its own (with jitter) and fetches once more.
-        let reopened = await log.fetchAfter(.streamOpened, since: back, within: .seconds(5)) != nil
-        try record(
-            "The flag server comes back",
-            explains: "The app is online again and its change stream reconnects by itself.",
-            since: start,
-            note: reopened ? "online again; stream reconnected" : "online again; stream not back yet (polling)")
+            start = ContinuousClock.now
+            let back = log.count
+            server = try FlagServer(document: document, configuration: .init(port: port))
+            _ = await provider.refresh()
+            // The change stream reconnects on its own (with jitter) and fetches once more.
+            let reopened = await log.fetchAfter(.streamOpened, since: back, within: .seconds(5)) != nil
+            try record(
+                "The flag server comes back",
+                explains: "The app is online again and its change stream reconnects by itself.",
+                since: start,
+                note: reopened ? "online again; stream reconnected" : "online again; stream not back yet (polling)")
 
-        start = ContinuousClock.now
-        let before = server.requests.filter { $0.contextFingerprint == venue42.fingerprint }.count
-        provider.identify(venue42)
-        _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
-        let refetches = server.requests.filter { $0.contextFingerprint == venue42.fingerprint }.count - before
-        try record(
-            "The venue changes to venue-42",
-            explains: "A changed attribute costs one re-fetch; venue-42 pilots the new checkout.",
-            since: start, note: "\(refetches) re-fetch; new_checkout pilot")
+            start = ContinuousClock.now
+            let before = server.requests.filter { $0.contextFingerprint == venue42.fingerprint }.count
+            provider.identify(venue42)
+            _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
+            let refetches = server.requests.filter { $0.contextFingerprint == venue42.fingerprint }.count - before
+            try record(
+                "The venue changes to venue-42",
+                explains: "A changed attribute costs one re-fetch; venue-42 pilots the new checkout.",
+                since: start, note: "\(refetches) re-fetch; new_checkout pilot")
 
-        start = ContinuousClock.now
-        provider.identify(merging: [personal, business])
-        _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
-        try record(
-            "The user holds both AuraLink plans at once",
-            explains: "Two contexts merge flag by flag: the Business theme, every feature, the larger limit.",
-            since: start, note: "Business theme, union of features, max limit")
+            start = ContinuousClock.now
+            provider.identify(merging: [personal, business])
+            _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
+            try record(
+                "The user holds both AuraLink plans at once",
+                explains: "Two contexts merge flag by flag: the Business theme, every feature, the larger limit.",
+                since: start, note: "Business theme, union of features, max limit")
 
-        // The new release crashes at launch: real `flagctl launch` processes on their own state.
-        start = ContinuousClock.now
-        let note: String
-        if let binary = CrashLoopRehearsal.executable() {
-            let state = directory.appendingPathComponent("launched-app")
-            switch await CrashLoopRehearsal.play(binary: binary, server: server, state: state, budget: budget) {
-            case .success(let launches):
-                note = "launches: " + launches.map(\.label).joined(separator: " · ")
-            case .failure(let error):
-                note = "not rehearsed: \(error.description)"
+            // The new release crashes at launch: real `flagctl launch` processes on their own state.
+            start = ContinuousClock.now
+            let note: String
+            if let binary = CrashLoopRehearsal.executable() {
+                let state = directory.appendingPathComponent("launched-app")
+                switch await CrashLoopRehearsal.play(binary: binary, server: server, state: state, budget: budget) {
+                case .success(let launches):
+                    note = "launches: " + launches.map(\.label).joined(separator: " · ")
+                case .failure(let error):
+                    note = "not rehearsed: \(error.description)"
+                }
+            } else {
+                note = "not rehearsed: no flagctl executable to launch"
             }
-        } else {
-            note = "not rehearsed: no flagctl executable to launch"
+            try record(
+                "A new release crashes at launch",
+                explains: "Real processes: after two crashes the crash-loop guard starts the app in safe mode, "
+                    + "on the values of its last healthy launch; the fixed values end safe mode.",
+                since: start, note: note)
+
+            // Rules instead of values: fetched once, then any venue is evaluated on the device.
+            start = ContinuousClock.now
+            try server.serveFlagd(Array(localRules.utf8))
+            let local = FeatureFlagProvider(
+                context: business,
+                fetcher: FlagFetcher(
+                    endpoint: FlagdEndpoint(url: server.baseURL.appendingPathComponent("flagd/flags.json")), configuration: .init(budget: budget)),
+                store: LastKnownGoodStore(fileURL: directory.appendingPathComponent("local-rules.lkg")), reachability: AlwaysReachable())
+            others.append(local)
+            let fetched = await local.refresh()
+            server.stop()
+            let venue51 = business.with(EvaluationContext.Attribute.venue, "venue-51")
+            local.identify(venue51)
+            try record(
+                "Offline at venue-51, from flagd rules",
+                explains: "Rules fetched once are evaluated on the device, for a venue never fetched.",
+                since: start,
+                note: fetched.isSuccess ? "rules fetched once; evaluated on the device" : "rules not fetched: \(EvalCommand.describe(fetched))",
+                client: local)
+            local.shutdown()
+        } catch {
+            await finish()
+            throw error
         }
-        try record(
-            "A new release crashes at launch",
-            explains: "Real processes: after two crashes the crash-loop guard starts the app in safe mode, "
-                + "on the values of its last healthy launch; the fixed values end safe mode.",
-            since: start, note: note)
-
-        // Rules instead of values: fetched once, then any venue is evaluated on the device.
-        start = ContinuousClock.now
-        try server.serveFlagd(Array(localRules.utf8))
-        let local = FeatureFlagProvider(
-            context: business,
-            fetcher: FlagFetcher(
-                endpoint: FlagdEndpoint(url: server.baseURL.appendingPathComponent("flagd/flags.json")), configuration: .init(budget: budget)),
-            store: LastKnownGoodStore(fileURL: directory.appendingPathComponent("local-rules.lkg")), reachability: AlwaysReachable())
-        let fetched = await local.refresh()
-        server.stop()
-        let venue51 = business.with(EvaluationContext.Attribute.venue, "venue-51")
-        local.identify(venue51)
-        try record(
-            "Offline at venue-51, from flagd rules",
-            explains: "Rules fetched once are evaluated on the device, for a venue never fetched.",
-            since: start,
-            note: fetched.isSuccess ? "rules fetched once; evaluated on the device" : "rules not fetched: \(EvalCommand.describe(fetched))",
-            client: local)
-        local.shutdown()
-
-        provider.shutdown()
-        await loop.value
+        await finish()
         return steps
     }
 }
