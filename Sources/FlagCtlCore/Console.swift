@@ -54,8 +54,9 @@ public final class Console: Sendable {
     private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBufferPointer { buffer in
-                write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            let written = bytes.withUnsafeBufferPointer { buffer -> Int in
+                guard let base = buffer.baseAddress else { return 0 }
+                return write(descriptor, base + offset, buffer.count - offset)
             }
             if written > 0 {
                 offset += written

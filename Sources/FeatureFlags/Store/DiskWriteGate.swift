@@ -38,30 +38,31 @@ package struct DiskWriteGate: Sendable {
     #if canImport(Darwin)
     /// Each write inside `ProcessInfo.performExpiringActivity(withReason:using:)`: the system
     /// keeps the process running until the write returns, or says at once that it will not
-    /// (`expired` on the first call), and then the write does not run. Only an Apple build
-    /// exercises this function (listed in Docs/Architecture.md); its decision — run or keep the
-    /// change in memory — is the one the tests drive through a refusing gate.
+    /// (`expired` on the first call), and then the write does not run. The write runs on the
+    /// caller's thread while the activity's block waits for it to end, so the block never
+    /// holds the write (the system may call the block again, with `expired`, while the write
+    /// runs: that call returns at once). Only an Apple build compiles this (listed in
+    /// Docs/Architecture.md); its decision — run, or keep the change in memory — is the one the
+    /// Linux tests drive through a refusing gate.
     package static let expiringActivity = DiskWriteGate { name, write in
-        let ran = Locked<Bool?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        withoutActuallyEscaping(write) { write in
-            nonisolated(unsafe) let write = write  // called at most once, before `done` is signalled
-            ProcessInfo.processInfo.performExpiringActivity(withReason: name) { expired in
-                // The block runs once with `false` (time granted) and maybe again with `true`
-                // while the first still runs (time is nearly up: the write, milliseconds, ends
-                // first). A first call with `true` means no time at all: do not start.
-                let first = ran.withLock { state -> Bool in
-                    guard state == nil else { return false }
-                    state = !expired
-                    return true
-                }
-                guard first else { return }
-                if !expired { write() }
-                done.signal()
+        let granted = Locked<Bool?>(nil)
+        let decided = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+        ProcessInfo.processInfo.performExpiringActivity(withReason: name) { expired in
+            let first = granted.withLock { state -> Bool in
+                guard state == nil else { return false }
+                state = !expired
+                return true
             }
-            done.wait()
+            guard first else { return }
+            decided.signal()
+            if !expired { finished.wait() }  // keep the activity until the write has run
         }
-        return ran.withLock { $0 } ?? false
+        decided.wait()
+        guard granted.withLock({ $0 }) == true else { return false }
+        write()
+        finished.signal()
+        return true
     }
     #endif
 }
