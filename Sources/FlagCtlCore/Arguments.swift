@@ -51,8 +51,8 @@ extension CommandSpec.Option {
     /// `--timeout SECONDS`: the fetch budget.
     static let timeout = CommandSpec.Option(
         name: "timeout", value: "SECONDS", help: "the fetch budget in seconds, \(acceptedTimeouts) (default 2)")
-    /// The budgets `--timeout` takes, in words.
-    static let acceptedTimeouts = "from 0.001 to 60"
+    /// The budgets `--timeout` takes, in words: "from 0.001 to 60".
+    static let acceptedTimeouts = "from \(minimumTimeout) to \(Int(maximumTimeout))"
     /// The shortest budget `--timeout` takes: one millisecond.
     static let minimumTimeout = 0.001
     /// The longest budget `--timeout` takes.

@@ -172,10 +172,7 @@ enum DemoCommand {
             context: anonymous, fetcher: fetcher, store: store, configuration: configuration, reachability: AlwaysReachable())
         intro(server.baseURL)
         let loop = Task { await provider.run() }
-        defer {
-            provider.shutdown()
-            server.stop()
-        }
+        defer { server.stop() }
         // Every provider of the script, so that a stop part-way (nobody reads the output any
         // more) ends them and waits for their writes before the directory is removed.
         var others: [FeatureFlagProvider] = []
@@ -373,7 +370,6 @@ enum DemoCommand {
                 since: start,
                 note: fetched.isSuccess ? "rules fetched once; evaluated on the device" : "rules not fetched: \(EvalCommand.describe(fetched))",
                 client: local)
-            local.shutdown()
         } catch {
             await finish()
             throw error

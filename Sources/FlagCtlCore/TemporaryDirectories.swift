@@ -1,8 +1,9 @@
 import FeatureFlags
 import Foundation
 
-/// The temporary directories the running command made, so that every way it ends — its own
-/// `defer`, a closed output pipe, a signal — removes them.
+/// The temporary directories the running command made, so that it removes them whether it
+/// ends by its own `defer` or because its output pipe closed (``FlagCtl/main()`` removes any
+/// left). A signal that ends the process by its default action (Ctrl-C during `demo`) does not.
 enum TemporaryDirectories {
     private static let made = Locked<Set<String>>([])
 

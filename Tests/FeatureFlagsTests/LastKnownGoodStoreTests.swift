@@ -253,6 +253,11 @@ struct LastKnownGoodStoreTests {
         #expect(!StoreLocation.adoptLegacyFile(in: baseURL, to: target, sandboxed: true))
         #expect(try String(contentsOf: target, encoding: .utf8) == "old")
         #expect(FileManager.default.fileExists(atPath: legacy.path))
+        // A move that fails (a file where the app's folder should be) leaves the old file.
+        let blocked = base.url("blocked")
+        try Data("not a folder".utf8).write(to: blocked)
+        #expect(!StoreLocation.adoptLegacyFile(in: baseURL, to: blocked.appendingPathComponent("flags.lkg"), sandboxed: true))
+        #expect(try String(contentsOf: legacy, encoding: .utf8) == "older")
     }
 
     @Test func defaultLocationFollowsXDGStateHome() {

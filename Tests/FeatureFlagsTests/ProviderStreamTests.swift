@@ -33,7 +33,9 @@ struct ProviderStreamTests {
         let loop = f.run()
         #expect(await f.provider.waitUntilReady(timeout: .seconds(5)) == .ready)
         #expect(await eventually { f.server.streamCount == 1 && f.provider.openStreamCount == 1 })
-        #expect(await eventually { f.provider.recentEvents.contains { $0.kind == .streamOpened } && !f.provider.isFetching })
+        #expect(
+            await eventually { f.provider.recentEvents.contains { $0.kind == .streamOpened } && !f.provider.isFetching },
+            "fetching: \(f.provider.isFetching), events: \(f.provider.recentEvents)")
         return loop
     }
 

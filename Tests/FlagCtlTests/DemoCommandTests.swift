@@ -8,18 +8,7 @@ import TestSupport
 /// directory behind, which another demo running beside it would confuse.
 @Suite("flagctl demo", .serialized)
 struct DemoCommandTests {
-    /// A budget for fetches that are not about time (see ``FlagCtlTests``).
-    let budget = ["--timeout", String(min(10 * TestTiming.scale, 60))]
-
-    private func run(_ arguments: [String]) async -> (Int32, CapturedOutput) {
-        let (console, captured) = Console.capturing()
-        let status = await FlagCtl.run(arguments, console: console)
-        return (status, captured)
-    }
-
-    private func jsonLines(_ lines: [String]) -> [[String: FlagValue]] {
-        lines.compactMap { try? FlagJSON.parse($0).objectValue }
-    }
+    let budget = generousTimeout
 
     @Test func demoPlaysTheSeedScriptStepByStep() async throws {
         let (status, out) = await run(["demo", "--json"] + budget)

@@ -8,20 +8,8 @@ import FlagServer
 /// flagctl in-process: arguments, demo, eval, serve and lint, with captured output.
 @Suite("flagctl")
 struct FlagCtlTests {
-    /// The fetch budget for commands that fetch over loopback: 2 s, stretched under ThreadSanitizer.
-    /// A budget for fetches that are not about time: generous, so that a loaded machine cannot
-    /// turn a success into a timeout (`flagctl` accepts at most 60 s).
-    let budget = ["--timeout", String(min(10 * TestTiming.scale, 60))]
+    let budget = generousTimeout
 
-    private func run(_ arguments: [String], stop: StopSignal = StopSignal {}) async -> (Int32, CapturedOutput) {
-        let (console, captured) = Console.capturing()
-        let status = await FlagCtl.run(arguments, console: console, signals: stop)
-        return (status, captured)
-    }
-
-    private func jsonLines(_ lines: [String]) -> [[String: FlagValue]] {
-        lines.compactMap { try? FlagJSON.parse($0).objectValue }
-    }
 
     // MARK: Arguments
 

@@ -8,12 +8,6 @@ import TestSupport
 /// `flagctl watch` and `flagctl launch` in process: their output and their usage errors.
 @Suite("flagctl watch and launch")
 struct WatchAndLaunchTests {
-    private func run(_ arguments: [String], stop: StopSignal = StopSignal {}) async -> (Int32, CapturedOutput) {
-        let (console, captured) = Console.capturing()
-        let status = await FlagCtl.run(arguments, console: console, signals: stop)
-        return (status, captured)
-    }
-
     /// A stop signal that never comes (the command ends by `--count`).
     static let never = StopSignal { try? await Task.sleep(for: .seconds(3_600)) }
 

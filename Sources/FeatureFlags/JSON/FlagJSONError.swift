@@ -28,8 +28,8 @@ public struct FlagJSONError: Error, Equatable, Sendable, CustomStringConvertible
     public let kind: Kind
     /// Byte offset in the input where it was noticed.
     public let offset: Int
-    /// The line (from 1) of ``offset``, when the error was made with its input at hand
-    /// (every error ``FlagJSON/parse(_:maxDepth:)-(some Sequence<UInt8>,_)`` throws is).
+    /// The line (from 1) of ``offset``, when the error was made with its input at hand: every
+    /// error the `FlagJSON.parse` functions throw has it; nil for one made with ``init(_:at:)``.
     public private(set) var line: Int?
     /// The column (from 1, in characters) of ``offset`` on its line, with ``line``.
     public private(set) var column: Int?

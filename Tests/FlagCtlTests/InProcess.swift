@@ -1,0 +1,21 @@
+import FeatureFlags
+@testable import FlagCtlCore
+import TestSupport
+
+// flagctl run in this process, shared by the flagctl suites.
+
+/// Runs `flagctl arguments` with a capturing console; `stop` stands for Ctrl-C.
+func run(_ arguments: [String], stop: StopSignal = StopSignal {}) async -> (Int32, CapturedOutput) {
+    let (console, captured) = Console.capturing()
+    let status = await FlagCtl.run(arguments, console: console, signals: stop)
+    return (status, captured)
+}
+
+/// The lines that are JSON objects.
+func jsonLines(_ lines: [String]) -> [[String: FlagValue]] {
+    lines.compactMap { try? FlagJSON.parse($0).objectValue }
+}
+
+/// `--timeout` for fetches that are not about time: generous, so that a loaded machine cannot
+/// turn a success into a timeout (`flagctl` accepts at most 60 s).
+let generousTimeout = ["--timeout", String(min(10 * TestTiming.scale, 60))]
