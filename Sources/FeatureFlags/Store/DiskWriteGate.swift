@@ -28,14 +28,14 @@ package struct DiskWriteGate: Sendable {
 
     /// The platform's gate: ``expiringActivity`` on Apple platforms, ``immediate`` elsewhere.
     package static var system: DiskWriteGate {
-        #if canImport(Darwin) && !os(macOS)
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
         return expiringActivity
         #else
         return immediate
         #endif
     }
 
-    #if canImport(Darwin)
+    #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
     /// Each write inside `ProcessInfo.performExpiringActivity(withReason:using:)`: the system
     /// keeps the process running until the write returns, or says at once that it will not
     /// (`expired` on the first call), and then the write does not run. The write runs on the

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #elseif canImport(Darwin)
-import Darwin
+@preconcurrency import Darwin
 #endif
 import Foundation
 
