@@ -34,9 +34,12 @@ let package = Package(
         .testTarget(name: "FlagCtlTests", dependencies: ["FlagCtlCore", "FlagServer", "FeatureFlags", "TestSupport"]),
         // The README's first app, compiled as written (`.ci/first-app` runs it as a newcomer would).
         .executableTarget(name: "FirstAppSnippet", dependencies: ["FeatureFlags"], path: "Tests/FirstAppSnippet"),
-        // Every Swift snippet of README.md and Docs/, compiled.
+        // Every Swift snippet of README.md and Docs/ that is not itself a test, as a library so that
+        // apple-sdk-check type-checks it for iOS, macOS and tvOS (its SwiftUI, BackgroundTasks and
+        // App Group code included); the snippets that are tests live in DocSnippetTests.
+        .target(name: "DocSnippets", dependencies: ["FeatureFlags", "FeatureFlagsTesting", "FlagServer"], path: "Tests/DocSnippets"),
         .testTarget(
-            name: "DocSnippetTests", dependencies: ["FeatureFlags", "FeatureFlagsTesting", "FlagServer", "TestSupport"],
+            name: "DocSnippetTests", dependencies: ["DocSnippets", "FeatureFlags", "FeatureFlagsTesting", "FlagServer", "TestSupport"],
             resources: [.copy("Resources/flag-defaults.json")]),
         .testTarget(name: "POSExampleTests", dependencies: ["POSExample", "FeatureFlags", "FeatureFlagsTesting", "FlagServer", "TestSupport"]),
     ],

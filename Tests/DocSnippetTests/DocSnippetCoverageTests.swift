@@ -3,10 +3,11 @@ import Foundation
 import Testing
 
 /// Every Swift snippet of the README and the guides compiles as written: each ```swift block
-/// must equal a region of this target's sources (between `// snippet: NAME` and
-/// `// end snippet`; the parts of one name joined by a blank line, indentation removed), and
-/// this target (and `Tests/FirstAppSnippet`) is built with every `swift test` and by CI. A package-manifest excerpt (a block
-/// that declares `.package(`) is checked against `Package.swift` and the version instead.
+/// must equal a region of the sources in ``snippetDirectories`` (between `// snippet: NAME` and
+/// `// end snippet`; the parts of one name joined by a blank line, indentation removed). Those
+/// targets are built with every `swift test` and by CI, and `DocSnippets` is type-checked for
+/// iOS, macOS and tvOS by apple-sdk-check. A package-manifest excerpt (a block that declares
+/// `.package(`) is checked against `Package.swift` and the version instead.
 @Suite("Documentation snippets")
 struct DocSnippetCoverageTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -49,8 +50,9 @@ struct DocSnippetCoverageTests {
         return body.joined(separator: "\n")
     }
 
-    /// Where snippets are compiled: this target, and the README's first app (an executable).
-    static let snippetDirectories = ["Tests/DocSnippetTests", "Tests/FirstAppSnippet"]
+    /// Where snippets are compiled: the DocSnippets library (type-checked for Apple platforms
+    /// too), this target (the snippets that are tests), and the README's first app (an executable).
+    static let snippetDirectories = ["Tests/DocSnippets", "Tests/DocSnippetTests", "Tests/FirstAppSnippet"]
 
     /// The snippet regions of those sources, by name.
     static func regions() throws -> [String: String] {
@@ -96,17 +98,21 @@ struct DocSnippetCoverageTests {
                 let compiled = regions.contains(block.code)
                 #expect(
                     compiled,
-                    "\(document.lastPathComponent):\(block.line): this snippet is not compiled in Tests/DocSnippetTests — copy it there between `// snippet: NAME` and `// end snippet`:\n\(block.code)")
+                    "\(document.lastPathComponent):\(block.line): this snippet is not compiled — copy it into Tests/DocSnippets (Tests/DocSnippetTests if it is a test) between `// snippet: NAME` and `// end snippet`:\n\(block.code)")
             }
         }
         #expect(checked >= 40, "found only \(checked) snippets: is the block syntax still ```swift?")
     }
 
-    /// A `Package.swift` excerpt: the version it asks for is this one, and the products it
-    /// names exist.
+    /// The dependency line that resolves today (no release is published, so no URL and no
+    /// version tag): a clone by path. `.ci/first-app` resolves it in a new package.
+    static let installLine = #".package(path: "../FeatureFlags")"#
+
+    /// A `Package.swift` excerpt: it depends on the package the way that resolves today, and
+    /// the products it names exist.
     static func checkManifestExcerpt(_ code: String, in document: String, line: Int) throws {
-        if code.contains(".package(url:") {
-            #expect(code.contains("from: \"\(FeatureFlagsVersion.current)\""), "\(document):\(line): install line asks for another version")
+        for match in code.matches(of: /\.package\([^)]*\)/) {
+            #expect(String(match.0) == installLine, "\(document):\(line): \(match.0) does not resolve today; use \(installLine)")
         }
         let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
         for match in code.matches(of: /\.product\(name: "([A-Za-z]+)", package: "FeatureFlags"\)/) {
@@ -118,6 +124,7 @@ struct DocSnippetCoverageTests {
         let changelog = try String(contentsOf: Self.root.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
         let newest = changelog.components(separatedBy: "\n").first { $0.hasPrefix("## ") }
         #expect(newest?.hasPrefix("## \(FeatureFlagsVersion.current) ") == true, "\(newest ?? "no version heading")")
+        // The README names the version a published release will carry.
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
         #expect(readme.contains("from: \"\(FeatureFlagsVersion.current)\""))
     }

@@ -84,4 +84,95 @@ struct SuspensionSafeWriteTests {
         #expect(ran)
         #endif
     }
+
+    // The expiring-activity gate (the one Apple builds use on iOS, tvOS, watchOS, visionOS),
+    // driven by activities that behave as `performExpiringActivity` may: its block on a thread
+    // of its own, granted, refused, or called again with `expired` while the write runs.
+
+    /// An activity that calls its block once, on a new thread, with `expired`; `expire()` calls it
+    /// again (the system's "time is up" while the first call runs). Records which calls returned.
+    final class ScriptedActivity: Sendable {
+        let expired: Bool
+        let block = Locked<(@Sendable (Bool) -> Void)?>(nil)
+        let returned = Locked<[Bool]>([])
+        let started = Locked(0)
+        let oneReturned = DispatchSemaphore(value: 0)
+        init(expired: Bool) { self.expired = expired }
+
+        var gate: DiskWriteGate {
+            DiskWriteGate.activity { [self] _, block in
+                started.withLock { $0 += 1 }
+                self.block.withLock { $0 = block }
+                call(expired)
+            }
+        }
+
+        func call(_ expired: Bool) {
+            guard let block = block.withLock({ $0 }) else { return }
+            Thread.detachNewThread { [self] in
+                block(expired)
+                returned.withLock { $0.append(expired) }
+                oneReturned.signal()
+            }
+        }
+
+        /// The system's second call, with `expired` true.
+        func expire() { call(true) }
+
+        /// Waits (bounded, 2 s per call) until `count` calls of the block have returned.
+        func waitForReturns(_ count: Int) -> Bool {
+            while returned.withLock({ $0.count }) < count {
+                guard oneReturned.wait(timeout: .now() + 2) == .success else { return false }
+            }
+            return true
+        }
+    }
+
+    @Test func anActivityThatGrantsTimeRunsTheWriteOnTheCallersThreadAndEndsAfterIt() {
+        let activity = ScriptedActivity(expired: false)
+        let caller = Thread.current
+        let ranOnCaller = Locked<Bool?>(nil)
+        let result = activity.gate.perform("write") {
+            ranOnCaller.withLock { $0 = Thread.current == caller }
+            // The activity's block is still waiting: the process is kept running.
+            #expect(activity.returned.withLock { $0.isEmpty })
+        }
+        #expect(result)
+        #expect(ranOnCaller.withLock { $0 } == true)
+        #expect(activity.waitForReturns(1), "the activity's block never returned after the write")
+        #expect(activity.started.withLock { $0 } == 1)
+    }
+
+    @Test func anActivityThatSaysNoTimeIsLeftRefusesTheWrite() {
+        let activity = ScriptedActivity(expired: true)
+        var ran = false
+        #expect(!activity.gate.perform("write") { ran = true })
+        #expect(!ran)
+        #expect(activity.waitForReturns(1))
+    }
+
+    @Test func anExpiryWhileTheWriteRunsReturnsAtOnceAndTheWriteCompletes() {
+        let activity = ScriptedActivity(expired: false)
+        let sawExpiry = Locked(false)
+        let result = activity.gate.perform("write") {
+            // The system's second call (expired) returns without waiting for the write.
+            activity.expire()
+            sawExpiry.withLock { $0 = activity.waitForReturns(1) }
+        }
+        #expect(result)
+        #expect(sawExpiry.withLock { $0 })
+        #expect(activity.waitForReturns(2))
+        #expect(activity.returned.withLock { $0 } == [true, false])
+    }
+
+    @Test func aStoreBehindARefusingActivityTakesNoLockAndKeepsTheChange() throws {
+        let dir = TempDir()
+        let file = dir.url("flags.lkg")
+        let store = LastKnownGoodStore(fileURL: file, capacity: 5, read: FileIO.read, gate: ScriptedActivity(expired: true).gate)
+        #expect(throws: LastKnownGoodStore.WriteError(reason: LastKnownGoodStore.notStartedReason)) {
+            try store.save(snapshot(["a": true], version: "v1"), etag: nil, for: personal)
+        }
+        #expect(dir.files().isEmpty)
+        #expect(store.lastKnownGood(for: personal)?.snapshot.version == "v1")
+    }
 }

@@ -1,4 +1,11 @@
 import Foundation
+#if os(iOS) || os(tvOS) || os(visionOS)
+import UIKit
+#elseif os(watchOS)
+import WatchKit
+#elseif os(macOS)
+import AppKit
+#endif
 
 /// Whether the app is in the foreground: where a provider keeps its change streams open and
 /// polls, or in the background, where it closes them (after a short grace) and stops its
@@ -15,11 +22,23 @@ public protocol AppLifecycle: Sendable {
 
 /// The platform's lifecycle.
 public enum SystemAppLifecycle {
-    /// The application notifications where UIKit, AppKit or WatchKit exist (observed on the
-    /// main queue); "always in the foreground" elsewhere (servers, tools, Linux).
+    /// The application's foreground and background notifications where the platform has them
+    /// (UIKit's `UIApplication` on iOS, tvOS and visionOS; WatchKit's `WKApplication` on
+    /// watchOS; AppKit's `NSApplication` activation on macOS), observed on the main queue;
+    /// "always in the foreground" elsewhere (servers, tools, Linux).
     public static func make() -> any AppLifecycle {
-        #if canImport(UIKit) || canImport(AppKit) || canImport(WatchKit)
-        return NotificationLifecycle()
+        #if os(iOS) || os(tvOS) || os(visionOS)
+        return NotificationLifecycle(
+            foreground: UIApplication.willEnterForegroundNotification,
+            background: UIApplication.didEnterBackgroundNotification)
+        #elseif os(watchOS)
+        return NotificationLifecycle(
+            foreground: WKApplication.willEnterForegroundNotification,
+            background: WKApplication.didEnterBackgroundNotification)
+        #elseif os(macOS)
+        return NotificationLifecycle(
+            foreground: NSApplication.didBecomeActiveNotification,
+            background: NSApplication.didResignActiveNotification)
         #else
         return AlwaysForeground()
         #endif
@@ -41,36 +60,23 @@ public final class AlwaysForeground: AppLifecycle {
     public func stop() { stream.finish() }
 }
 
-#if canImport(UIKit) || canImport(AppKit) || canImport(WatchKit)
-#if canImport(UIKit)
-import UIKit
-#elseif canImport(AppKit)
-import AppKit
-#elseif canImport(WatchKit)
-import WatchKit
-#endif
-
-/// The application's activation notifications, observed with `NotificationCenter`.
+/// The application's foreground and background notifications, observed with
+/// `NotificationCenter`. The platform chooses the two names (``SystemAppLifecycle/make()``);
+/// everything else is the same on every platform, so Linux tests drive it with names of their own.
 final class NotificationLifecycle: AppLifecycle {
     private let state = Locked(true)
     private let stream = Broadcaster<Bool>(replay: 1)
     private let observers = Locked<[any NSObjectProtocol]>([])
+    private let center: NotificationCenter
 
-    init() {
-        #if canImport(UIKit) && !os(watchOS)
-        let foreground = UIApplication.willEnterForegroundNotification
-        let background = UIApplication.didEnterBackgroundNotification
-        #elseif canImport(AppKit)
-        let foreground = NSApplication.didBecomeActiveNotification
-        let background = NSApplication.didResignActiveNotification
-        #else
-        let foreground = WKApplication.willEnterForegroundNotification
-        let background = WKApplication.didEnterBackgroundNotification
-        #endif
+    /// Starts in the foreground (an app's code runs first in the foreground) and follows
+    /// `foreground` and `background` as `center` posts them, on `queue` (nil: the posting thread).
+    init(foreground: Notification.Name, background: Notification.Name,
+         center: NotificationCenter = .default, queue: OperationQueue? = .main) {
+        self.center = center
         stream.yield(true)
-        let center = NotificationCenter.default
-        let up = center.addObserver(forName: foreground, object: nil, queue: .main) { [weak self] _ in self?.set(true) }
-        let down = center.addObserver(forName: background, object: nil, queue: .main) { [weak self] _ in self?.set(false) }
+        let up = center.addObserver(forName: foreground, object: nil, queue: queue) { [weak self] _ in self?.set(true) }
+        let down = center.addObserver(forName: background, object: nil, queue: queue) { [weak self] _ in self?.set(false) }
         observers.withLock { $0 = [up, down] }
     }
 
@@ -82,7 +88,7 @@ final class NotificationLifecycle: AppLifecycle {
             defer { list.removeAll() }
             return list
         }
-        for observer in removed { NotificationCenter.default.removeObserver(observer) }
+        for observer in removed { center.removeObserver(observer) }
         stream.finish()
     }
 
@@ -94,4 +100,3 @@ final class NotificationLifecycle: AppLifecycle {
         if changed { stream.yield(foreground) }
     }
 }
-#endif

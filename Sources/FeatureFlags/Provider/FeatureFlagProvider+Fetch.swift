@@ -28,6 +28,7 @@ extension FeatureFlagProvider {
     ///
     /// ```swift
     /// BGTaskScheduler.shared.register(forTaskWithIdentifier: "com.example.flags", using: nil) { task in
+    ///     nonisolated(unsafe) let task = task   // BGTask is not Sendable
     ///     let work = Task {
     ///         let outcome = await flags.refreshInBackground(deadline: .seconds(20))
     ///         task.setTaskCompleted(success: outcome.isSuccess)

@@ -36,33 +36,45 @@ package struct DiskWriteGate: Sendable {
     }
 
     #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-    /// Each write inside `ProcessInfo.performExpiringActivity(withReason:using:)`: the system
-    /// keeps the process running until the write returns, or says at once that it will not
-    /// (`expired` on the first call), and then the write does not run. The write runs on the
-    /// caller's thread while the activity's block waits for it to end, so the block never
-    /// holds the write (the system may call the block again, with `expired`, while the write
-    /// runs: that call returns at once). Only an Apple build compiles this (listed in
-    /// Docs/Architecture.md); its decision — run, or keep the change in memory — is the one the
-    /// Linux tests drive through a refusing gate.
-    package static let expiringActivity = DiskWriteGate { name, write in
-        let granted = Locked<Bool?>(nil)
-        let decided = DispatchSemaphore(value: 0)
-        let finished = DispatchSemaphore(value: 0)
-        ProcessInfo.processInfo.performExpiringActivity(withReason: name) { expired in
-            let first = granted.withLock { state -> Bool in
-                guard state == nil else { return false }
-                state = !expired
-                return true
-            }
-            guard first else { return }
-            decided.signal()
-            if !expired { finished.wait() }  // keep the activity until the write has run
-        }
-        decided.wait()
-        guard granted.withLock({ $0 }) == true else { return false }
-        write()
-        finished.signal()
-        return true
+    /// Each write inside `ProcessInfo.performExpiringActivity(withReason:using:)`, which exists
+    /// on iOS, tvOS, watchOS and visionOS (a Mac app is not suspended in the middle of a call).
+    package static let expiringActivity = DiskWriteGate.activity { name, block in
+        ProcessInfo.processInfo.performExpiringActivity(withReason: name, using: block)
     }
     #endif
+
+    /// Each write inside an expiring activity started by `begin` — `performExpiringActivity`'s
+    /// contract: the activity calls its block (on a thread of its own) with `expired` false while
+    /// the process may keep running until the block returns, or true when it may not; it may
+    /// call the block a second time, with true, while the first call still runs.
+    ///
+    /// The write runs on the caller's thread, and only after the activity granted time; the
+    /// activity's block waits until the write has returned, so the system keeps the process
+    /// running for all of it, and the block never holds the (non-escaping) write. A first call
+    /// with `expired` true refuses the write; a later call returns at once. The platform seam is
+    /// `begin` alone, so the Linux tests drive this logic with activities of their own.
+    package static func activity(
+        _ begin: @escaping @Sendable (_ name: String, _ block: @escaping @Sendable (_ expired: Bool) -> Void) -> Void
+    ) -> DiskWriteGate {
+        DiskWriteGate { name, write in
+            let granted = Locked<Bool?>(nil)
+            let decided = DispatchSemaphore(value: 0)
+            let finished = DispatchSemaphore(value: 0)
+            begin(name) { expired in
+                let first = granted.withLock { state -> Bool in
+                    guard state == nil else { return false }
+                    state = !expired
+                    return true
+                }
+                guard first else { return }
+                decided.signal()
+                if !expired { finished.wait() }  // keep the activity until the write has run
+            }
+            decided.wait()
+            guard granted.withLock({ $0 }) == true else { return false }
+            write()
+            finished.signal()
+            return true
+        }
+    }
 }

@@ -20,6 +20,7 @@ import BackgroundTasks
 func killPathBackgroundTask(flags: FeatureFlagProvider, scheduleFlagRefresh: @escaping @Sendable () -> Void) {
     // snippet: KillPath background task
     BGTaskScheduler.shared.register(forTaskWithIdentifier: "com.example.app.flags", using: nil) { task in
+        nonisolated(unsafe) let task = task   // BGTask is not Sendable; it may be completed from any thread
         let work = Task {
             let outcome = await flags.refreshInBackground(deadline: .seconds(20))
             task.setTaskCompleted(success: outcome.isSuccess)
@@ -27,6 +28,20 @@ func killPathBackgroundTask(flags: FeatureFlagProvider, scheduleFlagRefresh: @es
         }
         task.expirationHandler = { work.cancel() }
     }
+    // end snippet
+}
+#endif
+
+#if canImport(SwiftUI) && os(iOS)
+import SwiftUI
+
+func killPathBackgroundTaskSwiftUI(flags: FeatureFlagProvider, scheduleFlagRefresh: @escaping @Sendable () -> Void) -> some Scene {
+    // snippet: KillPath background task SwiftUI
+    WindowGroup { RootView(flags: flags) }
+        .backgroundTask(.appRefresh("com.example.app.flags")) {
+            await flags.refreshInBackground(deadline: .seconds(20))   // cancelled when the time is up
+            scheduleFlagRefresh()
+        }
     // end snippet
 }
 #endif

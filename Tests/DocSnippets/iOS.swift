@@ -5,7 +5,6 @@ import Foundation
 // snippet: iOS logout
 import FeatureFlags
 // end snippet
-import FeatureFlagsTesting
 #if canImport(SwiftUI)
 // snippet: iOS app
 import FeatureFlags
@@ -22,7 +21,6 @@ import FeatureFlags
 import Foundation
 // end snippet
 #endif
-import Testing
 
 // snippet: iOS provider
 extension FlagKey where Value == Bool {
@@ -123,19 +121,3 @@ func widgetFlags(for user: EvaluationContext) -> FallbackClient? {
 }
 // end snippet
 #endif
-
-@Test func iOSLogoutServesTheAnonymousContextAndForgetsTheUser() throws {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ios-snippet-\(UUID())")
-    defer { try? FileManager.default.removeItem(at: dir) }
-    let store = LastKnownGoodStore(fileURL: dir.appendingPathComponent("flags.lkg"))
-    let signedIn = EvaluationContext(targetingKey: "user-1", attributes: ["venue": "venue-7"])
-    try store.save(FlagSnapshot(values: ["express_checkout": true], version: "v1", fetchedAt: Date(), ttl: nil), etag: nil, for: signedIn)
-    let flags = FeatureFlagProvider(
-        context: signedIn, fetcher: FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: "http://127.0.0.1:9/flags")!)), store: store,
-        reachability: ManualReachability(false), lifecycle: ManualLifecycle())
-    defer { flags.shutdown() }
-    #expect(flags.value(.expressCheckout))
-    try userChanged(to: nil, flags: flags, store: store, previous: signedIn)
-    #expect(!flags.value(.expressCheckout))
-    #expect(store.lastKnownGood(for: signedIn) == nil)
-}
