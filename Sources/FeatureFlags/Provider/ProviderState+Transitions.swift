@@ -242,25 +242,31 @@ extension ProviderState {
 
     /// The service answered, but with payloads that broke the schema: the Last-Known-Good
     /// stays, each newly rejected payload is reported, and a kill switch any of them turns on
-    /// is applied (and persisted) anyway — turning things off is always safe.
+    /// is applied (and persisted) anyway — turning things off is always safe. The kill is
+    /// announced as any other: one publish from what readers had before the hold and the
+    /// overlay to what they have after (a `kill_switch` event, every key changed).
     private mutating func rejected(_ rejections: [PayloadGate.Rejection], at time: ProviderTime) -> [ProviderEffect] {
         failures = 0
         retryNotBefore = nil
         lastError = nil
-        let reports: [ProviderEffect] = rejections.filter { !$0.remembered }.map {
+        var effects: [ProviderEffect] = rejections.filter { !$0.remembered }.map {
             .emit(.payloadRejected(violations: $0.violations, fingerprint: $0.fingerprint))
         }
-        var overlay: PreparedSnapshot?
         var persist: [ProviderEffect] = []
-        if rejections.contains(where: \.killSwitchOn) { persist += holdKill(true, at: time) }
-        if rejections.contains(where: \.killSwitchOn), !served.prepared.killed {
-            // Rare, and never on the read path's behalf: preparing under the lock is acceptable here.
-            let killed = served.prepared.snapshot.withKillSwitch(base.killSwitchKey, for: context, at: time.date)
-            overlay = base.prepare(killed)
-            persist.append(.persist(killed, etag: nil, keepStoredETag: true, for: context))
+        if rejections.contains(where: \.killSwitchOn) {
+            let before = served.effective
+            persist += holdKill(true, at: time)
+            if !served.prepared.killed {
+                // Rare, and never on the read path's behalf: preparing under the lock is acceptable here.
+                let killed = served.prepared.snapshot.withKillSwitch(base.killSwitchKey, for: context, at: time.date)
+                served.prepared = base.prepare(killed)
+                if served.source == .codeDefault { served.source = .fallback }
+                persist.append(.persist(killed, etag: nil, keepStoredETag: true, for: context))
+            }
+            effects.append(.publish(from: before, to: served.effective))
         }
         let reason = Self.describe(rejections.flatMap(\.violations))
-        return reports + fallBack(reason: reason, forcing: nil, overlay: overlay, at: time) + persist
+        return effects + fallBack(reason: reason, forcing: nil, at: time) + persist
     }
 
     /// One line for a rejection: how many rules broke and the first three.
@@ -282,18 +288,10 @@ extension ProviderState {
         return effects + fallBack(reason: error.description, forcing: error.isFatal ? .fatal : nil, at: time)
     }
 
-    /// Keeps serving what is served — or `overlay` — as the Last-Known-Good, with the failure
+    /// Keeps serving what is served as the Last-Known-Good, with the failure
     /// status: `forced`, else `STALE` past the TTL, else `ERROR`.
-    private mutating func fallBack(
-        reason: String, forcing forced: ProviderStatus?, overlay: PreparedSnapshot? = nil, at time: ProviderTime
-    ) -> [ProviderEffect] {
+    private mutating func fallBack(reason: String, forcing forced: ProviderStatus?, at time: ProviderTime) -> [ProviderEffect] {
         var effects: [ProviderEffect] = []
-        if let overlay {
-            let old = served.effective
-            served.prepared = overlay
-            if served.source == .codeDefault { served.source = .fallback }
-            effects.append(.publish(from: old, to: served.effective))
-        }
         let snapshot = served.prepared.snapshot
         let expired = served.source != .codeDefault && snapshot.isExpired(at: time.date)
         let next = forced ?? (expired ? .stale : .error)
