@@ -7,14 +7,17 @@ import Foundation
 enum PollBenchmarks {
     /// Counts decodes, to prove a 304 costs none.
     final class CountingEndpoint: FlagEndpoint {
-        let inner = JSONFlagEndpoint(post: URL(fileURLWithPath: "/"))
+        let inner: JSONFlagEndpoint
         let url: URL
         private let count = Locked(0)
-        init(url: URL) { self.url = url }
+        init(url: URL) {
+            self.url = url
+            inner = JSONFlagEndpoint(post: url)
+        }
         var name: String { "json" }
         var decodes: Int { count.withLock { $0 } }
         func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
-            try JSONFlagEndpoint(post: url).request(for: context, etag: etag)
+            try inner.request(for: context, etag: etag)
         }
         func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
             count.withLock { $0 += 1 }
@@ -65,5 +68,38 @@ enum PollBenchmarks {
         report.add(.init(section: "poll", name: "decodes during \(polls * (runs + 1)) unchanged polls", value: Double(decodes), unit: "count", budget: "= 0", passed: decodes == 0 && unchanged))
         let written = FileStamp(path: file.path) != stamp
         report.add(.init(section: "poll", name: "fallback file rewritten by unchanged polls", value: written ? 1 : 0, unit: "count", budget: "= 0", passed: !written))
+        provider.shutdown()
+        try await runLaunch(report, server: server, file: file, context: context)
+    }
+
+    /// A relaunch on the file the provider above left, against the same unchanged service,
+    /// change streams on: the kept streams open, then one conditional request, a 304.
+    static func runLaunch(_ report: Report, server: FlagServer, file: URL, context: EvaluationContext) async throws {
+        let stamp = FileStamp(path: file.path)
+        let before = server.requests.count
+        let endpoint = CountingEndpoint(url: server.flagsURL)
+        let provider = FeatureFlagProvider(
+            context: context, fetcher: FlagFetcher(endpoint: endpoint), store: LastKnownGoodStore(fileURL: file),
+            reachability: AlwaysReachable(), lifecycle: AlwaysForeground())
+        let loop = Task { await provider.run() }
+        defer {
+            loop.cancel()
+            provider.shutdown()
+        }
+        guard await provider.waitUntilReady(timeout: .seconds(5)) == .ready else { throw BenchmarkError("the relaunch did not get ready") }
+        for _ in 0..<500 where provider.openStreamCount == 0 || provider.isFetching {
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        let fetches = server.requests.dropFirst(before).filter { $0.route != "GET /events" }
+        let conditional = fetches.count == 1 && fetches.first?.ifNoneMatch != nil && fetches.first?.status == 304
+        report.add(.init(section: "poll", name: "launch with an unchanged service: flag requests", value: Double(fetches.count), unit: "count",
+                         budget: "= 1, conditional, 304", passed: conditional))
+        report.add(.init(section: "poll", name: "launch with an unchanged service: decodes", value: Double(endpoint.decodes), unit: "count",
+                         budget: "= 0", passed: endpoint.decodes == 0))
+        let written = FileStamp(path: file.path) != stamp
+        report.add(.init(section: "poll", name: "launch with an unchanged service: fallback file rewritten", value: written ? 1 : 0, unit: "count",
+                         budget: "= 0", passed: !written))
+        report.add(.init(section: "poll", name: "launch with an unchanged service: change stream open", value: Double(provider.openStreamCount), unit: "count",
+                         budget: "= 1", passed: provider.openStreamCount == 1))
     }
 }

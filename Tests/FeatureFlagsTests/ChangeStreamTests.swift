@@ -18,7 +18,7 @@ struct ChangeStreamTests {
         var opens: Int { all.filter { $0 == .opened }.count }
         var refetches: [ChangeStream.Signal] { all.filter { if case .refetch = $0 { return true } else { return false } } }
         var closes: [(reason: String, retryIn: Duration?)] {
-            all.compactMap { if case .closed(let reason, let retryIn, _) = $0 { return (reason, retryIn) } else { return nil } }
+            all.compactMap { if case .closed(let reason, let retryIn, _, _) = $0 { return (reason, retryIn) } else { return nil } }
         }
         func stream(_ url: URL, heartbeatDeadline: Duration = .seconds(30)) -> ChangeStream {
             ChangeStream(

@@ -179,4 +179,69 @@ extension ProviderStateTests {
         _ = t.apply(report(second, .failed(.httpStatus(401))), at: at(2))
         #expect(t.served.status == .fatal, "credentials refused is the service's answer, suspended or not")
     }
+
+    // MARK: Streams kept from an earlier launch
+
+    /// A state at launch whose store kept the streams of the last full answer.
+    func restored() -> ProviderState {
+        var s = state()
+        s.streams.advertised = [Self.link]
+        s.streams.restored = true
+        return s
+    }
+
+    func plans(_ effects: [ProviderEffect]) -> [FetchPlan] {
+        effects.compactMap { if case .startFetch(let plan) = $0 { plan } else { nil } }
+    }
+
+    @Test func theLaunchFetchWaitsForAKeptStreamAndItsOpeningAsksForNoOther() {
+        var s = restored()
+        let launch = s.apply(.refresh(pathUp: true, waiter: { _ in }), at: at())
+        #expect(launch.map(\.label) == ["scheduleStreamWait", "setStreams 1"], "the stream first, the fetch held")
+        #expect(s.flight != nil, "callers join the held fetch")
+        let opened = s.apply(.stream(Self.link, .opened), at: at())
+        let started = plans(opened)
+        #expect(started.count == 1 && started.first?.trigger == .ask, "the held fetch, conditional, is the opening's fetch")
+        #expect(s.streams.queued == nil, "no second fetch queued")
+    }
+
+    @Test func theHeldLaunchFetchStartsAfterTheWaitOrWhenTheStreamFails() {
+        var s = restored()
+        let launch = s.apply(.refresh(pathUp: true, waiter: { _ in }), at: at())
+        guard case .scheduleStreamWait(let ticket, let delay)? = launch.first else {
+            Issue.record("not held: \(launch.map(\.label))")
+            return
+        }
+        #expect(delay == ProviderState.launchStreamWait)
+        #expect(plans(s.apply(.streamWaitElapsed(ticket), at: at(1))).count == 1)
+        #expect(s.apply(.streamWaitElapsed(ticket), at: at(1)).isEmpty, "once")
+
+        var t = restored()
+        _ = t.apply(.refresh(pathUp: true, waiter: { _ in }), at: at())
+        let closed = t.apply(.stream(Self.link, .closed(reason: "HTTP 503", retryIn: .seconds(1))), at: at())
+        #expect(plans(closed).first?.trigger == .ask)
+    }
+
+    @Test func aKeptStreamTheServiceRefusesIsForgottenAndTheLaunchAsksUnconditionally() {
+        var s = restored()
+        _ = s.apply(.refresh(pathUp: true, waiter: { _ in }), at: at())
+        let refused = s.apply(.stream(Self.link, .closed(reason: "HTTP 404", retryIn: .seconds(1), refused: true)), at: at())
+        #expect(plans(refused).first?.trigger == .unconditional)
+        #expect(s.streams.advertised == nil && !s.streams.restored)
+        #expect(refused.contains { $0.label == "setStreams 0" }, "the refused link is closed")
+    }
+
+    @Test func aRefusalOfAStreamLearnedInThisProcessOnlyRetries() {
+        var s = streaming()
+        let effects = s.apply(.stream(Self.link, .closed(reason: "HTTP 404", retryIn: .seconds(1), refused: true)), at: at())
+        #expect(effects.map(\.label) == ["emit stream_closed"])
+        #expect(s.streams.advertised == [Self.link])
+    }
+
+    @Test func aPathLossDropsTheHeldLaunchFetch() {
+        var s = restored()
+        _ = s.apply(.refresh(pathUp: true, waiter: { _ in }), at: at())
+        _ = s.apply(.pathChanged(false), at: at())
+        #expect(s.streams.deferred == nil && s.flight == nil)
+    }
 }

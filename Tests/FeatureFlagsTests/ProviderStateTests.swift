@@ -273,7 +273,7 @@ struct ProviderStateTests {
         #expect(effects.map(\.label) == ["emit payload_rejected", "publish", "emit error", "holdKill", "persist", "complete rejected"])
         #expect(s.served.prepared.killed && s.served.held)
         #expect(s.served.lookup("x", killSwitchKey: "kill_switch") == nil)
-        guard case .persist(let snapshot, _, let keepStoredETag, let context)? = effects.first(where: { $0.label == "persist" }) else { return }
+        guard case .persist(let snapshot, _, _, let keepStoredETag, let context)? = effects.first(where: { $0.label == "persist" }) else { return }
         #expect(snapshot.isKillSwitchOn(key: "kill_switch") && snapshot.flags["x"]?.value == 1)
         #expect(keepStoredETag && context == a)
         // Already killed: nothing more to apply.

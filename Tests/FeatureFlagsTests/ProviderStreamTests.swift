@@ -59,12 +59,13 @@ struct ProviderStreamTests {
 
     @Test func theFirstFetchIsUnconditionalAndOnlyStreamRefetchesCarryMetadata() async throws {
         let dir = TempDir()
-        // A stored snapshot with its tag: without streams the first fetch would be a 304.
+        // A stored snapshot with its tag but no streams (stored by an earlier version): without
+        // streams to open the first fetch would be a 304.
         let seeded = try ProviderFixture(dir: dir)
-        let seededLoop = seeded.run()
-        _ = await seeded.provider.waitUntilReady(timeout: .seconds(5))
-        seededLoop.cancel()
+        guard case .updated = await seeded.provider.refresh() else { return seeded.stop() }
         seeded.stop()
+        let stored = try #require(LastKnownGoodStore(fileURL: dir.url("flags.lkg")).lastKnownGood(for: auraPersonal))
+        try LastKnownGoodStore(fileURL: dir.url("flags.lkg")).save(stored.snapshot, etag: stored.etag, for: auraPersonal)
 
         var configuration = FeatureFlagProvider.Configuration()
         configuration.streamBackoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(100))
@@ -73,7 +74,7 @@ struct ProviderStreamTests {
         let loop = await Self.start(f)
         defer { loop.cancel() }
         let flags = f.server.requests.filter { $0.route != "GET /events" }
-        #expect(flags.first?.ifNoneMatch == nil, "a launch asks unconditionally: only a full answer advertises streams")
+        #expect(flags.first?.ifNoneMatch == nil, "a launch without stored streams asks unconditionally: only a full answer advertises them")
         #expect(flags.first?.status == 200)
         // The fetch the stream's opening asked for is conditional and carries no metadata.
         #expect(flags.count >= 2)

@@ -91,6 +91,21 @@ public final class FlagFetcher: Sendable {
     /// Whether an endpoint of the chain sends rules evaluated on the device.
     package var evaluatesLocally: Bool { endpoints.contains { $0 is any LocalEvaluationEndpoint } }
 
+    /// `links` kept in the store by an earlier launch, as this fetcher trusts them: a link gets
+    /// the fetcher's credentials only when it is on the origin of a request this fetcher's
+    /// endpoints build for `context` — decided here, from the app's configuration, never from
+    /// the file.
+    func restoring(_ links: [EventStreamLink], for context: EvaluationContext) -> [EventStreamLink] {
+        let origins = Set(endpoints.compactMap { endpoint -> String? in
+            guard let request = try? endpoint.request(for: context, etag: nil) else { return nil }
+            return EventStreamLink.origin(of: request.url)
+        })
+        return links.map { link in
+            let same = EventStreamLink.origin(of: link.url).map(origins.contains) ?? false
+            return EventStreamLink(url: link.url, inactivityDelay: link.inactivityDelay, endpoint: link.endpoint, sameOrigin: same)
+        }
+    }
+
     /// The scope an entity tag from the endpoint at `index` carries.
     func scope(of index: Int) -> String { "\(index)/\(endpoints[index].name)" }
 

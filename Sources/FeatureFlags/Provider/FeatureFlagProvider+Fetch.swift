@@ -78,10 +78,12 @@ extension FeatureFlagProvider {
         let report = self.report(answers, for: plan, latency: clock.now() - started)
         for effect in transition(.fetchEnded(report)) {
             switch effect {
-            case .persist(let snapshot, let etag, let keepStoredETag, let context):
+            case .persist(let snapshot, let etag, let streams, let keepStored, let context):
                 await write { store throws(LastKnownGoodStore.WriteError) in
-                    let tag = keepStoredETag ? store.lastKnownGood(for: context)?.etag : etag
-                    try store.save(snapshot, etag: tag, for: context)
+                    let stored = keepStored ? store.lastKnownGood(for: context) : nil
+                    try store.save(
+                        StoredFlags(snapshot: snapshot, etag: keepStored ? stored?.etag : etag, streams: keepStored ? stored?.streams : streams),
+                        for: context)
                 }
             case .holdKill(let hold):
                 await write { store throws(LastKnownGoodStore.WriteError) in try store.setKillHold(hold) }

@@ -142,6 +142,12 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             pathUp: true, foreground: lifecycle.isForeground, configuration: configuration, base: base,
             random: random)
         state.safeMode = safe.map { ProviderState.SafeModeState(info: $0.info, crashDigest: $0.crashDigest) }
+        // What the last full answer for this context advertised, kept with its snapshot: the
+        // launch fetch may then be conditional, and a 304 still opens the streams.
+        if configuration.changeStreams, let links = store.lastKnownGood(for: context)?.streams {
+            state.streams.advertised = fetcher.restoring(links, for: context)
+            state.streams.restored = true
+        }
         if let overrides = configuration.overrides {
             let (id, layer) = overrides.attach(killSwitchKey: base.killSwitchKey) { layer in
                 relay.target?.transition(.overrides(layer))
@@ -411,6 +417,13 @@ public final class FeatureFlagProvider: FeatureFlagClient {
                 Task { [weak self] in
                     guard (try? await clock.sleep(until: deadline)) != nil else { return }
                     self?.transition(.inactivityElapsed(token: token))
+                }
+            case .scheduleStreamWait(let ticket, let delay):
+                let deadline = clock.now() + delay
+                let clock = self.clock
+                Task { [weak self] in
+                    guard (try? await clock.sleep(until: deadline)) != nil else { return }
+                    self?.transition(.streamWaitElapsed(ticket))
                 }
             case .reschedule:
                 wakeup.fire()

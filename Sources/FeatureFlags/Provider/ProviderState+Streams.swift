@@ -27,14 +27,27 @@ extension ProviderState {
         var effects: [ProviderEffect]
         let trigger: FetchTrigger
         switch signal {
-        case .closed(let reason, let retryIn, let halfOpen):
+        case .closed(let reason, let retryIn, let halfOpen, let refused):
             let closed = ProviderEffect.emit(.streamClosed(stream: name, reason: reason, retryInMilliseconds: retryIn.map { Int($0.milliseconds) }))
+            // A link kept from an earlier launch that the service now refuses (its URL
+            // expired): forget the kept links and ask the service for its current ones.
+            if refused, streams.restored {
+                streams.restored = false
+                streams.advertised = nil
+                if streams.deferred != nil { return [closed] + startDeferred(unconditional: true) }
+                return [closed] + requestFetch(.unconditional, at: time)
+            }
+            // The launch fetch waited for this stream: it will not open now.
+            if streams.deferred != nil { return [closed] + startDeferred() }
             // A connection that went silent may have missed a change: fetch now rather than
             // after the reconnection's backoff (the kill path's bound: deadline + one fetch).
             guard halfOpen else { return [closed] }
             return [closed] + requestFetch(.stream(nil), at: time)
         case .opened:
+            streams.openedOnce = true
             effects = [.emit(.streamOpened(stream: name))]
+            // The launch fetch held for this opening is the fetch the opening asks for.
+            if streams.deferred != nil { return effects + startDeferred() }
             trigger = .stream(nil)
         case .refetch(let etag, let lastModified):
             effects = [.emit(.changeNotified(stream: name, etag: etag))]

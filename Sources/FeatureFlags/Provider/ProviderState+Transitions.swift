@@ -74,6 +74,9 @@ extension ProviderState {
             return streamSignal(signal, from: link, at: time)
         case .lifecycle(let foreground):
             return lifecycle(foreground: foreground, at: time)
+        case .streamWaitElapsed(let ticket):
+            guard streams.deferred?.ticket == ticket else { return [] }
+            return startDeferred()
         case .inactivityElapsed(let token):
             guard token == streams.inactivityToken, !streams.foreground else { return [] }
             streams.closedForInactivity = true
@@ -134,9 +137,14 @@ extension ProviderState {
         return startFetch(.ask, waiters: [waiter])
     }
 
-    /// Starts a fetch (the caller checked that none is in flight and one may be sent). The
-    /// first fetch of a process that watches streams is unconditional: only a full answer
-    /// advertises them.
+    /// Starts a fetch (the caller checked that none is in flight and one may be sent). While
+    /// the streams are not known (no full answer in this process, none stored), a fetch is
+    /// unconditional: only a full answer advertises them.
+    ///
+    /// At launch with streams kept from an earlier answer, the fetch waits for them to open
+    /// (at most ``launchStreamWait``): a stream's opening asks for a fetch, and a fetch sent
+    /// before it would need another after it. So a launch against an unchanged service is one
+    /// conditional request.
     mutating func startFetch(_ trigger: FetchTrigger, waiters: [FetchWaiter]) -> [ProviderEffect] {
         lastTicket += 1
         let ticket = FetchTicket(generation: generation, id: lastTicket)
@@ -145,6 +153,21 @@ extension ProviderState {
             ticket: ticket, context: context, members: members,
             memory: memory.filter { entry in members.contains { $0.fingerprint == entry.key } })
         plan.trigger = trigger == .ask && configuration.changeStreams && streams.advertised == nil ? .unconditional : trigger
+        if plan.trigger == .ask, streams.restored, !streams.openedOnce, !wantedStreams.isEmpty {
+            streams.deferred = plan
+            return [.scheduleStreamWait(ticket, after: Self.launchStreamWait)]
+        }
+        return [.startFetch(plan)]
+    }
+
+    /// How long a launch fetch waits for kept streams to open.
+    static let launchStreamWait = Duration.seconds(1)
+
+    /// Starts the launch fetch held for the streams, if any.
+    mutating func startDeferred(unconditional: Bool = false) -> [ProviderEffect] {
+        guard var plan = streams.deferred else { return [] }
+        streams.deferred = nil
+        if unconditional { plan.trigger = .unconditional }
         return [.startFetch(plan)]
     }
 
@@ -157,7 +180,10 @@ extension ProviderState {
         case .cancelled, .failed: break
         default: streams.lastAnswer = time.elapsed
         }
-        if let advertised = report.streams { streams.advertised = advertised }
+        if let advertised = report.streams {
+            streams.advertised = advertised
+            streams.restored = false
+        }
         if flight.spannedBackground, case .failed(let error) = report.verdict, !error.isFatal {
             return interrupted(waiters: flight.waiters, at: time) + fetchQueued(at: time)
         }
@@ -195,12 +221,13 @@ extension ProviderState {
             return keep(report.members) + succeeded(prepared, at: time) + [.complete(waiters, .unchanged, latency: latency)]
         case .fresh(let prepared, let etag, let unknownKeys):
             if let held = holdSafeMode(against: prepared, at: time) {
-                return keep(report.members) + held + [.persist(prepared.snapshot, etag: etag, keepStoredETag: false, for: context)]
+                return keep(report.members) + held
+                    + [.persist(prepared.snapshot, etag: etag, streams: report.streams, keepStored: false, for: context)]
                     + [.complete(waiters, .unchanged, latency: latency)]
             }
             var effects = keep(report.members) + leaveSafeMode(because: "the service sent values other than those the crashes happened under")
                 + succeeded(prepared, activated: (prepared.snapshot.version, latency, unknownKeys), at: time)
-            effects.append(.persist(prepared.snapshot, etag: etag, keepStoredETag: false, for: context))
+            effects.append(.persist(prepared.snapshot, etag: etag, streams: report.streams, keepStored: false, for: context))
             effects.append(.complete(waiters, .updated([]), latency: latency))
             return effects
         }
@@ -261,7 +288,7 @@ extension ProviderState {
                 let killed = served.prepared.snapshot.withKillSwitch(base.killSwitchKey, for: context, at: time.date)
                 served.prepared = base.prepare(killed)
                 if served.source == .codeDefault { served.source = .fallback }
-                persist.append(.persist(killed, etag: nil, keepStoredETag: true, for: context))
+                persist.append(.persist(killed, etag: nil, streams: nil, keepStored: true, for: context))
             }
             effects.append(.publish(from: before, to: served.effective))
         }
@@ -315,6 +342,7 @@ extension ProviderState {
     private mutating func dropFlight() -> [ProviderEffect] {
         guard let flight else { return [] }
         self.flight = nil
+        streams.deferred = nil
         var effects: [ProviderEffect] = []
         if let task = flight.task { effects.append(.cancel(task)) }
         effects.append(.answer(flight.waiters, .discarded))

@@ -83,8 +83,18 @@ struct ProviderState: ServesValues {
 
     /// What the change streams and the lifecycle left to do.
     struct StreamState: Sendable {
-        /// The streams the last full answer advertised; nil until one came in this process.
+        /// The streams the last full answer advertised — in this process, or stored with the
+        /// Last-Known-Good by an earlier one (``restored``); nil when not known, and then the
+        /// next fetch is unconditional.
         var advertised: [EventStreamLink]?
+        /// ``advertised`` came from the store, not yet confirmed by a full answer in this
+        /// process: a stream the service refuses (its URL expired) sends for fresh ones.
+        var restored = false
+        /// A stream opened in this process.
+        var openedOnce = false
+        /// The launch fetch, held until a restored stream opens (its opening then needs no
+        /// fetch of its own) or ``launchStreamWait`` passes, whichever comes first.
+        var deferred: FetchPlan?
         /// The streams the provider was told to keep open.
         var open: [EventStreamLink] = []
         /// Whether the app is in the foreground.
@@ -248,6 +258,8 @@ enum ProviderInput: Sendable {
     case lifecycle(foreground: Bool)
     /// The background grace named by the token is over.
     case inactivityElapsed(token: Int)
+    /// The wait for a restored stream to open before the launch fetch is over.
+    case streamWaitElapsed(FetchTicket)
     /// The overrides changed (nil: none left).
     case overrides(OverrideLayer?)
     /// The launch is healthy (by the app, or `automatic`ally after time in the foreground).
@@ -274,11 +286,13 @@ enum ProviderEffect: Sendable {
     /// Keep a merged identity's member snapshots in the store (memory only).
     case keepMembers([String: StoredFlags], of: EvaluationContext)
     /// Hold the kill switch on the device (or release it, with nil): written to the store by
-    /// the fetch's task, like ``persist(_:etag:keepStoredETag:for:)``.
+    /// the fetch's task, like ``persist(_:etag:streams:keepStored:for:)``.
     case holdKill(KillHold?)
     /// Write to the Last-Known-Good store (run by the fetch's task, off the lock and off the
-    /// caller's thread, before ``complete(_:_:latency:)``).
-    case persist(FlagSnapshot, etag: EntityTag?, keepStoredETag: Bool, for: EvaluationContext)
+    /// caller's thread, before ``complete(_:_:latency:)``), with the tag and the streams the
+    /// answer advertised — or, with `keepStored`, the tag and streams stored already (a kill
+    /// laid over the Last-Known-Good).
+    case persist(FlagSnapshot, etag: EntityTag?, streams: [EventStreamLink]?, keepStored: Bool, for: EvaluationContext)
     /// The fetch is over: report it (unless `latency` is nil) and answer its callers. The
     /// keys of an `updated` outcome are those the preceding ``publish(from:to:)`` found.
     case complete([ProviderState.FetchWaiter], FetchOutcome, latency: Duration?)
@@ -288,6 +302,8 @@ enum ProviderEffect: Sendable {
     case setStreams([EventStreamLink])
     /// After `delay`, report ``ProviderInput/inactivityElapsed(token:)``.
     case scheduleInactivity(token: Int, after: Duration)
+    /// After `delay`, report ``ProviderInput/streamWaitElapsed(_:)``.
+    case scheduleStreamWait(FetchTicket, after: Duration)
     /// Wake ``FeatureFlagProvider/run()`` only to reschedule its timer (no fetch).
     case reschedule
     /// Record in the launch journal that the app is healthy under this snapshot of this context.
@@ -310,6 +326,7 @@ enum ProviderEffect: Sendable {
         case .stop: return "stop"
         case .setStreams(let links): return "setStreams \(links.count)"
         case .scheduleInactivity: return "scheduleInactivity"
+        case .scheduleStreamWait: return "scheduleStreamWait"
         case .reschedule: return "reschedule"
         case .recordHealthy: return "recordHealthy"
         }

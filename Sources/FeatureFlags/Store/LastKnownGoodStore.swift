@@ -186,11 +186,25 @@ public final class LastKnownGoodStore: Sendable {
     /// - Throws: ``WriteError`` when the file cannot be written; the snapshot is still kept in
     ///   memory for this session.
     public func save(_ snapshot: FlagSnapshot, etag: EntityTag?, for context: EvaluationContext) throws(WriteError) {
-        let stored = StoredFlags(snapshot: snapshot, etag: etag)
-        let payload = SnapshotCodec.encode(stored)
+        try save(StoredFlags(snapshot: snapshot, etag: etag), for: context)
+    }
+
+    /// Stores `stored` as `context`'s Last-Known-Good, as ``save(_:etag:for:)`` does — or, when
+    /// the store already holds the same content for `context` (``StoredFlags/sameContent(as:)``:
+    /// a 200 that repeats what is stored), only marks it used: no file I/O.
+    package func save(_ stored: StoredFlags, for context: EvaluationContext) throws(WriteError) {
         let fingerprint = context.fingerprint
+        let unchanged = state.withLock { s -> Bool in
+            guard stored.snapshot.rules == nil, case .success(let held)? = s.content.lookup(fingerprint),
+                held.sameContent(as: stored)
+            else { return false }
+            s.content.touch(fingerprint)
+            return true
+        }
+        if unchanged { return }
+        let payload = SnapshotCodec.encode(stored)
         // Rules the snapshot was evaluated from are kept once, for every context.
-        let rules = snapshot.rules
+        let rules = stored.snapshot.rules
         try commit { content in
             content.put(payload: payload, stored: stored, for: fingerprint)
             if let rules { content.setLocalRules(rules) }
@@ -270,16 +284,31 @@ public final class LastKnownGoodStore: Sendable {
     }
 }
 
-/// A stored snapshot and the entity tag that validates it.
+/// A stored snapshot, the entity tag that validates it, and what else the full answer said
+/// that a 304 cannot repeat: the change streams it advertised.
 package struct StoredFlags: Sendable, Equatable {
     /// The flags as the service gave them.
     package let snapshot: FlagSnapshot
     /// The tag to send as `If-None-Match`, if the service gave one.
     package let etag: EntityTag?
+    /// The change streams the answer advertised (empty: none); nil when not known (stored by
+    /// an earlier version, or by a caller that did not say).
+    package let streams: [EventStreamLink]?
 
     /// A stored snapshot.
-    package init(snapshot: FlagSnapshot, etag: EntityTag?) {
+    package init(snapshot: FlagSnapshot, etag: EntityTag?, streams: [EventStreamLink]? = nil) {
         self.snapshot = snapshot
         self.etag = etag
+        self.streams = streams
+    }
+
+    /// Whether `other` stores the same thing, whenever each was fetched: same flags, version,
+    /// TTL, context, tag and streams. Storing it again would rewrite the file with the same
+    /// content (only the fetch time would differ, which a 304 does not record either). Rules
+    /// held for local evaluation are stored apart and not compared.
+    package func sameContent(as other: StoredFlags) -> Bool {
+        etag == other.etag && streams == other.streams && snapshot.version == other.snapshot.version
+            && snapshot.ttl == other.snapshot.ttl && snapshot.contextFingerprint == other.snapshot.contextFingerprint
+            && snapshot.flags == other.snapshot.flags
     }
 }

@@ -7,7 +7,9 @@ import Foundation
 ///
 /// ```
 /// snapshot := u8 version(=1) u8 presence f64 fetchedAt [string version] [f64 ttl] [string etag]
-///             [string contextFingerprint] [string etagEndpoint] varint flagCount flag*
+///             [string contextFingerprint] [string etagEndpoint] [streams] varint flagCount flag*
+/// streams  := varint n (string url, u64 inactivityDelayNanoseconds, u8 bits (1 endpoint,
+///             2 same origin), [string endpoint])*n      (presence bit 32; absent: not known)
 /// flag     := string name u8 presence [value] [string variant] [string reason] [string errorCode]
 ///             [varint n (string value)*n metadata]
 /// value    := u8 tag (0 null, 1 false, 2 true, 3 int i64, 4 double f64, 5 string,
@@ -31,6 +33,7 @@ enum SnapshotCodec {
         if snapshot.ttl != nil { presence |= 2 }
         if stored.etag != nil { presence |= 4 | 16 }
         if snapshot.contextFingerprint != nil { presence |= 8 }
+        if stored.streams != nil { presence |= 32 }
         w.u8(presence)
         w.u64(snapshot.fetchedAt.timeIntervalSince1970.bitPattern)
         if let v = snapshot.version { w.string(v) }
@@ -38,6 +41,7 @@ enum SnapshotCodec {
         if let e = stored.etag { w.string(e.value) }
         if let f = snapshot.contextFingerprint { w.string(f) }
         if let e = stored.etag { w.string(e.endpoint) }
+        if let streams = stored.streams { encodeStreams(streams, into: &w) }
         w.varint(snapshot.flags.count)
         for (name, entry) in snapshot.flags {
             w.string(name)
@@ -100,7 +104,8 @@ enum SnapshotCodec {
         let etag = presence & 4 != 0 ? try r.string() : nil
         let fingerprint = presence & 8 != 0 ? try r.string() : nil
         let etagEndpoint = presence & 16 != 0 ? try r.string() : ""
-        guard presence & ~31 == 0 else { throw r.fail("unknown snapshot fields") }
+        let streams = presence & 32 != 0 ? try decodeStreams(&r) : nil
+        guard presence & ~63 == 0 else { throw r.fail("unknown snapshot fields") }
         let count = try r.count()
         var flags: [String: FlagEntry] = [:]
         flags.reserveCapacity(count)
@@ -117,7 +122,41 @@ enum SnapshotCodec {
         guard r.remaining == 0 else { throw r.fail("trailing bytes after snapshot") }
         let snapshot = FlagSnapshot(
             flags: flags, version: version, fetchedAt: fetchedAt, ttl: ttl, contextFingerprint: fingerprint)
-        return StoredFlags(snapshot: snapshot, etag: etag.map { EntityTag($0, endpoint: etagEndpoint) })
+        return StoredFlags(snapshot: snapshot, etag: etag.map { EntityTag($0, endpoint: etagEndpoint) }, streams: streams)
+    }
+
+    /// Links kept with the snapshot. The same-origin bit is stored for a faithful round trip;
+    /// the provider decides again, from its own configuration, which stream gets credentials.
+    private static func encodeStreams(_ links: [EventStreamLink], into w: inout ByteWriter) {
+        w.varint(links.count)
+        for link in links {
+            w.string(link.url.absoluteString)
+            w.u64(UInt64(clamping: link.inactivityDelay.nanosecondsClamped))
+            w.u8((link.endpoint != nil ? 1 : 0) | (link.sameOrigin ? 2 : 0))
+            if let endpoint = link.endpoint { w.string(endpoint) }
+        }
+    }
+
+    /// At most this many links are read back (an answer advertising more is unusual; a file
+    /// that claims more is damaged).
+    static let maxStoredStreams = 64
+
+    private static func decodeStreams(_ r: inout ByteReader) throws(ByteDecodingError) -> [EventStreamLink] {
+        let n = try r.count()
+        guard n <= maxStoredStreams else { throw r.fail("too many stream links") }
+        var links: [EventStreamLink] = []
+        for _ in 0..<n {
+            let text = try r.string()
+            let nanoseconds = try r.u64()
+            let bits = try r.u8()
+            let endpoint = bits & 1 != 0 ? try r.string() : nil
+            guard bits & ~3 == 0, let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+                scheme == "https" || scheme == "http", nanoseconds <= UInt64(Int64.max)
+            else { throw r.fail("malformed stream link") }
+            links.append(EventStreamLink(
+                url: url, inactivityDelay: .nanoseconds(Int64(nanoseconds)), endpoint: endpoint, sameOrigin: bits & 2 != 0))
+        }
+        return links
     }
 
     private static func decodeMembers(_ r: inout ByteReader, depth: Int) throws(ByteDecodingError) -> [String: FlagValue] {

@@ -29,8 +29,10 @@ final class ChangeStream: SessionEventHandler, Sendable {
         /// The stream ended or could not be opened; the next attempt is in `retryIn` (nil: the
         /// stream has stopped for good). `halfOpen`: the heartbeat deadline closed a connection
         /// that had gone silent, so a change may have been missed — the owner fetches at once
-        /// (the service itself is likely reachable; only this connection was deaf).
-        case closed(reason: String, retryIn: Duration?, halfOpen: Bool = false)
+        /// (the service itself is likely reachable; only this connection was deaf). `refused`:
+        /// the service answered the stream's URL itself with "no" (204, or a client error other
+        /// than 408 and 429) — the link may have expired.
+        case closed(reason: String, retryIn: Duration?, halfOpen: Bool = false, refused: Bool = false)
     }
 
     struct Configuration: Sendable {
@@ -56,6 +58,8 @@ final class ChangeStream: SessionEventHandler, Sendable {
         var failure: String?
         /// The heartbeat deadline closed the connection: changes may have been missed.
         var halfOpen = false
+        /// The service refused the stream's URL (204, or a 4xx other than 408 and 429).
+        var refused = false
         var watchdog: (any DispatchSourceTimer)?
         var session: URLSession?
     }
@@ -150,6 +154,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
             s.answered = false
             s.failure = nil
             s.halfOpen = false
+            s.refused = false
             s.parser = EventStreamParser(lastEventID: lastEventID)
             s.lastActivity = .now
             return task
@@ -220,8 +225,10 @@ final class ChangeStream: SessionEventHandler, Sendable {
                 s.lastActivity = .now
             } else if status == 204 {
                 s.running = false
+                s.refused = true
                 s.failure = "the server answered 204: no stream for this client"
             } else {
+                s.refused = (400..<500).contains(status) && status != 408 && status != 429
                 s.failure = status == 200 ? "the answer is not an event stream (\(type.isEmpty ? "no Content-Type" : type))" : "HTTP \(status)"
             }
             return true
@@ -251,21 +258,21 @@ final class ChangeStream: SessionEventHandler, Sendable {
     }
 
     func session(completed task: URLSessionTask, error: (any Error)?) {
-        let next: (reason: String, delay: Duration?, halfOpen: Bool, generation: Int)? = state.withLock { s in
+        let next: (reason: String, delay: Duration?, halfOpen: Bool, refused: Bool, generation: Int)? = state.withLock { s in
             guard s.task === task else { return nil }
             s.task = nil
             s.watchdog?.cancel()
             s.watchdog = nil
             let reason = s.failure ?? (error.map { URLSessionTransport.map($0).description } ?? "the server ended the stream")
-            guard s.running else { return (reason, nil, s.halfOpen, s.generation) }
+            guard s.running else { return (reason, nil, s.halfOpen, s.refused, s.generation) }
             s.failures += 1
             var ceiling = configuration.backoff.ceiling(afterFailures: s.failures)
             if let retry = s.parser.retry, retry > ceiling { ceiling = min(retry, .seconds(3_600)) }
             let delay = Duration.nanoseconds(Int64((Double.random(in: 0...1) * Double(ceiling.nanosecondsClamped)).rounded()))
-            return (reason, delay, s.halfOpen, s.generation)
+            return (reason, delay, s.halfOpen, s.refused, s.generation)
         }
         guard let next else { return }
-        signal(.closed(reason: next.reason, retryIn: next.delay, halfOpen: next.halfOpen))
+        signal(.closed(reason: next.reason, retryIn: next.delay, halfOpen: next.halfOpen, refused: next.refused))
         if let delay = next.delay {
             control.asyncAfter(deadline: .now() + .nanoseconds(Int(delay.nanosecondsClamped))) { [weak self] in
                 self?.connect(next.generation)
