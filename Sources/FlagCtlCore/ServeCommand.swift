@@ -15,7 +15,7 @@ enum ServeCommand {
             .init(name: "fail-rate", value: "P", help: "answer this share of requests (0…1) with 503"),
             .init(
                 name: "fault", value: "NAME",
-                help: "hang | stall | close | reset-reused | garbage | endless | status:N[:RETRY] | oversized[:BYTES]"),
+                help: "hang | stall | close | reset-reused | garbage | endless | status:N[:RETRY] | oversized[:BYTES] | oversized-chunked[:BYTES] | oversized-close[:BYTES]"),
             .init(name: "path-attribute", value: "NAME", help: "attribute set by GET /flags/<value>.json (default venue)"),
             .init(
                 name: "stream-fault", value: "NAME",
@@ -165,12 +165,16 @@ enum ServeCommand {
                 throw UsageError(message: "--fault status:N needs a status code, e.g. status:503 or status:429:120")
             }
             return .status(status, retryAfter: parts.count > 2 ? parts[2...].joined(separator: ":") : nil)
-        case "oversized":
+        case "oversized", "oversized-chunked", "oversized-close":
             let bytes = parts.count > 1 ? Int(parts[1]) : 2 << 20
-            guard let bytes, bytes > 0 else { throw UsageError(message: "--fault oversized:BYTES needs a byte count") }
-            return .oversizedBody(bytes: bytes)
+            guard let bytes, bytes > 0 else { throw UsageError(message: "--fault \(parts[0]):BYTES needs a byte count") }
+            switch parts[0] {
+            case "oversized-chunked": return .oversizedChunkedBody(bytes: bytes)
+            case "oversized-close": return .oversizedCloseDelimitedBody(bytes: bytes)
+            default: return .oversizedBody(bytes: bytes)
+            }
         default:
-            throw UsageError(message: "unknown fault '\(Formatting.printable(text))'; choose hang, stall, close, reset-reused, garbage, endless, status:N[:RETRY], oversized[:BYTES]")
+            throw UsageError(message: "unknown fault '\(Formatting.printable(text))'; choose hang, stall, close, reset-reused, garbage, endless, status:N[:RETRY], oversized[:BYTES], oversized-chunked[:BYTES], oversized-close[:BYTES]")
         }
     }
 

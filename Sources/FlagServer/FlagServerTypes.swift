@@ -95,6 +95,9 @@ extension FlagServer {
         case oversizedBody(bytes: Int)
         /// Answer 200 with `bytes` of chunked body, no Content-Length.
         case oversizedChunkedBody(bytes: Int)
+        /// Answer 200 with `bytes` of body delimited by closing the connection (HTTP/1.0 style:
+        /// neither Content-Length nor chunked).
+        case oversizedCloseDelimitedBody(bytes: Int)
         /// Answer 200 with a chunked body that never ends.
         case endlessChunkedBody
         /// Answer 200 with exactly these bytes as the body (hostile payloads).
@@ -113,6 +116,7 @@ extension FlagServer {
             case .garbageBody: return "garbage"
             case .oversizedBody(let n): return "oversized \(n)"
             case .oversizedChunkedBody(let n): return "oversized-chunked \(n)"
+            case .oversizedCloseDelimitedBody(let n): return "oversized-close \(n)"
             case .endlessChunkedBody: return "endless"
             case .body(let bytes): return "body \(bytes.count) bytes"
             case .resetReusedConnections: return "reset-reused"

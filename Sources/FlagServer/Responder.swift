@@ -130,6 +130,11 @@ struct Responder {
             let sent = sendFiller(size) { connection.send(Self.chunk($0)) }
             let ended = sent == size && connection.send(Array("0\r\n\r\n".utf8))
             return Outcome(status: 200, bytes: sent, keepOpen: ended)
+        case .oversizedCloseDelimitedBody(let size):
+            let head = head(status: 200, headers: [("Content-Type", "application/json"), ("Connection", "close")])
+            guard send(status: 200, head: head, bodyBytes: size) else { return Outcome(status: 200, bytes: 0, keepOpen: false) }
+            let sent = sendFiller(size) { connection.send($0) }
+            return Outcome(status: 200, bytes: sent, keepOpen: false)
         case .endlessChunkedBody:
             let head = head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")])

@@ -54,7 +54,7 @@ struct FlagCtlTests {
             (["lint", "a.json", "--write"], "flagctl lint: --write only goes with --bump: flagctl lint FILE --bump --write"),
             (["serve", "f.json", "--port", "http"], "flagctl serve: --port takes 0…65535, got 'http'"),
             (["serve", "f.json", "--fail-rate", "2"], "flagctl serve: --fail-rate takes a share between 0 and 1, got '2'; e.g. --fail-rate 0.2"),
-            (["serve", "f.json", "--fault", "explode"], "flagctl serve: unknown fault 'explode'; choose hang, stall, close, reset-reused, garbage, endless, status:N[:RETRY], oversized[:BYTES]"),
+            (["serve", "f.json", "--fault", "explode"], "flagctl serve: unknown fault 'explode'; choose hang, stall, close, reset-reused, garbage, endless, status:N[:RETRY], oversized[:BYTES], oversized-chunked[:BYTES], oversized-close[:BYTES]"),
             (["demo", "-x"], "flagctl demo: unknown option -x; options start with two dashes, see flagctl demo --help"),
             (["demo", "--timeout", "soon"], "flagctl demo: --timeout takes seconds from 0.001 to 60, got 'soon'; e.g. --timeout 0.5"),
         ]
@@ -318,6 +318,8 @@ struct FlagCtlTests {
         #expect(invalid == 65 && invalidOut.err.first?.contains("is not a flag document") == true)
         #expect(try ServeCommand.parseFault("status:429:120") == .status(429, retryAfter: "120"))
         #expect(try ServeCommand.parseFault("oversized:10") == .oversizedBody(bytes: 10))
+        #expect(try ServeCommand.parseFault("oversized-chunked:10") == .oversizedChunkedBody(bytes: 10))
+        #expect(try ServeCommand.parseFault("oversized-close:10") == .oversizedCloseDelimitedBody(bytes: 10))
         #expect(try ServeCommand.parseFault("endless") == .endlessChunkedBody)
         let (slowBeat, slowBeatOut) = await run(["serve", dir.url("bad.json").path, "--heartbeat", "5"])
         #expect(slowBeat == 64 && slowBeatOut.err.first?.contains("--heartbeat takes milliseconds (10 or more)") == true)

@@ -158,7 +158,7 @@ struct FlagServerTests {
     @Test func faultDescriptions() {
         let faults: [FlagServer.Fault] = [
             .hangBeforeHeaders, .stallMidBody, .closeConnection, .status(429, retryAfter: "5"), .garbageBody,
-            .oversizedBody(bytes: 10), .oversizedChunkedBody(bytes: 10), .endlessChunkedBody,
+            .oversizedBody(bytes: 10), .oversizedChunkedBody(bytes: 10), .oversizedCloseDelimitedBody(bytes: 10), .endlessChunkedBody,
         ]
         #expect(Set(faults.map(\.description)).count == faults.count)
         #expect(FlagServer.Fault.status(429, retryAfter: "5").description == "status 429 retry-after 5")

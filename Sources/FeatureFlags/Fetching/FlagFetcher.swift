@@ -106,6 +106,10 @@ public final class FlagFetcher: Sendable {
         }
     }
 
+    /// Transfers of this fetcher's own transport not yet ended (nil for an injected transport):
+    /// see ``URLSessionTransport/transfersInFlight``.
+    package var transfersInFlight: Int? { (transport as? URLSessionTransport)?.transfersInFlight }
+
     /// The scope an entity tag from the endpoint at `index` carries.
     func scope(of index: Int) -> String { "\(index)/\(endpoints[index].name)" }
 

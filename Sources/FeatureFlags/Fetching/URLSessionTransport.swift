@@ -60,6 +60,8 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
 
     private let session = Locked(SessionState.notCreated)
     private let exchanges = Locked<[Int: Exchange]>([:])
+    /// Tasks resumed whose completion the session has not reported yet.
+    private let running = Locked(0)
     private let control = DispatchQueue(label: "FeatureFlags.URLSessionTransport.control")
     private let allowInsecureRedirects: Bool
 
@@ -156,6 +158,7 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
             return
         }
         exchanges.withLock { $0[task.taskIdentifier] = exchange }
+        running.withLock { $0 += 1 }
         task.resume()
     }
 
@@ -220,8 +223,15 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
         if !fits { abort(dataTask, with: .payloadTooLarge(limit: exchange.maxBytes)) }
     }
 
+    /// Tasks whose transfer has not ended yet. A caller is answered as soon as its answer is
+    /// refused (too large) or cancelled; on Linux, libcurl may go on reading the transfer for a
+    /// while after it was cancelled (the bytes are dropped as they arrive). Tests and
+    /// benchmarks wait for this to reach zero before measuring what the process keeps.
+    var transfersInFlight: Int { running.withLock { $0 } }
+
     /// Completes the waiter with the response or the mapped error.
     func session(completed task: URLSessionTask, error: (any Error)?) {
+        running.withLock { $0 = max(0, $0 - 1) }
         guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         if let error {
             exchange.finish(.failure(Self.map(error)))
