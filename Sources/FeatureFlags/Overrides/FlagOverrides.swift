@@ -45,11 +45,19 @@ public final class FlagOverrides: Sendable {
         var values: [String: FlagValue]
         var observers: [Int: @Sendable ([String: FlagValue]) -> Void] = [:]
         var nextObserver = 0
+        /// Counts the changes made.
+        var version = 0
     }
 
     private let state: Locked<State>
-    /// Orders changes, so observers and the file see them in the order they were made.
+    /// Orders changes, so observers see them in the order they were made. Held only while a
+    /// change is applied and the clients (the library's own, which never block) are told.
     private let changes = Locked(())
+    /// Orders the file's writes, outside `changes`: the version last written. A write takes
+    /// the newest values; one whose change a later write already covered writes nothing.
+    private let writes = Locked(0)
+    /// Writes the file (a seam for tests).
+    private let writeFile: @Sendable ([UInt8], String) throws(FileIOError) -> Void
     /// What went wrong loading the overrides (an unusable file, a broken launch file).
     public let problems: [String]
 
@@ -61,10 +69,21 @@ public final class FlagOverrides: Sendable {
     ///   - allowed: false forbids overrides entirely: nothing is read or set.
     ///   - launch: overrides named at launch; by default found in the process's arguments and
     ///     environment (``Launch/current(arguments:environment:)``).
-    public init(
+    public convenience init(
         fileURL: URL? = FlagOverrides.defaultFileURL(), allowed: Bool,
         launch: Launch? = Launch.current()
     ) {
+        self.init(fileURL: fileURL, allowed: allowed, launch: launch) { bytes, path throws(FileIOError) in
+            try FileIO.writeAtomically(bytes, to: path)
+        }
+    }
+
+    /// The designated initialiser, with the file writer as a seam for tests.
+    init(
+        fileURL: URL?, allowed: Bool, launch: Launch?,
+        write: @escaping @Sendable ([UInt8], String) throws(FileIOError) -> Void
+    ) {
+        writeFile = write
         isAllowed = allowed
         self.launch = launch
         var problems: [String] = []
@@ -156,29 +175,39 @@ public final class FlagOverrides: Sendable {
         try change { values throws(FlagOverrideError) in values = loaded }
     }
 
-    /// Applies `body` to the values, tells the observers, then writes the file.
+    /// Applies `body` to the values and tells the observers, in the order changes are made;
+    /// then, outside that order, writes the file with the newest values (a slow disk holds up
+    /// only the next write, never a change or a read).
     private func change(_ body: (inout [String: FlagValue]) throws(FlagOverrideError) -> Void) throws(FlagOverrideError) {
         guard isAllowed else { throw .forbidden }
-        let failure = changes.withLock { _ -> FlagOverrideError? in
+        let applied: Result<Bool, FlagOverrideError> = changes.withLock { _ in
             var next = state.withLock { $0.values }
             do throws(FlagOverrideError) {
                 try body(&next)
             } catch {
-                return error
+                return .failure(error)
             }
             let observers: [@Sendable ([String: FlagValue]) -> Void]? = state.withLock { s in
                 guard s.values != next else { return nil }
                 s.values = next
+                s.version += 1
                 return s.observers.keys.sorted().compactMap { s.observers[$0] }
             }
-            guard let observers else { return nil }
+            guard let observers else { return .success(false) }
             for observer in observers { observer(next) }
-            guard let fileURL else { return nil }
+            return .success(true)
+        }
+        guard try applied.get(), let fileURL else { return }
+        let path = fileURL.fileSystemPath
+        let failure = writes.withLock { written -> FlagOverrideError? in
+            let (version, values) = state.withLock { ($0.version, $0.values) }
+            guard version > written else { return nil }
             do throws(FileIOError) {
-                try FileIO.writeAtomically(OverrideFile.encode(next), to: fileURL.fileSystemPath)
+                try writeFile(OverrideFile.encode(values), path)
+                written = version
                 return nil
             } catch {
-                return .notSaved("\(fileURL.fileSystemPath): \(error.description)")
+                return .notSaved("\(path): \(error.description)")
             }
         }
         if let failure { throw failure }

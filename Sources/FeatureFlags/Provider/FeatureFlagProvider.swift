@@ -360,17 +360,28 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     @discardableResult
     func transition(_ input: ProviderInput) -> [ProviderEffect] {
         var launched: [(FetchTicket, Task<Void, Never>)] = []
+        var stopping = false
         let deferred: [ProviderEffect] = order.withLock { _ in
             let time = ProviderTime(elapsed: clock.now(), date: wallClock())
             let effects = cell.withLock { $0.apply(input, at: time) }
-            return perform(effects, launched: &launched)
+            return perform(effects, launched: &launched, stopping: &stopping)
+        }
+        // The app's own pieces are stopped outside every lock of ours: a slow or re-entrant
+        // implementation (one that calls back into the provider) stalls only itself.
+        if stopping {
+            fetcher.shutdown()
+            reachability.stop()
+            lifecycle.stop()
         }
         for (ticket, task) in launched { transition(.launched(ticket, task)) }
         return deferred
     }
 
-    /// Runs `effects` (holding `order`, not the state lock); returns the deferred ones.
-    private func perform(_ effects: [ProviderEffect], launched: inout [(FetchTicket, Task<Void, Never>)]) -> [ProviderEffect] {
+    /// Runs `effects` (holding `order`, not the state lock); returns the deferred ones. A stop
+    /// sets `stopping`: the caller stops the fetcher, reachability and lifecycle after unlocking.
+    private func perform(
+        _ effects: [ProviderEffect], launched: inout [(FetchTicket, Task<Void, Never>)], stopping: inout Bool
+    ) -> [ProviderEffect] {
         var deferred: [ProviderEffect] = []
         var changed: Set<String> = []
         for effect in effects {
@@ -404,9 +415,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             case .complete:
                 deferred.append(effect)
             case .stop:
-                fetcher.shutdown()
-                reachability.stop()
-                lifecycle.stop()
+                stopping = true
                 streamSet.set([])
                 publisher.finish()
             case .setStreams(let links):

@@ -147,4 +147,44 @@ struct FlagOverridesTests {
         #expect(throws: FlagOverrideError.self) { try overrides.load(contentsOf: dir.url("bad.json")) }
         #expect(overrides.values == ["preset": true], "a bad preset changes nothing")
     }
+
+    @Test func aSlowFileWriteHoldsUpNoOtherChangeAndTheFileEndsWithTheNewest() throws {
+        let dir = TempDir()
+        let file = dir.url("overrides.json")
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let firstWrite = Locked(true)
+        let overrides = FlagOverrides(fileURL: file, allowed: true, launch: nil) { bytes, path throws(FileIOError) in
+            if firstWrite.withLock({ first in defer { first = false }; return first }) {
+                entered.signal()
+                release.wait()   // the disk is slow
+            }
+            try FileIO.writeAtomically(bytes, to: path)
+        }
+        let told = Locked<[[String: FlagValue]]>([])
+        let toldOne = DispatchSemaphore(value: 0)
+        let (id, _) = overrides.attach { values in
+            told.withLock { $0.append(values) }
+            toldOne.signal()
+        }
+        defer { overrides.detach(id) }
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            try? overrides.override("a", 1)
+            finished.signal()
+        }
+        #expect(entered.wait(timeout: .now() + 5) == .success, "the first write never started")
+        Thread.detachNewThread {
+            try? overrides.override("b", 2)
+            finished.signal()
+        }
+        // The second change reaches the clients while the first write is still held.
+        #expect(toldOne.wait(timeout: .now() + 5) == .success)
+        #expect(toldOne.wait(timeout: .now() + 5) == .success, "a change waited for another's file write")
+        #expect(told.withLock { $0 } == [["a": 1], ["a": 1, "b": 2]])
+        #expect(overrides.values == ["a": 1, "b": 2], "reads never wait for the disk")
+        release.signal()
+        #expect(finished.wait(timeout: .now() + 5) == .success && finished.wait(timeout: .now() + 5) == .success)
+        #expect(FlagOverrides(fileURL: file, allowed: true, launch: nil).values == ["a": 1, "b": 2])
+    }
 }
