@@ -53,7 +53,12 @@ struct BackgroundRefreshTests {
         let f = try ProviderFixture(transport: gate, lifecycle: ManualLifecycle(foreground: false))
         defer { f.stop() }
         f.server.document = Self.killed(true, version: "slow")
-        let outcome = await f.provider.refreshInBackground(deadline: .milliseconds(100))
+        // The deadline runs on the provider's clock: advanced by hand, no wall time waited.
+        let provider = f.provider
+        let call = Task { await provider.refreshInBackground(deadline: .milliseconds(100)) }
+        await f.clock.sleepers(atLeast: 1)
+        f.clock.advance(by: .milliseconds(100))
+        let outcome = await call.value
         guard case .failed(let error) = outcome else {
             Issue.record("expected a timeout, got \(outcome)")
             return

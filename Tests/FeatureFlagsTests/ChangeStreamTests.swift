@@ -6,6 +6,7 @@ import Testing
 import TestSupport
 @testable import FeatureFlags
 import FlagServer
+import FeatureFlagsTesting
 
 /// The client side of change streams against FlagServer's `GET /events`, over loopback: every
 /// fault the server can rehearse, and the stream's own limits.
@@ -20,12 +21,11 @@ struct ChangeStreamTests {
         var closes: [(reason: String, retryIn: Duration?)] {
             all.compactMap { if case .closed(let reason, let retryIn, _, _) = $0 { return (reason, retryIn) } else { return nil } }
         }
-        func stream(_ url: URL, heartbeatDeadline: Duration = .seconds(30)) -> ChangeStream {
-            ChangeStream(
-                url: url,
-                configuration: .init(
-                    heartbeatDeadline: heartbeatDeadline, backoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(100)))
-            ) { [signals] signal in signals.withLock { $0.append(signal) } }
+        func stream(_ url: URL, heartbeatDeadline: Duration = .seconds(30), clock: TestClock? = nil) -> ChangeStream {
+            var configuration = ChangeStream.Configuration(
+                heartbeatDeadline: heartbeatDeadline, backoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(100)))
+            if let clock { configuration.clock = makeElapsedClock(clock) }
+            return ChangeStream(url: url, configuration: configuration) { [signals] signal in signals.withLock { $0.append(signal) } }
         }
     }
 
@@ -112,9 +112,15 @@ struct ChangeStreamTests {
         defer { server.stop() }
         server.streamFault = .slowHeartbeat(.seconds(60))
         let recorder = Recorder()
-        let stream = recorder.stream(Self.events(server), heartbeatDeadline: .milliseconds(300))
+        // The deadline on a test clock: 45 s pass when the test says so, not in wall time.
+        let clock = TestClock()
+        let stream = recorder.stream(Self.events(server), heartbeatDeadline: .seconds(45), clock: clock)
         defer { stream.shutdown() }
         stream.start()
+        #expect(await eventually { recorder.opens == 1 })
+        await clock.sleepers(atLeast: 1)
+        #expect(recorder.closes.isEmpty)
+        clock.advance(by: .seconds(45))
         #expect(await eventually { recorder.closes.contains { $0.reason.contains("no heartbeat") } })
     }
 

@@ -169,4 +169,27 @@ struct KillAnnouncementTests {
         #expect(f.provider.isKillSwitchActive)
         #expect(f.provider.recentEvents.filter { $0.kind == .killSwitch }.count == before)
     }
+
+    @Test(arguments: [false, true])
+    func aKillAndTheSnapshotThatCarriedItAreOneWriteOfTheFile(rejectedBySchema: Bool) async throws {
+        let dir = TempDir()
+        try seedFallback(dir, auraLinkPersonal)
+        var killing: [String: FlagValue] = ["kill_switch": true]
+        if rejectedBySchema { killing["plan_themeColor"] = "#12345G" }
+        let f = try ProviderFixture(
+            document: Self.document(killing), dir: dir, configuration: rejectedBySchema ? Self.schema : .init())
+        defer { f.stop() }
+        _ = await f.provider.refresh()
+        #expect(f.provider.isKillSwitchActive)
+        #expect(f.store.fileWriteCount == 1, "the hold and the snapshot were written apart")
+        let relaunched = LastKnownGoodStore(fileURL: f.fallbackURL)
+        #expect(relaunched.killHold != nil)
+        #expect(relaunched.lastKnownGood(for: auraPersonal)?.snapshot.flags["kill_switch"]?.value == true)
+        // Lifted by the next answer: one write again.
+        f.server.document = Self.document(["kill_switch": false])
+        _ = await f.provider.refresh()
+        #expect(!f.provider.isKillSwitchActive)
+        #expect(f.store.fileWriteCount == 2)
+        #expect(LastKnownGoodStore(fileURL: f.fallbackURL).killHold == nil)
+    }
 }

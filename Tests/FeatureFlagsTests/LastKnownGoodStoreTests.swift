@@ -260,6 +260,25 @@ struct LastKnownGoodStoreTests {
         #expect(try String(contentsOf: legacy, encoding: .utf8) == "older")
     }
 
+    @Test func theSharedFileMovesWhenAStoreOpensTheDefaultFileNotWhenItsURLIsAskedFor() throws {
+        let base = TempDir()
+        let baseURL = URL(fileURLWithPath: base.path)
+        let legacy = base.url("FeatureFlags/flags.lkg")
+        try FileManager.default.createDirectory(at: legacy.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("old".utf8).write(to: legacy)
+        // Asking for the URL moves nothing (it is pure).
+        _ = LastKnownGoodStore.defaultFileURL()
+        _ = FlagOverrides.defaultFileURL()
+        #expect(FileManager.default.fileExists(atPath: legacy.path))
+        // Opening another file moves nothing either.
+        #expect(!StoreLocation.adoptLegacyFile(ifOpening: base.url("elsewhere/flags.lkg"), in: baseURL, appName: "com.example.pos", sandboxed: true))
+        #expect(FileManager.default.fileExists(atPath: legacy.path))
+        // Opening the app's default file adopts it.
+        let standard = StoreLocation.file(in: baseURL, appName: "com.example.pos")
+        #expect(StoreLocation.adoptLegacyFile(ifOpening: standard, in: baseURL, appName: "com.example.pos", sandboxed: true))
+        #expect(try String(contentsOf: standard, encoding: .utf8) == "old")
+    }
+
     @Test func defaultLocationFollowsXDGStateHome() {
         let url = LastKnownGoodStore.defaultFileURL(appName: "MyApp")
         #expect(url.lastPathComponent == "flags.lkg")

@@ -50,9 +50,11 @@ extension FeatureFlagProvider {
             await withCheckedContinuation { (continuation: CheckedContinuation<FetchOutcome, Never>) in
                 pending.withLock { $0 = continuation }
                 if Task.isCancelled { finish(.failed(.cancelled)) }
+                let clock = self.clock
+                let end = clock.now() + deadline
                 let timer = Task {
                     do {
-                        try await Task.sleep(for: deadline)
+                        try await clock.sleep(until: end)
                         finish(.failed(.timeout(deadline)))
                     } catch {}
                 }
@@ -76,17 +78,25 @@ extension FeatureFlagProvider {
         let held = plan.members.count > 1 ? store.members(of: plan.context.fingerprint) : [:]
         let answers = await fetchMembers(plan, held: held)
         let report = self.report(answers, for: plan, latency: clock.now() - started)
-        for effect in transition(.fetchEnded(report)) {
+        let effects = transition(.fetchEnded(report))
+        // A kill hold and the snapshot that carried it go to the file in one commit (one fsync).
+        let persists = effects.contains { if case .persist = $0 { true } else { false } }
+        let hold: KillHold?? = persists ? effects.lazy.compactMap { effect -> KillHold?? in
+            if case .holdKill(let change) = effect { return .some(change) }
+            return nil
+        }.first : nil
+        for effect in effects {
             switch effect {
             case .persist(let snapshot, let etag, let streams, let keepStored, let context):
                 await write { store throws(LastKnownGoodStore.WriteError) in
                     let stored = keepStored ? store.lastKnownGood(for: context) : nil
                     try store.save(
                         StoredFlags(snapshot: snapshot, etag: keepStored ? stored?.etag : etag, streams: keepStored ? stored?.streams : streams),
-                        for: context)
+                        for: context, killHold: hold)
                 }
-            case .holdKill(let hold):
-                await write { store throws(LastKnownGoodStore.WriteError) in try store.setKillHold(hold) }
+            case .holdKill(let change):
+                guard !persists else { continue }   // written with the snapshot
+                await write { store throws(LastKnownGoodStore.WriteError) in try store.setKillHold(change) }
             case .complete(let waiters, let outcome, let latency):
                 if let latency {
                     let event = FlagEvent.fetchCompleted(latencyMilliseconds: Int(latency.milliseconds), outcome: outcome)

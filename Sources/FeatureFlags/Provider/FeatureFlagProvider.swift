@@ -88,14 +88,16 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         self.reachability = reachability
         self.lifecycle = lifecycle
         let relay = SignalRelay()
+        let elapsed = makeElapsedClock(clock)
         var streamConfiguration = ChangeStream.Configuration()
         streamConfiguration.heartbeatDeadline = configuration.heartbeatDeadline
         streamConfiguration.backoff = configuration.streamBackoff
         streamConfiguration.allowInsecureHTTP = fetcher.configuration.allowInsecureHTTP
+        streamConfiguration.clock = elapsed
         streamSet = StreamSet(
             configuration: streamConfiguration, sameOriginHeaders: fetcher.configuration.headers,
             onSignal: { link, signal in relay.target?.transition(.stream(link, signal)) })
-        self.clock = makeElapsedClock(clock)
+        self.clock = elapsed
         self.wallClock = now
         let publisher = FlagPublisher(handler: configuration.eventHandler)
         self.publisher = publisher

@@ -68,6 +68,10 @@ public final class LastKnownGoodStore: Sendable {
     private let state: Locked<State>
     /// Whether a write may start now (see ``DiskWriteGate``).
     private let gate: DiskWriteGate
+    /// How many times this store replaced its file (each an fsync'd write).
+    private let fileWrites = Locked(0)
+    /// How many times this store replaced its file: for tests that count writes.
+    package var fileWriteCount: Int { fileWrites.withLock { $0 } }
 
     /// The name that makes the default location per app: the main bundle's identifier on
     /// Apple platforms (`com.example.pos`), else the process's name. Two apps of one Mac user
@@ -83,13 +87,11 @@ public final class LastKnownGoodStore: Sendable {
     ///
     /// Version 0.3.0 used one folder named `FeatureFlags` for every app. In a sandboxed app
     /// (iOS, tvOS, watchOS, visionOS, a sandboxed Mac app) that folder is the app's own, so a
-    /// file found there is moved to the new place the first time the default is asked for;
-    /// elsewhere the old file may be another app's and is left alone.
+    /// file found there is moved to the new place when a store first opens the default file;
+    /// elsewhere the old file may be another app's and is left alone. This function only
+    /// computes the URL.
     public static func defaultFileURL(appName: String = LastKnownGoodStore.defaultAppName) -> URL {
-        let base = StoreLocation.base()
-        let file = StoreLocation.file(in: base, appName: appName)
-        if appName == defaultAppName { StoreLocation.adoptLegacyFile(in: base, to: file, sandboxed: StoreLocation.isSandboxed) }
-        return file
+        StoreLocation.file(in: StoreLocation.base(), appName: appName)
     }
 
     /// Loads the store at `fileURL` (any path; the directory is created on first write),
@@ -105,6 +107,12 @@ public final class LastKnownGoodStore: Sendable {
         self.gate = gate
         self.fileURL = fileURL
         self.capacity = max(1, capacity)
+        // Opening the app's default file: adopt version 0.3.0's shared one first (see
+        // ``defaultFileURL(appName:)``). Another name is never the default: nothing to compare.
+        if fileURL.lastPathComponent == "flags.lkg" {
+            StoreLocation.adoptLegacyFile(
+                ifOpening: fileURL, in: StoreLocation.base(), appName: Self.defaultAppName, sandboxed: StoreLocation.isSandboxed)
+        }
         let path = fileURL.fileSystemPath
         let (content, outcome) = StoreContent.load(path: path, capacity: self.capacity, read: read)
         self.loadOutcome = outcome
@@ -192,9 +200,12 @@ public final class LastKnownGoodStore: Sendable {
     /// Stores `stored` as `context`'s Last-Known-Good, as ``save(_:etag:for:)`` does — or, when
     /// the store already holds the same content for `context` (``StoredFlags/sameContent(as:)``:
     /// a 200 that repeats what is stored), only marks it used: no file I/O.
-    package func save(_ stored: StoredFlags, for context: EvaluationContext) throws(WriteError) {
+    /// With `killHold` (when not nil), the kill hold is set (or released, `.some(nil)`) in the
+    /// same commit: one write of the file for a kill and the snapshot that carried it.
+    package func save(_ stored: StoredFlags, for context: EvaluationContext, killHold: KillHold?? = nil) throws(WriteError) {
         let fingerprint = context.fingerprint
         let unchanged = state.withLock { s -> Bool in
+            if let killHold, (s.content.killHold != nil) != (killHold != nil) { return false }
             guard stored.snapshot.rules == nil, case .success(let held)? = s.content.lookup(fingerprint),
                 held.sameContent(as: stored)
             else { return false }
@@ -208,6 +219,7 @@ public final class LastKnownGoodStore: Sendable {
         try commit { content in
             content.put(payload: payload, stored: stored, for: fingerprint)
             if let rules { content.setLocalRules(rules) }
+            if let killHold, (content.killHold != nil) != (killHold != nil) { content.killHold = killHold }
         }
     }
 
@@ -274,6 +286,7 @@ public final class LastKnownGoodStore: Sendable {
         _ = written.takeTouches()
         for change in batch { change.apply(&written) }
         try FileIO.writeAtomically(FallbackFileFormat.encode(written.fileEntries), to: path)
+        fileWrites.withLock { $0 += 1 }
         let done = Set(batch.map(\.sequence))
         state.withLock { s in
             s.unwritten.removeAll { done.contains($0.sequence) }

@@ -51,6 +51,15 @@ enum StoreLocation {
         base.appendingPathComponent(folderName(appName), isDirectory: true).appendingPathComponent("flags.lkg")
     }
 
+    /// What a store opening `file` does first: when `file` is the app's default file in `base`,
+    /// ``adoptLegacyFile(in:to:sandboxed:)``. Returns whether a file moved.
+    @discardableResult
+    static func adoptLegacyFile(ifOpening file: URL, in base: URL, appName: String, sandboxed: Bool) -> Bool {
+        let standard = self.file(in: base, appName: appName)
+        guard file.standardizedFileURL.path == standard.standardizedFileURL.path else { return false }
+        return adoptLegacyFile(in: base, to: standard, sandboxed: sandboxed)
+    }
+
     /// Moves version 0.3.0's default file (`<base>/FeatureFlags/flags.lkg`) to `file` when the
     /// process is `sandboxed` (the old folder is then this app's own), `file` does not exist yet
     /// and the old one does. Returns whether it moved. Never overwrites; failures leave both as

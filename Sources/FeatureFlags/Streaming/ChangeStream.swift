@@ -45,6 +45,8 @@ final class ChangeStream: SessionEventHandler, Sendable {
         var headers: [String: String] = [:]
         /// Plain HTTP off loopback (refused by default).
         var allowInsecureHTTP = false
+        /// The clock the heartbeat deadline runs on (the provider's: tests advance it by hand).
+        var clock: any ElapsedClock = ContinuousElapsedClock()
     }
 
     private struct State {
@@ -54,13 +56,14 @@ final class ChangeStream: SessionEventHandler, Sendable {
         var answered = false
         var failures = 0
         var parser = EventStreamParser()
-        var lastActivity = ContinuousClock.now
+        /// When the last byte came, on ``Configuration/clock``.
+        var lastActivity: Duration = .zero
         var failure: String?
         /// The heartbeat deadline closed the connection: changes may have been missed.
         var halfOpen = false
         /// The service refused the stream's URL (204, or a 4xx other than 408 and 429).
         var refused = false
-        var watchdog: (any DispatchSourceTimer)?
+        var watchdog: Task<Void, Never>?
         var session: URLSession?
     }
 
@@ -110,7 +113,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
 
     /// Closes the stream; no reconnection, no more signals. The stream can be started again.
     func stop() {
-        let (task, watchdog) = state.withLock { s -> (URLSessionDataTask?, (any DispatchSourceTimer)?) in
+        let (task, watchdog) = state.withLock { s -> (URLSessionDataTask?, Task<Void, Never>?) in
             s.running = false
             s.generation += 1
             defer {
@@ -156,7 +159,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
             s.halfOpen = false
             s.refused = false
             s.parser = EventStreamParser(lastEventID: lastEventID)
-            s.lastActivity = .now
+            s.lastActivity = configuration.clock.now()
             return task
         }
         guard let started else { return }
@@ -164,38 +167,46 @@ final class ChangeStream: SessionEventHandler, Sendable {
         started.resume()
     }
 
-    /// Fires when the deadline has passed since the last byte: armed for `lastActivity +
-    /// deadline`, and when bytes came meanwhile, armed again for the new mark. A silent
-    /// connection is therefore noticed at the deadline itself, not up to a polling tick later.
+    /// Wakes when the deadline has passed since the last byte: sleeps until `lastActivity +
+    /// deadline` on the configured clock and, when bytes came meanwhile, sleeps again until the
+    /// new mark. A silent connection is therefore noticed at the deadline itself.
     private func startWatchdog(for task: URLSessionDataTask, generation: Int) {
         let deadline = configuration.heartbeatDeadline
-        let timer = DispatchSource.makeTimerSource(queue: control)
-        timer.schedule(deadline: .now() + .nanoseconds(Int(deadline.nanosecondsClamped)))
-        timer.setEventHandler { [weak self] in
-            guard let self else { return timer.cancel() }
-            let remaining: Duration? = self.state.withLock { s in
-                guard s.generation == generation, s.task === task else { return nil }
-                let left = deadline - (ContinuousClock.now - s.lastActivity)
-                if left <= .zero {
-                    s.failure = "no heartbeat for \(deadline.milliseconds) ms: the connection is half-open"
-                    s.halfOpen = true
+        let clock = configuration.clock
+        let start = clock.now()
+        let watch = Task { [weak self, control] in
+            var wake = start + deadline
+            while true {
+                do {
+                    try await clock.sleep(until: wake)
+                } catch {
+                    return
                 }
-                return left
-            }
-            guard let remaining else { return timer.cancel() }
-            if remaining > .zero {
-                timer.schedule(deadline: .now() + .nanoseconds(Int(remaining.nanosecondsClamped)))
-            } else {
-                timer.cancel()
-                task.cancel()
+                guard let self else { return }
+                let next: Duration?? = self.state.withLock { s in
+                    guard s.generation == generation, s.task === task else { return .none }
+                    let due = s.lastActivity + deadline
+                    if clock.now() >= due {
+                        s.failure = "no heartbeat for \(deadline.milliseconds) ms: the connection is half-open"
+                        s.halfOpen = true
+                        return .some(nil)
+                    }
+                    return .some(due)
+                }
+                switch next {
+                case .none: return
+                case .some(.none):
+                    control.async { task.cancel() }
+                    return
+                case .some(.some(let due)): wake = due
+                }
             }
         }
-        let previous = state.withLock { s -> (any DispatchSourceTimer)? in
-            defer { s.watchdog = timer }
+        let previous = state.withLock { s -> Task<Void, Never>? in
+            defer { s.watchdog = watch }
             return s.watchdog
         }
         previous?.cancel()
-        timer.resume()
     }
 
     private func signal(_ signal: Signal) {
@@ -222,7 +233,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
             if accepted {
                 s.answered = true
                 s.failures = 0
-                s.lastActivity = .now
+                s.lastActivity = configuration.clock.now()
             } else if status == 204 {
                 s.running = false
                 s.refused = true
@@ -241,7 +252,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
     func session(received data: Data, for task: URLSessionDataTask) {
         let outcome: Result<[ServerSentEvent], EventStreamParser.Overflow>? = state.withLock { s in
             guard s.task === task else { return nil }
-            s.lastActivity = .now
+            s.lastActivity = configuration.clock.now()
             return Result { () throws(EventStreamParser.Overflow) in try s.parser.feed(data) }
         }
         switch outcome {
