@@ -22,8 +22,9 @@ let package = Package(
         .executableTarget(name: "flagctl", dependencies: ["FlagCtlCore"]),
         // The performance budgets (Docs/Performance.md): `swift run -c release flag-benchmarks --check`.
         .executableTarget(name: "flag-benchmarks", dependencies: ["FeatureFlags", "FlagServer"]),
-        // A fallback-file writer that the crash and two-process tests kill and race.
-        .executableTarget(name: "flag-stress", dependencies: ["FeatureFlags"]),
+        // Child processes for tests: a fallback-file writer that the crash and two-process tests
+        // kill and race, and the memory probe for oversized answers.
+        .executableTarget(name: "flag-stress", dependencies: ["FeatureFlags", "FlagServer"]),
         // An example app's modules, each taking `any FeatureFlagClient` (see Docs/Testing.md).
         .target(name: "POSExample", dependencies: ["FeatureFlags"]),
         // Helpers shared by the test targets (temporary directories, loopback fixtures, timing).

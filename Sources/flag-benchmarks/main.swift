@@ -14,6 +14,9 @@ if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--alloc-child"
     }
 }
 
+if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--oversized-child" {
+    await OversizedBenchmarks.child(urls: CommandLine.arguments[2], count: Int(CommandLine.arguments[3]) ?? 10)
+}
 // For profilers: `--init-loop FLAGS N` starts a provider on a store of FLAGS flags and reads, N times.
 if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--init-loop" {
     try InitBenchmarks.profileLoop(flags: Int(CommandLine.arguments[2]) ?? 100, starts: Int(CommandLine.arguments[3]) ?? 1)
@@ -62,7 +65,7 @@ do {
     if wanted("policy") { try PolicyBenchmarks.run(report, quick: quick) }
     if wanted("local") { try await LocalEvaluationBenchmarks.run(report, quick: quick) }
     if wanted("poll") { try await PollBenchmarks.run(report, quick: quick) }
-    if wanted("oversized") { try await OversizedBenchmarks.run(report, quick: quick) }
+    if wanted("oversized") { try OversizedBenchmarks.run(report, quick: quick) }
     if wanted("memory") { try MemoryBenchmarks.run(report) }
     if wanted("server") { try ServerBenchmarks.run(report, quick: quick) }
     if wanted("slow-clients") { try SlowClientBenchmarks.run(report, quick: quick) }

@@ -1,4 +1,5 @@
 import FeatureFlags
+import FlagServer
 import Foundation
 
 // flag-stress: child processes for the tests that must run apart from the test process.
@@ -43,7 +44,9 @@ case "write":
 case "oversized":
     let urls = arguments[1].split(separator: ",").compactMap { URL(string: String($0)) }
     guard !urls.isEmpty else { fail("no URL in \(arguments[1])") }
-    await OversizedAnswers.run(urls: urls, count: options["count"].flatMap(Int.init) ?? 10)
+    guard await OversizedProbe.run(urls: urls, count: options["count"].flatMap(Int.init) ?? 10, say: say) else {
+        fail("resident memory cannot be read here")
+    }
 default:
     fail("unknown mode \(arguments[0])")
 }

@@ -1,0 +1,78 @@
+package import FeatureFlags
+package import Foundation
+
+/// The resident memory a provider keeps after answers far above the response cap, measured in
+/// the process that runs it — a child process of the test or benchmark that serves the answers
+/// (`flag-stress oversized`, `flag-benchmarks --oversized-child`), so that nothing else is counted.
+package enum OversizedProbe {
+    /// Fetches `count` times, from each of `urls` in turn, through a provider per URL, after one
+    /// first round that sets the sessions up; `say` receives "growth BYTES" after each answer's
+    /// transfer has ended and free memory went back to the system (above the mark after the
+    /// first round), then "refused R", the answers refused as too large. Returns false when
+    /// resident memory cannot be read here.
+    package static func run(urls: [URL], count: Int, say: (String) -> Void) async -> Bool {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flag-stress-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var configuration = FlagFetcher.Configuration()
+        configuration.budget = .seconds(10)
+        // One provider per server, created up front: their sessions and threads exist before
+        // the first measurement.
+        let fetchers = urls.map { FlagFetcher(endpoint: JSONFlagEndpoint(post: $0), configuration: configuration) }
+        let providers = fetchers.enumerated().map { index, fetcher in
+            FeatureFlagProvider(
+                context: EvaluationContext(targetingKey: "stress"), fetcher: fetcher,
+                store: LastKnownGoodStore(fileURL: directory.appendingPathComponent("flags-\(index).lkg")),
+                configuration: .init(changeStreams: false), reachability: AlwaysReachable(), lifecycle: AlwaysForeground())
+        }
+        defer { for provider in providers { provider.shutdown() } }
+        var refused = 0
+        var before: Int?
+        for attempt in 0...count {
+            // Attempt 0 fetches once from every server (setting each session up) before measuring.
+            let round = attempt == 0 ? Array(providers.indices) : [(attempt - 1) % providers.count]
+            var outcome = FetchOutcome.unchanged
+            for index in round {
+                outcome = await providers[index].refresh()
+                await ended(fetchers[index])
+            }
+            if attempt > 0, outcome == .failed(.payloadTooLarge(limit: 1 << 20)) { refused += 1 }
+            ProcessMemory.releaseFreeMemory()
+            guard let now = ProcessMemory.residentBytes() else { return false }
+            // The first round sets up the sessions and their threads: growth is counted after it.
+            if let before { say("growth \(now - before)") } else { before = now }
+        }
+        say("refused \(refused)")
+        return true
+    }
+
+    /// Waits (at most 10 s) until the fetcher's transfers have ended: on Linux, libcurl may read
+    /// a transfer that was cancelled to its end.
+    package static func ended(_ fetcher: FlagFetcher) async {
+        for _ in 0..<10_000 where (fetcher.transfersInFlight ?? 0) > 0 {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    /// The figures of a run's growth lines: the peak, and how far the second half's mean lies
+    /// above the first's (a leak shows as a rise; the allocator's ups and downs do not).
+    package static func summary(_ growth: [Int]) -> (peak: Int, rise: Int) {
+        func mean(_ part: ArraySlice<Int>) -> Int { part.reduce(0, +) / max(1, part.count) }
+        let half = growth.count / 2
+        return (growth.max() ?? 0, mean(growth.suffix(half)) - mean(growth.prefix(half)))
+    }
+
+    /// The growth lines of a probe's output.
+    package static func growth(in output: String) -> [Int] {
+        output.split(separator: "\n").compactMap { $0.hasPrefix("growth ") ? Int($0.dropFirst(7)) : nil }
+    }
+
+    /// The environment a probe's child process runs with: glibc gives each thread that
+    /// allocates an arena of its own (up to 8 per core), and each keeps some memory after a
+    /// burst — a step whenever a new thread carries one. Two arenas take that noise out, so
+    /// what remains is what the process keeps.
+    package static var childEnvironment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["MALLOC_ARENA_MAX"] = "2"
+        return environment
+    }
+}
