@@ -41,12 +41,15 @@ enum InitBenchmarks {
                     section: "init", name: "cold floor: the same in a fresh process", value: coldFloor.median / 1_000, unit: "µs",
                     spread: coldFloor.spread))
             let cold = try coldStarts(file: file, runs: quick ? 7 : 21, mode: "--init-child")
-            let coldBudget = count == 1_000 ? 250.0 : nil
+            // A ratio to the floor measured in the same run, not a time: the ratio is what
+            // travels between machines and between runs of a shared one.
+            let coldRatio = cold.median / coldFloor.median
+            let coldBudgeted = count == 1_000
             report.add(
                 .init(
                     section: "init", name: "provider start + first read, \(label) flags, cold", value: cold.median / 1_000, unit: "µs",
-                    spread: cold.spread, floor: "cold floor", ratio: cold.median / coldFloor.median,
-                    budget: coldBudget.map { String(format: "≤ %.0f µs", $0) }, passed: coldBudget.map { cold.median / 1_000 <= $0 }))
+                    spread: cold.spread, floor: "cold floor", ratio: coldRatio,
+                    budget: coldBudgeted ? "≤ 1.5×" : nil, passed: coldBudgeted ? coldRatio <= 1.5 : nil))
         }
     }
 
@@ -142,6 +145,8 @@ enum InitBenchmarks {
     /// In a fresh process: times the first start and read, prints nanoseconds.
     static func child(file: String) {
         let url = URL(fileURLWithPath: file)
+        // The app's context exists before the provider is built: not part of the start.
+        blackHole(context)
         let start = DispatchTime.now().uptimeNanoseconds
         let (on, provider) = startAndRead(url)
         let elapsed = DispatchTime.now().uptimeNanoseconds - start

@@ -92,7 +92,7 @@ enum ReadBenchmarks {
             for i in 0..<n { reasons &+= client.details(boolKeys[i & 63]).reason.rawValue.utf8.count }
             blackHole(reasons)
         }
-        compare("details(_:)", budget: 3, detailsRead)
+        compare("details(_:)", budget: 2, detailsRead)
 
         // The same provider with three hooks: details(_:) runs them, value(_:) must not pay for them.
         let hooked = try ReadFixture { $0.hooks = [CountingHook(), CountingHook(), CountingHook()] }

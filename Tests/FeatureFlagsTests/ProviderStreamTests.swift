@@ -13,12 +13,21 @@ import FlagServer
 @Suite("Provider change streams")
 struct ProviderStreamTests {
     static func fixture(
-        server: FlagServer? = nil, lifecycle: any AppLifecycle = AlwaysForeground(), heartbeat: Duration = .seconds(45),
+        server: FlagServer? = nil, lifecycle: any AppLifecycle = AlwaysForeground(), heartbeat: Duration = .seconds(86_400),
         grace: Duration = .seconds(10)
     ) throws -> ProviderFixture {
+        // The heartbeat deadline runs on the test clock: a day, unless a test is about it, so
+        // that advancing the clock to a poll does not also declare the stream half-open.
         var configuration = FeatureFlagProvider.Configuration(heartbeatDeadline: heartbeat, backgroundStreamGrace: grace)
         configuration.streamBackoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(100))
         return try ProviderFixture(server: server, configuration: configuration, streams: true, lifecycle: lifecycle)
+    }
+
+    /// Whether (within the usual bound) a stream's heartbeat watchdog sleeps on `clock`, due
+    /// exactly `deadline` from now (it started when the stream connected; the clock has not
+    /// moved since). Other sleepers are due at other times (the poll timer minutes later).
+    static func watchdogWaits(_ clock: TestClock, deadline: Duration) async -> Bool {
+        await eventually { clock.sleeperDeadlines.contains { clock.now.duration(to: $0) == deadline } }
     }
 
     static func killed(_ on: Bool, version: String) -> ServerDocument {
@@ -67,7 +76,7 @@ struct ProviderStreamTests {
         let stored = try #require(LastKnownGoodStore(fileURL: dir.url("flags.lkg")).lastKnownGood(for: auraPersonal))
         try LastKnownGoodStore(fileURL: dir.url("flags.lkg")).save(stored.snapshot, etag: stored.etag, for: auraPersonal)
 
-        var configuration = FeatureFlagProvider.Configuration()
+        var configuration = FeatureFlagProvider.Configuration(heartbeatDeadline: .seconds(86_400))
         configuration.streamBackoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(100))
         let f = try ProviderFixture(dir: dir, configuration: configuration, streams: true)
         defer { f.stop() }
@@ -84,7 +93,8 @@ struct ProviderStreamTests {
         await f.clock.sleepers(atLeast: 1)
         f.clock.advance(by: .seconds(400))
         #expect(await eventually { f.server.requestCount > count && !f.provider.isFetching })
-        #expect(f.server.requests.last?.flagConfigEtag == nil && f.server.requests.last?.ifNoneMatch != nil)
+        let poll = f.server.requests.last { $0.route != "GET /events" }
+        #expect(poll?.flagConfigEtag == nil && poll?.ifNoneMatch != nil)
     }
 
     @Test func changesDuringAFetchCoalesceIntoOneMoreFetch() async throws {
@@ -124,9 +134,9 @@ struct ProviderStreamTests {
         let loop = await Self.start(f)
         defer { loop.cancel() }
         server.streamFault = .halfOpen
-        // The heartbeat deadline runs on the provider's clock: the poll timer and the watchdog
-        // wait on it, and 45 s pass at once.
-        await f.clock.sleepers(atLeast: 2)
+        // The heartbeat deadline runs on the provider's clock: once the watchdog waits on it,
+        // 45 s pass at once.
+        #expect(await Self.watchdogWaits(f.clock, deadline: .seconds(45)))
         f.clock.advance(by: .seconds(45))
         let closed = await eventually(within: TestTiming.loopbackBudget) {
             f.provider.recentEvents.contains { $0.kind == .streamClosed && ($0.message ?? "").contains("half-open") }
@@ -151,7 +161,7 @@ struct ProviderStreamTests {
         let loop = await Self.start(f)
         defer { loop.cancel() }
         server.streamFault = .halfOpen
-        await f.clock.sleepers(atLeast: 2)
+        #expect(await Self.watchdogWaits(f.clock, deadline: .seconds(45)))
         server.document = Self.killed(true, version: "deaf-1")
         // Nothing comes by the deaf stream, however long one waits short of the deadline.
         #expect(!(await eventually(within: .milliseconds(300)) { f.provider.isKillSwitchActive }), "the kill came by a deaf stream")

@@ -38,6 +38,7 @@ public struct BundledDefaults: Sendable {
     func load() -> Result<[String: FlagEntry], BundledDefaultsError> {
         switch storage {
         case .values(let values):
+            if values.isEmpty { return .success([:]) }
             return .success(values.mapValues { FlagEntry(value: $0) })
         case .file(let url):
             return Self.read(url).mapError { BundledDefaultsError(message: "bundled defaults \(url.lastPathComponent): \($0.message)") }

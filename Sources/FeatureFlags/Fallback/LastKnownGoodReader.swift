@@ -35,9 +35,9 @@ struct LastKnownGoodReader {
     ) -> (prepared: PreparedSnapshot, source: FlagSource, problem: FlagEvent?) {
         guard let fingerprint else { return (base.prepare(.empty), .codeDefault, nil) }
         switch store.use(fingerprint) {
-        case .success(let stored)?:
+        case .found(let stored)?:
             return (base.prepare(stored.snapshot), .fallback, nil)
-        case .failure(let error)?:
+        case .unreadable(let error)?:
             let problem = FlagEvent.fallbackRejected(reason: "stored snapshot undecodable: \(error.message)", keptAt: nil)
             return (base.prepare(.empty), .codeDefault, problem)
         case nil:

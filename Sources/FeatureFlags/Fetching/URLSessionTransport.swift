@@ -58,10 +58,17 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
         case closed
     }
 
-    private let session = Locked(SessionState.notCreated)
-    private let exchanges = Locked<[Int: Exchange]>([:])
-    /// Tasks resumed whose completion the session has not reported yet.
-    private let running = Locked(0)
+    /// The session, the requests in flight by task, and how many tasks have not ended. One
+    /// lock over one struct: a transport is built at every app's launch, and each generic type
+    /// with a hashable key costs the runtime a conformance lookup the first time.
+    private struct Shared {
+        var session = SessionState.notCreated
+        var exchanges: [Int: Exchange] = [:]
+        /// Tasks resumed whose completion the session has not reported yet.
+        var running = 0
+    }
+
+    private let shared = Locked(Shared())
     private let control = DispatchQueue(label: "FeatureFlags.URLSessionTransport.control")
     private let allowInsecureRedirects: Bool
 
@@ -73,7 +80,7 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
 
     /// On `control`: the session, created now if this is the first request; nil after shutdown.
     private func openSession() -> URLSession? {
-        switch session.withLock({ $0 }) {
+        switch shared.withLock({ $0.session }) {
         case .open(let existing): return existing
         case .closed: return nil
         case .notCreated: break
@@ -86,9 +93,9 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
         // The session keeps its delegate alive until it is invalidated: a proxy that holds this
         // transport weakly lets a transport nobody shut down go away (its deinit invalidates).
         let created = URLSession(configuration: configuration, delegate: WeakSessionDelegate(self), delegateQueue: queue)
-        let kept = session.withLock { state -> Bool in
-            guard case .notCreated = state else { return false }
-            state = .open(created)
+        let kept = shared.withLock { state -> Bool in
+            guard case .notCreated = state.session else { return false }
+            state.session = .open(created)
             return true
         }
         if kept { return created }
@@ -157,31 +164,32 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
             task.cancel()
             return
         }
-        exchanges.withLock { $0[task.taskIdentifier] = exchange }
-        running.withLock { $0 += 1 }
+        shared.withLock { state in
+            state.exchanges[task.taskIdentifier] = exchange
+            state.running += 1
+        }
         task.resume()
     }
 
     private func exchange(for task: URLSessionTask) -> Exchange? {
-        exchanges.withLock { $0[task.taskIdentifier] }
+        shared.withLock { $0.exchanges[task.taskIdentifier] }
     }
 
     /// Ends one task's exchange with `result` and cancels the task on `control`.
     private func abort(_ task: URLSessionTask, with error: FetchError) {
-        exchanges.withLock { $0.removeValue(forKey: task.taskIdentifier) }?.finish(.failure(error))
+        shared.withLock { $0.exchanges.removeValue(forKey: task.taskIdentifier) }?.finish(.failure(error))
         control.async { task.cancel() }
     }
 
     /// Cancels every request in flight and invalidates the session. Idempotent.
     func shutdown() {
-        let closing = session.withLock { state -> URLSession? in
-            defer { state = .closed }
-            if case .open(let open) = state { return open }
-            return nil
-        }
-        let waiting = exchanges.withLock { all -> [Exchange] in
-            defer { all.removeAll() }
-            return Array(all.values)
+        let (closing, waiting) = shared.withLock { state -> (URLSession?, [Exchange]) in
+            defer {
+                state.session = .closed
+                state.exchanges.removeAll()
+            }
+            if case .open(let open) = state.session { return (open, Array(state.exchanges.values)) }
+            return (nil, Array(state.exchanges.values))
         }
         for exchange in waiting { exchange.finish(.failure(FetchError.cancelled)) }
         if let closing { control.async { closing.invalidateAndCancel() } }
@@ -227,12 +235,15 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
     /// refused (too large) or cancelled; on Linux, libcurl may go on reading the transfer for a
     /// while after it was cancelled (the bytes are dropped as they arrive). Tests and
     /// benchmarks wait for this to reach zero before measuring what the process keeps.
-    var transfersInFlight: Int { running.withLock { $0 } }
+    var transfersInFlight: Int { shared.withLock { $0.running } }
 
     /// Completes the waiter with the response or the mapped error.
     func session(completed task: URLSessionTask, error: (any Error)?) {
-        running.withLock { $0 = max(0, $0 - 1) }
-        guard let exchange = exchanges.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        let exchange = shared.withLock { state -> Exchange? in
+            state.running = max(0, state.running - 1)
+            return state.exchanges.removeValue(forKey: task.taskIdentifier)
+        }
+        guard let exchange else { return }
         if let error {
             exchange.finish(.failure(Self.map(error)))
         } else {
@@ -244,7 +255,7 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
     /// Follows redirects only where the HTTPS rule allows.
     func session(redirecting task: URLSessionTask, to request: URLRequest, decide completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
         if let refusal = refusal(ofRedirectTo: request, allowInsecureHTTP: allowInsecureRedirects) {
-            exchanges.withLock { $0.removeValue(forKey: task.taskIdentifier) }?.finish(.failure(refusal))
+            shared.withLock { $0.exchanges.removeValue(forKey: task.taskIdentifier) }?.finish(.failure(refusal))
             return completionHandler(nil)
         }
         completionHandler(request)

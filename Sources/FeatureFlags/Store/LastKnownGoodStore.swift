@@ -117,34 +117,32 @@ public final class LastKnownGoodStore: Sendable {
         let (content, outcome) = StoreContent.load(path: path, capacity: self.capacity, read: read)
         self.loadOutcome = outcome
         self.loadWarning = content.warning
-        // Temp files of a process that died while writing: removed when no write is in progress
-        // (no lock file means no process ever wrote here: nothing to clean, nothing created).
-        if let lock = FileLock.tryAcquireExisting(path + ".lock") {
-            FileIO.removeStaleTempFiles(besides: path)
-            lock.release()
-        }
         self.state = Locked(State(content: content))
+        // Temp files of a process that died while writing are removed by the next write, under
+        // the file lock and inside the write gate: opening the store only reads (no lock taken
+        // at launch, where an app may be suspended at any moment, and nothing the first read
+        // does not need).
     }
 
     // MARK: Reading (memory only, never the disk)
 
     /// The Last-Known-Good for `context`, if stored and readable.
     package func lastKnownGood(for context: EvaluationContext) -> StoredFlags? {
-        if case .success(let stored)? = lookup(context.fingerprint) { return stored }
+        if case .found(let stored)? = lookup(context.fingerprint) { return stored }
         return nil
     }
 
     /// What is stored for `fingerprint`: found, nothing, or an entry that does not decode
     /// (dropped; the caller reports it).
-    func lookup(_ fingerprint: String) -> Result<StoredFlags, ByteDecodingError>? {
+    func lookup(_ fingerprint: String) -> StoredLookup? {
         state.withLock { $0.content.lookup(fingerprint) }
     }
 
     /// Looks `fingerprint` up and marks it used (it moves to the front at the next write).
-    func use(_ fingerprint: String) -> Result<StoredFlags, ByteDecodingError>? {
+    func use(_ fingerprint: String) -> StoredLookup? {
         state.withLock { s in
             let found = s.content.lookup(fingerprint)
-            if case .success = found { s.content.touch(fingerprint) }
+            if case .found = found { s.content.touch(fingerprint) }
             return found
         }
     }
@@ -206,7 +204,7 @@ public final class LastKnownGoodStore: Sendable {
         let fingerprint = context.fingerprint
         let unchanged = state.withLock { s -> Bool in
             if let killHold, (s.content.killHold != nil) != (killHold != nil) { return false }
-            guard stored.snapshot.rules == nil, case .success(let held)? = s.content.lookup(fingerprint),
+            guard stored.snapshot.rules == nil, case .found(let held)? = s.content.lookup(fingerprint),
                 held.sameContent(as: stored)
             else { return false }
             s.content.touch(fingerprint)

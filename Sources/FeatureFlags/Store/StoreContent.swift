@@ -73,20 +73,20 @@ struct StoreContent {
     var fingerprints: [String] { entries.map(\.fingerprint) }
 
     /// The stored snapshot for `fingerprint`, decoded on first use. An entry whose checksum
-    /// held but whose content does not decode is dropped and reported as `.failure`.
-    mutating func lookup(_ fingerprint: String) -> Result<StoredFlags, ByteDecodingError>? {
-        if let cached = decoded[fingerprint] { return .success(cached) }
+    /// held but whose content does not decode is dropped and reported as `.unreadable`.
+    mutating func lookup(_ fingerprint: String) -> StoredLookup? {
+        if let cached = decoded[fingerprint] { return .found(cached) }
         guard let index = entries.firstIndex(where: { $0.fingerprint == fingerprint }) else { return nil }
-        let result: Result<StoredFlags, ByteDecodingError> = entries[index].payload.withUnsafeBytes { raw in
+        let result: StoredLookup = entries[index].payload.withUnsafeBytes { raw in
             do throws(ByteDecodingError) {
-                return .success(try SnapshotCodec.decode(raw))
+                return .found(try SnapshotCodec.decode(raw))
             } catch {
-                return .failure(error)
+                return .unreadable(error)
             }
         }
         switch result {
-        case .success(let stored): decoded[fingerprint] = stored
-        case .failure: entries.remove(at: index)
+        case .found(let stored): decoded[fingerprint] = stored
+        case .unreadable: entries.remove(at: index)
         }
         return result
     }
@@ -214,4 +214,14 @@ struct StoreContent {
         guard let index = entries.firstIndex(where: { $0.fingerprint == fingerprint }), index > 0 else { return }
         entries.insert(entries.remove(at: index), at: 0)
     }
+}
+
+/// What the store holds for a context: its snapshot, or an entry that does not decode. A plain
+/// enum rather than `Result`: every launch looks a snapshot up, and `Result`'s `Failure: Error`
+/// requirement would cost the runtime a conformance lookup at that moment.
+enum StoredLookup {
+    /// The snapshot.
+    case found(StoredFlags)
+    /// The entry's checksum held but its content does not decode (it was dropped).
+    case unreadable(ByteDecodingError)
 }

@@ -3,7 +3,13 @@ import Foundation
 /// The change streams a provider keeps open, one ``ChangeStream`` per advertised link:
 /// ``set(_:)`` opens the new ones and shuts the others.
 final class StreamSet: Sendable {
-    private let open = Locked<[EventStreamLink: ChangeStream]>([:])
+    /// The open streams by link, in a struct: a provider builds its stream set at launch, and a
+    /// lock over a dictionary keyed by links would cost a conformance lookup at that moment.
+    private struct Open {
+        var streams: [EventStreamLink: ChangeStream] = [:]
+    }
+
+    private let open = Locked(Open())
     private let configuration: ChangeStream.Configuration
     private let sameOriginHeaders: [String: String]
     private let onSignal: @Sendable (EventStreamLink, ChangeStream.Signal) -> Void
@@ -24,7 +30,10 @@ final class StreamSet: Sendable {
     /// Keeps exactly `links` open.
     func set(_ links: [EventStreamLink]) {
         let wanted = Set(links)
-        let (closing, opening): ([ChangeStream], [ChangeStream]) = open.withLock { streams in
+        let (closing, opening): ([ChangeStream], [ChangeStream]) = open.withLock { state in
+            if state.streams.isEmpty, links.isEmpty { return ([], []) }
+            var streams = state.streams
+            defer { state.streams = streams }
             let closing = streams.filter { !wanted.contains($0.key) }
             for key in closing.keys { streams[key] = nil }
             var opening: [ChangeStream] = []
@@ -43,5 +52,5 @@ final class StreamSet: Sendable {
     }
 
     /// How many streams are open (connected, connecting or waiting to reconnect).
-    var count: Int { open.withLock { $0.count } }
+    var count: Int { open.withLock { $0.streams.count } }
 }

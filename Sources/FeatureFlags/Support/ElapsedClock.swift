@@ -43,19 +43,20 @@ func makeElapsedClock(_ clock: some Clock<Duration>) -> any ElapsedClock {
 /// A one-shot wake-up for a single waiting task: ``fire()`` before ``wait()`` is remembered.
 package final class Wakeup: Sendable {
     package init() {}
-    /// Whether it was fired with nobody waiting, and who waits. A named type rather than a
-    /// tuple: built at every provider's launch, and a labelled tuple of a generic continuation
-    /// is a type the runtime would have to look up by name the first time.
+    /// Whether it was fired with nobody waiting, and how to resume who waits. The waiter is
+    /// kept as a closure, not as a continuation: built at every provider's launch, a stored
+    /// `CheckedContinuation` makes the runtime complete this type's layout the first time (and
+    /// look up a conformance), a closure does not.
     private struct State {
         var pending = false
-        var waiter: CheckedContinuation<Void, Never>?
+        var waiter: (@Sendable () -> Void)?
     }
 
     private let state = Locked(State())
 
     /// Wakes the waiter, or the next one to wait.
     package func fire() {
-        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+        let waiter = state.withLock { s -> (@Sendable () -> Void)? in
             guard let waiter = s.waiter else {
                 s.pending = true
                 return nil
@@ -63,7 +64,7 @@ package final class Wakeup: Sendable {
             s.waiter = nil
             return waiter
         }
-        waiter?.resume()
+        waiter?()
     }
 
     /// Returns when fired (at once if fired since the last wait) or when the task is cancelled.
@@ -75,17 +76,17 @@ package final class Wakeup: Sendable {
                         s.pending = false
                         return true
                     }
-                    s.waiter = continuation
+                    s.waiter = { continuation.resume() }
                     return false
                 }
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            let waiter = state.withLock { s -> (@Sendable () -> Void)? in
                 defer { s.waiter = nil }
                 return s.waiter
             }
-            waiter?.resume()
+            waiter?()
         }
     }
 }
