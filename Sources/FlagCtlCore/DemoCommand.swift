@@ -14,9 +14,10 @@ enum DemoCommand {
         options: [
             .init(name: "json", value: nil, help: "print one JSON line per step"),
             .init(name: "state", value: "DIR", help: "keep the fallback file here (default: a temporary directory)"),
+            .init(name: "bucketing", value: "MODE", help: "how the flagd step's fractional buckets: string (default), cbor or legacy-percent"),
             .timeout,
         ],
-        examples: ["flagctl demo", "flagctl demo --json"])
+        examples: ["flagctl demo", "flagctl demo --json", "flagctl demo --bucketing cbor"])
 
     static let themeColor = FlagKey("plan_themeColor", default: "#7F8C8D")
     static let displayName = FlagKey("plan_displayName", default: "Limited mode")
@@ -111,10 +112,11 @@ enum DemoCommand {
         let directory = given ?? TemporaryDirectories.make("flagctl-demo")
         defer { if given == nil { TemporaryDirectories.remove(directory) } }
         let budget = try arguments.fetchBudget()
+        let bucketing = try EndpointChoice.bucketing(arguments.value("bucketing")) ?? .highPrecision
         let kept = given.map { $0.appendingPathComponent("flags.lkg").path }
         let steps: [Step]
         do {
-            steps = try await play(in: directory, budget: budget) { step in
+            steps = try await play(in: directory, budget: budget, bucketing: bucketing) { step in
                 if json {
                     console.out(Formatting.json(step.json))
                 } else {
@@ -153,7 +155,8 @@ enum DemoCommand {
 
     /// Plays the script; reports each step as it completes.
     static func play(
-        in directory: URL, budget: Duration = .seconds(2), report: (Step) throws -> Void, intro: (URL) -> Void
+        in directory: URL, budget: Duration = .seconds(2), bucketing: FractionalBucketing = .highPrecision,
+        report: (Step) throws -> Void, intro: (URL) -> Void
     ) async throws -> [Step] {
         var document = ServerDocument.seedExample
         var server = try FlagServer(document: document)
@@ -357,7 +360,8 @@ enum DemoCommand {
             let local = FeatureFlagProvider(
                 context: business,
                 fetcher: FlagFetcher(
-                    endpoint: FlagdEndpoint(url: server.baseURL.appendingPathComponent("flagd/flags.json")), configuration: .init(budget: budget)),
+                    endpoint: FlagdEndpoint(url: server.baseURL.appendingPathComponent("flagd/flags.json"), bucketing: bucketing),
+                    configuration: .init(budget: budget)),
                 store: LastKnownGoodStore(fileURL: directory.appendingPathComponent("local-rules.lkg")), reachability: AlwaysReachable())
             others.append(local)
             let fetched = await local.refresh()

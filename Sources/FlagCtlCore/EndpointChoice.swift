@@ -16,7 +16,12 @@ enum EndpointChoice {
     /// The endpoint `name` for `url`. For `json`, a URL with `{placeholders}` is a GET template
     /// (a CDN), any other URL receives the context by POST; for `flagd` it is the definitions
     /// file's URL; for the others `url` is the service's base URL.
-    static func make(_ name: String, url: String, credentials: Credentials = Credentials()) throws(UsageError) -> any FlagEndpoint {
+    static func make(
+        _ name: String, url: String, credentials: Credentials = Credentials(), bucketing: FractionalBucketing? = nil
+    ) throws(UsageError) -> any FlagEndpoint {
+        if bucketing != nil, name != "flagd" {
+            throw UsageError(message: "--bucketing applies to rules evaluated here: --provider flagd")
+        }
         func require(_ value: String?, _ option: String, _ what: String) throws(UsageError) -> String {
             guard let value, !value.isEmpty else { throw UsageError(message: "--provider \(name) needs --\(option) (\(what))") }
             return value
@@ -42,7 +47,7 @@ enum EndpointChoice {
         case "flagd":
             // A flagd definitions file, fetched and evaluated here (flagctl serve FILE serves one
             // at /flagd/flags.json).
-            return FlagdEndpoint(url: try Formatting.url(url, option: "endpoint"))
+            return FlagdEndpoint(url: try Formatting.url(url, option: "endpoint"), bucketing: bucketing ?? .highPrecision)
         case "unleash":
             return UnleashEndpoint(
                 baseURL: try Formatting.url(url, option: "endpoint"), clientKey: try require(credentials.key, "key", "the frontend key"),
@@ -50,6 +55,25 @@ enum EndpointChoice {
         default:
             let hint = ArgumentParser.suggestion(for: name, among: names).map { " (did you mean \($0)?)" } ?? ""
             throw UsageError(message: "unknown provider '\(name)'\(hint); choose one of: \(names.joined(separator: ", "))")
+        }
+    }
+}
+
+extension EndpointChoice {
+    /// The `--bucketing` words: `string` (flagd's current high-precision hashing of strings, the
+    /// default), `cbor` (the accepted ADR: any value, hashed as deterministic CBOR) and
+    /// `legacy-percent` (flagd's earlier float bucketing).
+    static let bucketingNames = ["string", "cbor", "legacy-percent"]
+
+    /// The bucketing `--bucketing` names; nil when it is not given.
+    static func bucketing(_ text: String?) throws(UsageError) -> FractionalBucketing? {
+        switch text {
+        case nil: return nil
+        case "string", "high-precision": return .highPrecision
+        case "cbor": return .cbor
+        case "legacy-percent": return .legacyPercent
+        default:
+            throw UsageError(message: "--bucketing takes \(bucketingNames.joined(separator: ", ")), not '\(Formatting.printable(text ?? ""))'")
         }
     }
 }

@@ -16,6 +16,7 @@ enum EvalCommand {
             .init(name: "project", value: "ID", help: "firebase: the project number"),
             .init(name: "app-id", value: "ID", help: "firebase: the app id (1:…:ios:…)"),
             .init(name: "app-name", value: "NAME", help: "unleash: the application name"),
+            .init(name: "bucketing", value: "MODE", help: "flagd: how fractional buckets — string (default), cbor or legacy-percent"),
             .init(name: "state", value: "DIR", help: "keep the fallback file here (default: a temporary directory)"),
             .init(name: "schema", value: "FILE", help: "validate the payload first; a failing one is rejected and the fallback kept"),
             .timeout,
@@ -28,6 +29,7 @@ enum EvalCommand {
             "flagctl eval --provider ofrep --endpoint https://flags.example.com --header 'Authorization: Bearer …'",
             "flagctl eval --endpoint http://127.0.0.1:8080/flags --schema flags.schema.json --state ~/.flags",
             "flagctl eval --provider launchdarkly --endpoint https://clientsdk.launchdarkly.com --key mob-… --context targetingKey=u1",
+            "flagctl eval --provider flagd --bucketing cbor --endpoint http://127.0.0.1:8080/flagd/flags.json --context targetingKey=u1",
         ],
         exitStatuses: [
             (0, "flags printed: fetched, or served from the fallback because the network or the payload failed (the status line says which)"),
@@ -52,7 +54,9 @@ enum EvalCommand {
         let credentials = EndpointChoice.Credentials(
             key: arguments.value("key"), project: arguments.value("project"), appID: arguments.value("app-id"),
             appName: arguments.value("app-name"))
-        let endpoint = try EndpointChoice.make(arguments.value("provider") ?? "json", url: endpointURL, credentials: credentials)
+        let endpoint = try EndpointChoice.make(
+            arguments.value("provider") ?? "json", url: endpointURL, credentials: credentials,
+            bucketing: try EndpointChoice.bucketing(arguments.value("bucketing")))
         let context = try Formatting.context(arguments.all("context"))
         var schema: FlagSchema?
         if let schemaFile = arguments.value("schema") {

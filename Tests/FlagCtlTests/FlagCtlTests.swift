@@ -57,6 +57,8 @@ struct FlagCtlTests {
             (["serve", "f.json", "--fault", "explode"], "flagctl serve: unknown fault 'explode'; choose hang, stall, close, reset-reused, garbage, endless, status:N[:RETRY], oversized[:BYTES], oversized-chunked[:BYTES], oversized-close[:BYTES]"),
             (["demo", "-x"], "flagctl demo: unknown option -x; options start with two dashes, see flagctl demo --help"),
             (["demo", "--timeout", "soon"], "flagctl demo: --timeout takes seconds from 0.001 to 60, got 'soon'; e.g. --timeout 0.5"),
+            (["demo", "--bucketing", "md5"], "flagctl demo: --bucketing takes string, cbor, legacy-percent, not 'md5'"),
+            (["eval", "--endpoint", "http://127.0.0.1:1/f", "--bucketing", "cbor"], "flagctl eval: --bucketing applies to rules evaluated here: --provider flagd"),
         ]
         for (arguments, expected) in cases {
             let (status, out) = await run(arguments)
@@ -564,6 +566,33 @@ struct FlagCtlFlagdTests {
 
     @Test func theFlagdProviderNameMakesAFlagdEndpoint() throws {
         let endpoint = try EndpointChoice.make("flagd", url: "http://127.0.0.1:1/flagd/flags.json")
-        #expect(endpoint is FlagdEndpoint)
+        #expect((endpoint as? FlagdEndpoint)?.bucketing == .highPrecision)
+        let cbor = try EndpointChoice.make("flagd", url: "http://127.0.0.1:1/flagd/flags.json", bucketing: EndpointChoice.bucketing("cbor"))
+        #expect((cbor as? FlagdEndpoint)?.bucketing == .cbor)
+        #expect(try EndpointChoice.bucketing("string") == .highPrecision && EndpointChoice.bucketing(nil) == nil)
+    }
+
+    /// `--bucketing cbor` buckets as the reference evaluator does (openfeature-flagd-core 2.0.0
+    /// computed these for the rules in FeatureFlagsTests' gherkin fixtures).
+    @Test(arguments: [("string", "cbor-by-unit", "unit=user-1", "c"), ("cbor", "cbor-by-unit", "unit=user-1", "b"), ("cbor", "cbor-by-unit", "unit=é-42", "d"),
+                      ("cbor", "cbor-shorthand", "targetingKey=user-2", "heads"), ("cbor", "cbor-shorthand", "targetingKey=user-3", "tails")])
+    func evalBucketsByTheModeItIsGiven(mode: String, flag: String, context: String, expected: String) async throws {
+        let rules = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("FeatureFlagsTests/LocalEvaluation/Fixtures/gherkin/flags.json")
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        try server.serveFlagd(Array(try Data(contentsOf: rules)))
+        let state = TempDir()
+        let (status, out) = await run([
+            "eval", "--provider", "flagd", "--bucketing", mode, "--endpoint", server.baseURL.appendingPathComponent("flagd/flags.json").absoluteString,
+            "--context", context.hasPrefix("targetingKey=") ? context : "targetingKey=t", "--context", context, "--state", state.path, "--json",
+        ] + generousTimeout)
+        #expect(status == 0, "\(out.err)")
+        let line = jsonLines(out.out).first { $0["flag"]?.stringValue == flag }
+        if mode == "string" {
+            #expect(line?["value"]?.stringValue != nil)
+        } else {
+            #expect(line?["value"]?.stringValue == expected, "\(line ?? [:])")
+        }
     }
 }

@@ -1,8 +1,15 @@
 /// How flagd's `fractional` maps a bucketing value's hash to a bucket.
 public enum FractionalBucketing: String, Sendable, CaseIterable {
-    /// flagd's current bucketing: `(hash × totalWeight) >> 32` on the unsigned 32-bit
-    /// MurmurHash3, in integers — any weight ≥ 1 gets its share, down to 1 in 2³¹−1.
+    /// flagd's current bucketing (its Go evaluator and test bed): the bucketing value must be
+    /// a string, hashed as UTF-8 (MurmurHash3 x86 32); `(hash × totalWeight) >> 32` in
+    /// integers — any weight ≥ 1 gets its share, down to 1 in 2³¹−1. The default.
     case highPrecision = "high-precision"
+    /// flagd's accepted ADR "fractional-non-string-rand-units": the bucketing value may be a
+    /// string, number, Boolean or object; it is encoded as deterministic CBOR (numbers whole
+    /// in [−2⁶³, 2⁶⁴−1] as integers) and those bytes are hashed; the shorthand hashes the list
+    /// `[flagKey, targetingKey]`; `null`, a missing or empty targeting key are errors. Then the
+    /// same high-precision bucketing. Everyone lands in a new bucket once when switching.
+    case cbor = "cbor"
     /// flagd's earlier bucketing: `|Int32(hash)| ÷ Int32.max × 100`, compared with each
     /// variant's percentage (`100 × weight ÷ totalWeight`) in floating point. For rule files
     /// whose users must keep the buckets an older flagd gave them.
@@ -15,24 +22,22 @@ public enum FractionalBucketing: String, Sendable, CaseIterable {
 enum FlagdOperators {
     /// `fractional`: `[bucketBy?, [variant, weight?], …]`.
     ///
-    /// - The first argument, when it is not a bucket (a list), is the bucketing value: a string
-    ///   is hashed as it is; anything else (a number, `null` from a missing `var`) is dropped and
-    ///   the default, `$flagd.flagKey` followed by `targetingKey`, is used.
+    /// - The first argument, when it is not a bucket (a list), is the bucketing value. In the
+    ///   string modes a string is hashed as it is and anything else (a number, `null` from a
+    ///   missing `var`) is dropped for the default, `$flagd.flagKey` followed by `targetingKey`;
+    ///   in the CBOR mode see ``FractionalBucketing/cbor``.
     /// - A bucket is `[variant]` or `[variant, weight]`: the variant a string, Boolean, number
     ///   or `null`; the weight a whole number (default 1, negative counts as 0); weights are
     ///   relative and their sum at most `Int32.max`.
-    /// - Without a bucketing value (no string given, no `targetingKey`) the answer is `null` —
-    ///   unless every bit of weight is in one bucket, which is then the answer for any value.
+    /// - In the string modes, without a bucketing value (no string given, no `targetingKey`) the
+    ///   answer is `null` — unless every bit of weight is in one bucket, which is then the
+    ///   answer for any value. In the CBOR mode it is `null`, as the ADR says.
     static func fractional(_ arguments: [FlagValue], scope: LogicScope) -> FlagValue {
         guard !arguments.isEmpty else { return .null }
         var buckets = arguments[...]
-        var bucketBy: String?
-        switch arguments[0] {
-        case .list: break
-        case .string(let text):
-            bucketBy = text
-            buckets = buckets.dropFirst()
-        default:
+        var first: FlagValue?
+        if case .list = arguments[0] {} else {
+            first = arguments[0]
             buckets = buckets.dropFirst()
         }
         var variants: [(variant: FlagValue, weight: UInt64)] = []
@@ -61,23 +66,35 @@ enum FlagdOperators {
             variants.append((variant, kept))
         }
         guard total > 0 else { return .null }
-        if bucketBy == nil, case .string(let key)? = scope.context["targetingKey"] {
-            bucketBy = scope.flagKey + key
-        }
-        guard let bucketBy else {
-            let weighted = variants.filter { $0.weight > 0 }
-            return weighted.count == 1 ? weighted[0].variant : .null
-        }
-        let hash = MurmurHash3.x86_32(bucketBy)
+        let hash: UInt32
         switch scope.bucketing {
-        case .highPrecision:
-            let bucket = (UInt64(hash) * total) >> 32
-            var end: UInt64 = 0
-            for (variant, weight) in variants {
-                end += weight
-                if bucket < end { return variant }
+        case .cbor:
+            // The ADR: a value other than null is encoded and hashed; without one, the list
+            // [flagKey, targetingKey] (a non-empty string); anything else is an error.
+            let value: FlagValue
+            if let first {
+                guard first != .null else { return .null }
+                value = first
+            } else {
+                guard case .string(let key)? = scope.context["targetingKey"], !key.isEmpty else { return .null }
+                value = .list([.string(scope.flagKey), .string(key)])
             }
-        case .legacyPercent:
+            hash = MurmurHash3.x86_32(DeterministicCBOR.encode(value))
+        case .highPrecision, .legacyPercent:
+            // A string is hashed as it is; anything else is dropped for `$flagd.flagKey`
+            // followed by `targetingKey`.
+            var bucketBy: String?
+            if case .string(let text)? = first { bucketBy = text }
+            if bucketBy == nil, case .string(let key)? = scope.context["targetingKey"] {
+                bucketBy = scope.flagKey + key
+            }
+            guard let bucketBy else {
+                let weighted = variants.filter { $0.weight > 0 }
+                return weighted.count == 1 ? weighted[0].variant : .null
+            }
+            hash = MurmurHash3.x86_32(bucketBy)
+        }
+        if scope.bucketing == .legacyPercent {
             let signed = Int32(bitPattern: hash)
             let bucket = abs(Double(signed)) / Double(Int32.max) * 100
             var end = 0.0
@@ -85,19 +102,37 @@ enum FlagdOperators {
                 end += 100 * Double(weight) / Double(total)
                 if bucket < end { return variant }
             }
+            return .null
+        }
+        let bucket = (UInt64(hash) * total) >> 32
+        var end: UInt64 = 0
+        for (variant, weight) in variants {
+            end += weight
+            if bucket < end { return variant }
         }
         return .null
     }
 
     /// `sem_ver`: `[version, operator, version]` → whether the first version stands in that
     /// relation to the second; `null` when an argument is missing, not a version or not an
-    /// operator.
+    /// operator. Numbers are versions too, as flagd prints them (`2`, `1.2`).
     static func semanticVersion(_ arguments: [FlagValue]) -> FlagValue {
-        guard arguments.count == 3, case .string(let left) = arguments[0], case .string(let op) = arguments[1],
-            case .string(let right) = arguments[2], let a = SemanticVersion(left), let b = SemanticVersion(right),
-            let result = a.matches(op, b)
+        guard arguments.count == 3, case .string(let op) = arguments[1],
+            let left = versionText(arguments[0]), let right = versionText(arguments[2]),
+            let a = SemanticVersion(left), let b = SemanticVersion(right), let result = a.matches(op, b)
         else { return .null }
         return .bool(result)
+    }
+
+    /// A `sem_ver` argument as text: a string as it is; a number as flagd's Go evaluator
+    /// prints it (`fmt`'s `%v`: `2` → "2", `1.2` → "1.2", `1.0` → "1"); nil for anything else.
+    static func versionText(_ value: FlagValue) -> String? {
+        switch value {
+        case .string(let text): return text
+        case .int(let whole): return String(whole)
+        case .double(let number): return GoNumberText.shortest(number)
+        default: return nil
+        }
     }
 
     /// `starts_with` / `ends_with`: `[text, affix]`, both strings, else `null`.

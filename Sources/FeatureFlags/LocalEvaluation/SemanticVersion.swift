@@ -1,5 +1,5 @@
 /// A semantic version (semver.org 2.0.0) as flagd's `sem_ver` reads it: an optional leading
-/// `v`, `MAJOR`, `MAJOR.MINOR` or `MAJOR.MINOR.PATCH` (missing parts are zero; the short forms
+/// `v` or `V`, `MAJOR`, `MAJOR.MINOR` or `MAJOR.MINOR.PATCH` (missing parts are zero; the short forms
 /// take no pre-release or build), numeric parts without leading zeros, an optional
 /// `-pre.release` and an optional `+build` that comparisons ignore.
 struct SemanticVersion: Sendable, Equatable {
@@ -12,7 +12,7 @@ struct SemanticVersion: Sendable, Equatable {
     /// Parses `text`; nil when it is not a version.
     init?(_ text: String) {
         var rest = Substring(text)
-        if rest.first == "v" { rest = rest.dropFirst() }
+        if rest.first == "v" || rest.first == "V" { rest = rest.dropFirst() }
         var build: Substring?
         if let plus = rest.firstIndex(of: "+") {
             build = rest[rest.index(after: plus)...]
