@@ -93,12 +93,4 @@ public struct FlagSnapshot: Sendable, Equatable {
         again.rules = rules
         return again
     }
-
-    /// The names whose entries differ between `self` and `other` (added, removed or changed).
-    func changedKeys(comparedTo other: FlagSnapshot) -> Set<String> {
-        var changed = Set<String>()
-        for (name, entry) in flags where other.flags[name] != entry { changed.insert(name) }
-        for name in other.flags.keys where flags[name] == nil { changed.insert(name) }
-        return changed
-    }
 }

@@ -38,7 +38,9 @@ package final class FlagPublisher: Sendable {
     /// alike before and after did not change, whatever the snapshot says.
     @discardableResult
     package func publish(from old: ServedValues, to new: ServedValues, base: ServingBase) -> Set<String> {
-        var keys = new.snapshot.changedKeys(comparedTo: old.snapshot)
+        // Over the read tables (the snapshot's entries over the bundled defaults): what readers
+        // see, compared by the hashes the tables hold.
+        var keys = new.prepared.table.changedNames(since: old.prepared.table)
         if old.overrides != nil || new.overrides != nil {
             let before = old.overrides?.values ?? [:]
             let after = new.overrides?.values ?? [:]

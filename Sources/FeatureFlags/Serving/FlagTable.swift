@@ -107,6 +107,41 @@ package final class FlagTable: @unchecked Sendable {
         }
     }
 
+    /// The names whose entry differs between this table and `old` (value, variant, reason,
+    /// error code or metadata), or that only one of them has: what a change notification lists.
+    /// Uses the hashes the tables already hold, so no name is hashed again.
+    package func changedNames(since old: FlagTable) -> Set<String> {
+        var changed = Set<String>()
+        for i in 0..<count {
+            let slot = slots + i
+            guard let before = old.slot(slot.pointee.name, hash: slot.pointee.hash) else {
+                changed.insert(slot.pointee.name)
+                continue
+            }
+            if !Self.sameEntry(slot, before) { changed.insert(slot.pointee.name) }
+        }
+        if old.count > count - changed.count {
+            for i in 0..<old.count {
+                let slot = old.slots + i
+                if self.slot(slot.pointee.name, hash: slot.pointee.hash) == nil { changed.insert(slot.pointee.name) }
+            }
+        }
+        return changed
+    }
+
+    /// Whether two slots hold the same entry.
+    @inline(__always)
+    private static func sameEntry(_ a: UnsafePointer<Slot>, _ b: UnsafePointer<Slot>) -> Bool {
+        guard a.pointee.value == b.pointee.value else { return false }
+        switch (a.pointee.extras, b.pointee.extras) {
+        case (nil, nil): return true
+        case (let x?, let y?):
+            return x === y
+                || (x.variant == y.variant && x.reason == y.reason && x.errorCode == y.errorCode && x.metadata == y.metadata)
+        default: return false
+        }
+    }
+
     /// What a plain read of `name` starts from: the entry's value, nil when missing or valueless.
     @inline(__always)
     package func value(_ name: String, hash: Int) -> FlagValue? {
