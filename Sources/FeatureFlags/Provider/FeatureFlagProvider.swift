@@ -289,6 +289,12 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             lastKnownGood = evaluated
             source = .fallback
             problem = nil
+        } else if members.count > 1, let merged = evaluateHeldRules(merging: members, as: context) {
+            // A merged identity: each member evaluated from the held rules, then merged as a
+            // fetch would be — not the merged snapshot stored under older rules.
+            lastKnownGood = merged
+            source = .fallback
+            problem = nil
         }
         var crashDigest: String?
         if cell.withLock({ $0.safeMode != nil }) {
@@ -314,6 +320,18 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         if let stored = store.lastKnownGood(for: context), let tag = stored.etag, tag == store.localRulesTag { return nil }
         guard let rules = store.localRules else { return nil }
         return base.prepare(rules.snapshot(for: context, at: date))
+    }
+
+    /// The merged identity `identity` of `members`, each member's values evaluated from the held
+    /// definitions and merged by ``Configuration/merge``; nil when no definitions are held or
+    /// the fetcher does not evaluate locally.
+    func evaluateHeldRules(merging members: [EvaluationContext], as identity: EvaluationContext) -> PreparedSnapshot? {
+        guard store.holdsLocalRules, fetcher.evaluatesLocally, let rules = store.localRules else { return nil }
+        let date = wallClock()
+        let snapshots = members.map { rules.snapshot(for: $0, at: date) }
+        var merged = configuration.merge.merge(Array(zip(members, snapshots)), killSwitchKey: base.killSwitchKey, identity: identity)
+        merged.rules = rules
+        return base.prepare(merged)
     }
 
     // MARK: Crash-loop guard

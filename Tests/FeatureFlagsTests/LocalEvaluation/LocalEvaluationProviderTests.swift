@@ -45,7 +45,7 @@ struct LocalEvaluationProviderTests {
         let transport = BreakableTransport()
         let start = Date(timeIntervalSince1970: 1_750_000_000)
 
-        func provider(_ context: EvaluationContext) -> FeatureFlagProvider {
+        func provider(_ context: EvaluationContext, merge: ContextMerge = ContextMerge()) -> FeatureFlagProvider {
             let url = server.baseURL.appendingPathComponent("flagd/flags.json")
             let clock = self.clock
             let start = self.start
@@ -55,7 +55,7 @@ struct LocalEvaluationProviderTests {
             // cannot turn a loopback request into a timeout.
             let fetcher = FlagFetcher(
                 endpoint: FlagdEndpoint(url: url), configuration: .loopback, transport: transport, clock: clock, now: now)
-            var configuration = FeatureFlagProvider.Configuration()
+            var configuration = FeatureFlagProvider.Configuration(merge: merge)
             configuration.changeStreams = false
             return FeatureFlagProvider(
                 context: context, fetcher: fetcher, store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")),
@@ -110,6 +110,25 @@ struct LocalEvaluationProviderTests {
         #expect(relaunched.value(theme) == "#000000")
         #expect(relaunched.details(theme).snapshotVersion == "rules-1")
         #expect(setup.server.requests.count == 1)
+    }
+
+    @Test func aMergedIdentityEvaluatesEachMemberFromTheHeldRules() async throws {
+        let setup = try setup()
+        defer { setup.stop() }
+        let provider = setup.provider(venue("venue-7"), merge: ContextMerge(policies: ["kiosk_mode": .any]))
+        defer { provider.shutdown() }
+        #expect(await provider.refresh().isSuccess)
+        setup.reachability.set(false)
+        // Never fetched as a merged identity, offline: venue-3 is no kiosk, venue-9 is one, and
+        // "any" of them is enough — known only by evaluating each member.
+        provider.identify(merging: [venue("venue-3"), venue("venue-9")])
+        #expect(provider.value(kiosk) == true)
+        #expect(provider.details(kiosk).reason == .targetingMatch, "evaluated values keep their own reasons")
+        #expect(provider.details(kiosk).source == .fallback)
+        // Top tier (the first member here) for the theme: night-2 is dark.
+        provider.identify(merging: [venue("night-2"), venue("venue-7")])
+        #expect(provider.value(theme) == "#000000")
+        #expect(provider.value(kiosk) == true)
     }
 
     @Test func unchangedRulesAreConfirmedWithA304AndNothingIsDecoded() async throws {
