@@ -75,13 +75,17 @@ struct HostilePayloadTests {
         #expect(f.provider.isEnabled(.newCheckout) == false)
     }
 
-    @Test(arguments: [
-        FlagServer.Fault.oversizedBody(bytes: 50_000_000), .oversizedChunkedBody(bytes: 50_000_000),
-        .oversizedCloseDelimitedBody(bytes: 50_000_000),
-    ])
-    func aHugeBodyIsRefusedAndTheLastKnownGoodStays(_ fault: FlagServer.Fault) async throws {
+    @Test(arguments: ["content-length", "chunked", "close-delimited"])
+    func aHugeBodyIsRefusedAndTheLastKnownGoodStays(_ framing: String) async throws {
         let f = try await readyFixture()
         defer { f.stop() }
+        // Smaller under ThreadSanitizer, where reading a cancelled transfer to its end is slow.
+        let size = TestTiming.underThreadSanitizer ? 8_000_000 : 50_000_000
+        let fault: FlagServer.Fault = switch framing {
+        case "chunked": .oversizedChunkedBody(bytes: size)
+        case "close-delimited": .oversizedCloseDelimitedBody(bytes: size)
+        default: .oversizedBody(bytes: size)
+        }
         f.server.fault = fault
         #expect(await f.provider.refresh() == .failed(.payloadTooLarge(limit: 1 << 20)), "\(fault)")
         #expect(f.provider.value(.themeColor) == "#3498DB")
