@@ -136,4 +136,20 @@ struct ConditionalLaunchTests {
         #expect(reloaded.lastKnownGood(for: auraBusiness)?.streams == [])
         #expect(reloaded.lastKnownGood(for: EvaluationContext(targetingKey: "user-2", attributes: [:]))?.streams == nil)
     }
+
+    @Test func aStoredStreamLinkThatIsNoHTTPURLMakesItsEntryUnreadable() throws {
+        // Only an edited or damaged file holds one (answers keep http(s) links only): the entry
+        // is dropped as any entry that does not decode, and the launch starts from nothing.
+        let dir = TempDir()
+        let snapshot = FlagSnapshot(values: ["a": true], version: "v", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000))
+        let odd = EventStreamLink(url: URL(string: "ftp://flags.example.com/events")!)
+        try LastKnownGoodStore(fileURL: dir.url("flags.lkg")).save(StoredFlags(snapshot: snapshot, etag: nil, streams: [odd]), for: auraPersonal)
+        let reloaded = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
+        guard case .unreadable(let error)? = reloaded.lookup(auraPersonal.fingerprint) else {
+            Issue.record("the entry was read")
+            return
+        }
+        #expect(error.message == "malformed stream link")
+        #expect(reloaded.lastKnownGood(for: auraPersonal) == nil)
+    }
 }

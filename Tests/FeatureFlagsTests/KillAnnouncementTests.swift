@@ -14,15 +14,6 @@ import FlagServer
 struct KillAnnouncementTests {
     static let schema = FeatureFlagProvider.Configuration(schema: .seedExample)
 
-    /// The seeds' document with `changes` applied to its defaults (its plan rules removed, so
-    /// the defaults are what every context gets).
-    static func document(_ changes: [String: FlagValue]) -> ServerDocument {
-        var document = ServerDocument.seedExample
-        for (name, value) in changes { document.base.flags[name] = FlagEntry(value: value) }
-        document.rules.removeAll()
-        return document
-    }
-
     /// Every change delivered to `changes` until the client's streams end.
     static func collect(_ changes: AsyncStream<FlagChange>) async -> [FlagChange] {
         var seen: [FlagChange] = []
@@ -49,7 +40,7 @@ struct KillAnnouncementTests {
     @Test func aValidPayloadAnnouncesItsKill() async throws {
         let dir = TempDir()
         try seedFallback(dir, auraLinkPersonal)
-        let f = try ProviderFixture(document: Self.document(["kill_switch": true]), dir: dir)
+        let f = try ProviderFixture(document: ServerDocument.seedDefaults(["kill_switch": true]), dir: dir)
         let changes = f.provider.changes()
         _ = await f.provider.refresh()
         #expect(f.provider.isKillSwitchActive)
@@ -61,7 +52,7 @@ struct KillAnnouncementTests {
         let dir = TempDir()
         try seedFallback(dir, auraLinkPersonal)
         let f = try ProviderFixture(
-            document: Self.document(["plan_themeColor": "#12345G", "kill_switch": true]), dir: dir, configuration: Self.schema)
+            document: ServerDocument.seedDefaults(["plan_themeColor": "#12345G", "kill_switch": true]), dir: dir, configuration: Self.schema)
         let changes = f.provider.changes()
         guard case .rejected = await f.provider.refresh() else {
             Issue.record("the payload was not rejected")
@@ -82,7 +73,7 @@ struct KillAnnouncementTests {
     @Test func aRejectedPayloadWithoutAKillAnnouncesNoChange() async throws {
         let dir = TempDir()
         try seedFallback(dir, auraLinkPersonal)
-        let f = try ProviderFixture(document: Self.document(["plan_themeColor": "#12345G"]), dir: dir, configuration: Self.schema)
+        let f = try ProviderFixture(document: ServerDocument.seedDefaults(["plan_themeColor": "#12345G"]), dir: dir, configuration: Self.schema)
         let changes = f.provider.changes()
         guard case .rejected = await f.provider.refresh() else {
             Issue.record("the payload was not rejected")
@@ -97,7 +88,7 @@ struct KillAnnouncementTests {
         let dir = TempDir()
         try seedFallback(dir, auraLinkPersonal)
         let f = try ProviderFixture(
-            document: Self.document(["plan_themeColor": "#12345G", "kill_switch": true]), dir: dir, configuration: Self.schema)
+            document: ServerDocument.seedDefaults(["plan_themeColor": "#12345G", "kill_switch": true]), dir: dir, configuration: Self.schema)
         defer { f.stop() }
         let changes = f.provider.changes()
         for _ in 0..<3 { _ = await f.provider.refresh() }
@@ -110,13 +101,13 @@ struct KillAnnouncementTests {
     func aStreamedKillIsAnnounced(rejectedBySchema: Bool) async throws {
         var configuration = rejectedBySchema ? Self.schema : FeatureFlagProvider.Configuration()
         configuration.streamBackoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(100))
-        let f = try ProviderFixture(document: Self.document([:]), configuration: configuration, streams: true)
+        let f = try ProviderFixture(document: ServerDocument.seedDefaults([:]), configuration: configuration, streams: true)
         defer { f.stop() }
         let loop = await ProviderStreamTests.start(f)
         defer { loop.cancel() }
         let served = Set(f.provider.snapshot.flags.keys)
         let changes = f.provider.changes()
-        var killing = Self.document(["kill_switch": true])
+        var killing = ServerDocument.seedDefaults(["kill_switch": true])
         if rejectedBySchema { killing.base.flags["plan_themeColor"] = FlagEntry(value: "#12345G") }
         killing.base.version = "killed"
         f.server.document = killing
@@ -152,7 +143,7 @@ struct KillAnnouncementTests {
         var business = auraLinkPersonal
         business["plan_displayName"] = "AuraLink Business"
         try seedFallback(dir, business, for: auraBusiness)
-        let f = try ProviderFixture(document: Self.document(["kill_switch": true]), dir: dir)
+        let f = try ProviderFixture(document: ServerDocument.seedDefaults(["kill_switch": true]), dir: dir)
         defer { f.stop() }
         let extensionClient = FallbackClient(store: f.store, context: auraBusiness)
         let changes = extensionClient.changes()
@@ -177,7 +168,7 @@ struct KillAnnouncementTests {
         var killing: [String: FlagValue] = ["kill_switch": true]
         if rejectedBySchema { killing["plan_themeColor"] = "#12345G" }
         let f = try ProviderFixture(
-            document: Self.document(killing), dir: dir, configuration: rejectedBySchema ? Self.schema : .init())
+            document: ServerDocument.seedDefaults(killing), dir: dir, configuration: rejectedBySchema ? Self.schema : .init())
         defer { f.stop() }
         _ = await f.provider.refresh()
         #expect(f.provider.isKillSwitchActive)
@@ -186,7 +177,7 @@ struct KillAnnouncementTests {
         #expect(relaunched.killHold != nil)
         #expect(relaunched.lastKnownGood(for: auraPersonal)?.snapshot.flags["kill_switch"]?.value == true)
         // Lifted by the next answer: one write again.
-        f.server.document = Self.document(["kill_switch": false])
+        f.server.document = ServerDocument.seedDefaults(["kill_switch": false])
         _ = await f.provider.refresh()
         #expect(!f.provider.isKillSwitchActive)
         #expect(f.store.fileWriteCount == 2)

@@ -60,6 +60,17 @@ final class ProviderFixture: Sendable {
     }
 }
 
+extension ServerDocument {
+    /// The seeds' document with `changes` applied to its defaults and its plan rules removed, so
+    /// the defaults are what every context gets.
+    static func seedDefaults(_ changes: [String: FlagValue]) -> ServerDocument {
+        var document = ServerDocument.seedExample
+        for (name, value) in changes { document.base.flags[name] = FlagEntry(value: value) }
+        document.rules.removeAll()
+        return document
+    }
+}
+
 /// Saves `values` as `context`'s Last-Known-Good (version `lkg`) in `dir`'s fallback file.
 func seedFallback(
     _ dir: TempDir, _ values: [String: FlagValue], for context: EvaluationContext = auraPersonal, ttl: TimeInterval = 86_400,

@@ -12,15 +12,6 @@ import FlagServer
 struct ValidationBeforeActivationTests {
     private let schemaConfiguration = FeatureFlagProvider.Configuration(schema: .seedExample)
 
-    /// The seeds' server document with `changes` applied to its defaults.
-    private func document(_ changes: [String: FlagValue]) -> ServerDocument {
-        var document = ServerDocument.seedExample
-        for (name, value) in changes { document.base.flags[name] = FlagEntry(value: value) }
-        // The plan rules would override the defaults for AuraLink contexts: test the defaults.
-        document.rules.removeAll()
-        return document
-    }
-
     private func isRejection(_ outcome: FetchOutcome) -> Bool {
         if case .rejected = outcome { true } else { false }
     }
@@ -31,7 +22,7 @@ struct ValidationBeforeActivationTests {
         let dir = TempDir()
         try seedFallback(dir, auraLinkPersonal)
         let f = try ProviderFixture(
-            document: document(["plan_themeColor": "#12345G"]), dir: dir, transport: transport, configuration: schemaConfiguration)
+            document: ServerDocument.seedDefaults(["plan_themeColor": "#12345G"]), dir: dir, transport: transport, configuration: schemaConfiguration)
         #expect(isRejection(await f.provider.refresh()))
         return f
     }
@@ -44,7 +35,7 @@ struct ValidationBeforeActivationTests {
         let dir = TempDir()
         try seedFallback(dir, auraLinkPersonal)
         let f = try ProviderFixture(
-            document: document(["plan_themeColor": "#12345G"]), dir: dir, configuration: schemaConfiguration)
+            document: ServerDocument.seedDefaults(["plan_themeColor": "#12345G"]), dir: dir, configuration: schemaConfiguration)
         defer { f.stop() }
         let outcome = await f.provider.refresh()
         #expect(outcome == .rejected([FlagViolation(path: "flags.plan_themeColor", message: "\"#12345G\" is not a hex-color")]))
@@ -65,7 +56,7 @@ struct ValidationBeforeActivationTests {
 
     @Test func everyViolationIsReportedWithItsKey() async throws {
         let f = try ProviderFixture(
-            document: document([
+            document: ServerDocument.seedDefaults([
                 "plan_themeColor": "blue", "plan_data_limit": -5, "plan_displayName": .string(String(repeating: "x", count: 41)),
                 "plan_priority_support": "maybe",
             ]), configuration: schemaConfiguration)
@@ -85,7 +76,7 @@ struct ValidationBeforeActivationTests {
     }
 
     @Test func aMissingRequiredKeyRejectsThePayload() async throws {
-        var broken = document([:])
+        var broken = ServerDocument.seedDefaults([:])
         broken.base.flags["kill_switch"] = nil
         let f = try ProviderFixture(document: broken, configuration: schemaConfiguration)
         defer { f.stop() }
@@ -94,7 +85,7 @@ struct ValidationBeforeActivationTests {
 
     @Test func unknownKeysAreKeptServedAndCounted() async throws {
         let f = try ProviderFixture(
-            document: document(["promo_banner": "Spring sale", "beta_map_layer": true]), configuration: schemaConfiguration)
+            document: ServerDocument.seedDefaults(["promo_banner": "Spring sale", "beta_map_layer": true]), configuration: schemaConfiguration)
         defer { f.stop() }
         guard case .updated = await f.provider.refresh() else {
             Issue.record("expected the payload to be accepted")
@@ -137,7 +128,7 @@ struct ValidationBeforeActivationTests {
     @Test func aCorrectedPayloadIsAcceptedAfterARejection() async throws {
         let f = try await providerAfterABadHexColour()
         defer { f.stop() }
-        f.server.document = document(["plan_themeColor": "#AA00AA"])
+        f.server.document = ServerDocument.seedDefaults(["plan_themeColor": "#AA00AA"])
         guard case .updated = await f.provider.refresh() else {
             Issue.record("expected the corrected payload to be activated")
             return
@@ -149,7 +140,7 @@ struct ValidationBeforeActivationTests {
     }
 
     @Test func aRejectionDoesNotBackOff() async throws {
-        let f = try ProviderFixture(document: document(["plan_themeColor": "#12345G"]), configuration: schemaConfiguration)
+        let f = try ProviderFixture(document: ServerDocument.seedDefaults(["plan_themeColor": "#12345G"]), configuration: schemaConfiguration)
         defer { f.stop() }
         let outcome = await f.provider.refresh()
         #expect(f.provider.consecutiveFailures == 0)
@@ -164,7 +155,7 @@ struct ValidationBeforeActivationTests {
         let dir = TempDir()
         try seedFallback(dir, auraLinkPersonal)
         let f = try ProviderFixture(
-            document: document(["plan_themeColor": "not a colour", "kill_switch": true]), dir: dir, configuration: schemaConfiguration)
+            document: ServerDocument.seedDefaults(["plan_themeColor": "not a colour", "kill_switch": true]), dir: dir, configuration: schemaConfiguration)
         #expect(isRejection(await f.provider.refresh()))
         #expect(f.provider.isKillSwitchActive)
         #expect(f.provider.isKillSwitchActive)
@@ -183,7 +174,7 @@ struct ValidationBeforeActivationTests {
         killed["kill_switch"] = true
         try seedFallback(dir, killed)
         let f = try ProviderFixture(
-            document: document(["plan_themeColor": "#12345G", "kill_switch": false]), dir: dir, configuration: schemaConfiguration)
+            document: ServerDocument.seedDefaults(["plan_themeColor": "#12345G", "kill_switch": false]), dir: dir, configuration: schemaConfiguration)
         defer { f.stop() }
         #expect(isRejection(await f.provider.refresh()))
         #expect(f.provider.isKillSwitchActive)
@@ -205,7 +196,7 @@ struct ValidationBeforeActivationTests {
     }
 
     @Test func withoutASchemaEveryPayloadThatDecodesIsServed() async throws {
-        let f = try ProviderFixture(document: document(["plan_themeColor": "#12345G"]))
+        let f = try ProviderFixture(document: ServerDocument.seedDefaults(["plan_themeColor": "#12345G"]))
         defer { f.stop() }
         guard case .updated = await f.provider.refresh() else {
             Issue.record("expected activation")
@@ -216,7 +207,7 @@ struct ValidationBeforeActivationTests {
     }
 
     @Test func lintAndTheProviderReportTheSameViolations() async throws {
-        let bad = document(["plan_themeColor": "#12345G", "plan_data_limit": -1])
+        let bad = ServerDocument.seedDefaults(["plan_themeColor": "#12345G", "plan_data_limit": -1])
         let f = try ProviderFixture(document: bad, configuration: schemaConfiguration)
         defer { f.stop() }
         guard case .rejected(let fromProvider) = await f.provider.refresh() else {

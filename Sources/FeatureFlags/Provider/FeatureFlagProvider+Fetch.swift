@@ -79,12 +79,18 @@ extension FeatureFlagProvider {
         let answers = await fetchMembers(plan, held: held)
         let report = self.report(answers, for: plan, latency: clock.now() - started)
         let effects = transition(.fetchEnded(report))
-        // A kill hold and the snapshot that carried it go to the file in one commit (one fsync).
-        let persists = effects.contains { if case .persist = $0 { true } else { false } }
-        let hold: KillHold?? = persists ? effects.lazy.compactMap { effect -> KillHold?? in
-            if case .holdKill(let change) = effect { return .some(change) }
-            return nil
-        }.first : nil
+        // A kill hold and the snapshot that carried it go to the file in one commit (one fsync):
+        // `hold` is the hold's change (`.some(nil)` a release), nil when the hold stays.
+        var persists = false
+        var hold: KillHold?? = nil
+        for effect in effects {
+            switch effect {
+            case .persist: persists = true
+            case .holdKill(let change): hold = .some(change)
+            default: break
+            }
+        }
+        let holdWithSnapshot = persists ? hold : nil
         for effect in effects {
             switch effect {
             case .persist(let snapshot, let etag, let streams, let keepStored, let context):
@@ -92,7 +98,7 @@ extension FeatureFlagProvider {
                     let stored = keepStored ? store.lastKnownGood(for: context) : nil
                     try store.save(
                         StoredFlags(snapshot: snapshot, etag: keepStored ? stored?.etag : etag, streams: keepStored ? stored?.streams : streams),
-                        for: context, killHold: hold)
+                        for: context, killHold: holdWithSnapshot)
                 }
             case .holdKill(let change):
                 guard !persists else { continue }   // written with the snapshot

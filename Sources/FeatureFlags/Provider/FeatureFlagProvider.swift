@@ -397,6 +397,17 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         return deferred
     }
 
+    /// Feeds `input` to the state after `delay` on the provider's clock (unless the provider
+    /// is gone by then).
+    private func schedule(_ input: ProviderInput, after delay: Duration) {
+        let clock = self.clock
+        let deadline = clock.now() + delay
+        Task { [weak self] in
+            guard (try? await clock.sleep(until: deadline)) != nil else { return }
+            self?.transition(input)
+        }
+    }
+
     /// Runs `effects` (holding `order`, not the state lock); returns the deferred ones. A stop
     /// sets `stopping`: the caller stops the fetcher, reachability and lifecycle after unlocking.
     private func perform(
@@ -441,19 +452,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             case .setStreams(let links):
                 streamSet.set(links)
             case .scheduleInactivity(let token, let delay):
-                let deadline = clock.now() + delay
-                let clock = self.clock
-                Task { [weak self] in
-                    guard (try? await clock.sleep(until: deadline)) != nil else { return }
-                    self?.transition(.inactivityElapsed(token: token))
-                }
+                schedule(.inactivityElapsed(token: token), after: delay)
             case .scheduleStreamWait(let ticket, let delay):
-                let deadline = clock.now() + delay
-                let clock = self.clock
-                Task { [weak self] in
-                    guard (try? await clock.sleep(until: deadline)) != nil else { return }
-                    self?.transition(.streamWaitElapsed(ticket))
-                }
+                schedule(.streamWaitElapsed(ticket), after: delay)
             case .reschedule:
                 wakeup.fire()
                 lifecycleChanged.fire()

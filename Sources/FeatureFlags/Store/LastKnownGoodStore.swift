@@ -109,7 +109,9 @@ public final class LastKnownGoodStore: Sendable {
         self.capacity = max(1, capacity)
         // Opening the app's default file: adopt version 0.3.0's shared one first (see
         // ``defaultFileURL(appName:)``). Another name is never the default: nothing to compare.
-        if fileURL.lastPathComponent == "flags.lkg" {
+        if fileURL.lastPathComponent == "flags.lkg",
+            fileURL.deletingLastPathComponent().lastPathComponent == StoreLocation.folderName(Self.defaultAppName)
+        {
             StoreLocation.adoptLegacyFile(
                 ifOpening: fileURL, in: StoreLocation.base(), appName: Self.defaultAppName, sandboxed: StoreLocation.isSandboxed)
         }
@@ -167,7 +169,7 @@ public final class LastKnownGoodStore: Sendable {
     /// Holds the kill switch on the device (`hold`) or releases it (nil), and writes the file.
     /// Nothing is written when nothing changes.
     package func setKillHold(_ hold: KillHold?) throws(WriteError) {
-        let unchanged = state.withLock { ($0.content.killHold != nil) == (hold != nil) }
+        let unchanged = state.withLock { !$0.content.changesKillHold(to: hold) }
         if unchanged { return }
         try commit { $0.killHold = hold }
     }
@@ -203,7 +205,7 @@ public final class LastKnownGoodStore: Sendable {
     package func save(_ stored: StoredFlags, for context: EvaluationContext, killHold: KillHold?? = nil) throws(WriteError) {
         let fingerprint = context.fingerprint
         let unchanged = state.withLock { s -> Bool in
-            if let killHold, (s.content.killHold != nil) != (killHold != nil) { return false }
+            if let killHold, s.content.changesKillHold(to: killHold) { return false }
             guard stored.snapshot.rules == nil, case .found(let held)? = s.content.lookup(fingerprint),
                 held.sameContent(as: stored)
             else { return false }
@@ -217,7 +219,7 @@ public final class LastKnownGoodStore: Sendable {
         try commit { content in
             content.put(payload: payload, stored: stored, for: fingerprint)
             if let rules { content.setLocalRules(rules) }
-            if let killHold, (content.killHold != nil) != (killHold != nil) { content.killHold = killHold }
+            if let killHold, content.changesKillHold(to: killHold) { content.killHold = killHold }
         }
     }
 

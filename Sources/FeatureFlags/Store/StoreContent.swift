@@ -72,6 +72,10 @@ struct StoreContent {
     /// Fingerprints, most recently used first.
     var fingerprints: [String] { entries.map(\.fingerprint) }
 
+    /// Whether holding `hold` (nil: no hold) changes whether the kill switch is held. Only
+    /// that is written: a hold already in place keeps its time and context.
+    func changesKillHold(to hold: KillHold?) -> Bool { (killHold != nil) != (hold != nil) }
+
     /// The stored snapshot for `fingerprint`, decoded on first use. An entry whose checksum
     /// held but whose content does not decode is dropped and reported as `.unreadable`.
     mutating func lookup(_ fingerprint: String) -> StoredLookup? {

@@ -183,22 +183,20 @@ final class ChangeStream: SessionEventHandler, Sendable {
                     return
                 }
                 guard let self else { return }
-                let next: Duration?? = self.state.withLock { s in
-                    guard s.generation == generation, s.task === task else { return .none }
+                let verdict: WatchdogVerdict = self.state.withLock { s in
+                    guard s.generation == generation, s.task === task else { return .gone }
                     let due = s.lastActivity + deadline
-                    if clock.now() >= due {
-                        s.failure = "no heartbeat for \(deadline.milliseconds) ms: the connection is half-open"
-                        s.halfOpen = true
-                        return .some(nil)
-                    }
-                    return .some(due)
+                    guard clock.now() >= due else { return .wait(until: due) }
+                    s.failure = "no heartbeat for \(deadline.milliseconds) ms: the connection is half-open"
+                    s.halfOpen = true
+                    return .halfOpen
                 }
-                switch next {
-                case .none: return
-                case .some(.none):
+                switch verdict {
+                case .gone: return
+                case .halfOpen:
                     control.async { task.cancel() }
                     return
-                case .some(.some(let due)): wake = due
+                case .wait(let due): wake = due
                 }
             }
         }
@@ -207,6 +205,16 @@ final class ChangeStream: SessionEventHandler, Sendable {
             return s.watchdog
         }
         previous?.cancel()
+    }
+
+    /// What the watchdog finds when it wakes.
+    private enum WatchdogVerdict {
+        /// Its connection is no longer the stream's: nothing to watch.
+        case gone
+        /// Silent past the deadline: close it.
+        case halfOpen
+        /// Bytes came meanwhile: sleep until the new mark.
+        case wait(until: Duration)
     }
 
     private func signal(_ signal: Signal) {

@@ -29,20 +29,18 @@ final class StreamSet: Sendable {
 
     /// Keeps exactly `links` open.
     func set(_ links: [EventStreamLink]) {
-        let wanted = Set(links)
         let (closing, opening): ([ChangeStream], [ChangeStream]) = open.withLock { state in
             if state.streams.isEmpty, links.isEmpty { return ([], []) }
-            var streams = state.streams
-            defer { state.streams = streams }
-            let closing = streams.filter { !wanted.contains($0.key) }
-            for key in closing.keys { streams[key] = nil }
+            let wanted = Set(links)
+            let closing = state.streams.filter { !wanted.contains($0.key) }
+            for key in closing.keys { state.streams[key] = nil }
             var opening: [ChangeStream] = []
-            for link in links where streams[link] == nil {
+            for link in links where state.streams[link] == nil {
                 var configuration = self.configuration
                 if link.sameOrigin { configuration.headers = sameOriginHeaders }
                 let onSignal = self.onSignal
                 let stream = ChangeStream(url: link.url, configuration: configuration) { onSignal(link, $0) }
-                streams[link] = stream
+                state.streams[link] = stream
                 opening.append(stream)
             }
             return (Array(closing.values), opening)

@@ -104,6 +104,9 @@ struct CBORBucketingTests {
         #expect(Self.hex(DeterministicCBOR.encode(.double(18_446_744_073_709_551_616))) == "fa5f800000", "2⁶⁴ stays a float")
         #expect(DeterministicCBOR.halfBits(65_504) == 0x7bff && DeterministicCBOR.halfBits(65_505) == nil)
         #expect(DeterministicCBOR.halfBits(5.960464477539063e-08) == 0x0001)
+        // Values JSON cannot carry (undefined behaviour for the ADR) still encode, as halves.
+        #expect(Self.hex(DeterministicCBOR.encode(.double(.nan))) == "f97e00")
+        #expect(Self.hex(DeterministicCBOR.encode(.double(-.infinity))) == "f9fc00")
     }
 }
 
@@ -112,7 +115,7 @@ struct CBORBucketingTests {
 struct GoNumberTextTests {
     @Test(arguments: [
         (1.0, "1"), (1.2, "1.2"), (-2.5, "-2.5"), (0.0001, "0.0001"), (0.00001, "1e-05"), (123_456.0, "123456"),
-        (1_000_000.0, "1e+06"), (1_234_567.0, "1.234567e+06"), (1e21, "1e+21"), (0.1 + 0.2, "0.30000000000000004"), (-0.0, "-0"),
+        (1_000_000.0, "1e+06"), (1_234_567.0, "1.234567e+06"), (1e21, "1e+21"), (0.1 + 0.2, "0.30000000000000004"), (-0.0, "-0"), (.nan, "NaN"), (-.infinity, "-Inf"),
     ])
     func printsAsGo(number: Double, expected: String) {
         #expect(GoNumberText.shortest(number) == expected)
