@@ -80,7 +80,7 @@ public struct FlagDetails<Value: Sendable>: Sendable {
     /// The value the read returns.
     public let value: Value
     /// The variant the service chose, if any.
-    public let variant: String?
+    public var variant: String? { extras?.variant }
     /// Why this value.
     public let reason: FlagReason
     /// Set when the value is the default because something failed.
@@ -94,7 +94,10 @@ public struct FlagDetails<Value: Sendable>: Sendable {
     /// Seconds since the snapshot was fetched; nil for code defaults.
     public let age: TimeInterval?
     /// Metadata the service attached to the flag.
-    public let metadata: [String: FlagValue]
+    public var metadata: [String: FlagValue] { extras?.metadata ?? [:] }
+    /// The variant and metadata, shared with the flag table that served them (nil for most
+    /// reads): one reference to copy instead of two.
+    @usableFromInline let extras: FlagExtras?
 
     /// Details; mainly for client implementations and tests.
     public init(
@@ -102,17 +105,67 @@ public struct FlagDetails<Value: Sendable>: Sendable {
         errorMessage: String? = nil, source: FlagSource, snapshotVersion: String? = nil, age: TimeInterval? = nil,
         metadata: [String: FlagValue] = [:]
     ) {
+        self.init(
+            key: key, value: value, extras: FlagExtras.of(variant: variant, metadata: metadata), reason: reason, errorCode: errorCode,
+            errorMessage: errorMessage, source: source, snapshotVersion: snapshotVersion, age: age)
+    }
+
+    /// Details whose variant and metadata are `extras` (a flag table's, shared).
+    @usableFromInline
+    init(
+        key: String, value: Value, extras: FlagExtras?, reason: FlagReason, errorCode: FlagErrorCode? = nil,
+        errorMessage: String? = nil, source: FlagSource, snapshotVersion: String? = nil, age: TimeInterval? = nil
+    ) {
         self.key = key
         self.value = value
-        self.variant = variant
+        self.extras = extras
         self.reason = reason
         self.errorCode = errorCode
         self.errorMessage = errorMessage
         self.source = source
         self.snapshotVersion = snapshotVersion
         self.age = age
-        self.metadata = metadata
     }
 }
 
-extension FlagDetails: Equatable where Value: Equatable {}
+extension FlagDetails: Equatable where Value: Equatable {
+    /// Equal when every field is: the key, value, variant, reason, error, source, version, age
+    /// and metadata.
+    public static func == (a: Self, b: Self) -> Bool {
+        a.key == b.key && a.value == b.value && a.reason == b.reason && a.errorCode == b.errorCode
+            && a.errorMessage == b.errorMessage && a.source == b.source && a.snapshotVersion == b.snapshotVersion && a.age == b.age
+            && (a.extras === b.extras || (a.variant == b.variant && a.metadata == b.metadata))
+    }
+}
+
+/// What an entry says beside its value — variant, reason, error code, metadata — for the
+/// entries that say any of it. Immutable and shared: a flag table holds one per such entry and
+/// every ``FlagDetails`` read from it points at the same object.
+@usableFromInline
+package final class FlagExtras: Sendable {
+    let variant: String?
+    let reason: FlagReason?
+    let errorCode: FlagErrorCode?
+    let metadata: [String: FlagValue]
+
+    init(variant: String?, reason: FlagReason?, errorCode: FlagErrorCode?, metadata: [String: FlagValue]) {
+        self.variant = variant
+        self.reason = reason
+        self.errorCode = errorCode
+        self.metadata = metadata
+    }
+
+    /// The extras of `entry`, or nil when it has none.
+    static func of(_ entry: FlagEntry) -> FlagExtras? {
+        of(variant: entry.variant, reason: entry.reason, errorCode: entry.errorCode, metadata: entry.metadata)
+    }
+
+    /// The extras of an entry saying these, or nil when it says none of them.
+    package static func of(
+        variant: String?, reason: FlagReason? = nil, errorCode: FlagErrorCode? = nil, metadata: [String: FlagValue]
+    ) -> FlagExtras? {
+        if variant == nil, reason == nil, errorCode == nil, metadata.isEmpty { return nil }
+        return FlagExtras(variant: variant, reason: reason, errorCode: errorCode, metadata: metadata)
+    }
+
+}

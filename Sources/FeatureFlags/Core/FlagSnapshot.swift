@@ -32,7 +32,10 @@ public struct FlagEntry: Sendable, Hashable {
 /// ask ``FlagDetails/source`` (or a client's status) for that.
 public struct FlagSnapshot: Sendable, Equatable {
     /// The flags by name.
-    public let flags: [String: FlagEntry]
+    public var flags: [String: FlagEntry] { storage.dictionary }
+    /// The flags, as a dictionary, a read table or both (each built from the other when first
+    /// asked for): a snapshot loaded from disk is decoded straight into the table reads use.
+    package let storage: FlagSet
     /// The configuration version the service reported, if it reports one.
     public let version: String?
     /// When the data was fetched from its service (kept when persisted and reloaded).
@@ -50,7 +53,12 @@ public struct FlagSnapshot: Sendable, Equatable {
         flags: [String: FlagEntry], version: String? = nil, fetchedAt: Date = Date(), ttl: TimeInterval? = nil,
         contextFingerprint: String? = nil
     ) {
-        self.flags = flags
+        self.init(storage: FlagSet(flags), version: version, fetchedAt: fetchedAt, ttl: ttl, contextFingerprint: contextFingerprint)
+    }
+
+    /// A snapshot of the flags `storage` holds.
+    package init(storage: FlagSet, version: String?, fetchedAt: Date, ttl: TimeInterval?, contextFingerprint: String?) {
+        self.storage = storage
         self.version = version
         self.fetchedAt = fetchedAt
         self.ttl = ttl
@@ -71,7 +79,13 @@ public struct FlagSnapshot: Sendable, Equatable {
     public static let empty = FlagSnapshot(flags: [:], fetchedAt: Date(timeIntervalSince1970: 0))
 
     /// The entry for `name`.
-    public subscript(name: String) -> FlagEntry? { flags[name] }
+    public subscript(name: String) -> FlagEntry? { storage.entry(name) }
+
+    /// Equal when they hold the same flags, version, fetch time, TTL, context and rules.
+    public static func == (a: FlagSnapshot, b: FlagSnapshot) -> Bool {
+        a.version == b.version && a.fetchedAt == b.fetchedAt && a.ttl == b.ttl && a.contextFingerprint == b.contextFingerprint
+            && a.rules == b.rules && a.storage.sameEntries(as: b.storage)
+    }
 
     /// Seconds since ``fetchedAt`` (never negative).
     public func age(at now: Date) -> TimeInterval { max(0, now.timeIntervalSince(fetchedAt)) }
@@ -84,12 +98,12 @@ public struct FlagSnapshot: Sendable, Equatable {
 
     /// Whether `killSwitchKey` is `true` in this snapshot.
     public func isKillSwitchOn(key killSwitchKey: String) -> Bool {
-        flags[killSwitchKey]?.value == .bool(true)
+        storage.entry(killSwitchKey)?.value == .bool(true)
     }
 
     /// The same data fetched again at `date` (what a service's "not modified" means).
     func refetched(at date: Date) -> FlagSnapshot {
-        var again = FlagSnapshot(flags: flags, version: version, fetchedAt: date, ttl: ttl, contextFingerprint: contextFingerprint)
+        var again = FlagSnapshot(storage: storage, version: version, fetchedAt: date, ttl: ttl, contextFingerprint: contextFingerprint)
         again.rules = rules
         return again
     }

@@ -32,7 +32,7 @@ public final class FallbackClient: FeatureFlagClient {
     public init(
         store: LastKnownGoodStore, context: EvaluationContext? = nil, bundledDefaults: BundledDefaults = .none,
         killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil, exposures: Bool = false,
-        eventContext: EventContextDetail = .fingerprint, now: @escaping @Sendable () -> Date = { Date() }
+        eventContext: EventContextDetail = .fingerprint, now: @escaping @Sendable () -> Date = coarseWallClockNow
     ) {
         self.store = store
         self.overrides = overrides
@@ -58,7 +58,7 @@ public final class FallbackClient: FeatureFlagClient {
     public convenience init(
         fileURL: URL = LastKnownGoodStore.defaultFileURL(), context: EvaluationContext? = nil,
         bundledDefaults: BundledDefaults = .none, killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = coarseWallClockNow
     ) {
         self.init(
             store: LastKnownGoodStore(fileURL: fileURL), context: context, bundledDefaults: bundledDefaults,

@@ -51,6 +51,10 @@ package final class FlagHooks: Sendable {
     @inline(__always)
     private var neverHadHooks: Bool { startsEmpty && publication.isPristine }
 
+    /// Whether a read without hooks of its own runs none: none registered now.
+    @inline(__always)
+    package var areIdle: Bool { neverHadHooks || publication.read { $0.slots.isEmpty } }
+
     /// Runs the hooks of reads on clients without hooks of their own (the protocol's default
     /// ``FeatureFlagClient/details(_:hooks:hints:)``): no client hooks, failures reported nowhere.
     package static let unattached = FlagHooks([], timeLimit: defaultTimeLimit, clock: CoarseElapsedClock()) { _ in }
@@ -79,7 +83,7 @@ package final class FlagHooks: Sendable {
         _ key: FlagKey<Value>, invocation: [any FlagHook] = [], hints: FlagHookHints = [:],
         context: () -> EvaluationContext, provider: @autoclosure () -> FlagProviderMetadata, evaluate: () -> FlagDetails<Value>
     ) -> FlagDetails<Value> {
-        if invocation.isEmpty, neverHadHooks || publication.read({ $0.slots.isEmpty }) { return evaluate() }
+        if invocation.isEmpty, areIdle { return evaluate() }
         return runHooks(key, invocation: invocation, hints: hints, context: context(), provider: provider(), evaluate: evaluate)
     }
 

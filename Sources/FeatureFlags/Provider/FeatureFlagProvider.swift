@@ -79,7 +79,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         reachability: any Reachability = SystemReachability.make(),
         lifecycle: any AppLifecycle = SystemAppLifecycle.make(),
         clock: any Clock<Duration> = ContinuousClock(),
-        now: @escaping @Sendable () -> Date = { Date() },
+        now: @escaping @Sendable () -> Date = coarseWallClockNow,
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()
     ) {
         self.configuration = configuration
@@ -186,7 +186,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// or `STALE` past the TTL) otherwise, then bundled and code defaults, or the kill switch.
     /// Runs the provider's hooks around the read (see ``FlagHook``).
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
-        details(key, hooks: [], hints: [:])
+        guard hooks.areIdle else { return details(key, hooks: [], hints: [:]) }
+        return cell.details(key, base: base, now: wallClock()) { noteUnknownValues($0, in: key.name) }
     }
 
     /// ``details(_:)`` between the provider's hooks and `hooks`, which get `hints`.

@@ -189,17 +189,17 @@ extension FlagDetails where Value == FlagValue? {
     public consuming func typed<Typed>(for key: FlagKey<Typed>) -> FlagDetails<Typed> {
         guard let raw = value else {
             return FlagDetails<Typed>(
-                key: self.key, value: key.defaultValue, variant: variant, reason: reason, errorCode: errorCode,
-                errorMessage: errorMessage, source: source, snapshotVersion: snapshotVersion, age: age, metadata: metadata)
+                key: self.key, value: key.defaultValue, extras: extras, reason: reason, errorCode: errorCode,
+                errorMessage: errorMessage, source: source, snapshotVersion: snapshotVersion, age: age)
         }
         guard let typed = key.convert(raw) else {
             return FlagDetails<Typed>(
-                key: self.key, value: key.defaultValue, variant: variant, reason: .error, errorCode: .typeMismatch,
+                key: self.key, value: key.defaultValue, extras: extras, reason: .error, errorCode: .typeMismatch,
                 errorMessage: "expected \(Typed.self), found \(raw.typeName)", source: .codeDefault, snapshotVersion: snapshotVersion,
-                age: age, metadata: metadata)
+                age: age)
         }
         return FlagDetails<Typed>(
-            key: self.key, value: typed, variant: variant, reason: reason, errorCode: errorCode, errorMessage: errorMessage,
-            source: source, snapshotVersion: snapshotVersion, age: age, metadata: metadata)
+            key: self.key, value: typed, extras: extras, reason: reason, errorCode: errorCode, errorMessage: errorMessage,
+            source: source, snapshotVersion: snapshotVersion, age: age)
     }
 }

@@ -21,34 +21,13 @@ package final class FlagTable: @unchecked Sendable {
         let hash: Int
         let name: String
         let value: FlagValue?
-        let extras: Extras?
+        let extras: FlagExtras?
         let fromSnapshot: Bool
 
         var variant: String? { extras?.variant }
         var reason: FlagReason? { extras?.reason }
         var errorCode: FlagErrorCode? { extras?.errorCode }
         var metadata: [String: FlagValue] { extras?.metadata ?? [:] }
-    }
-
-    /// The rest of an entry, for the entries that have any.
-    final class Extras: Sendable {
-        let variant: String?
-        let reason: FlagReason?
-        let errorCode: FlagErrorCode?
-        let metadata: [String: FlagValue]
-
-        /// The extras of `entry`, or nil when it has none.
-        static func of(_ entry: FlagEntry) -> Extras? {
-            if entry.variant == nil, entry.reason == nil, entry.errorCode == nil, entry.metadata.isEmpty { return nil }
-            return Extras(entry)
-        }
-
-        private init(_ entry: FlagEntry) {
-            variant = entry.variant
-            reason = entry.reason
-            errorCode = entry.errorCode
-            metadata = entry.metadata
-        }
     }
 
     /// The flags, densely, in insertion order.
@@ -64,28 +43,119 @@ package final class FlagTable: @unchecked Sendable {
 
     /// The table of `snapshot`'s entries over `defaults` (a snapshot entry wins, valueless
     /// ones included: they hide a default of the same name).
-    package init(snapshot: [String: FlagEntry], defaults: [String: FlagEntry]) {
+    package convenience init(snapshot: [String: FlagEntry], defaults: [String: FlagEntry]) {
         var total = snapshot.count
         for name in defaults.keys where snapshot[name] == nil { total += 1 }
+        self.init(capacity: total) { (add) throws(Never) in
+            for (name, entry) in defaults where snapshot[name] == nil { add(name, FlagNameHash.of(name), entry.value, FlagExtras.of(entry), false) }
+            for (name, entry) in snapshot { add(name, FlagNameHash.of(name), entry.value, FlagExtras.of(entry), true) }
+        }
+    }
+
+    /// The table of `entries`, in their order; of two entries with one name the later wins (as
+    /// in a dictionary filled in that order). What a stored snapshot decodes into: no
+    /// dictionary is built on the way.
+    package convenience init(entries: [(name: String, entry: FlagEntry)]) {
+        self.init(capacity: entries.count) { (add) throws(Never) in
+            for (name, entry) in entries { add(name, FlagNameHash.of(name), entry.value, FlagExtras.of(entry), true) }
+        }
+    }
+
+    /// `base`'s entries (all the snapshot's) over `defaults`: a base entry wins. Copies the
+    /// base's slots, hashing only the defaults' names.
+    package convenience init(_ base: FlagTable, over defaults: [String: FlagEntry]) {
+        var hidden = 0
+        for name in defaults.keys where base.slot(name, hash: FlagNameHash.of(name)) != nil { hidden += 1 }
+        self.init(capacity: base.count + defaults.count - hidden) { (add) throws(Never) in
+            for (name, entry) in defaults {
+                let hash = FlagNameHash.of(name)
+                if base.slot(name, hash: hash) == nil { add(name, hash, entry.value, FlagExtras.of(entry), false) }
+            }
+            for i in 0..<base.count {
+                let slot = base.slots + i
+                add(slot.pointee.name, slot.pointee.hash, slot.pointee.value, slot.pointee.extras, true)
+            }
+        }
+    }
+
+    /// A table of at most `capacity` flags, filled by `fill`, which calls its argument once per
+    /// entry (name, its ``FlagNameHash``, value, extras, whether the snapshot's); a name added
+    /// again replaces the earlier entry. What `fill` throws is thrown, nothing kept.
+    package init<Failure: Error>(
+        capacity total: Int,
+        fill: (_ add: (String, Int, FlagValue?, FlagExtras?, Bool) -> Void) throws(Failure) -> Void
+    ) throws(Failure) {
         var capacity = 8
         while capacity < total * 2 { capacity <<= 1 }
-        mask = capacity - 1
-        count = total
-        slots = .allocate(capacity: max(total, 1))
-        index = .allocate(capacity: capacity)
+        let mask = capacity - 1
+        let slots = UnsafeMutablePointer<Slot>.allocate(capacity: max(total, 1))
+        let index = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
         index.initialize(repeating: -1, count: capacity)
         var filled = 0
-        func insert(_ name: String, _ entry: FlagEntry, fromSnapshot: Bool) {
-            let hash = FlagNameHash.of(name)
-            var position = hash & mask
-            while index[position] >= 0 { position = (position + 1) & mask }
-            (slots + filled).initialize(
-                to: Slot(hash: hash, name: name, value: entry.value, extras: Extras.of(entry), fromSnapshot: fromSnapshot))
-            index[position] = Int32(filled)
-            filled += 1
+        do {
+            try fill { name, hash, value, extras, fromSnapshot in
+                var position = hash & mask
+                while true {
+                    let found = Int(index[position])
+                    if found < 0 { break }
+                    let slot = slots + found
+                    if slot.pointee.hash == hash, slot.pointee.name == name {
+                        slot.pointee = Slot(hash: hash, name: name, value: value, extras: extras, fromSnapshot: fromSnapshot)
+                        return
+                    }
+                    position = (position + 1) & mask
+                }
+                // Sized by every caller to what it adds: never reached.
+                guard filled < total else {
+                    assertionFailure("more flags than the table was sized for")
+                    return
+                }
+                (slots + filled).initialize(to: Slot(hash: hash, name: name, value: value, extras: extras, fromSnapshot: fromSnapshot))
+                index[position] = Int32(filled)
+                filled += 1
+            }
+        } catch {
+            slots.deinitialize(count: filled)
+            slots.deallocate()
+            index.deallocate()
+            throw error
         }
-        for (name, entry) in defaults where snapshot[name] == nil { insert(name, entry, fromSnapshot: false) }
-        for (name, entry) in snapshot { insert(name, entry, fromSnapshot: true) }
+        self.slots = slots
+        self.index = index
+        self.mask = mask
+        self.count = filled
+    }
+
+    /// The entry of `name`, as the snapshot or defaults gave it.
+    package func entry(_ name: String) -> FlagEntry? {
+        slot(name, hash: FlagNameHash.of(name)).map(Self.entry)
+    }
+
+    /// Every entry by name.
+    package func dictionary() -> [String: FlagEntry] {
+        var entries: [String: FlagEntry] = [:]
+        entries.reserveCapacity(count)
+        for i in 0..<count { entries[slots[i].name] = Self.entry(UnsafePointer(slots + i)) }
+        return entries
+    }
+
+    /// Whether both tables hold the same names with the same entries.
+    package func sameEntries(as other: FlagTable) -> Bool {
+        guard count == other.count else { return false }
+        for i in 0..<count {
+            let slot = slots + i
+            guard let theirs = other.slot(slot.pointee.name, hash: slot.pointee.hash), Self.sameEntry(slot, theirs),
+                slot.pointee.fromSnapshot == theirs.pointee.fromSnapshot
+            else { return false }
+        }
+        return true
+    }
+
+    private static func entry(_ slot: UnsafePointer<Slot>) -> FlagEntry {
+        let extras = slot.pointee.extras
+        return FlagEntry(
+            value: slot.pointee.value, variant: extras?.variant, reason: extras?.reason, errorCode: extras?.errorCode,
+            metadata: extras?.metadata ?? [:])
     }
 
     deinit {

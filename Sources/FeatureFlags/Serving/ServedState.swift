@@ -19,7 +19,7 @@ package struct ServingBase: Sendable {
     /// kill switch is on. Built before taking any lock: the lock only swaps it in.
     package func prepare(_ snapshot: FlagSnapshot) -> PreparedSnapshot {
         PreparedSnapshot(
-            snapshot: snapshot, table: FlagTable(snapshot: snapshot.flags, defaults: defaults),
+            snapshot: snapshot, table: snapshot.storage.table(over: defaults),
             killed: snapshot.isKillSwitchOn(key: killSwitchKey))
     }
 }
@@ -149,8 +149,12 @@ package struct ServedState: Sendable {
     @_specialize(exported: false, where Value == Double)
     @_specialize(exported: false, where Value == FlagValue)
     package func details<Value>(_ key: FlagKey<Value>, base: ServingBase, now: Date) -> FlagDetails<Value> {
-        key.conversions.with { conversions in
-            explain(key.name, hash: key.nameHash, default: key.defaultValue, base: base, now: now, convert: conversions.convert)
+        // The key's fields are taken out first: a closure that reads `key` copies all of it.
+        let name = key.name
+        let hash = key.nameHash
+        let fallback = key.defaultValue
+        return key.conversions.with { conversions in
+            explain(name, hash: hash, default: fallback, base: base, now: now, convert: conversions.convert)
         }
     }
 
@@ -191,15 +195,15 @@ package struct ServedState: Sendable {
         guard let raw = slot.pointee.value else {
             let errorCode = slot.pointee.errorCode
             return FlagDetails(
-                key: name, value: defaultValue, variant: slot.pointee.variant, reason: slot.pointee.reason ?? .default,
+                key: name, value: defaultValue, extras: slot.pointee.extras, reason: slot.pointee.reason ?? .default,
                 errorCode: errorCode, errorMessage: errorCode.map { "service reported \($0.rawValue)" }, source: .codeDefault,
-                snapshotVersion: layerVersion, age: layerAge, metadata: slot.pointee.metadata)
+                snapshotVersion: layerVersion, age: layerAge)
         }
         guard let typed = convert(raw) else {
             return FlagDetails(
-                key: name, value: defaultValue, variant: slot.pointee.variant, reason: .error, errorCode: .typeMismatch,
+                key: name, value: defaultValue, extras: slot.pointee.extras, reason: .error, errorCode: .typeMismatch,
                 errorMessage: "expected \(Value.self), found \(raw.typeName)", source: .codeDefault, snapshotVersion: layerVersion,
-                age: layerAge, metadata: slot.pointee.metadata)
+                age: layerAge)
         }
         let reason: FlagReason
         if !fromSnapshot {
@@ -210,8 +214,8 @@ package struct ServedState: Sendable {
             reason = slot.pointee.reason ?? (layerSource == .override ? .static : .unknown)
         }
         return FlagDetails(
-            key: name, value: typed, variant: slot.pointee.variant, reason: reason, source: layerSource,
-            snapshotVersion: layerVersion, age: layerAge, metadata: slot.pointee.metadata)
+            key: name, value: typed, extras: slot.pointee.extras, reason: reason, source: layerSource,
+            snapshotVersion: layerVersion, age: layerAge)
     }
 
     /// Forgets which flags' unknown list members were reported (their values changed).

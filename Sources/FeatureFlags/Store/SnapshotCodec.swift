@@ -69,7 +69,7 @@ enum SnapshotCodec {
         }
     }
 
-    private static func encodeValue(_ value: FlagValue, into w: inout ByteWriter) {
+    static func encodeValue(_ value: FlagValue, into w: inout ByteWriter) {
         switch value {
         case .null: w.u8(Tag.null.rawValue)
         case .bool(let b): w.u8(b ? Tag.trueValue.rawValue : Tag.falseValue.rawValue)
@@ -107,21 +107,23 @@ enum SnapshotCodec {
         let streams = presence & 32 != 0 ? try decodeStreams(&r) : nil
         guard presence & ~63 == 0 else { throw r.fail("unknown snapshot fields") }
         let count = try r.count()
-        var flags: [String: FlagEntry] = [:]
-        flags.reserveCapacity(count)
-        for _ in 0..<count {
-            let name = try r.string()
-            let bits = try r.u8()
-            let value = bits & 1 != 0 ? try decodeValue(&r, depth: 0) : nil
-            let variant = bits & 2 != 0 ? try r.string() : nil
-            let reason = bits & 4 != 0 ? FlagReason(rawValue: try r.string()) : nil
-            let code = bits & 8 != 0 ? FlagErrorCode(wire: try r.string()) : nil
-            let metadata = bits & 16 != 0 ? try decodeMembers(&r, depth: 0) : [:]
-            flags[name] = FlagEntry(value: value, variant: variant, reason: reason, errorCode: code, metadata: metadata)
+        // Straight into the table reads use: no dictionary is built at launch (see `FlagSet`).
+        let table = try FlagTable(capacity: count) { (add) throws(ByteDecodingError) in
+            for _ in 0..<count {
+                let name = try r.string()
+                let bits = try r.u8()
+                let value = bits & 1 != 0 ? try decodeValue(&r, depth: 0) : nil
+                let variant = bits & 2 != 0 ? try r.string() : nil
+                let reason = bits & 4 != 0 ? FlagReason(rawValue: try r.string()) : nil
+                let code = bits & 8 != 0 ? FlagErrorCode(wire: try r.string()) : nil
+                let metadata = bits & 16 != 0 ? try decodeMembers(&r, depth: 0) : [:]
+                add(name, FlagNameHash.of(name), value, FlagExtras.of(variant: variant, reason: reason, errorCode: code, metadata: metadata), true)
+            }
         }
         guard r.remaining == 0 else { throw r.fail("trailing bytes after snapshot") }
         let snapshot = FlagSnapshot(
-            flags: flags, version: version, fetchedAt: fetchedAt, ttl: ttl, contextFingerprint: fingerprint)
+            storage: FlagSet(table: table), version: version, fetchedAt: fetchedAt, ttl: ttl,
+            contextFingerprint: fingerprint)
         return StoredFlags(snapshot: snapshot, etag: etag.map { EntityTag($0, endpoint: etagEndpoint) }, streams: streams)
     }
 
