@@ -40,6 +40,7 @@ extension FlagdDefinitions {
         }
         let scope = LogicScope(context: context, flagKey: key, timestamp: timestamp, bucketing: bucketing, budget: budget)
         let result = scope.evaluate(targeting)
+        if let failure = budget.failure { return Self.failure(.parseError, failure, metadata: flag.metadata) }
         let chosen: String
         switch result {
         case .null: return Self.resolved(defaultVariant, variants: variants, reason: .default, metadata: flag.metadata)

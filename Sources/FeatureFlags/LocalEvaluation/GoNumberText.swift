@@ -8,8 +8,32 @@ enum GoNumberText {
         if number.isNaN { return "NaN" }
         if number.isInfinite { return number < 0 ? "-Inf" : "+Inf" }
         if number == 0 { return number.sign == .minus ? "-0" : "0" }
+        let (digits, decimalExponent) = shortestDigits(abs(number))
+        let sign = number < 0 ? "-" : ""
+        if decimalExponent < -4 || decimalExponent >= 6 {
+            var mantissa = String(digits.first ?? "0")
+            if digits.count > 1 { mantissa += "." + digits.dropFirst() }
+            let magnitude = abs(decimalExponent)
+            return sign + mantissa + "e" + (decimalExponent < 0 ? "-" : "+") + (magnitude < 10 ? "0" : "") + String(magnitude)
+        }
+        return sign + positional(digits, decimalExponent)
+    }
+
+    /// `strconv.FormatFloat(number, 'f', -1, 64)`: the shortest round-trip digits, never an
+    /// exponent ("1000000000000000000000", "0.0000001", "1.5"); integral values carry no `.0`.
+    static func fixed(_ number: Double) -> String {
+        if number.isNaN { return "NaN" }
+        if number.isInfinite { return number < 0 ? "-Inf" : "+Inf" }
+        if number == 0 { return number.sign == .minus ? "-0" : "0" }
+        let (digits, decimalExponent) = shortestDigits(abs(number))
+        return (number < 0 ? "-" : "") + positional(digits, decimalExponent)
+    }
+
+    /// The shortest round-trip decimal digits of a finite positive `number` (no leading or
+    /// trailing zeros) and the decimal exponent of the first digit.
+    private static func shortestDigits(_ number: Double) -> (digits: String, exponent: Int) {
         // Swift's description holds the shortest round-trip digits; take them and the exponent.
-        var text = "\(abs(number))"
+        var text = "\(number)"
         var exponent = 0
         if let e = text.firstIndex(where: { $0 == "e" || $0 == "E" }) {
             exponent = Int(text[text.index(after: e)...]) ?? 0
@@ -30,21 +54,14 @@ enum GoNumberText {
             pointAt -= 1
         }
         while digits.count > 1, digits.last == "0" { digits.removeLast() }
-        let decimalExponent = pointAt + exponent - 1   // the exponent of the first digit
-        let sign = number < 0 ? "-" : ""
-        if decimalExponent < -4 || decimalExponent >= 6 {
-            var mantissa = String(digits.first ?? "0")
-            if digits.count > 1 { mantissa += "." + digits.dropFirst() }
-            let magnitude = abs(decimalExponent)
-            return sign + mantissa + "e" + (decimalExponent < 0 ? "-" : "+") + (magnitude < 10 ? "0" : "") + String(magnitude)
-        }
-        if decimalExponent < 0 {
-            return sign + "0." + String(repeating: "0", count: -decimalExponent - 1) + digits
-        }
-        let integerDigits = decimalExponent + 1
-        if digits.count <= integerDigits {
-            return sign + digits + String(repeating: "0", count: integerDigits - digits.count)
-        }
-        return sign + digits.prefix(integerDigits) + "." + digits.dropFirst(integerDigits)
+        return (digits, pointAt + exponent - 1)
+    }
+
+    /// `digits` with the first at decimal exponent `exponent`, written without an exponent.
+    private static func positional(_ digits: String, _ exponent: Int) -> String {
+        if exponent < 0 { return "0." + String(repeating: "0", count: -exponent - 1) + digits }
+        let integerDigits = exponent + 1
+        if digits.count <= integerDigits { return digits + String(repeating: "0", count: integerDigits - digits.count) }
+        return digits.prefix(integerDigits) + "." + digits.dropFirst(integerDigits)
     }
 }

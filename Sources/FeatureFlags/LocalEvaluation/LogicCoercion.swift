@@ -76,41 +76,179 @@ enum LogicCoercion {
         return "\(number)"
     }
 
-    /// Loose equality (`==`): numbers by value; a number or Boolean against a string or
-    /// Boolean by number; `null` equals only `null`; lists and objects by content.
+    // MARK: Comparison, membership and concatenation, as flagd's Go evaluator does them
+    //
+    // flagd evaluates with github.com/diegoholiveira/jsonlogic (v3), where every JSON number is
+    // a float64 and some type mismatches panic — which flagd turns into a failed evaluation
+    // (`PARSE_ERROR`). The functions below follow it; a nil result means "flagd's evaluator
+    // fails here".
+
+    /// The number a value stands for in `==`, `<`, `<=`, `>`, `>=` (the evaluator's
+    /// JavaScript-like conversion): numbers as they are, Booleans 0 or 1, `null` 0, blank
+    /// text 0, other text parsed as a Go float (no surrounding blanks allowed) or NaN; lists and
+    /// objects NaN.
+    static func comparisonNumber(_ value: FlagValue) -> Double {
+        switch value {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        case .bool(let b): return b ? 1 : 0
+        case .null: return 0
+        case .string(let s):
+            if s.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return 0 }
+            return goFloat(s) ?? .nan
+        case .list, .object: return .nan
+        }
+    }
+
+    /// The number `in` compares a numeric needle with: numbers as they are, text parsed as a
+    /// Go float (0 when it is not one); nil for a Boolean, `null`, a list or an object.
+    static func membershipNumber(_ value: FlagValue) -> Double? {
+        switch value {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        case .string(let s): return goFloat(s) ?? 0
+        case .bool, .null, .list, .object: return nil
+        }
+    }
+
+    /// Go's `strconv.ParseFloat` of `text`: decimal or hexadecimal, `Inf`, `NaN`; out-of-range
+    /// values as infinities; nil when it is no number (blanks around it included).
+    static func goFloat(_ text: String) -> Double? {
+        guard let first = text.utf8.first, let last = text.utf8.last,
+            !Self.isBlank(first), !Self.isBlank(last)
+        else { return nil }
+        return Double(text)
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+
+    /// Loose equality (`==`): `null` equals only `null`; two strings by text; anything else as
+    /// ``comparisonNumber(_:)`` — so `1 == 1.0`, `1 == "1"`, `true == 1`; lists and objects are
+    /// never equal (NaN), not even to themselves.
     static func looselyEqual(_ a: FlagValue, _ b: FlagValue) -> Bool {
         switch (a, b) {
         case (.null, .null): return true
         case (.null, _), (_, .null): return false
         case (.string(let x), .string(let y)): return x == y
-        case (.list, .list), (.object, .object): return a == b || strictlyEqual(a, b)
-        case (.list, _), (.object, _), (_, .list), (_, .object): return false
-        default:
-            let x = number(a), y = number(b)
-            return !x.isNaN && x == y
+        default: return comparisonNumber(a) == comparisonNumber(b)
         }
     }
 
-    /// Strict equality (`===`): the same JSON type and value (`1` and `1.0` are one number).
+    /// Strict equality (`===`): `null` equals only `null`; otherwise the same JSON type (every
+    /// number is one type: `1 === 1.0`) and then loosely equal — so lists and objects are
+    /// never strictly equal either.
     static func strictlyEqual(_ a: FlagValue, _ b: FlagValue) -> Bool {
         switch (a, b) {
-        case (.int(let x), .int(let y)): return x == y
-        case (.int, .double), (.double, .int), (.double, .double): return number(a) == number(b)
-        case (.list(let x), .list(let y)): return x.count == y.count && zip(x, y).allSatisfy { strictlyEqual($0, $1) }
-        case (.object(let x), .object(let y)):
-            return x.count == y.count && x.allSatisfy { key, value in y[key].map { strictlyEqual(value, $0) } ?? false }
-        default: return a == b
+        case (.null, .null): return true
+        case (.int, .int), (.int, .double), (.double, .int), (.double, .double), (.string, .string), (.bool, .bool):
+            return looselyEqual(a, b)
+        default: return false
         }
     }
 
-    /// Ordering for `<`, `<=`, `>`, `>=`: two strings compare as text, anything else as
-    /// numbers; nil when a number is NaN (every comparison is then false).
-    static func order(_ a: FlagValue, _ b: FlagValue) -> Int? {
-        if case .string(let x) = a, case .string(let y) = b {
-            return x == y ? 0 : (x.utf16.lexicographicallyPrecedes(y.utf16) ? -1 : 1)
+    /// `a < b`: two strings compare by their UTF-8 bytes (code point order), anything else as
+    /// ``comparisonNumber(_:)`` (NaN: false).
+    static func less(_ a: FlagValue, _ b: FlagValue) -> Bool {
+        if case .string(let x) = a, case .string(let y) = b { return x.utf8.lexicographicallyPrecedes(y.utf8) }
+        return comparisonNumber(a) < comparisonNumber(b)
+    }
+
+    /// `a <= b`: ``less(_:_:)`` or ``looselyEqual(_:_:)`` — so `null <= 0` is false (they are
+    /// neither less nor equal), unlike JavaScript.
+    static func lessOrEqual(_ a: FlagValue, _ b: FlagValue) -> Bool { less(a, b) || looselyEqual(a, b) }
+
+    /// Whether `needle` is `in` `haystack`: in text, as a substring (a needle that is not text
+    /// fails: nil); in a list, an element that is itself a list `[low, high]` matches a number
+    /// between them (inclusive), a numeric needle matches an element whose
+    /// ``membershipNumber(_:)`` equals it (`1` is in `["1"]`), any other needle an identical
+    /// element (text, Boolean, `null`). Where flagd's evaluator fails on an element before
+    /// finding a match — a range against a non-numeric needle, a number against a Boolean or
+    /// `null`, an object against an object — nil. Anything else as a haystack: false.
+    static func contains(_ needle: FlagValue, in haystack: FlagValue) -> Bool? {
+        switch haystack {
+        case .string(let text):
+            guard case .string(let part) = needle else { return nil }
+            return part.isEmpty || text.contains(part)
+        case .list(let elements):
+            let number = needle.isNumber ? membershipNumber(needle) : nil
+            for element in elements {
+                if case .list(let range) = element {
+                    guard range.count >= 2, let value = membershipNumber(needle), let low = membershipNumber(range[0]),
+                        let high = membershipNumber(range[1])
+                    else { return nil }
+                    if value >= low, high >= value { return true }
+                    continue
+                }
+                if let number {
+                    guard let candidate = membershipNumber(element) else { return nil }
+                    if candidate == number { return true }
+                    continue
+                }
+                switch (needle, element) {
+                case (.string(let x), .string(let y)) where x == y: return true
+                case (.bool(let x), .bool(let y)) where x == y: return true
+                case (.null, .null): return true
+                case (.object, .object): return nil
+                default: continue
+                }
+            }
+            return false
+        default:
+            return false
         }
-        let x = number(a), y = number(b)
-        if x.isNaN || y.isNaN { return nil }
-        return x == y ? 0 : (x < y ? -1 : 1)
+    }
+
+    /// Whether `list` holds `element` as `contains_all`, `contains_any` and `contains_none` look:
+    /// numbers by value, text, Booleans and `null` by identity; nil where flagd's evaluator
+    /// fails (a list or object against one of its kind, before a match).
+    static func listHolds(_ list: [FlagValue], _ element: FlagValue) -> Bool? {
+        for item in list {
+            switch (item, element) {
+            case (.list, .list), (.object, .object): return nil
+            case (.string(let x), .string(let y)) where x == y: return true
+            case (.bool(let x), .bool(let y)) where x == y: return true
+            case (.null, .null): return true
+            default:
+                if item.isNumber, element.isNumber, comparisonNumber(item) == comparisonNumber(element) { return true }
+            }
+        }
+        return false
+    }
+
+    /// One value's text in `cat`: text as it is, integers in decimal, other numbers in their
+    /// shortest round-trip digits without an exponent (Go's `FormatFloat(x, 'f', -1, 64)`:
+    /// `1e21` is `1000000000000000000000`), `null` empty; nil for a Boolean, a list or an
+    /// object (flagd's evaluator fails on them).
+    static func concatenationText(_ value: FlagValue) -> String? {
+        switch value {
+        case .string(let s): return s
+        case .int(let i): return String(i)
+        case .double(let d): return GoNumberText.fixed(d)
+        case .null: return ""
+        case .bool, .list, .object: return nil
+        }
+    }
+}
+
+extension LogicCoercion {
+    /// `text` without leading and trailing white space in Unicode's sense (Go's
+    /// `strings.TrimSpace`: tab, line breaks, space, NEL, no-break space and the other
+    /// `White_Space` characters).
+    static func trimmingSpace(_ text: String) -> String {
+        let scalars = text.unicodeScalars
+        guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
+        return String(scalars[start...last])
+    }
+}
+
+extension FlagValue {
+    /// Whether this is a number (integer or not).
+    fileprivate var isNumber: Bool {
+        switch self {
+        case .int, .double: return true
+        default: return false
+        }
     }
 }

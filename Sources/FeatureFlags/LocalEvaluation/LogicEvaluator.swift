@@ -122,20 +122,22 @@ struct LogicScope {
                 if !LogicCoercion.truthy(last) { return last }
             }
             return last
-        case .less, .lessOrEqual:
+        case .less, .lessOrEqual, .greater, .greaterOrEqual:
+            // flagd's evaluator: `a > b` is `b < a`, `a >= b` is `b < a or b == a`; a third
+            // argument makes it "between" (`a < b < c`, `a > b > c`, inclusive for `<=` and `>=`).
             let values = all()
             guard values.count >= 2 else { return .bool(false) }
-            let strict = op == .less
-            func holds(_ a: FlagValue, _ b: FlagValue) -> Bool {
-                guard let order = LogicCoercion.order(a, b) else { return false }
-                return strict ? order < 0 : order <= 0
+            let inclusive = op == .lessOrEqual || op == .greaterOrEqual
+            func before(_ a: FlagValue, _ b: FlagValue) -> Bool {
+                inclusive ? LogicCoercion.lessOrEqual(a, b) : LogicCoercion.less(a, b)
             }
-            // Three arguments: "between" (exclusive for `<`, inclusive for `<=`).
-            if values.count >= 3 { return .bool(holds(values[0], values[1]) && holds(values[1], values[2])) }
-            return .bool(holds(values[0], values[1]))
-        case .greater, .greaterOrEqual:
-            guard let order = LogicCoercion.order(argument(0), argument(1)) else { return .bool(false) }
-            return .bool(op == .greater ? order > 0 : order >= 0)
+            let ascending = op == .less || op == .lessOrEqual
+            let (first, second) = ascending ? (values[0], values[1]) : (values[1], values[0])
+            if values.count >= 3 {
+                let third = values[2]
+                return .bool(ascending ? before(first, second) && before(second, third) : before(third, first) && before(first, second))
+            }
+            return .bool(before(first, second))
         case .max, .min:
             let numbers = all().map(LogicCoercion.number)
             guard !numbers.isEmpty, !numbers.contains(where: \.isNaN) else { return .null }
@@ -161,15 +163,53 @@ struct LogicScope {
             let divisor = LogicCoercion.number(argument(1))
             guard divisor != 0 else { return .null }
             return LogicCoercion.value(of: LogicCoercion.number(argument(0)).truncatingRemainder(dividingBy: divisor))
+        case .absolute:
+            guard !arguments.isEmpty, let number = LogicCoercion.membershipNumber(argument(0)) else {
+                return budget.fail("`abs` needs a number or text")
+            }
+            return LogicCoercion.value(of: Swift.abs(number))
+        case .containsAll, .containsAny, .containsNone:
+            // Two lists, else false (true for `contains_none`); elements found by identity,
+            // numbers by value.
+            let values = all()
+            guard values.count == 2, case .list(let search) = values[0], case .list(let wanted) = values[1] else {
+                return .bool(op == .containsNone)
+            }
+            var found = 0
+            for element in wanted {
+                guard let present = LogicCoercion.listHolds(search, element) else {
+                    return budget.fail("`\(op.rawValue)` cannot compare lists or objects")
+                }
+                if present {
+                    found += 1
+                    if op != .containsAll { break }
+                } else if op == .containsAll {
+                    return .bool(false)
+                }
+            }
+            switch op {
+            case .containsAll: return .bool(true)
+            case .containsAny: return .bool(found > 0)
+            default: return .bool(found == 0)
+            }
         case .contains:
             let needle = argument(0)
-            switch argument(1) {
-            case .string(let haystack): return .bool(haystack.contains(LogicCoercion.text(needle)))
-            case .list(let items): return .bool(items.contains { LogicCoercion.strictlyEqual($0, needle) })
-            default: return .bool(false)
+            let haystack = argument(1)
+            guard let found = LogicCoercion.contains(needle, in: haystack) else {
+                return budget.fail("`in` cannot look for \(needle.typeNameWithArticle) in \(haystack.typeNameWithArticle)")
             }
+            return .bool(found)
         case .concatenate:
-            let text = all().map(LogicCoercion.text).joined()
+            let values = all()
+            var text = ""
+            for value in values {
+                guard let piece = LogicCoercion.concatenationText(value) else {
+                    return budget.fail("`cat` cannot concatenate \(value.typeNameWithArticle)")
+                }
+                text += piece
+            }
+            // flagd's evaluator trims the joined text of two or more values.
+            if values.count > 1 { text = LogicCoercion.trimmingSpace(text) }
             return budget.spend(text.utf8.count / 64) ? .string(text) : .null
         case .substring:
             return .string(substring(LogicCoercion.text(argument(0)), argument(1), arguments.count > 2 ? argument(2) : nil))
@@ -248,11 +288,26 @@ final class EvaluationBudget {
     private var remaining = EvaluationBudget.limit
 
     /// The whole budget again (one evaluator reused for the next flag).
-    func reset() { remaining = Self.limit }
+    func reset() {
+        remaining = Self.limit
+        failure = nil
+    }
+
+    /// Why the evaluation failed where flagd's evaluator fails (its JsonLogic library refuses
+    /// the operands: the flag's answer is `PARSE_ERROR`); nil while it has not.
+    private(set) var failure: String?
 
     /// Spends `units`; false once the budget is exhausted.
     func spend(_ units: Int) -> Bool {
         remaining -= max(0, units)
         return remaining >= 0
+    }
+
+    /// Fails the evaluation with `reason` (the first reason is kept) and ends it: every later
+    /// spend is refused, so the rule unwinds to `null` at once.
+    func fail(_ reason: String) -> FlagValue {
+        if failure == nil { failure = reason }
+        remaining = -1
+        return .null
     }
 }

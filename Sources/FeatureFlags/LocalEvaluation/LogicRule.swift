@@ -12,16 +12,18 @@ indirect enum LogicRule: Sendable, Equatable {
     case operation(LogicOperator, [LogicRule])
 }
 
-/// The operators a rule can use: JsonLogic's and flagd's own.
+/// The operators a rule can use: JsonLogic's, those flagd's evaluator library adds (`abs`,
+/// `contains_all`, `contains_any`, `contains_none`) and flagd's own.
 enum LogicOperator: String, Sendable, CaseIterable {
     case variable = "var", missing, missingSome = "missing_some"
     case ifThen = "if", ternary = "?:"
     case equal = "==", strictEqual = "===", notEqual = "!=", strictNotEqual = "!=="
     case not = "!", truthy = "!!", or, and
     case less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
-    case max, min, plus = "+", minus = "-", times = "*", divide = "/", modulo = "%"
+    case max, min, plus = "+", minus = "-", times = "*", divide = "/", modulo = "%", absolute = "abs"
     case contains = "in", concatenate = "cat", substring = "substr", merge
     case map, filter, reduce, all, some, none
+    case containsAll = "contains_all", containsAny = "contains_any", containsNone = "contains_none"
     case fractional, semanticVersion = "sem_ver", startsWith = "starts_with", endsWith = "ends_with"
 }
 

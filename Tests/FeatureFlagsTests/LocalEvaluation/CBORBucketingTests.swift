@@ -51,10 +51,19 @@ struct CBORBucketingTests {
             return EvaluationContext(targetingKey: context.objectValue?["targetingKey"]?.stringValue, attributes: attributes)
         }
         var agreed = 0
+        var followsFlagd = 0
         var disagreements: [String] = []
         for case .object(let result) in results {
             guard let flag = result["flag"]?.stringValue, case .int(let index)? = result["context"] else { continue }
             let entry = definitions.evaluate(flag: flag, for: built[index])
+            // `cat` of a Boolean, list or object: the reference's JsonLogic (Python) writes it as
+            // text, flagd's Go evaluator fails the evaluation — and we follow flagd (see
+            // Docs/Providers.md, "Deviations from flagd").
+            if flag == "cbor-cat", let unit = built[index].attributes["unit"], Self.isNotText(unit) {
+                #expect(entry?.reason == .error && entry?.errorCode == .parseError, "\(flag) #\(index): \(String(describing: entry))")
+                followsFlagd += 1
+                continue
+            }
             let variant = result["variant"]?.stringValue
             let reason = result["reason"]?.stringValue
             if entry?.variant == variant, entry?.reason?.rawValue == reason {
@@ -65,6 +74,14 @@ struct CBORBucketingTests {
         }
         #expect(disagreements.isEmpty, "\(disagreements.count) of \(results.count) disagree:\n\(disagreements.prefix(20).joined(separator: "\n"))")
         #expect(agreed >= 700)
+        #expect(followsFlagd > 0, "the fixture has no `cat` of a non-text value any more")
+    }
+
+    static func isNotText(_ value: FlagValue) -> Bool {
+        switch value {
+        case .bool, .list, .object: return true
+        default: return false
+        }
     }
 
     @Test func theModesDiffer() throws {

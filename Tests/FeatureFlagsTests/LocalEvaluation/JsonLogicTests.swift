@@ -19,6 +19,16 @@ struct JsonLogicTests {
         return scope.evaluate(compiled, data: data.map { .value($0) } ?? .root)
     }
 
+    /// Why `rule` fails where flagd's evaluator fails; nil when it evaluates.
+    func failure(_ rule: String) throws -> String? {
+        var compiler = LogicCompiler(evaluators: [:])
+        let compiled = try compiler.compile(try FlagJSON.parse(rule), at: "rule")
+        let budget = EvaluationBudget()
+        let scope = LogicScope(context: context, flagKey: "my-flag", timestamp: 1_750_000_000, bucketing: .highPrecision, budget: budget)
+        _ = scope.evaluate(compiled)
+        return budget.failure
+    }
+
     @Test func variables() throws {
         #expect(try run(#"{"var": "email"}"#) == "ana@example.com")
         #expect(try run(#"{"var": ["user.name"]}"#) == "Ana")
@@ -121,7 +131,7 @@ struct JsonLogicTests {
         #expect(try run(#"{"in": ["b", {"var": "tags"}]}"#) == true)
         #expect(try run(#"{"in": ["c", {"var": "tags"}]}"#) == false)
         #expect(try run(#"{"in": ["a", 5]}"#) == false)
-        #expect(try run(#"{"cat": ["I love", " pie", 1, 2.5, null, true]}"#) == "I love pie12.5true")
+        #expect(try run(#"{"cat": ["I love", " pie", 1, 2.5, null]}"#) == "I love pie12.5")
         #expect(try run(#"{"cat": [10.0]}"#) == "10")
         #expect(try run(#"{"substr": ["jsonlogic", 4]}"#) == "logic")
         #expect(try run(#"{"substr": ["jsonlogic", -5]}"#) == "logic")
@@ -130,6 +140,107 @@ struct JsonLogicTests {
         #expect(try run(#"{"substr": ["abc", 10]}"#) == "")
         #expect(try run(#"{"merge": [[1, 2], [3], 4]}"#) == [1, 2, 3, 4])
         #expect(try run(#"{"merge": []}"#) == [])
+    }
+
+    /// Numbers and mismatched types where operators compare, look up or concatenate, as flagd's
+    /// Go evaluator (github.com/diegoholiveira/jsonlogic v3) treats them — each case one where
+    /// JavaScript's JsonLogic answers otherwise.
+    @Test func numbersAndTypesAsFlagdsEvaluatorTreatsThem() throws {
+        // `cat`: numbers in fixed notation (no exponent), the joined text of two or more values
+        // trimmed; a Boolean, list or object fails the evaluation.
+        #expect(try run(#"{"cat": ["n=", 1e21]}"#) == "n=1000000000000000000000")
+        #expect(try run(#"{"cat": ["n=", 0.0000001]}"#) == "n=0.0000001")
+        #expect(try run(#"{"cat": ["n=", 1.5, -2, 0.1]}"#) == "n=1.5-20.1")
+        #expect(try run(#"{"cat": ["  padded ", "text  "]}"#) == "padded text")
+        #expect(try run(#"{"cat": ["  alone  "]}"#) == "  alone  ")
+        #expect(try run(#"{"cat": []}"#) == "")
+        for bad in ["true", "[1]", "{\"var\": \"user\"}"] {
+            #expect(try failure(#"{"cat": ["a", \#(bad)]}"#)?.contains("cat") == true, "\(bad)")
+        }
+        #expect(try failure(#"{"cat": ["a", 1, null]}"#) == nil)
+        // `==` and `===`: every JSON number is one type.
+        #expect(try run(#"{"==": [1, 1.0]}"#) == true)
+        #expect(try run(#"{"===": [1, 1.0]}"#) == true)
+        #expect(try run(#"{"===": [2.5, 2.5]}"#) == true)
+        #expect(try run(#"{"==": [true, "1"]}"#) == true)
+        #expect(try run(#"{"==": [" 1", 1]}"#) == false, "text with blanks around it is no number")
+        #expect(try run(#"{"==": ["", 0]}"#) == true)
+        // Lists and objects are never equal, not even to the same content.
+        #expect(try run(#"{"==": [[1], [1]]}"#) == false)
+        #expect(try run(#"{"===": [[1], [1]]}"#) == false)
+        #expect(try run(#"{"==": [{"var": "user"}, {"var": "user"}]}"#) == false)
+        #expect(try run(#"{"==": [[1], 1]}"#) == false)
+        #expect(try run(#"{"===": [null, null]}"#) == true)
+        // Ordering: `<=` is "less or equal", so null is not <= 0; text by UTF-8 bytes.
+        #expect(try run(#"{"<=": [null, 0]}"#) == false)
+        #expect(try run(#"{"<": [null, 1]}"#) == true)
+        #expect(try run(#"{">=": [0, null]}"#) == false)
+        #expect(try run(#"{"<": ["\uff61", "\ud83d\ude00"]}"#) == true, "code point order, not UTF-16")
+        #expect(try run(#"{">": [3, 2, 1]}"#) == true, "three arguments: between, descending")
+        #expect(try run(#"{">": [3, 4, 1]}"#) == false)
+        #expect(try run(#"{">=": [3, 3, 1]}"#) == true)
+        #expect(try run(#"{"<=": [1, 1, 2]}"#) == true)
+        // `in` a list: a numeric needle matches elements by number (text parsed, 0 if it is none);
+        // a list element is an inclusive range; other needles match identical elements.
+        #expect(try run(#"{"in": [1, [1.0, 2]]}"#) == true)
+        #expect(try run(#"{"in": [1, ["1", "2"]]}"#) == true)
+        #expect(try run(#"{"in": [0, ["abc"]]}"#) == true, "text that is no number counts as 0")
+        #expect(try run(#"{"in": [5, [[1, 10]]]}"#) == true)
+        #expect(try run(#"{"in": [11, [[1, 10]]]}"#) == false)
+        #expect(try run(#"{"in": ["x", [[0, 2]]]}"#) == true, "text that is no number counts as 0 in a range too")
+        #expect(try run(#"{"in": ["1", [1]]}"#) == false)
+        #expect(try run(#"{"in": [true, [1, true]]}"#) == true)
+        #expect(try run(#"{"in": [null, [1, null]]}"#) == true)
+        #expect(try run(#"{"in": ["", "abc"]}"#) == true)
+        // … and fails where flagd's evaluator fails before finding a match.
+        #expect(try failure(#"{"in": [1, [true]]}"#) != nil)
+        #expect(try failure(#"{"in": [1, [null]]}"#) != nil)
+        #expect(try failure(#"{"in": [true, [[1, 2]]]}"#) != nil)
+        #expect(try failure(#"{"in": [1, [[1]]]}"#) != nil)
+        #expect(try failure(#"{"in": [1, "a1b"]}"#) != nil, "a number needle in text")
+        #expect(try failure(#"{"in": [{"var": "user"}, [{"var": "user"}]]}"#) != nil)
+        #expect(try failure(#"{"in": [1, [1, true]]}"#) == nil, "a match before the element flagd fails on")
+    }
+
+    /// The operators flagd's evaluator library adds to JsonLogic.
+    @Test func theOperatorsFlagdsEvaluatorAdds() throws {
+        #expect(try run(#"{"abs": -3}"#) == 3)
+        #expect(try run(#"{"abs": [-2.5]}"#) == 2.5)
+        #expect(try run(#"{"abs": ["-4"]}"#) == 4)
+        #expect(try failure(#"{"abs": [true]}"#) != nil)
+        #expect(try run(#"{"contains_all": [["a", "b", "c"], ["a", "b"]]}"#) == true)
+        #expect(try run(#"{"contains_all": [["a", "b"], ["a", "b", "c"]]}"#) == false)
+        #expect(try run(#"{"contains_all": [["a"], []]}"#) == true)
+        #expect(try run(#"{"contains_all": [[1, 2.5], [1.0, 2.5]]}"#) == true)
+        #expect(try run(#"{"contains_all": [{"var": "tags"}, ["a"]]}"#) == true)
+        #expect(try run(#"{"contains_all": ["ab", ["a"]]}"#) == false)
+        #expect(try run(#"{"contains_any": [["a", "b", "c"], ["x", "b"]]}"#) == true)
+        #expect(try run(#"{"contains_any": [["a", "b", "c"], ["x", "y"]]}"#) == false)
+        #expect(try run(#"{"contains_any": [[1], ["1"]]}"#) == false, "a number is not its text here")
+        #expect(try run(#"{"contains_none": [["a", "b", "c"], ["x", "y"]]}"#) == true)
+        #expect(try run(#"{"contains_none": [["a", "b", "c"], ["x", "b"]]}"#) == false)
+        #expect(try run(#"{"contains_none": ["not a list", ["x"]]}"#) == true)
+        #expect(try failure(#"{"contains_any": [[[1]], [[1]]]}"#) != nil)
+    }
+
+    @Test func aFailedEvaluationIsAParseErrorOfItsFlagAlone() throws {
+        let document = #"""
+            {"flags": {
+              "broken": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
+                         "targeting": {"if": [{"in": [1, {"var": "flags"}]}, "b", "a"]}},
+              "fine": {"state": "ENABLED", "variants": {"a": "a", "b": "b"}, "defaultVariant": "a",
+                       "targeting": {"if": [{"in": [1, {"var": "numbers"}]}, "b", "a"]}}
+            }}
+            """#
+        let definitions = try FlagdDefinitions.parse(Array(document.utf8))
+        let context = EvaluationContext(targetingKey: "u", attributes: ["flags": [true], "numbers": [1]])
+        let entries = definitions.evaluate(for: context)
+        #expect(entries["broken"]?.reason == .error)
+        #expect(entries["broken"]?.errorCode == .parseError)
+        #expect(entries["broken"]?.value == nil)
+        #expect(entries["fine"]?.value == "b")
+        // The budget starts clean for the next flag and the next evaluation.
+        #expect(definitions.evaluate(flag: "fine", for: context)?.value == "b")
     }
 
     @Test func arrayOperations() throws {
