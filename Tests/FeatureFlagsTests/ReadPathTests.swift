@@ -106,6 +106,36 @@ struct ReadPathTests {
         #expect(publication.object.value == 2)
     }
 
+    @Test func anAddressReusedByANewObjectIsNeverMistakenForTheCachedOne() {
+        // Each object is released as soon as the next replaces it: the allocator hands its
+        // address to a later object, often the very next. The thread's slot keeps the object it
+        // read alive, so the word can only hold that address while that object is published.
+        let publication = ReadPublication(Box(0))
+        var addresses = Set<UnsafeMutableRawPointer>()
+        for n in 1...10_000 {
+            let box = Box(n)
+            addresses.insert(Unmanaged.passUnretained(box).toOpaque())
+            publication.publish(box)
+            let read = publication.read { $0.value }
+            if read != n {
+                Issue.record("published \(n), read \(read)")
+                break
+            }
+        }
+        // The test means something only if addresses were in fact reused.
+        #expect(addresses.count < 10_000, "no address was reused")
+    }
+
+    @Test func aPublicationIsPristineWhileItsInitialObjectIsPublished() {
+        let initial = Box(1)
+        let publication = ReadPublication(initial)
+        #expect(publication.isPristine)
+        publication.publish(Box(2))
+        #expect(!publication.isPristine)
+        publication.publish(initial)
+        #expect(publication.isPristine, "the initial object published again")
+    }
+
     @Test func publicationsSharingCacheSlotsEachReadTheirOwnObject() {
         // More publications than a thread has slots: some share a slot and evict each other.
         let publications = (0..<(ThreadReadCache.slotCount * 3)).map { ReadPublication(Box($0)) }

@@ -1,40 +1,42 @@
 import Foundation
 
-#if canImport(Synchronization)
-import Synchronization
-#endif
-
 /// An immutable object that one writer at a time replaces and any number of threads read
-/// without contending with each other: the read side of every client's served state.
+/// without contending with each other: the read side of every client's served state. The same
+/// code on every OS the package supports — it needs no `Synchronization` (iOS 18 / macOS 15):
+/// its one atomic operation is the standard library's.
 ///
-/// Each thread keeps, per publication, the object it last read and the generation it was
-/// published under, in a small thread-local table. A read loads the publication's generation
-/// (one atomic load, `acquiring`) and, when it equals the thread's cached one, uses the cached
-/// object: no lock, no reference-count traffic on shared memory, nothing written that another
-/// thread reads. Otherwise (after a publish, or the first read on a thread) it takes the lock,
-/// copies the current object and its generation into its table, and uses that.
+/// Each thread keeps, per publication, the object it last read, retained, in a small
+/// thread-local table. The publication keeps the address of its current object in one word.
+/// A read loads that word (one atomic load, acquiring) and, when it is the address of the
+/// thread's cached object, uses the cached object: no lock, no reference-count traffic on
+/// shared memory, nothing written that another thread reads. Otherwise (after a publish, or the
+/// first read on a thread) it takes the lock, copies the current object into its table, and
+/// uses that.
 ///
-/// `publish` replaces the object and increments the generation inside the lock, so the pair
-/// read under the lock always belongs together; a writer pays the lock, readers after a
-/// publish pay it once each. Docs/Architecture.md gives the memory-ordering argument.
+/// Why an address is enough: a thread's table holds its object alive, so while it is cached no
+/// other object can have its address; if the word holds that address, the object published
+/// now is the cached one. The loaded address is only compared, never dereferenced.
 ///
-/// Where `Synchronization` is unavailable (before iOS 18 / macOS 15 / tvOS 18 / watchOS 11)
-/// there is no atomic to load, and every read takes the lock: correct, uncontended as long as
-/// one thread reads, and still separate from the owner's state lock.
+/// `publish` replaces the object and stores its address inside the lock, so a thread that
+/// refreshes under the lock always caches the object with its own address; a writer pays the
+/// lock, readers after a publish pay it once each. Docs/Architecture.md gives the
+/// memory-ordering argument.
 ///
 /// Memory: a thread's table holds up to ``ThreadReadCache/slotCount`` objects — of live or
 /// already released publications — until the thread reads again or exits.
 package final class ReadPublication<Object: AnyObject & Sendable>: @unchecked Sendable {
-    // @unchecked: `current` is read and written only while holding `lock`; `id`, `cacheKey`
-    // and `counter` never change (the generation inside `counter` is atomic); thread caches are
-    // touched only by their own thread.
+    // @unchecked: `current` is read and written only while holding `lock`; `id`, `cacheKey`,
+    // `initialAddress` and the `published` pointer never change; the word `published` points
+    // at is written inside `lock` and read only with the standard library's atomic load;
+    // thread caches are touched only by their own thread.
     /// Unique for the life of the process (never reused, unlike an address).
     private let id: Int
     private let lock = NSLock()
     private var current: Object
-    /// The generation counter (`AtomicGeneration`), where the OS has `Synchronization`;
-    /// retained by `init`, released by `deinit` (unmanaged so that a read does not retain it).
-    private let counter: Unmanaged<AnyObject>?
+    /// One word: the address of `current` (bits only: it holds no reference).
+    private let published: UnsafeMutablePointer<UnsafeRawPointer?>
+    /// The address of the object published by `init`.
+    private let initialAddress: UnsafeRawPointer
     /// The thread-local key, copied so that a read does not check a global's initialisation.
     private let cacheKey: ThreadReadCache.Key
 
@@ -43,36 +45,30 @@ package final class ReadPublication<Object: AnyObject & Sendable>: @unchecked Se
         current = initial
         id = ThreadReadCache.nextPublicationID()
         cacheKey = ThreadReadCache.key
-        #if canImport(Synchronization)
-        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
-            counter = .passRetained(AtomicGeneration())
-        } else {
-            counter = nil
-        }
-        #else
-        counter = nil
-        #endif
+        initialAddress = UnsafeRawPointer(Unmanaged.passUnretained(initial).toOpaque())
+        published = .allocate(capacity: 1)
+        published.initialize(to: initialAddress)
     }
 
     /// Runs `body` with the object published now. `body` must not keep the object beyond its
     /// return (it is lent, not retained, on the fast path).
     @inline(__always)
     package func read<R>(_ body: (Object) -> R) -> R {
-        #if canImport(Synchronization)
-        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let counter {
-            let generation = counter._withUnsafeGuaranteedRef {
-                unsafeDowncast($0, to: AtomicGeneration.self).value.load(ordering: .acquiring)
+        if let slots = ThreadReadCache.slots(cacheKey) {
+            let slot = slots + (id & ThreadReadCache.slotMask)
+            if slot.pointee.id == id, let cached = slot.pointee.object, cached.toOpaque() == publishedAddress {
+                return cached._withUnsafeGuaranteedRef { body(unsafeDowncast($0, to: Object.self)) }
             }
-            if let slots = ThreadReadCache.slots(cacheKey) {
-                let slot = slots + (id & ThreadReadCache.slotMask)
-                if slot.pointee.id == id, slot.pointee.generation == generation, let cached = slot.pointee.object {
-                    return cached._withUnsafeGuaranteedRef { body(unsafeDowncast($0, to: Object.self)) }
-                }
-            }
-            return body(refresh())
         }
-        #endif
-        return body(lock.withLock { current })
+        return body(refresh())
+    }
+
+    /// The word `published`, loaded atomically with acquiring order.
+    @inline(__always)
+    private var publishedAddress: UnsafeMutableRawPointer? {
+        published.withMemoryRebound(to: Object?.self, capacity: 1) { word in
+            _stdlib_atomicAcquiringLoadARCRef(object: word)?.toOpaque()
+        }
     }
 
     /// The object published now (retained: for callers that keep it).
@@ -82,75 +78,43 @@ package final class ReadPublication<Object: AnyObject & Sendable>: @unchecked Se
     package func publish(_ object: Object) {
         lock.withLock {
             current = object
-            #if canImport(Synchronization)
-            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let counter {
-                _ = counter._withUnsafeGuaranteedRef {
-                    unsafeDowncast($0, to: AtomicGeneration.self).value.add(1, ordering: .releasing)
-                }
-            }
-            #endif
+            let address = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+            // A store with the standard library's only public atomic write: compare-and-swap
+            // until it takes (only publishes write the word, and they hold the lock: once).
+            var expected = published.pointee
+            while !_stdlib_atomicCompareExchangeStrongPtr(object: published, expected: &expected, desired: address) {}
         }
     }
 
     deinit {
-        counter?.release()
+        published.deallocate()
         // The thread that lets the publication go usually read it last: free its copy now
         // rather than when another publication takes the slot (other threads' copies wait).
         ThreadReadCache.forget(id: id, key: cacheKey)
     }
 
-    /// Whether nothing was published since `init` — one relaxed atomic load where the OS has
-    /// `Synchronization` (a cheap "still the initial object?" for callers whose initial object
-    /// means "nothing to do"); false where it cannot tell.
+    /// Whether the object published now is the one `init` published — one atomic load (a
+    /// cheap "still the initial object?" for callers whose initial object means "nothing to
+    /// do").
     @inline(__always)
-    package var isPristine: Bool {
-        #if canImport(Synchronization)
-        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let counter {
-            return counter._withUnsafeGuaranteedRef {
-                unsafeDowncast($0, to: AtomicGeneration.self).value.load(ordering: .relaxed)
-            } == 0
-        }
-        #endif
-        return false
-    }
+    package var isPristine: Bool { publishedAddress.map(UnsafeRawPointer.init) == initialAddress }
 
-    /// The slow path: the current object and its generation, read together under the lock and
-    /// stored in this thread's table.
+    /// The slow path: the current object, read under the lock and stored in this thread's table.
     @inline(never)
     private func refresh() -> Object {
-        var generation = 0
-        let object: Object = lock.withLock {
-            #if canImport(Synchronization)
-            if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *), let counter {
-                generation = counter._withUnsafeGuaranteedRef {
-                    unsafeDowncast($0, to: AtomicGeneration.self).value.load(ordering: .relaxed)
-                }
-            }
-            #endif
-            return current
-        }
-        ThreadReadCache.store(object, generation: generation, id: id, key: cacheKey)
+        let object: Object = lock.withLock { current }
+        ThreadReadCache.store(object, id: id, key: cacheKey)
         return object
     }
 }
-
-#if canImport(Synchronization)
-/// A publication's generation, boxed so that the publication itself needs no availability.
-@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
-private final class AtomicGeneration: Sendable {
-    /// Starts at 1: an empty thread-cache slot has generation 0 and never matches.
-    let value = Atomic<Int>(1)
-}
-#endif
 
 /// Each thread's table of the objects it last read from publications: ``slotCount`` slots,
 /// a publication's slot chosen by its id. Two publications sharing a slot only cost each other
 /// slow reads.
 package enum ThreadReadCache {
-    /// A slot: which publication, under which generation, and the object (retained).
+    /// A slot: which publication, and the object it read last (retained).
     struct Slot {
         var id = 0
-        var generation = 0
         var object: Unmanaged<AnyObject>?
     }
 
@@ -204,9 +168,8 @@ package enum ThreadReadCache {
         old?.release()
     }
 
-    /// Remembers `object` as publication `id`'s object under `generation` on this thread.
-    static func store(_ object: AnyObject, generation: Int, id: Int, key: Key) {
-        guard generation != 0 else { return }
+    /// Remembers `object` as publication `id`'s object on this thread.
+    static func store(_ object: AnyObject, id: Int, key: Key) {
         var slots = self.slots(key)
         if slots == nil {
             let fresh = UnsafeMutablePointer<Slot>.allocate(capacity: slotCount)
@@ -221,7 +184,7 @@ package enum ThreadReadCache {
         guard let slots else { return }
         let slot = slots + (id & slotMask)
         let old = slot.pointee.object
-        slot.pointee = Slot(id: id, generation: generation, object: .passRetained(object))
+        slot.pointee = Slot(id: id, object: .passRetained(object))
         old?.release()
     }
 }
