@@ -3,15 +3,33 @@ import Foundation
 
 func migratingFromLaunchDarkly() {
     // snippet: Migrating LaunchDarkly
-    let fetcher = FlagFetcher(endpoint: LaunchDarklyEndpoint(mobileKey: "mob-…"))
     let context = EvaluationContext(targetingKey: "user-key-123", attributes: ["venue": "venue-42"])
-    let flags = FeatureFlagProvider(context: context, fetcher: fetcher, store: LastKnownGoodStore())
-    Task { await flags.run() }
+    let flags = FeatureFlagProvider.start(context: context, endpoint: LaunchDarklyEndpoint(mobileKey: "mob-…"))
 
     // Before: LDClient.get()!.boolVariation(forKey: "new_checkout", defaultValue: false)
     let showNewCheckout = flags.value(.newCheckout)
     // end snippet
     _ = showNewCheckout
+    flags.shutdown()
+}
+
+func migratingSideBySide() {
+    // snippet: Migrating start
+    // LaunchDarkly
+    // LDClient.start(config: LDConfig(mobileKey: "mob-…", autoEnvAttributes: .enabled), context: context)
+    // let client = LDClient.get()!
+
+    // ConfigCat
+    // let client = ConfigCatClient.get(sdkKey: "…")
+
+    // Firebase Remote Config
+    // FirebaseApp.configure(); let remoteConfig = RemoteConfig.remoteConfig(); remoteConfig.fetchAndActivate()
+
+    // FeatureFlags, against LaunchDarkly's service
+    let flags = FeatureFlagProvider.start(
+        context: EvaluationContext(targetingKey: "user-key-123"),
+        endpoint: LaunchDarklyEndpoint(mobileKey: "mob-…"))
+    // end snippet
     flags.shutdown()
 }
 

@@ -26,13 +26,11 @@ final class CheckoutViewModel {
 func readmeLaunch() async {
     // snippet: README launch
     let user = EvaluationContext(targetingKey: "user-1", attributes: ["venue": "venue-42", "plan": "business"])
-    let store = LastKnownGoodStore()                                 // reads the file, at launch
-    let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: "https://flags.example.com/flags")!),
-                              configuration: .init(budget: .seconds(2), headers: ["Authorization": "Bearer …"]))
-    let provider = FeatureFlagProvider(
-        context: user, fetcher: fetcher, store: store,
+    let provider = FeatureFlagProvider.start(                       // serves, fetches, polls until shutdown()
+        context: user,
+        endpoint: JSONFlagEndpoint(post: URL(string: "https://flags.example.com/flags")!),
+        fetch: .init(headers: ["Authorization": "Bearer …"]),
         configuration: .init(bundledDefaults: .values(["new_checkout": false])))
-    Task { await provider.run() }                                   // polls until cancelled
     let status = await provider.waitUntilReady(timeout: .seconds(2)) // splash screen
 
     let checkout = CheckoutViewModel(flags: provider)               // inject the protocol

@@ -29,16 +29,16 @@ extension FlagKey where Value == Bool {
 
 /// The app's flags: built once, at launch.
 func makeFlags(for user: EvaluationContext) -> FeatureFlagProvider {
-    let fetcher = FlagFetcher(
-        endpoint: JSONFlagEndpoint(post: URL(string: "https://flags.example.com/flags")!),
-        configuration: .init(headers: ["Authorization": "Bearer …"]))
     var configuration = FeatureFlagProvider.Configuration()
     if let defaults = Bundle.main.url(forResource: "flag-defaults", withExtension: "json") {
         configuration.bundledDefaults = .jsonFile(defaults)       // Docs/BundledDefaults.md
     }
     configuration.crashLoopGuard = CrashLoopGuard()              // Docs/KillPath.md
-    return FeatureFlagProvider(context: user, fetcher: fetcher, store: LastKnownGoodStore(),
-                               configuration: configuration)
+    return FeatureFlagProvider.start(                             // serves, fetches, polls until shutdown()
+        context: user,
+        endpoint: JSONFlagEndpoint(post: URL(string: "https://flags.example.com/flags")!),
+        fetch: .init(headers: ["Authorization": "Bearer …"]),
+        configuration: configuration)
 }
 // end snippet
 
@@ -54,7 +54,6 @@ struct POSApp: App {                                   // @main in your app
                 if launched { RootView(flags: flags) } else { ProgressView() }
             }
             .task {
-                Task { await flags.run() }                  // until the app ends
                 _ = await flags.waitUntilReady(timeout: .seconds(2))
                 launched = true                             // fresh values, or the fallback after 2 s
             }

@@ -13,13 +13,13 @@ extension FlagKey where Value == Int {
 
 let endpoint = URL(string: "http://127.0.0.1:8080/flags")!
 let user = EvaluationContext(targetingKey: "user-1", attributes: ["venue": "venue-42"])
-let store = LastKnownGoodStore(fileURL: URL(fileURLWithPath: "flags.lkg"))  // the app's fallback file
-let provider = FeatureFlagProvider(
-    context: user, fetcher: FlagFetcher(endpoint: JSONFlagEndpoint(post: endpoint)), store: store)
+let provider = FeatureFlagProvider.start(                         // serves, fetches and polls
+    context: user, endpoint: JSONFlagEndpoint(post: endpoint),
+    store: LastKnownGoodStore(fileURL: URL(fileURLWithPath: "flags.lkg")))  // the fallback file, here
 
-await provider.refresh()                          // one fetch, within the 2-second budget
+let status = await provider.waitUntilReady(timeout: .seconds(2))  // the first fetch's answer
 let details = provider.details(.newCheckout)
-print("status \(provider.status)")
+print("status \(status)")
 print("new_checkout \(details.value) from \(details.source) (\(details.reason))")
 print("max_cart_items \(provider.value(.maxCartItems))")
 provider.shutdown()

@@ -254,6 +254,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     var validationCount: Int { cell.withLock { $0.validations } }
     /// Whether a fetch is in flight.
     package var isFetching: Bool { cell.withLock { $0.flight != nil } }
+    /// Whether ``run()`` is running now (tests).
+    package var isRunning: Bool { cell.withLock { $0.running } }
     /// The change streams open now (connected, connecting or waiting to reconnect).
     package var openStreamCount: Int { streamSet.count }
     /// Whether the provider has taken in that the app is in the foreground.

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import FeatureFlags
+import FeatureFlagsTesting
+import FlagServer
+
+/// `FeatureFlagProvider.start`: one call that builds the fetcher and the provider and runs its
+/// loop on a task of its own until `shutdown()`. Real loopback HTTP.
+@Suite("Starting a provider in one call")
+struct ProviderStartTests {
+    static let user = EvaluationContext(targetingKey: "user-1", attributes: ["venue": "venue-42"])
+
+    @Test func itServesTheStoredValuesAtOnceThenFetchesAndPollsUntilShutdown() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let dir = TempDir()
+        let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
+        try store.save(FlagSnapshot(values: ["new_checkout": .bool(false)], version: "stored"), etag: nil, for: Self.user)
+        let reachability = ManualReachability(true)
+        let provider = FeatureFlagProvider.start(
+            context: Self.user, endpoint: JSONFlagEndpoint(post: server.flagsURL), fetch: .init(budget: TestTiming.loopbackBudget),
+            configuration: .init(), store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: reachability,
+            lifecycle: AlwaysForeground())
+        // Served before any network: the stored value, from the fallback.
+        #expect(provider.details(FlagKey("new_checkout", default: true)).source == .fallback)
+        #expect(await provider.waitUntilReady(timeout: TestTiming.loopbackBudget) == .ready)
+        #expect(provider.details(FlagKey("new_checkout", default: false)).source == .network)
+        #expect(await eventually { provider.isRunning }, "its own loop runs: nobody called run()")
+        #expect(server.requests.count == 1)
+        // The path comes back: the loop it runs takes that in and fetches again.
+        reachability.set(false)
+        reachability.set(true)
+        #expect(await eventually(within: TestTiming.loopbackBudget) { server.requests.count >= 2 })
+        provider.shutdown()
+        #expect(await eventually { !provider.isRunning }, "shutdown() ends the loop")
+    }
+
+    @Test func withTheServiceDownItServesTheFallbackAndSaysError() async throws {
+        let dir = TempDir()
+        let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
+        try store.save(FlagSnapshot(values: ["new_checkout": .bool(true)], version: "stored"), etag: nil, for: Self.user)
+        // A port nothing listens on.
+        let closed = try FlagServer(document: .seedExample)
+        let url = closed.flagsURL
+        closed.stop()
+        let provider = FeatureFlagProvider.start(
+            context: Self.user, endpoint: JSONFlagEndpoint(post: url), fetch: .init(budget: TestTiming.loopbackBudget), configuration: .init(),
+            store: store, reachability: ManualReachability(true), lifecycle: AlwaysForeground())
+        defer { provider.shutdown() }
+        #expect(await provider.waitUntilReady(timeout: TestTiming.loopbackBudget) == .error)
+        let details = provider.details(FlagKey("new_checkout", default: false))
+        #expect(details.value == true)
+        #expect(details.source == .fallback)
+    }
+
+    @Test func aShutdownBeforeTheLoopStartsLeavesNothingRunning() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let dir = TempDir()
+        let provider = FeatureFlagProvider.start(
+            context: Self.user, endpoint: JSONFlagEndpoint(post: server.flagsURL), fetch: .init(), configuration: .init(),
+            store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: ManualReachability(true), lifecycle: AlwaysForeground())
+        provider.shutdown()
+        // The detached loop, whenever it starts, finds the provider shut down and returns.
+        #expect(await eventually { !provider.isRunning })
+        #expect(!(await eventually(within: .milliseconds(200)) { provider.isRunning }))
+    }
+}
