@@ -56,6 +56,10 @@ enum Route {
         self = Self.json(request, pathAttribute: pathAttribute)
     }
 
+    /// The query parameters a refetch after a change-stream event carries (OFREP ADR-0008):
+    /// they say which configuration the event announced, not who asks — never attributes.
+    static let refetchParameters: Set<String> = ["flagConfigEtag", "flagConfigLastModified"]
+
     /// Where a flagd document is served.
     static let flagdPath = "/flagd/flags.json"
 
@@ -63,7 +67,7 @@ enum Route {
     private static func json(_ request: HTTPRequest, pathAttribute: String) -> Route {
         var attributes: [String: FlagValue] = [:]
         var targetingKey: String?
-        for (name, value) in request.query {
+        for (name, value) in request.query where !Self.refetchParameters.contains(name) {
             if name == "targetingKey" { targetingKey = value } else { attributes[name] = .string(value) }
         }
         if request.path == "/flags" {

@@ -18,22 +18,45 @@ struct ProviderStartTests {
         let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
         try store.save(FlagSnapshot(values: ["new_checkout": .bool(false)], version: "stored"), etag: nil, for: Self.user)
         let reachability = ManualReachability(true)
+        // Without change streams: a stream's opening asks for a fetch of its own, which would
+        // blur the count.
+        var configuration = FeatureFlagProvider.Configuration()
+        configuration.changeStreams = false
         let provider = FeatureFlagProvider.start(
             context: Self.user, endpoint: JSONFlagEndpoint(post: server.flagsURL), fetch: .init(budget: TestTiming.loopbackBudget),
-            configuration: .init(), store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: reachability,
+            configuration: configuration, store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: reachability,
             lifecycle: AlwaysForeground())
         // Served before any network: the stored value, from the fallback.
         #expect(provider.details(FlagKey("new_checkout", default: true)).source == .fallback)
         #expect(await provider.waitUntilReady(timeout: TestTiming.loopbackBudget) == .ready)
         #expect(provider.details(FlagKey("new_checkout", default: false)).source == .network)
         #expect(await eventually { provider.isRunning }, "its own loop runs: nobody called run()")
-        #expect(server.requests.count == 1)
+        let fetches = { server.requests.count }
+        #expect(fetches() == 1)
         // The path comes back: the loop it runs takes that in and fetches again.
         reachability.set(false)
         reachability.set(true)
-        #expect(await eventually(within: TestTiming.loopbackBudget) { server.requests.count >= 2 })
+        #expect(await eventually(within: TestTiming.loopbackBudget) { fetches() >= 2 })
         provider.shutdown()
         #expect(await eventually { !provider.isRunning }, "shutdown() ends the loop")
+    }
+
+    @Test func waitUntilReadyReturnsOnceTheAnswerIsInTheFile() async throws {
+        // An app (or a tool) that exits right after the first answer finds it at its next
+        // launch: readiness is announced after the fallback file was written.
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let dir = TempDir()
+        for _ in 0..<5 {
+            try? FileManager.default.removeItem(at: dir.url("flags.lkg"))
+            let provider = FeatureFlagProvider.start(
+                context: Self.user, endpoint: JSONFlagEndpoint(post: server.flagsURL), fetch: .init(budget: TestTiming.loopbackBudget),
+                configuration: .init(), store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: ManualReachability(true),
+                lifecycle: AlwaysForeground())
+            #expect(await provider.waitUntilReady(timeout: TestTiming.loopbackBudget) == .ready)
+            provider.shutdown()
+            #expect(LastKnownGoodStore(fileURL: dir.url("flags.lkg")).lastKnownGood(for: Self.user) != nil)
+        }
     }
 
     @Test func withTheServiceDownItServesTheFallbackAndSaysError() async throws {

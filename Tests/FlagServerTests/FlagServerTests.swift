@@ -45,6 +45,23 @@ struct FlagServerTests {
         #expect(server.requests.first?.contextFingerprint == EvaluationContext(targetingKey: "u", partner: "zenithsat", planTier: "business").fingerprint)
     }
 
+    @Test func aRefetchsConfigurationParametersAreNotPartOfTheContext() async throws {
+        // OFREP ADR-0008: a refetch after a stream event carries flagConfigEtag and
+        // flagConfigLastModified; the same user must keep the same context fingerprint.
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let user = EvaluationContext(targetingKey: "u", partner: "zenithsat", planTier: "business")
+        let template = server.baseURL.absoluteString + "/flags?partner={partner}&plan_tier={plan_tier}&targetingKey={targetingKey}"
+        for suffix in ["", "&flagConfigEtag=%22r7%22&flagConfigLastModified=1750000000"] {
+            let client = FlagFetcher(endpoint: JSONFlagEndpoint(urlTemplate: template + suffix), configuration: .loopback)
+            defer { client.shutdown() }
+            _ = await client.fetch(user)
+        }
+        #expect(server.requests.count == 2)
+        #expect(server.requests.allSatisfy { $0.contextFingerprint == user.fingerprint })
+        #expect(server.requests.last?.flagConfigEtag == "\"r7\"")
+    }
+
     @Test func requestSizeLimits() throws {
         let server = try FlagServer(document: .seedExample, configuration: .init(maxHeaderBytes: 1_024, maxBodyBytes: 512))
         defer { server.stop() }

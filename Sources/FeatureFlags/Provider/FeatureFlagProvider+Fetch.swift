@@ -91,6 +91,8 @@ extension FeatureFlagProvider {
             }
         }
         let holdWithSnapshot = persists ? hold : nil
+        var resumes: [@Sendable () -> Void] = []
+        defer { for resume in resumes { resume() } }
         for effect in effects {
             switch effect {
             case .persist(let snapshot, let etag, let streams, let keepStored, let context):
@@ -109,8 +111,10 @@ extension FeatureFlagProvider {
                     order.withLock { _ in publisher.emit(event) }
                 }
                 for waiter in waiters { waiter(outcome) }
+            case .resume(let resume):
+                resumes.append(resume)
             default:
-                assertionFailure("only writes and completions are deferred")
+                assertionFailure("only writes, completions and resumptions are deferred")
             }
         }
     }

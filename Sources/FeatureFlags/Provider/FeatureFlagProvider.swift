@@ -418,6 +418,15 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     ) -> [ProviderEffect] {
         var deferred: [ProviderEffect] = []
         var changed: Set<String> = []
+        // A fetch whose answer is written: those waiting for readiness are resumed after the
+        // write (by the fetch's task), so that an app that exits right after
+        // `waitUntilReady` finds the answer in the file at its next launch.
+        let writes = effects.contains { effect in
+            switch effect {
+            case .persist, .holdKill: return true
+            default: return false
+            }
+        }
         for effect in effects {
             switch effect {
             case .publish(let old, let new):
@@ -436,7 +445,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             case .answer(let waiters, let outcome):
                 for waiter in waiters { waiter(outcome) }
             case .resume(let resume):
-                resume()
+                if writes { deferred.append(effect) } else { resume() }
             case .wake:
                 fetchRequested.withLock { $0 = true }
                 wakeup.fire()
