@@ -8,20 +8,37 @@ extension FlagdDefinitions {
     /// default), `ERROR` with `PARSE_ERROR` (the flag broke the format) or `GENERAL` (the rule
     /// named no variant of the flag, or gave a number, list or object).
     public func evaluate(for context: EvaluationContext, at date: Date = Date()) -> [String: FlagEntry] {
-        let values = context.flagValue.objectValue ?? [:]
-        let timestamp = Int(date.timeIntervalSince1970.rounded(.down))
         var out: [String: FlagEntry] = [:]
         out.reserveCapacity(flags.count)
+        forEachEvaluated(for: context, at: date) { key, entry in out[key] = entry }
+        return out
+    }
+
+    /// ``evaluate(for:at:)`` straight into the table reads look flags up in: what an identify
+    /// with held rules serves, with no dictionary built on the way (the snapshot builds one
+    /// only if something asks for it, such as the write to the fallback file, off the reader's
+    /// path).
+    package func evaluatedTable(for context: EvaluationContext, at date: Date) -> FlagTable {
+        FlagTable(capacity: flags.count) { (add) throws(Never) in
+            forEachEvaluated(for: context, at: date) { key, entry in
+                add(key, FlagNameHash.of(key), entry.value, FlagExtras.of(entry), true)
+            }
+        }
+    }
+
+    /// Evaluates every flag for `context` at `date`, handing each key and entry to `body`.
+    private func forEachEvaluated(for context: EvaluationContext, at date: Date, _ body: (String, FlagEntry) -> Void) {
+        let values = context.flagValue.objectValue ?? [:]
+        let timestamp = Int(date.timeIntervalSince1970.rounded(.down))
         let budget = EvaluationBudget()
         for (key, flag) in flags {
             if let constant = flag.constant {
-                out[key] = constant
+                body(key, constant)
             } else {
                 budget.reset()
-                out[key] = evaluate(flag, key: key, context: values, timestamp: timestamp, budget: budget)
+                body(key, evaluate(flag, key: key, context: values, timestamp: timestamp, budget: budget))
             }
         }
-        return out
     }
 
     /// One flag evaluated for `context` at `date`; nil when the document has no such flag

@@ -26,7 +26,9 @@ import Foundation
 /// Only a document that is not JSON, or has no usable `flags`, fails as a whole.
 public struct FlagdDefinitions: Sendable {
     /// One flag, compiled.
-    struct Flag: Sendable {
+    /// A class, not a struct: evaluating every flag walks the dictionary of them, and a copy of
+    /// a reference is one retain where a copy of the fields was a dozen.
+    final class Flag: Sendable {
         enum Outcome: Sendable {
             /// Valid: evaluate it.
             case valid(enabled: Bool, variants: [String: FlagValue], defaultVariant: String?, targeting: LogicRule?)
@@ -38,6 +40,12 @@ public struct FlagdDefinitions: Sendable {
         let metadata: [String: FlagValue]
         /// The answer when it does not depend on the context (no targeting, disabled, invalid).
         let constant: FlagEntry?
+
+        init(outcome: Outcome, metadata: [String: FlagValue], constant: FlagEntry?) {
+            self.outcome = outcome
+            self.metadata = metadata
+            self.constant = constant
+        }
     }
 
     /// Flags by key.

@@ -116,10 +116,10 @@ enum FlagdOperators {
     /// `sem_ver`: `[version, operator, version]` → whether the first version stands in that
     /// relation to the second; `null` when an argument is missing, not a version or not an
     /// operator. Numbers are versions too, as flagd prints them (`2`, `1.2`).
-    static func semanticVersion(_ arguments: [FlagValue]) -> FlagValue {
+    static func semanticVersion(_ arguments: [FlagValue], parsed cache: EvaluationBudget) -> FlagValue {
         guard arguments.count == 3, case .string(let op) = arguments[1],
             let left = versionText(arguments[0]), let right = versionText(arguments[2]),
-            let a = SemanticVersion(left), let b = SemanticVersion(right), let result = a.matches(op, b)
+            let a = cache.version(left), let b = cache.version(right), let result = a.matches(op, b)
         else { return .null }
         return .bool(result)
     }

@@ -31,8 +31,8 @@ package final class LocalRules: Sendable, Equatable {
     /// ``FlagSnapshot/fetchedAt`` is theirs), carrying them.
     package func snapshot(for context: EvaluationContext, at date: Date) -> FlagSnapshot {
         var snapshot = FlagSnapshot(
-            flags: definitions.evaluate(for: context, at: date), version: definitions.version, fetchedAt: fetchedAt,
-            contextFingerprint: context.fingerprint)
+            storage: FlagSet(table: definitions.evaluatedTable(for: context, at: date)), version: definitions.version,
+            fetchedAt: fetchedAt, ttl: nil, contextFingerprint: context.fingerprint)
         snapshot.rules = self
         return snapshot
     }

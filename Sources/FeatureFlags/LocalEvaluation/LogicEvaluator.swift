@@ -239,7 +239,7 @@ struct LogicScope {
         case .fractional:
             return FlagdOperators.fractional(all(), scope: self)
         case .semanticVersion:
-            return FlagdOperators.semanticVersion(all())
+            return FlagdOperators.semanticVersion(all(), parsed: budget)
         case .startsWith, .endsWith:
             return FlagdOperators.affix(all(), prefix: op == .startsWith)
         }
@@ -301,6 +301,19 @@ final class EvaluationBudget {
     func spend(_ units: Int) -> Bool {
         remaining -= max(0, units)
         return remaining >= 0
+    }
+
+    /// Versions `sem_ver` parsed during this evaluation, by their text (the context's version
+    /// is compared by many flags, each rule's by every context): parsing is most of what a
+    /// `sem_ver` costs. Bounded: a hostile document cannot grow it past 256 entries.
+    private var versions: [String: SemanticVersion?] = [:]
+
+    /// The version `text` spells (nil: not a version), parsed once per evaluation.
+    func version(_ text: String) -> SemanticVersion? {
+        if let known = versions[text] { return known }
+        let parsed = SemanticVersion(text)
+        if versions.count < 256 { versions[text] = parsed }
+        return parsed
     }
 
     /// Fails the evaluation with `reason` (the first reason is kept) and ends it: every later
