@@ -19,6 +19,20 @@ extension ProviderStateTests {
         return s
     }
 
+    @Test func streamsOpenOnlyWhileRunRuns() {
+        // A refresh without run(): the answer's streams are kept, not opened.
+        var s = state(running: false)
+        let ticket = startFetch(&s)
+        var ended = FetchReport(ticket: ticket, verdict: .fresh(prepared(["x": 2]), etag: nil, unknownKeys: []), memory: [:],
+                                validations: 0, members: nil, latency: .milliseconds(5))
+        ended.streams = [Self.link]
+        #expect(!s.apply(.fetchEnded(ended), at: at()).contains { $0.label.hasPrefix("setStreams") })
+        #expect(s.streams.open.isEmpty)
+        // run() starts: they open; it returns: they close.
+        #expect(s.apply(.running(true), at: at()).map(\.label) == ["setStreams 1"])
+        #expect(s.apply(.running(false), at: at()).map(\.label) == ["setStreams 0"])
+    }
+
     @Test func theFirstFetchIsUnconditionalThenTheStreamsAdvertisedAreOpened() {
         var s = state()
         let effects = s.apply(.refresh(pathUp: true, waiter: { _ in }), at: at())

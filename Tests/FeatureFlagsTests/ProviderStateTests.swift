@@ -20,11 +20,14 @@ struct ProviderStateTests {
         base.prepare(FlagSnapshot(values: values, version: "v", fetchedAt: Self.start.addingTimeInterval(fetchedAt), ttl: ttl))
     }
 
-    /// A provider state for `a`, serving `values` from the fallback, not ready.
-    func state(_ values: [String: FlagValue] = ["x": 1], pathUp: Bool = true, ttl: TimeInterval? = 3_600) -> ProviderState {
-        ProviderState(
+    /// A provider state for `a`, serving `values` from the fallback, not ready, its `run()`
+    /// running (unless `running` is false).
+    func state(_ values: [String: FlagValue] = ["x": 1], pathUp: Bool = true, ttl: TimeInterval? = 3_600, running: Bool = true) -> ProviderState {
+        var s = ProviderState(
             context: a, served: ServedState(prepared(values, ttl: ttl), source: .fallback, status: .notReady, reasonOverride: .cached),
             pathUp: pathUp, configuration: .init(), base: base, random: SplitMix(seed: 7))
+        s.running = running
+        return s
     }
 
     /// Records the outcomes the waiters are answered with.

@@ -61,6 +61,20 @@ struct ProviderStreamTests {
         return loop
     }
 
+    @Test func aRefreshWithoutRunIsOneRequestAndOpensNoStream() async throws {
+        // What the README's "one fetch" promises: no stream (its opening would ask for a
+        // second fetch) unless run() runs.
+        let f = try Self.fixture()
+        defer { f.stop() }
+        _ = await f.provider.refresh()
+        #expect(f.server.requests.map(\.route) == ["POST /flags"])
+        #expect(f.provider.openStreamCount == 0)
+        // run() opens the stream the answer advertised.
+        let loop = f.run()
+        defer { loop.cancel() }
+        #expect(await eventually { f.server.streamCount == 1 && f.provider.openStreamCount == 1 })
+    }
+
     @Test func aKillArrivesByTheStreamWithItsMetadataAndNoPoll() async throws {
         let f = try Self.fixture()
         defer { f.stop() }

@@ -10,12 +10,14 @@ extension FeatureFlagProvider {
     /// triggers a fetch at once. Returns after a fatal error. Only one `run()` at a time:
     /// a second call returns immediately.
     public func run() async {
+        // The first run() claims the loop; the transition then opens the change streams.
         let first = cell.withLock { s -> Bool in
             if s.running || s.shutDown { return false }
             s.running = true
             return true
         }
         guard first else { return }
+        transition(.running(true))
         let watcher = Task { [reachability, weak self] in
             for await reachable in reachability.updates() {
                 guard let self else { return }
@@ -33,7 +35,7 @@ extension FeatureFlagProvider {
             watcher.cancel()
             lifecycleWatcher.cancel()
             healthTimer.cancel()
-            cell.withLock { $0.running = false }
+            transition(.running(false))
         }
         // Launched in the background (a background fetch, a silent push): no poll until the
         // app comes to the foreground; `refreshInBackground(deadline:)` is the way to fetch.

@@ -5,7 +5,7 @@ extension ProviderState {
     /// streams are on, the path is up, the provider runs (not shut down, not stopped by a
     /// fatal error), and the app has not been in the background past its grace.
     var wantedStreams: [EventStreamLink] {
-        guard configuration.changeStreams, pathUp, !shutDown, !fatal, !streams.closedForInactivity else { return [] }
+        guard configuration.changeStreams, running, pathUp, !shutDown, !fatal, !streams.closedForInactivity else { return [] }
         return streams.advertised ?? []
     }
 

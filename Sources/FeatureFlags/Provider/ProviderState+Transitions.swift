@@ -59,6 +59,9 @@ extension ProviderState {
         case .valuesPublished:
             served.valuesChanged()
             return []
+        case .running(let on):
+            running = on
+            return []
         case .awaitSettled(let id, let resume):
             if shutDown || Self.isSettled(served.status) { return [.resume(resume)] }
             settleWaiters[id] = resume

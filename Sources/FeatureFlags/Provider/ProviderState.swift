@@ -252,6 +252,9 @@ enum ProviderInput: Sendable {
     case stopWaiting(id: Int)
     /// Stop for good.
     case shutdown
+    /// ``FeatureFlagProvider/run()`` started (`true`) or returned: change streams are open
+    /// only while it runs.
+    case running(Bool)
     /// A change stream connected, said flags changed, or closed.
     case stream(EventStreamLink, ChangeStream.Signal)
     /// The app came to the foreground (`true`) or went to the background.
