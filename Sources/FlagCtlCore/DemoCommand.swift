@@ -134,6 +134,9 @@ enum DemoCommand {
                 } else {
                     console.out("FeatureFlags demo: a FeatureFlagProvider against a loopback flag server")
                     console.out("at \(server.absoluteString), step by step.")
+                    console.out("Each step: what the app serves, then where it came from — source · reason ·")
+                    console.out("version · status (FlagDetails.source and .reason, the snapshot's version, the")
+                    console.out("provider's status) — and what the step shows.")
                 }
             }
         } catch is OutputClosed {
