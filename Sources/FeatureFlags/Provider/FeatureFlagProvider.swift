@@ -387,7 +387,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         let deferred: [ProviderEffect] = order.withLock { _ in
             let time = ProviderTime(elapsed: clock.now(), date: wallClock())
             let effects = cell.withLock { $0.apply(input, at: time) }
-            return perform(effects, launched: &launched, stopping: &stopping)
+            return perform(effects, at: time.elapsed, launched: &launched, stopping: &stopping)
         }
         // The app's own pieces are stopped outside every lock of ours: a slow or re-entrant
         // implementation (one that calls back into the provider) stalls only itself.
@@ -400,11 +400,10 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         return deferred
     }
 
-    /// Feeds `input` to the state after `delay` on the provider's clock (unless the provider
+    /// Feeds `input` to the state at `deadline` on the provider's clock (unless the provider
     /// is gone by then).
-    private func schedule(_ input: ProviderInput, after delay: Duration) {
+    private func schedule(_ input: ProviderInput, at deadline: Duration) {
         let clock = self.clock
-        let deadline = clock.now() + delay
         Task { [weak self] in
             guard (try? await clock.sleep(until: deadline)) != nil else { return }
             self?.transition(input)
@@ -413,8 +412,10 @@ public final class FeatureFlagProvider: FeatureFlagClient {
 
     /// Runs `effects` (holding `order`, not the state lock); returns the deferred ones. A stop
     /// sets `stopping`: the caller stops the fetcher, reachability and lifecycle after unlocking.
+    /// Timers count from `now`, the instant the state decided on them — not from whenever
+    /// this runs (the state lock is released by then, and the clock may have moved).
     private func perform(
-        _ effects: [ProviderEffect], launched: inout [(FetchTicket, Task<Void, Never>)], stopping: inout Bool
+        _ effects: [ProviderEffect], at now: Duration, launched: inout [(FetchTicket, Task<Void, Never>)], stopping: inout Bool
     ) -> [ProviderEffect] {
         var deferred: [ProviderEffect] = []
         var changed: Set<String> = []
@@ -464,9 +465,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             case .setStreams(let links):
                 streamSet.set(links)
             case .scheduleInactivity(let token, let delay):
-                schedule(.inactivityElapsed(token: token), after: delay)
+                schedule(.inactivityElapsed(token: token), at: now + delay)
             case .scheduleStreamWait(let ticket, let delay):
-                schedule(.streamWaitElapsed(ticket), after: delay)
+                schedule(.streamWaitElapsed(ticket), at: now + delay)
             case .reschedule:
                 wakeup.fire()
                 lifecycleChanged.fire()
