@@ -403,8 +403,8 @@ public final class FlagServer: Sendable {
                     contextFingerprint: route.context?.fingerprint, fault: fault, status: nil, bytesSent: 0, duration: nil,
                     requestBytes: request.wireBytes, responseHeadBytes: 0)
                 record.receivedAt = started
-                record.flagConfigEtag = request.query["flagConfigEtag"]
-                record.flagConfigLastModified = request.query["flagConfigLastModified"]
+                record.flagConfigEtag = request.query[RefetchHint.etagParameter]
+                record.flagConfigLastModified = request.query[RefetchHint.lastModifiedParameter]
                 return record
             }
             return (index, fault, s.latency, s.document, s.revision)

@@ -58,7 +58,7 @@ enum Route {
 
     /// The query parameters a refetch after a change-stream event carries (OFREP ADR-0008):
     /// they say which configuration the event announced, not who asks — never attributes.
-    static let refetchParameters: Set<String> = ["flagConfigEtag", "flagConfigLastModified"]
+    static let refetchParameters: Set<String> = [RefetchHint.etagParameter, RefetchHint.lastModifiedParameter]
 
     /// Where a flagd document is served.
     static let flagdPath = "/flagd/flags.json"

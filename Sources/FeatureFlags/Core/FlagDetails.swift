@@ -167,5 +167,4 @@ package final class FlagExtras: Sendable {
         if variant == nil, reason == nil, errorCode == nil, metadata.isEmpty { return nil }
         return FlagExtras(variant: variant, reason: reason, errorCode: errorCode, metadata: metadata)
     }
-
 }

@@ -139,11 +139,15 @@ public struct RefetchHint: Sendable, Hashable {
         self.endpoint = endpoint
     }
 
+    /// The query parameter names OFREP ADR-0008 gives the hint's etag and last-modified.
+    package static let etagParameter = "flagConfigEtag"
+    package static let lastModifiedParameter = "flagConfigLastModified"
+
     /// `url` with `flagConfigEtag` / `flagConfigLastModified` added to its query.
     func apply(to url: URL) -> URL {
         var items: [URLQueryItem] = []
-        if let etag { items.append(URLQueryItem(name: "flagConfigEtag", value: etag)) }
-        if let lastModified { items.append(URLQueryItem(name: "flagConfigLastModified", value: lastModified)) }
+        if let etag { items.append(URLQueryItem(name: Self.etagParameter, value: etag)) }
+        if let lastModified { items.append(URLQueryItem(name: Self.lastModifiedParameter, value: lastModified)) }
         guard !items.isEmpty, var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
         parts.percentEncodedQueryItems = (parts.percentEncodedQueryItems ?? []) + items.map {
             URLQueryItem(name: $0.name, value: $0.value?.addingPercentEncoding(withAllowedCharacters: Self.queryValue))

@@ -94,7 +94,7 @@ enum LogicCoercion {
         case .bool(let b): return b ? 1 : 0
         case .null: return 0
         case .string(let s):
-            if s.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return 0 }
+            if trimmingSpace(s).isEmpty { return 0 }
             return goFloat(s) ?? .nan
         case .list, .object: return .nan
         }
@@ -112,15 +112,9 @@ enum LogicCoercion {
     }
 
     /// Go's `strconv.ParseFloat` of `text`: decimal or hexadecimal, `Inf`, `NaN`; out-of-range
-    /// values as infinities; nil when it is no number (blanks around it included).
-    static func goFloat(_ text: String) -> Double? {
-        guard let first = text.utf8.first, let last = text.utf8.last,
-            !Self.isBlank(first), !Self.isBlank(last)
-        else { return nil }
-        return Double(text)
-    }
-
-    private static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+    /// values as infinities; nil when it is no number (blanks around it included) — which is
+    /// what `Double(_:)` accepts too.
+    static func goFloat(_ text: String) -> Double? { Double(text) }
 
     /// Loose equality (`==`): `null` equals only `null`; two strings by text; anything else as
     /// ``comparisonNumber(_:)`` — so `1 == 1.0`, `1 == "1"`, `true == 1`; lists and objects are

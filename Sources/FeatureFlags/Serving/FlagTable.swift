@@ -52,15 +52,6 @@ package final class FlagTable: @unchecked Sendable {
         }
     }
 
-    /// The table of `entries`, in their order; of two entries with one name the later wins (as
-    /// in a dictionary filled in that order). What a stored snapshot decodes into: no
-    /// dictionary is built on the way.
-    package convenience init(entries: [(name: String, entry: FlagEntry)]) {
-        self.init(capacity: entries.count) { (add) throws(Never) in
-            for (name, entry) in entries { add(name, FlagNameHash.of(name), entry.value, FlagExtras.of(entry), true) }
-        }
-    }
-
     /// `base`'s entries (all the snapshot's) over `defaults`: a base entry wins. Copies the
     /// base's slots, hashing only the defaults' names.
     package convenience init(_ base: FlagTable, over defaults: [String: FlagEntry]) {
@@ -152,10 +143,9 @@ package final class FlagTable: @unchecked Sendable {
     }
 
     private static func entry(_ slot: UnsafePointer<Slot>) -> FlagEntry {
-        let extras = slot.pointee.extras
-        return FlagEntry(
-            value: slot.pointee.value, variant: extras?.variant, reason: extras?.reason, errorCode: extras?.errorCode,
-            metadata: extras?.metadata ?? [:])
+        FlagEntry(
+            value: slot.pointee.value, variant: slot.pointee.variant, reason: slot.pointee.reason, errorCode: slot.pointee.errorCode,
+            metadata: slot.pointee.metadata)
     }
 
     deinit {
