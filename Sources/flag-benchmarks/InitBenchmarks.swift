@@ -35,12 +35,11 @@ enum InitBenchmarks {
                     spread: warm.spread, floor: "floor", ratio: warmRatio, budget: warmBudgeted ? "≤ 15× (50 µs)" : nil,
                     passed: warmBudgeted ? warmRatio <= 15 : nil))
 
-            let coldFloor = try coldStarts(file: file, runs: quick ? 7 : 21, mode: "--init-floor-child")
+            let (coldFloor, cold) = try coldStarts(file: file, runs: quick ? 9 : 41)
             report.add(
                 .init(
                     section: "init", name: "cold floor: the same in a fresh process", value: coldFloor.median / 1_000, unit: "µs",
                     spread: coldFloor.spread))
-            let cold = try coldStarts(file: file, runs: quick ? 7 : 21, mode: "--init-child")
             // A ratio to the floor measured in the same run, not a time: the ratio is what
             // travels between machines and between runs of a shared one.
             let coldRatio = cold.median / coldFloor.median
@@ -86,26 +85,34 @@ enum InitBenchmarks {
         return Harness.stats(samples, runs)
     }
 
-    /// Medians of `runs` fresh processes, each timing its own first start (see ``child(file:)``)
-    /// or its floor (``floorChild(file:)``).
-    private static func coldStarts(file: URL, runs: Int, mode: String) throws -> Harness.Stats {
-        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        var samples: [Double] = []
+    /// Medians of `runs` fresh processes of each kind, each timing its own first start (see
+    /// ``child(file:)``) or its floor (``floorChild(file:)``). The two kinds alternate, so that a
+    /// machine whose speed drifts during the run (a shared one does) moves both alike.
+    private static func coldStarts(file: URL, runs: Int) throws -> (floor: Harness.Stats, start: Harness.Stats) {
+        var floors: [Double] = []
+        var starts: [Double] = []
         for _ in 0..<runs {
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = [mode, file.path]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            guard process.terminationStatus == 0, let nanoseconds = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-                throw BenchmarkError("the cold-start child failed: \(text)")
-            }
-            samples.append(nanoseconds)
+            floors.append(try coldChild(file: file, mode: "--init-floor-child"))
+            starts.append(try coldChild(file: file, mode: "--init-child"))
         }
-        return Harness.stats(samples, runs)
+        return (Harness.stats(floors, runs), Harness.stats(starts, runs))
+    }
+
+    /// One fresh process in `mode`: the nanoseconds it printed.
+    private static func coldChild(file: URL, mode: String) throws -> Double {
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = [mode, file.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let nanoseconds = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw BenchmarkError("the cold-start child failed: \(text)")
+        }
+        return nanoseconds
     }
 
     /// `starts` starts on a store of `flags` flags, for a profiler. With 0 starts, writes the

@@ -78,8 +78,15 @@ public final class FlagFetcher: Sendable {
     ) {
         self.endpoints = endpoints.isEmpty ? [UnavailableEndpoint()] : endpoints
         self.configuration = configuration
-        self.transport = transport ?? URLSessionTransport(allowInsecureRedirects: configuration.allowInsecureHTTP)
-        self.ownsTransport = transport == nil
+        // Unwrapped before storing: copying an optional existential makes the runtime set up
+        // its type the first time, at every app's launch.
+        if let transport {
+            self.transport = transport
+            ownsTransport = false
+        } else {
+            self.transport = URLSessionTransport(allowInsecureRedirects: configuration.allowInsecureHTTP)
+            ownsTransport = true
+        }
         self.clock = makeElapsedClock(clock)
         self.now = now
     }

@@ -48,10 +48,10 @@ public enum SystemAppLifecycle {
 /// A lifecycle that never goes to the background: for servers, command-line tools and
 /// platforms without application notifications.
 public final class AlwaysForeground: AppLifecycle {
-    private let stream = Broadcaster<Bool>(replay: 1)
+    private let stream = LatestValueStream(true)
 
     /// Always in the foreground.
-    public init() { stream.yield(true) }
+    public init() {}
     /// `true`.
     public var isForeground: Bool { true }
     /// `true`, once.
@@ -65,7 +65,7 @@ public final class AlwaysForeground: AppLifecycle {
 /// everything else is the same on every platform, so Linux tests drive it with names of their own.
 final class NotificationLifecycle: AppLifecycle {
     private let state = Locked(true)
-    private let stream = Broadcaster<Bool>(replay: 1)
+    private let stream = LatestValueStream(true)
     private let observers = Locked<[any NSObjectProtocol]>([])
     private let center: NotificationCenter
 
@@ -74,7 +74,6 @@ final class NotificationLifecycle: AppLifecycle {
     init(foreground: Notification.Name, background: Notification.Name,
          center: NotificationCenter = .default, queue: OperationQueue? = .main) {
         self.center = center
-        stream.yield(true)
         let up = center.addObserver(forName: foreground, object: nil, queue: queue) { [weak self] _ in self?.set(true) }
         let down = center.addObserver(forName: background, object: nil, queue: queue) { [weak self] _ in self?.set(false) }
         observers.withLock { $0 = [up, down] }

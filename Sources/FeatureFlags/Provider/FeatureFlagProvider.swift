@@ -102,7 +102,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         let publisher = FlagPublisher(handler: configuration.eventHandler)
         self.publisher = publisher
         // Hooks are timed on a coarse clock (cheap to read) unless a test injected a clock.
-        let hookClock: any ElapsedClock = clock is ContinuousClock ? CoarseElapsedClock() : self.clock
+        let hookClock: any ElapsedClock = elapsed.isSystemClock ? CoarseElapsedClock() : elapsed
         hooks = FlagHooks(configuration.hooks, timeLimit: configuration.hookTimeLimit, clock: hookClock) { publisher.emit($0) }
         var reader = LastKnownGoodReader(
             store: store, bundledDefaults: configuration.bundledDefaults, killSwitchKey: configuration.killSwitchKey)

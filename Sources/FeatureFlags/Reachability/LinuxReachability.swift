@@ -25,7 +25,7 @@ final class LinuxReachability: Reachability {
     }
 
     private let current = Locked(false)
-    private let stream = Broadcaster<Bool>(replay: 1)
+    private let stream = LatestValueStream<Bool>()
     /// Held while starting and stopping, so that the first question waits for the first answer.
     private let phase = Locked(Phase.idle)
     private let done = DispatchSemaphore(value: 0)

@@ -7,7 +7,7 @@ final class PathMonitorReachability: Reachability {
     private let monitor: NWPathMonitor
     private let queue = DispatchQueue(label: "FeatureFlags.PathMonitorReachability")
     private let current = Locked<Bool>(true)
-    private let stream = Broadcaster<Bool>(replay: 1)
+    private let stream = LatestValueStream(true)
 
     /// Starts monitoring every interface type.
     init() {
@@ -20,7 +20,6 @@ final class PathMonitorReachability: Reachability {
             }
             if changed { stream.yield(reachable) }
         }
-        stream.yield(true)
         monitor.start(queue: queue)
     }
 

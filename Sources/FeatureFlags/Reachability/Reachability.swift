@@ -30,10 +30,10 @@ public enum SystemReachability {
 /// Reachability that always says yes: for servers, command-line tools and platforms with no
 /// monitor. Fetch failures still count as evidence of being offline.
 public final class AlwaysReachable: Reachability {
-    private let stream = Broadcaster<Bool>(replay: 1)
+    private let stream = LatestValueStream(true)
 
     /// Always reachable.
-    public init() { stream.yield(true) }
+    public init() {}
     /// `true`.
     public var isReachable: Bool { true }
     /// `true`, once.

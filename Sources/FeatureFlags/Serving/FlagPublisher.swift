@@ -3,7 +3,18 @@
 /// after the client's lock is released, by one writer at a time (the client orders them).
 package final class FlagPublisher: Sendable {
     /// Subscribers to value changes.
-    package let changes = Broadcaster<FlagChange>()
+    package var changes: Broadcaster<FlagChange> {
+        changeBroadcaster.withLock { made in
+            if let made { return made }
+            let broadcaster = Broadcaster<FlagChange>()
+            made = broadcaster
+            return broadcaster
+        }
+    }
+    /// Made by the first subscription: a change with nobody subscribed reaches no one, and a
+    /// generic class made at every launch costs the runtime its type's set-up before the
+    /// first read.
+    private let changeBroadcaster = Locked<Broadcaster<FlagChange>?>(nil)
     /// Subscribers to events; a new one first receives the recent history.
     package let events = Broadcaster<FlagEvent>(replay: 32)
     /// The app's event handler, if it gave one.
@@ -55,7 +66,7 @@ package final class FlagPublisher: Sendable {
             emit(.killSwitch(active: new.killed))
         }
         if !keys.isEmpty {
-            changes.yield(FlagChange(keys: keys, snapshot: new.snapshot, killSwitchActive: new.killed))
+            changeBroadcaster.withLock { $0 }?.yield(FlagChange(keys: keys, snapshot: new.snapshot, killSwitchActive: new.killed))
             emit(.configurationChanged(keys: keys))
         }
         return keys
@@ -66,7 +77,7 @@ package final class FlagPublisher: Sendable {
 
     /// Ends every change and event stream.
     package func finish() {
-        changes.finish()
+        changes.finish()  // made if need be: a later subscriber gets a finished stream
         events.finish()
     }
 }

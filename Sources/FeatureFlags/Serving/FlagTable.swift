@@ -224,7 +224,8 @@ enum FlagNameHash {
         return bytes.withUnsafeBytes { of($0) }
     }
 
-    private static func of(_ bytes: UnsafeRawBufferPointer) -> Int {
+    /// The hash of a name's UTF-8 bytes, given as bytes.
+    static func of(_ bytes: UnsafeRawBufferPointer) -> Int {
         var h = seed ^ (UInt64(bytes.count) &* 0x9E37_79B9_7F4A_7C15)
         var i = 0
         let n = bytes.count

@@ -19,18 +19,25 @@ extension ServedState: ServesValues {
     package var served: ServedState { self }
 }
 
+/// A ``ServingCell``'s locked part. Not nested in the cell: a type nested in a generic type
+/// with a protocol requirement makes the runtime look that conformance up (a scan of every
+/// conformance in the process, ~50 µs) the first time its metadata is needed — at launch.
+private struct ServingCellInner<State> {
+    var state: State
+    /// The revision of `state.served` that readers see.
+    var published: UInt64
+}
+
 /// A client's state under one lock, with its served part published to readers: every change
 /// made under the lock that touches the served state is published before the lock is released,
 /// so a reader sees each change whole (values, labels and status together) and never contends
 /// with other readers or waits for a writer's work (see ``ReadPublication``).
-package final class ServingCell<State: ServesValues>: Sendable {
-    private struct Inner: Sendable {
-        var state: State
-        /// The revision of `state.served` that readers see.
-        var published: UInt64
-    }
-
-    private let inner: Locked<Inner>
+///
+/// A struct over reference-backed parts (copies share the state): built at every client's
+/// launch, a generic class would cost the runtime a metadata instantiation and a conformance
+/// lookup the first time.
+package struct ServingCell<State: ServesValues>: Sendable {
+    private let inner: Locked<ServingCellInner<State>>
     private let publication: ReadPublication<ServedView>
     /// The kill-switch key, which plain lookups need.
     package let killSwitchKey: String
@@ -39,7 +46,7 @@ package final class ServingCell<State: ServesValues>: Sendable {
 
     /// A cell holding `state`, its served part published.
     package init(_ state: State, killSwitchKey: String, exposures: ExposureLog? = nil) {
-        inner = Locked(Inner(state: state, published: state.served.revision))
+        inner = Locked(ServingCellInner(state: state, published: state.served.revision))
         publication = ReadPublication(ServedView(state.served))
         self.killSwitchKey = killSwitchKey
         self.exposures = exposures

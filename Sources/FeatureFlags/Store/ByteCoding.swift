@@ -109,4 +109,14 @@ struct ByteReader {
         let raw = try bytes(n)
         return String(decoding: raw, as: UTF8.self)
     }
+
+    /// A flag name and its ``FlagNameHash``, hashed from the bytes in place when they are
+    /// ASCII (the usual case; other bytes may be repaired into the string, whose own bytes are
+    /// then hashed).
+    mutating func flagName() throws(ByteDecodingError) -> (name: String, hash: Int) {
+        let n = try varint()
+        let raw = try bytes(n)
+        let name = String(decoding: raw, as: UTF8.self)
+        return (name, raw.allSatisfy { $0 < 0x80 } ? FlagNameHash.of(raw) : FlagNameHash.of(name))
+    }
 }

@@ -110,14 +110,14 @@ enum SnapshotCodec {
         // Straight into the table reads use: no dictionary is built at launch (see `FlagSet`).
         let table = try FlagTable(capacity: count) { (add) throws(ByteDecodingError) in
             for _ in 0..<count {
-                let name = try r.string()
+                let (name, hash) = try r.flagName()
                 let bits = try r.u8()
                 let value = bits & 1 != 0 ? try decodeValue(&r, depth: 0) : nil
                 let variant = bits & 2 != 0 ? try r.string() : nil
                 let reason = bits & 4 != 0 ? FlagReason(rawValue: try r.string()) : nil
                 let code = bits & 8 != 0 ? FlagErrorCode(wire: try r.string()) : nil
                 let metadata = bits & 16 != 0 ? try decodeMembers(&r, depth: 0) : [:]
-                add(name, FlagNameHash.of(name), value, FlagExtras.of(variant: variant, reason: reason, errorCode: code, metadata: metadata), true)
+                add(name, hash, value, FlagExtras.of(variant: variant, reason: reason, errorCode: code, metadata: metadata), true)
             }
         }
         guard r.remaining == 0 else { throw r.fail("trailing bytes after snapshot") }

@@ -53,22 +53,41 @@ package final class Broadcaster<Element: Sendable>: Sendable {
     /// for replay to later subscribers.
     package func yield(_ value: Element, remember: Bool = true) {
         let replay = remember ? self.replay : 0
-        let targets = subscribers.withLock { s in
+        // Without subscribers nothing of the continuations' types is touched: values yielded
+        // at a client's launch, before anyone subscribes, cost the runtime no type set-up.
+        let subscribed = subscribers.withLock { s -> Int? in
             if replay > 0 {
                 s.history.append(value)
                 if s.history.count > replay { s.history.removeFirst(s.history.count - replay) }
             }
-            return s.all.map(\.continuation)
+            return s.all.isEmpty ? nil : s.next
         }
+        if let subscribed { deliver(value, toIDsBelow: subscribed) }
+    }
+
+    /// Sends `value` to the subscribers whose id is below `limit` — those subscribed when it
+    /// was yielded (a later one had it replayed, or subscribed after it).
+    @inline(never)
+    private func deliver(_ value: Element, toIDsBelow limit: Int) {
+        let targets = subscribers.withLock { s in s.all.filter { $0.id < limit }.map { $0.continuation } }
         for continuation in targets { continuation.yield(value) }
     }
 
     /// Ends every stream; later subscribers get the history and a finished stream.
     package func finish() {
-        let targets = subscribers.withLock { s in
+        let subscribed = subscribers.withLock { s -> Bool in
             s.finished = true
+            return !s.all.isEmpty
+        }
+        if subscribed { finishAll() }
+    }
+
+    /// Ends the subscribers' streams (out of line: see ``yield(_:remember:)``).
+    @inline(never)
+    private func finishAll() {
+        let targets = subscribers.withLock { s in
             defer { s.all.removeAll() }
-            return s.all.map(\.continuation)
+            return s.all.map { $0.continuation }
         }
         for continuation in targets { continuation.finish() }
     }
@@ -80,7 +99,56 @@ package final class Broadcaster<Element: Sendable>: Sendable {
     package var subscriberCount: Int { subscribers.withLock { $0.all.count } }
 
     deinit {
-        let targets = subscribers.withLock { $0.all.map(\.continuation) }
-        for continuation in targets { continuation.finish() }
+        if subscribers.withLock({ !$0.all.isEmpty }) { finishAll() }
+    }
+}
+
+/// A value's updates for any number of subscribers — each starts with the latest value, then
+/// gets every change — whose ``Broadcaster`` is made at the first subscription. Reachability
+/// monitors and lifecycles are built at every app's launch, and their streams are first wanted
+/// by the provider's run loop: a generic class made at launch costs the runtime its type's
+/// set-up before the first read.
+package struct LatestValueStream<Element: Sendable>: Sendable {
+    private struct State {
+        var latest: Element?
+        var broadcaster: Broadcaster<Element>?
+        var finished = false
+    }
+
+    private let state: Locked<State>
+
+    /// A stream with no value yet (subscribers wait for the first ``yield(_:)``), or starting
+    /// with `initial`.
+    package init(_ initial: Element? = nil) { state = Locked(State(latest: initial)) }
+
+    /// Makes `value` the latest and sends it to the subscribers (in order: callers that yield
+    /// from several threads serialise their calls, as with ``Broadcaster``).
+    package func yield(_ value: Element) {
+        state.withLock { s in
+            s.latest = value
+            s.broadcaster?.yield(value)
+        }
+    }
+
+    /// A stream that receives the latest value, then every later one; finished at once after
+    /// ``finish()``.
+    package func subscribe() -> AsyncStream<Element> {
+        let broadcaster = state.withLock { s -> Broadcaster<Element> in
+            if let made = s.broadcaster { return made }
+            let made = Broadcaster<Element>(replay: 1)
+            if let latest = s.latest { made.yield(latest) }
+            if s.finished { made.finish() }
+            s.broadcaster = made
+            return made
+        }
+        return broadcaster.subscribe()
+    }
+
+    /// Ends every stream; later subscribers get the latest value and a finished stream.
+    package func finish() {
+        state.withLock { s in
+            s.finished = true
+            s.broadcaster?.finish()
+        }
     }
 }

@@ -5,6 +5,14 @@ protocol ElapsedClock: Sendable {
     func now() -> Duration
     /// Sleeps until `now() >= deadline`.
     func sleep(until deadline: Duration) async throws
+    /// Whether this is the system's continuous clock (not one a test injected). Asked instead
+    /// of a dynamic cast, which costs the runtime an existential type's set-up at launch.
+    var isSystemClock: Bool { get }
+}
+
+extension ElapsedClock {
+    /// Not the system's clock, unless the clock says so.
+    var isSystemClock: Bool { false }
 }
 
 struct ClockAdapter<C: Clock>: ElapsedClock where C.Duration == Duration {
@@ -27,6 +35,7 @@ struct ClockAdapter<C: Clock>: ElapsedClock where C.Duration == Duration {
 /// costs a conformance lookup at launch).
 struct ContinuousElapsedClock: ElapsedClock {
     let start = ContinuousClock.now
+    var isSystemClock: Bool { true }
 
     func now() -> Duration { start.duration(to: .now) }
 

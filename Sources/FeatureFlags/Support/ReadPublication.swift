@@ -24,24 +24,59 @@ import Foundation
 ///
 /// Memory: a thread's table holds up to ``ThreadReadCache/slotCount`` objects — of live or
 /// already released publications — until the thread reads again or exits.
-package final class ReadPublication<Object: AnyObject & Sendable>: @unchecked Sendable {
+package struct ReadPublication<Object: AnyObject & Sendable>: Sendable {
+    // A struct over one non-generic class: built at every client's launch, a generic class
+    // costs the runtime a metadata instantiation (and a conformance lookup) the first time.
+    private let storage: PublicationStorage
+
+    /// Publishes `initial`.
+    package init(_ initial: Object) { storage = PublicationStorage(initial) }
+
+    /// Runs `body` with the object published now. `body` must not keep the object beyond its
+    /// return (it is lent, not retained, on the fast path).
+    @inline(__always)
+    package func read<R>(_ body: (Object) -> R) -> R {
+        let storage = storage
+        if let slots = ThreadReadCache.slots(storage.cacheKey) {
+            let slot = slots + (storage.id & ThreadReadCache.slotMask)
+            if slot.pointee.id == storage.id, let cached = slot.pointee.object, cached.toOpaque() == storage.publishedAddress {
+                return cached._withUnsafeGuaranteedRef { body(unsafeDowncast($0, to: Object.self)) }
+            }
+        }
+        return body(unsafeDowncast(storage.refresh(), to: Object.self))
+    }
+
+    /// The object published now (retained: for callers that keep it).
+    package var object: Object { read { $0 } }
+
+    /// Replaces the object. Callers serialise their publishes (they hold their state lock).
+    package func publish(_ object: Object) { storage.publish(object) }
+
+    /// Whether the object published now is the one `init` published — one atomic load (a
+    /// cheap "still the initial object?" for callers whose initial object means "nothing to
+    /// do").
+    @inline(__always)
+    package var isPristine: Bool { storage.publishedAddress.map(UnsafeRawPointer.init) == storage.initialAddress }
+}
+
+/// A ``ReadPublication``'s state: the current object, its address in one word, the lock.
+final class PublicationStorage: @unchecked Sendable {
     // @unchecked: `current` is read and written only while holding `lock`; `id`, `cacheKey`,
     // `initialAddress` and the `published` pointer never change; the word `published` points
     // at is written inside `lock` and read only with the standard library's atomic load;
     // thread caches are touched only by their own thread.
     /// Unique for the life of the process (never reused, unlike an address).
-    private let id: Int
+    let id: Int
     private let lock = NSLock()
-    private var current: Object
+    private var current: AnyObject
     /// One word: the address of `current` (bits only: it holds no reference).
     private let published: UnsafeMutablePointer<UnsafeRawPointer?>
     /// The address of the object published by `init`.
-    private let initialAddress: UnsafeRawPointer
+    let initialAddress: UnsafeRawPointer
     /// The thread-local key, copied so that a read does not check a global's initialisation.
-    private let cacheKey: ThreadReadCache.Key
+    let cacheKey: ThreadReadCache.Key
 
-    /// Publishes `initial`.
-    package init(_ initial: Object) {
+    init(_ initial: AnyObject) {
         current = initial
         id = ThreadReadCache.nextPublicationID()
         cacheKey = ThreadReadCache.key
@@ -50,32 +85,15 @@ package final class ReadPublication<Object: AnyObject & Sendable>: @unchecked Se
         published.initialize(to: initialAddress)
     }
 
-    /// Runs `body` with the object published now. `body` must not keep the object beyond its
-    /// return (it is lent, not retained, on the fast path).
-    @inline(__always)
-    package func read<R>(_ body: (Object) -> R) -> R {
-        if let slots = ThreadReadCache.slots(cacheKey) {
-            let slot = slots + (id & ThreadReadCache.slotMask)
-            if slot.pointee.id == id, let cached = slot.pointee.object, cached.toOpaque() == publishedAddress {
-                return cached._withUnsafeGuaranteedRef { body(unsafeDowncast($0, to: Object.self)) }
-            }
-        }
-        return body(refresh())
-    }
-
     /// The word `published`, loaded atomically with acquiring order.
     @inline(__always)
-    private var publishedAddress: UnsafeMutableRawPointer? {
-        published.withMemoryRebound(to: Object?.self, capacity: 1) { word in
+    var publishedAddress: UnsafeMutableRawPointer? {
+        published.withMemoryRebound(to: AnyObject?.self, capacity: 1) { word in
             _stdlib_atomicAcquiringLoadARCRef(object: word)?.toOpaque()
         }
     }
 
-    /// The object published now (retained: for callers that keep it).
-    package var object: Object { read { $0 } }
-
-    /// Replaces the object. Callers serialise their publishes (they hold their state lock).
-    package func publish(_ object: Object) {
+    func publish(_ object: AnyObject) {
         lock.withLock {
             current = object
             let address = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
@@ -93,16 +111,10 @@ package final class ReadPublication<Object: AnyObject & Sendable>: @unchecked Se
         ThreadReadCache.forget(id: id, key: cacheKey)
     }
 
-    /// Whether the object published now is the one `init` published — one atomic load (a
-    /// cheap "still the initial object?" for callers whose initial object means "nothing to
-    /// do").
-    @inline(__always)
-    package var isPristine: Bool { publishedAddress.map(UnsafeRawPointer.init) == initialAddress }
-
     /// The slow path: the current object, read under the lock and stored in this thread's table.
     @inline(never)
-    private func refresh() -> Object {
-        let object: Object = lock.withLock { current }
+    func refresh() -> AnyObject {
+        let object: AnyObject = lock.withLock { current }
         ThreadReadCache.store(object, id: id, key: cacheKey)
         return object
     }
