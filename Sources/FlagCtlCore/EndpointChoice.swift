@@ -11,6 +11,8 @@ enum EndpointChoice {
         var project: String?
         var appID: String?
         var appName: String?
+        /// LaunchDarkly's stream base URL (`--stream-endpoint`).
+        var streamURL: String?
     }
 
     /// The endpoint `name` for `url`. For `json`, a URL with `{placeholders}` is a GET template
@@ -36,8 +38,12 @@ enum EndpointChoice {
         case "ofrep":
             return OFREPEndpoint(baseURL: try Formatting.url(url, option: "endpoint"))
         case "launchdarkly":
-            return LaunchDarklyEndpoint(
-                mobileKey: try require(credentials.key, "key", "the mobile key"), baseURL: try Formatting.url(url, option: "endpoint"))
+            // The stream: --stream-endpoint, else LaunchDarkly's own stream host beside its
+            // polling host, else the polling URL's server (flagctl serve speaks both).
+            let base = try Formatting.url(url, option: "endpoint")
+            let stream = try credentials.streamURL.map { text throws(UsageError) in try Formatting.url(text, option: "stream-endpoint") }
+                ?? (base.host == LaunchDarklyEndpoint.defaultBaseURL.host ? LaunchDarklyEndpoint.defaultStreamBaseURL : base)
+            return LaunchDarklyEndpoint(mobileKey: try require(credentials.key, "key", "the mobile key"), baseURL: base, streamBaseURL: stream)
         case "firebase":
             return FirebaseRemoteConfigEndpoint(
                 projectID: try require(credentials.project, "project", "the project number"),

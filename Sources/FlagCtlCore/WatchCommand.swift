@@ -10,7 +10,11 @@ enum WatchCommand {
         positionals: [],
         options: [
             .init(name: "endpoint", value: "URL", help: "the flag endpoint (required)"),
-            .init(name: "provider", value: "NAME", help: "wire format: json or ofrep (default json; they advertise change streams)"),
+            .init(
+                name: "provider", value: "NAME",
+                help: "wire format: json, ofrep (they advertise change streams) or launchdarkly (its client stream; default json)"),
+            .init(name: "stream-endpoint", value: "URL", help: "launchdarkly: the stream base URL (default: LaunchDarkly's, or the --endpoint server)"),
+            .init(name: "key", value: "SECRET", help: "launchdarkly: the mobile key"),
             .init(name: "context", value: "KEY=VALUE", help: "one context attribute; targetingKey=… sets the key", repeatable: true),
             .init(name: "header", value: "'NAME: VALUE'", help: "an extra request header, e.g. authorisation", repeatable: true),
             .init(name: "count", value: "N", help: "stop after N changes (default: run until Ctrl-C)"),
@@ -21,15 +25,17 @@ enum WatchCommand {
         examples: [
             "flagctl watch --endpoint http://127.0.0.1:8080/flags --context venue=venue-42",
             "flagctl watch --provider ofrep --endpoint https://flags.example.com --header 'Authorization: Bearer …' --json",
+            "flagctl watch --provider launchdarkly --endpoint https://clientsdk.launchdarkly.com --stream-endpoint https://clientstream.launchdarkly.com --key mob-…",
         ],
         exitStatuses: [(0, "stopped (Ctrl-C, or --count changes seen)"), (64, "usage error"), (77, "FATAL: credentials refused")])
 
     /// What the watcher saw, in order.
     private final class Journal: Sendable {
-        private let state = Locked<(watching: Bool, noticed: ContinuousClock.Instant?, changes: Int)>((false, nil, 0))
+        private let state = Locked<(watching: Bool, noticed: (ContinuousClock.Instant, String)?, changes: Int)>((false, nil, 0))
         /// From now on changes are reported (the first load is not a change).
         func start() { state.withLock { $0.watching = true } }
-        func noticed() { state.withLock { $0.noticed = .now } }
+        /// A stream's notice (`via`: its event when it names one — put, patch, delete, ping).
+        func noticed(via: String?) { state.withLock { $0.noticed = (.now, via ?? "stream") } }
         /// How the change that just happened came, and its delay since the notice; nil before
         /// the watch started.
         func change() -> (via: String, milliseconds: Int?)? {
@@ -37,8 +43,8 @@ enum WatchCommand {
                 guard s.watching else { return nil }
                 s.changes += 1
                 defer { s.noticed = nil }
-                guard let noticed = s.noticed else { return ("poll", nil) }
-                return ("stream", Int((ContinuousClock.now - noticed).milliseconds))
+                guard let (noticed, via) = s.noticed else { return ("poll", nil) }
+                return (via, Int((ContinuousClock.now - noticed).milliseconds))
             }
         }
         var changes: Int { state.withLock { $0.changes } }
@@ -49,8 +55,8 @@ enum WatchCommand {
             throw UsageError(message: "--endpoint is required: flagctl watch --endpoint URL")
         }
         let format = arguments.value("provider") ?? "json"
-        guard format == "json" || format == "ofrep" else {
-            throw UsageError(message: "--provider \(format) has no change streams: watch speaks json or ofrep")
+        guard ["json", "ofrep", "launchdarkly"].contains(format) else {
+            throw UsageError(message: "--provider \(format) has no change streams: watch speaks json, ofrep or launchdarkly")
         }
         var count: Int?
         if let text = arguments.value("count") {
@@ -59,7 +65,9 @@ enum WatchCommand {
         }
         let limit = count
         let headers = try arguments.headers()
-        let endpoint = try EndpointChoice.make(format, url: endpointURL)
+        let endpoint = try EndpointChoice.make(
+            format, url: endpointURL,
+            credentials: EndpointChoice.Credentials(key: arguments.value("key"), streamURL: arguments.value("stream-endpoint")))
         let context = try Formatting.context(arguments.all("context"))
         let budget = try arguments.fetchBudget()
         let json = arguments.has("json")
@@ -74,7 +82,7 @@ enum WatchCommand {
             let stamp = Formatting.timestamp()
             switch event.kind {
             case .changeNotified:
-                journal.noticed()
+                journal.noticed(via: event.via)
             case .configurationChanged:
                 guard let provider = holder.withLock({ $0 }), let (via, ms) = journal.change() else { return }
                 let keys = (event.keys ?? []).sorted()

@@ -14,6 +14,64 @@ import Foundation
 /// one of them asks for the same refetch).
 extension FlagServer {
     func streamChanges(_ request: HTTPRequest, responder: Responder, connection: Connection) -> Responder.Outcome {
+        runStream(request, responder: responder, connection: connection, opening: { _ in ": change stream open\n\n" }) { snapshot in
+            Self.changeEvent(revision: snapshot.revision, changedAt: snapshot.changedAt)
+        }
+    }
+
+    /// LaunchDarkly's mobile stream for `context`: at once a `put` with every flag evaluated
+    /// for it; after each document change, a `patch` for every flag whose object changed and a
+    /// `delete` for every flag gone (the document's revision is the environment version they
+    /// carry), nothing when the change does not touch this context; heartbeat comments between.
+    func streamLaunchDarkly(
+        _ request: HTTPRequest, context: EvaluationContext, reasons: Bool, responder: Responder, connection: Connection
+    ) -> Responder.Outcome {
+        let sent = Locked<[String: FlagValue]>([:])
+        let evaluate = { (revision: Int) -> [String: FlagValue] in
+            WireFormat.launchDarklyFlags(self.document.evaluate(for: context), reasons: reasons, version: revision)
+        }
+        return runStream(request, responder: responder, connection: connection, opening: { revision in
+            let flags = evaluate(revision)
+            sent.withLock { $0 = flags }
+            return ": launchdarkly stream open\n\n" + Self.event("put", .object(flags))
+        }) { snapshot in
+            let now = evaluate(snapshot.revision)
+            let before = sent.withLock { old in
+                defer { old = now }
+                return old
+            }
+            var text = ""
+            for key in now.keys.sorted() where Self.withoutVersion(now[key]) != Self.withoutVersion(before[key]) {
+                guard case .object(var flag)? = now[key] else { continue }
+                flag["key"] = .string(key)
+                text += Self.event("patch", .object(flag))
+            }
+            for key in before.keys.sorted() where now[key] == nil {
+                text += Self.event("delete", ["key": .string(key), "version": .int(snapshot.revision)])
+            }
+            return text.isEmpty ? nil : text
+        }
+    }
+
+    /// A LaunchDarkly event: `event: NAME` and its JSON data on one line.
+    static func event(_ name: String, _ data: FlagValue) -> String {
+        "event: \(name)\ndata: \(FlagJSON.string(data, sortedKeys: true))\n\n"
+    }
+
+    /// A flag object without its version (which every document change raises).
+    private static func withoutVersion(_ flag: FlagValue?) -> FlagValue? {
+        guard case .object(var item)? = flag else { return flag }
+        item["version"] = nil
+        return .object(item)
+    }
+
+    /// One open stream: `opening` (given the revision) first, then what `onChange` makes of
+    /// each new revision (nil: nothing for this stream), heartbeat comments while idle, the
+    /// stream faults applied, until the client leaves or the server stops.
+    private func runStream(
+        _ request: HTTPRequest, responder: Responder, connection: Connection, opening: (Int) -> String,
+        onChange: (ChangeSignal.Snapshot) -> String?
+    ) -> Responder.Outcome {
         // The revision is read before the stream counts as open: a change made once
         // `streamCount` includes this stream always reaches it.
         var snapshot = changes.current
@@ -33,7 +91,7 @@ extension FlagServer {
         if let last = request.headers["last-event-id"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }), last < seen {
             seen = last
         }
-        guard send(": change stream open\n\n") else { return Responder.Outcome(status: 200, bytes: bytes, keepOpen: false) }
+        guard send(opening(snapshot.revision)) else { return Responder.Outcome(status: 200, bytes: bytes, keepOpen: false) }
         var sentEvents = 0
         var nextHeartbeat = ContinuousClock.now + configuration.streamHeartbeat
         while true {
@@ -61,7 +119,8 @@ extension FlagServer {
             }
             if snapshot.revision != seen {
                 seen = snapshot.revision
-                guard send(Self.changeEvent(revision: seen, changedAt: snapshot.changedAt)) else { break }
+                guard let text = onChange(snapshot) else { continue }
+                guard send(text) else { break }
                 sentEvents += 1
                 nextHeartbeat = ContinuousClock.now + heartbeat
                 if case .dropAfter(let limit) = current, sentEvents >= limit { break }

@@ -428,6 +428,12 @@ public final class FlagServer: Sendable {
         switch route {
         case .events:
             outcome = streamChanges(request, responder: responder, connection: connection)
+        case .launchDarklyStream(let context, let reasons):
+            if let (status, message) = authorize(request) {
+                outcome = responder.json(status: status, route.format.errorBody(status: status, message: message).objectValue ?? [:])
+            } else {
+                outcome = streamLaunchDarkly(request, context: context, reasons: reasons, responder: responder, connection: connection)
+            }
         case .flagd:
             if let (status, message) = authorize(request) {
                 outcome = responder.json(status: status, WireFormat.json.errorBody(status: status, message: message).objectValue ?? [:])

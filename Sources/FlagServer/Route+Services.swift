@@ -7,6 +7,7 @@ extension Route {
         let path = request.path
         if path == "/ofrep/v1/evaluate/flags" { return ofrep(request) }
         if path.hasPrefix("/msdk/evalx/") { return launchDarkly(request) }
+        if path == "/meval" || path.hasPrefix("/meval/") { return launchDarklyStream(request) }
         if path.hasPrefix("/v1/projects/"), path.hasSuffix(":fetch") { return firebase(request) }
         if path == "/api/frontend" { return unleash(request) }
         return nil
@@ -37,12 +38,43 @@ extension Route {
         default:
             return .failure(status: 404, message: "no route for \(request.method) \(request.path)", format: format)
         }
-        guard let value = try? FlagJSON.parse(json), case .object(var members) = value, let key = members["key"]?.stringValue else {
+        guard let context = launchDarklyContext(json) else {
             return .failure(status: 400, message: "the context must be a JSON object with a key", format: format)
+        }
+        return .flags(context, format)
+    }
+
+    /// LaunchDarkly's mobile stream: the context in the path (`GET /meval/<base64url>`) or in
+    /// the body (`REPORT /meval`).
+    private static func launchDarklyStream(_ request: HTTPRequest) -> Route {
+        let reasons = request.query["withReasons"] == "true"
+        let format = WireFormat.launchDarkly(withReasons: reasons)
+        let json: [UInt8]
+        switch (request.method, request.path) {
+        case ("GET", let path) where path.hasPrefix("/meval/"):
+            guard let bytes = EndpointSupport.fromBase64URL(String(path.dropFirst("/meval/".count))) else {
+                return .failure(status: 400, message: "the context is not base64url", format: format)
+            }
+            json = bytes
+        case ("REPORT", "/meval"):
+            json = request.body
+        default:
+            return .failure(status: 405, message: "use GET /meval/<context> or REPORT /meval", format: format)
+        }
+        guard let context = launchDarklyContext(json) else {
+            return .failure(status: 400, message: "the context must be a JSON object with a key", format: format)
+        }
+        return .launchDarklyStream(context, withReasons: reasons)
+    }
+
+    /// A single-kind LaunchDarkly context as an evaluation context; nil when malformed.
+    private static func launchDarklyContext(_ json: [UInt8]) -> EvaluationContext? {
+        guard let value = try? FlagJSON.parse(json), case .object(var members) = value, let key = members["key"]?.stringValue else {
+            return nil
         }
         let anonymous = members["anonymous"] == .bool(true)
         for name in ["key", "kind", "anonymous", "_meta"] { members[name] = nil }
-        return .flags(EvaluationContext(targetingKey: anonymous ? nil : key, attributes: members), format)
+        return EvaluationContext(targetingKey: anonymous ? nil : key, attributes: members)
     }
 
     private static func firebase(_ request: HTTPRequest) -> Route {

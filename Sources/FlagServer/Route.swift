@@ -6,6 +6,8 @@ enum Route {
     case failure(status: Int, message: String, format: WireFormat)
     /// `GET /events`: the change stream (server-sent events), one for every wire format.
     case events
+    /// `GET /meval/<base64url>` or `REPORT /meval`: LaunchDarkly's mobile stream for a context.
+    case launchDarklyStream(EvaluationContext, withReasons: Bool)
     /// `GET /flagd/flags.json`: the flagd flag-definition document, for evaluation on the device.
     case flagd
 
@@ -18,6 +20,7 @@ enum Route {
         switch self {
         case .flags(_, let format), .failure(_, _, let format): return format
         case .events, .flagd: return .json
+        case .launchDarklyStream(_, let reasons): return .launchDarkly(withReasons: reasons)
         }
     }
 

@@ -71,6 +71,18 @@ public enum WireFormat: Sendable, Hashable {
         return ["flags": .list(items)]
     }
 
+    /// LaunchDarkly's flag objects for `document` (the polling answer's members), each with
+    /// `version` as its environment version (which a stream's `patch` and `delete` compare).
+    package static func launchDarklyFlags(_ document: FlagDocument, reasons: Bool, version: Int) -> [String: FlagValue] {
+        guard case .object(var flags) = WireFormat.launchDarkly(withReasons: reasons).launchDarkly(document, reasons: reasons) else { return [:] }
+        for (key, flag) in flags {
+            guard case .object(var item) = flag else { continue }
+            item["version"] = .int(version)
+            flags[key] = .object(item)
+        }
+        return flags
+    }
+
     private func launchDarkly(_ document: FlagDocument, reasons: Bool) -> FlagValue {
         var flags: [String: FlagValue] = [:]
         for (key, entry) in sortedEntries(document) {

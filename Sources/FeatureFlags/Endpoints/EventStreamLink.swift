@@ -18,6 +18,9 @@ public struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
     /// Whether it is on the origin of the URL the advertisement came from: only then does it
     /// get the fetcher's credentials.
     let sameOrigin: Bool
+    /// How to connect and what its events mean, for a stream an endpoint opens itself
+    /// (LaunchDarkly's); nil for an advertised one (OFREP's refetch events over `GET`).
+    let connection: StreamConnection?
 
     /// OFREP's default for a missing `inactivityDelaySec`.
     public static let defaultInactivityDelay = Duration.seconds(120)
@@ -27,17 +30,22 @@ public struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
         self.init(url: url, inactivityDelay: inactivityDelay, endpoint: endpoint, sameOrigin: false)
     }
 
-    init(url: URL, inactivityDelay: Duration, endpoint: String?, sameOrigin: Bool) {
+    init(url: URL, inactivityDelay: Duration, endpoint: String?, sameOrigin: Bool, connection: StreamConnection? = nil) {
         self.url = url
         self.inactivityDelay = inactivityDelay
         self.endpoint = endpoint
         self.sameOrigin = sameOrigin
+        self.connection = connection
     }
 
     /// The same link, attributed to the endpoint with scope `endpoint`.
     func advertised(by endpoint: String) -> EventStreamLink {
-        EventStreamLink(url: url, inactivityDelay: inactivityDelay, endpoint: endpoint, sameOrigin: sameOrigin)
+        EventStreamLink(url: url, inactivityDelay: inactivityDelay, endpoint: endpoint, sameOrigin: sameOrigin, connection: connection)
     }
+
+    /// Whether its events carry flag values (LaunchDarkly's `put`, `patch`, `delete`) rather
+    /// than "fetch again" only.
+    var carriesValues: Bool { connection?.protocol == .launchDarkly }
 
     /// `scheme://host:port` of `url`, lower-cased, with the scheme's default port.
     static func origin(of url: URL) -> String? {
@@ -45,8 +53,13 @@ public struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
         return "\(scheme)://\(host):\(url.port ?? (scheme == "https" ? 443 : 80))"
     }
 
-    /// `scheme://host[:port]/path`, without the query or fragment that may hold secrets.
-    public var description: String { Self.redacted(url) }
+    /// `scheme://host[:port]/path`, without the query or fragment that may hold secrets; for a
+    /// stream whose path carries the context (LaunchDarkly's `GET /meval/…`), without it.
+    public var description: String {
+        let text = Self.redacted(url)
+        guard connection?.method == "GET", let slash = text.lastIndex(of: "/") else { return text }
+        return text[..<slash] + "/<context>"
+    }
 
     /// `url` without its query, fragment or user info.
     static func redacted(_ url: URL) -> String {
@@ -120,6 +133,29 @@ public struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
         else { return nil }
         return url
     }
+}
+
+/// How a stream an endpoint opens itself is connected, and the protocol its events follow.
+/// Its header fields (credentials) and body are the endpoint's, never written to disk: such a
+/// link is built again from the endpoint and the context at each launch.
+struct StreamConnection: Sendable, Hashable {
+    /// The events' meaning.
+    enum EventProtocol: Sendable, Hashable {
+        /// LaunchDarkly's mobile stream: `put`, `patch`, `delete`, `ping`.
+        case launchDarkly
+    }
+
+    /// `GET` or `REPORT`.
+    var method: String
+    /// Sent with every connection (the endpoint's credentials).
+    var headers: [String: String]
+    /// The request body (`REPORT`'s context), if any.
+    var body: [UInt8]?
+    /// What the events mean.
+    var `protocol`: EventProtocol
+    /// How long the connection may stay silent before it counts as half-open (the service's
+    /// heartbeat interval decides; nil: the provider's ``FeatureFlagProvider/Configuration/heartbeatDeadline``).
+    var heartbeatDeadline: Duration?
 }
 
 /// The metadata a stream's event carried, sent with the one fetch that event triggers

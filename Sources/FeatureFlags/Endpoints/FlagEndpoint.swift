@@ -28,6 +28,15 @@ extension FlagEndpoint {
     public func failureDetail(_ response: FlagResponse) -> String? { nil }
 }
 
+/// An endpoint whose service pushes flag values over a stream the endpoint opens itself
+/// (LaunchDarkly's), rather than advertising one in its answers.
+protocol StreamingEndpoint: FlagEndpoint {
+    /// The stream for `context`, or nil when streaming is off.
+    func streamLink(for context: EvaluationContext) -> EventStreamLink?
+    /// Reads flag values a stream brought, in the shape of the polling answer.
+    func decode(streamed flags: [String: FlagValue], for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags
+}
+
 /// An HTTP request as an endpoint describes it.
 public struct FlagRequest: Sendable, Equatable {
     /// The absolute URL.

@@ -10,7 +10,15 @@ public import Foundation
 /// - 200: `{flagKey: {value, variation, version, flagVersion, reason: {kind, errorKind?}}}`:
 ///   `variation` becomes the variant, reasons map to OpenFeature's (below), versions go into
 ///   metadata, a `null` value means the code default.
-public struct LaunchDarklyEndpoint: FlagEndpoint {
+/// - Streaming (on by default): `GET {streamBase}/meval/{base64url(context JSON)}` (or `REPORT
+///   {streamBase}/meval` with the context as the body), `?withReasons=true`, the same
+///   `Authorization`. Its server-sent events: `put` (every flag, the polling answer's shape)
+///   replaces all values, `patch` (one flag with its `key` and `version`) and `delete` (`key`
+///   and `version`) change one flag unless the version held is as new or newer, `ping` asks for
+///   a fetch through the polling endpoint; other events are ignored. The provider opens it only
+///   in the foreground and while ``FeatureFlagProvider/run()`` runs, and applies what it brings
+///   exactly as a fetched answer (schema, kill switch, persistence). See Docs/Providers.md.
+public struct LaunchDarklyEndpoint: FlagEndpoint, StreamingEndpoint {
     /// How the context travels.
     public enum Method: Sendable {
         /// In the URL path, base64url-encoded (the default).
@@ -21,6 +29,7 @@ public struct LaunchDarklyEndpoint: FlagEndpoint {
 
     private let mobileKey: String
     private let baseURL: URL
+    private let streamBaseURL: URL?
     private let method: Method
     private let withReasons: Bool
 
@@ -30,12 +39,49 @@ public struct LaunchDarklyEndpoint: FlagEndpoint {
     /// The default polling host.
     public static let defaultBaseURL = URL(string: "https://clientsdk.launchdarkly.com") ?? URL(fileURLWithPath: "/")
 
-    /// An endpoint using `mobileKey`.
-    public init(mobileKey: String, baseURL: URL = LaunchDarklyEndpoint.defaultBaseURL, method: Method = .get, withReasons: Bool = true) {
+    /// The default streaming host (LaunchDarkly's client stream service).
+    public static let defaultStreamBaseURL = URL(string: "https://clientstream.launchdarkly.com") ?? URL(fileURLWithPath: "/")
+
+    /// How long LaunchDarkly's stream may stay silent before the connection counts as
+    /// half-open: LaunchDarkly's own mobile SDK waits 5 minutes (its heartbeat comments come
+    /// more often).
+    public static let streamHeartbeatDeadline = Duration.seconds(300)
+
+    /// An endpoint using `mobileKey`, polling `baseURL` and streaming from `streamBaseURL`
+    /// (nil: no stream — changes come with polls only).
+    public init(
+        mobileKey: String, baseURL: URL = LaunchDarklyEndpoint.defaultBaseURL,
+        streamBaseURL: URL? = LaunchDarklyEndpoint.defaultStreamBaseURL, method: Method = .get, withReasons: Bool = true
+    ) {
         self.mobileKey = mobileKey
         self.baseURL = baseURL
+        self.streamBaseURL = streamBaseURL
         self.method = method
         self.withReasons = withReasons
+    }
+
+    /// The stream for `context` (nil without a stream base URL).
+    func streamLink(for context: EvaluationContext) -> EventStreamLink? {
+        guard let streamBaseURL else { return nil }
+        let json = FlagJSON.bytes(Self.contextJSON(context), sortedKeys: true)
+        let query = withReasons ? [("withReasons", "true")] : []
+        var headers = ["Authorization": "api_key \(mobileKey)"]
+        let url: URL?
+        let body: [UInt8]?
+        switch method {
+        case .get:
+            url = try? EndpointSupport.url(streamBaseURL, appending: ["meval", EndpointSupport.base64URL(json)], query: query)
+            body = nil
+        case .report:
+            url = try? EndpointSupport.url(streamBaseURL, appending: ["meval"], query: query)
+            headers["Content-Type"] = "application/json"
+            body = json
+        }
+        guard let url else { return nil }
+        let connection = StreamConnection(
+            method: method == .get ? "GET" : "REPORT", headers: headers, body: body, protocol: .launchDarkly,
+            heartbeatDeadline: Self.streamHeartbeatDeadline)
+        return EventStreamLink(url: url, inactivityDelay: EventStreamLink.defaultInactivityDelay, endpoint: nil, sameOrigin: false, connection: connection)
     }
 
     /// The LaunchDarkly context for `context`.
@@ -71,7 +117,12 @@ public struct LaunchDarklyEndpoint: FlagEndpoint {
 
     /// Reads the flag map.
     public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
-        let top = try EndpointSupport.object(response.body, service: "LaunchDarkly")
+        try decode(streamed: EndpointSupport.object(response.body, service: "LaunchDarkly"), for: context)
+    }
+
+    /// Reads a flag map, from a polling answer or a stream (the same shape); the answer
+    /// carries the context's stream.
+    func decode(streamed top: [String: FlagValue], for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
         var flags: [String: FlagEntry] = [:]
         flags.reserveCapacity(top.count)
         for (key, item) in top {
@@ -94,7 +145,7 @@ public struct LaunchDarklyEndpoint: FlagEndpoint {
             flags[key] = FlagEntry(
                 value: value, variant: variation.map(String.init), reason: reason, errorCode: errorCode, metadata: metadata)
         }
-        return .flags(flags)
+        return .flags(flags, streams: streamLink(for: context).map { [$0] } ?? [])
     }
 
     /// LaunchDarkly reason kinds in OpenFeature's words.

@@ -103,7 +103,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case unknownValues(flag: String, values: [String])
         case streamOpened(stream: String)
         case streamClosed(stream: String, reason: String, retryInMilliseconds: Int?)
-        case changeNotified(stream: String, etag: String?)
+        case changeNotified(stream: String, etag: String?, via: String?)
         case safeModeEntered(reason: String)
         case safeModeLeft(reason: String)
         case overridesRejected(reason: String)
@@ -174,10 +174,11 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     public static func streamClosed(stream: String, reason: String, retryInMilliseconds: Int?) -> FlagEvent {
         FlagEvent(.streamClosed(stream: stream, reason: reason, retryInMilliseconds: retryInMilliseconds))
     }
-    /// A change stream said flags changed (`etag`: the configuration's tag, if it sent one);
-    /// a fetch follows at once.
-    public static func changeNotified(stream: String, etag: String?) -> FlagEvent {
-        FlagEvent(.changeNotified(stream: stream, etag: etag))
+    /// A change stream said flags changed (`etag`: the configuration's tag, if it sent one;
+    /// `via`: the stream's event when it names the kind of change — LaunchDarkly's `put`,
+    /// `patch`, `delete`, `ping`); a fetch follows at once, or the values it carried are applied.
+    public static func changeNotified(stream: String, etag: String?, via: String? = nil) -> FlagEvent {
+        FlagEvent(.changeNotified(stream: stream, etag: etag, via: via))
     }
     /// The crash-loop guard started this launch in safe mode, and why.
     public static func safeModeEntered(reason: String) -> FlagEvent { FlagEvent(.safeModeEntered(reason: reason)) }
@@ -275,9 +276,16 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     /// The stream (URL without its query) of a stream event.
     public var stream: String? {
         switch base {
-        case .streamOpened(let stream), .streamClosed(let stream, _, _), .changeNotified(let stream, _): return stream
+        case .streamOpened(let stream), .streamClosed(let stream, _, _), .changeNotified(let stream, _, _): return stream
         default: return nil
         }
+    }
+
+    /// The stream event a ``Kind/changeNotified`` event reports, when the stream names its kind
+    /// of change (LaunchDarkly's `put`, `patch`, `delete`, `ping`).
+    public var via: String? {
+        if case .changeNotified(_, _, let via) = base { return via }
+        return nil
     }
 
     /// When a ``Kind/streamClosed`` event's stream is tried again (nil: not again).
@@ -427,7 +435,8 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .streamOpened(let stream): return "stream_opened \(stream)"
         case .streamClosed(let stream, let reason, let ms):
             return "stream_closed \(stream): \(reason)" + (ms.map { " (again in \($0) ms)" } ?? " (not again)")
-        case .changeNotified(let stream, let etag): return "change_notified \(stream)" + (etag.map { " etag=\($0)" } ?? "")
+        case .changeNotified(let stream, let etag, let via):
+            return "change_notified \(stream)" + (via.map { " via \($0)" } ?? "") + (etag.map { " etag=\($0)" } ?? "")
         case .safeModeEntered(let reason): return "safe_mode_entered: \(reason)"
         case .safeModeLeft(let reason): return "safe_mode_left: \(reason)"
         case .overridesRejected(let reason): return "overrides_rejected: \(reason)"

@@ -102,14 +102,45 @@ public final class FlagFetcher: Sendable {
     /// the fetcher's credentials only when it is on the origin of a request this fetcher's
     /// endpoints build for `context` — decided here, from the app's configuration, never from
     /// the file.
+    /// The streams the chain's endpoints open themselves (LaunchDarkly's) are added: they are
+    /// never stored, but built again from the endpoint and `context`.
     func restoring(_ links: [EventStreamLink], for context: EvaluationContext) -> [EventStreamLink] {
         let origins = Set(endpoints.compactMap { endpoint -> String? in
             guard let request = try? endpoint.request(for: context, etag: nil) else { return nil }
             return EventStreamLink.origin(of: request.url)
         })
-        return links.map { link in
+        var restored = links.filter { $0.connection == nil }.map { link in
             let same = EventStreamLink.origin(of: link.url).map(origins.contains) ?? false
             return EventStreamLink(url: link.url, inactivityDelay: link.inactivityDelay, endpoint: link.endpoint, sameOrigin: same)
+        }
+        for link in ownStreams(for: context) where !restored.contains(link) { restored.append(link) }
+        return restored
+    }
+
+    /// The streams the chain's endpoints open themselves for `context`, attributed to them.
+    func ownStreams(for context: EvaluationContext) -> [EventStreamLink] {
+        endpoints.indices.compactMap { index in
+            (endpoints[index] as? any StreamingEndpoint)?.streamLink(for: context)?.advertised(by: scope(of: index))
+        }
+    }
+
+    /// Flag values a stream brought (a LaunchDarkly `put`, or the values after a `patch` or
+    /// `delete`), read as the endpoint at `scope` reads its polling answer: the same snapshot a
+    /// fetch would make, with no entity tag (no request validated it).
+    func streamed(_ flags: [String: FlagValue], from endpointScope: String?, for context: EvaluationContext) -> FetchResult {
+        guard let index = endpoints.indices.first(where: { scope(of: $0) == endpointScope }),
+            let endpoint = endpoints[index] as? any StreamingEndpoint
+        else {
+            return .failed(.decode(FlagEndpointError(.general, "streamed values from an endpoint this fetcher does not have")))
+        }
+        do throws(FlagEndpointError) {
+            guard case .flags(let entries, let version, let ttl, let streams) = try endpoint.decode(streamed: flags, for: context) else {
+                return .failed(.decode(FlagEndpointError(.parseError, "streamed values without flags")))
+            }
+            let snapshot = FlagSnapshot(flags: entries, version: version, fetchedAt: now(), ttl: ttl, contextFingerprint: context.fingerprint)
+            return .fetched(snapshot, etag: nil, streams: streams.map { $0.advertised(by: scope(of: index)) })
+        } catch {
+            return .failed(.decode(error))
         }
     }
 

@@ -168,7 +168,13 @@ extension FeatureFlagProvider {
         // means they are current, whatever this member had stored.
         let rulesTag = store.holdsLocalRules && fetcher.evaluatesLocally ? store.localRulesTag : nil
         let condition = trigger.conditional ? memory?.rejectedETag ?? rulesTag ?? held?.etag : nil
-        switch await fetcher.fetch(member, ifNoneMatch: condition, hint: trigger.hint) {
+        let result: FetchResult
+        if case .streamed(let flags, let endpoint) = trigger {
+            result = fetcher.streamed(flags, from: endpoint, for: member)
+        } else {
+            result = await fetcher.fetch(member, ifNoneMatch: condition, hint: trigger.hint)
+        }
+        switch result {
         case .failed(let error):
             return (.failed(error), memory, false)
         case .notModified:

@@ -96,6 +96,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         streamConfiguration.clock = elapsed
         streamSet = StreamSet(
             configuration: streamConfiguration, sameOriginHeaders: fetcher.configuration.headers,
+            maxValueBytes: fetcher.configuration.maxResponseBytes,
             onSignal: { link, signal in relay.target?.transition(.stream(link, signal)) })
         self.clock = elapsed
         self.wallClock = now

@@ -14,6 +14,7 @@ extension ProviderState {
         let wanted = wantedStreams
         guard wanted != streams.open else { return [] }
         streams.open = wanted
+        streams.documents = streams.documents.filter { wanted.contains($0.key) }
         return [.setStreams(wanted)]
     }
 
@@ -48,17 +49,46 @@ extension ProviderState {
             effects = [.emit(.streamOpened(stream: name))]
             // The launch fetch held for this opening is the fetch the opening asks for.
             if streams.deferred != nil { return effects + startDeferred() }
+            // A stream that carries values sends them all (`put`) when it connects.
+            if link.carriesValues { return effects }
             trigger = .stream(nil)
         case .refetch(let etag, let lastModified):
             effects = [.emit(.changeNotified(stream: name, etag: etag))]
             trigger = .stream(RefetchHint(etag: etag, lastModified: lastModified, endpoint: link.endpoint))
+        case .ping:
+            effects = [.emit(.changeNotified(stream: name, etag: nil, via: "ping"))]
+            trigger = .stream(nil)
+        case .malformed(let event, let reason):
+            return [.emit(.error(.parseError, message: "stream \(name): a \(event) event was dropped: \(reason)"))]
+        case .values(let values):
+            return streamedValues(values, from: link, at: time)
         }
         return effects + requestFetch(trigger, at: time)
     }
 
+    /// Values a stream carried: applied to what the stream gave since its last `put`, then read
+    /// and served as a fetched answer would be (schema, kill switch, persistence), behind any
+    /// fetch in flight. A `patch` or `delete` no newer than the version held changes nothing;
+    /// one before any `put` (or for a merged identity, whose members each have their own
+    /// values) asks the polling endpoint instead.
+    private mutating func streamedValues(_ values: StreamedValues, from link: EventStreamLink, at time: ProviderTime) -> [ProviderEffect] {
+        let notice = ProviderEffect.emit(.changeNotified(stream: link.description, etag: nil, via: values.event))
+        var document = streams.documents[link]
+        if case .put = values { document = StreamedDocument() }
+        guard var document, members.count == 1 else { return [notice] + requestFetch(.stream(nil), at: time) }
+        guard document.apply(values) else { return [] }
+        streams.documents[link] = document
+        return [notice] + requestFetch(.streamed(document.flags, endpoint: link.endpoint), at: time)
+    }
+
     /// Starts a fetch for `trigger`, or queues it behind the one in flight.
     mutating func requestFetch(_ trigger: FetchTrigger, at time: ProviderTime) -> [ProviderEffect] {
-        guard skipReason(at: time.elapsed) == nil else { return [] }
+        // Streamed values need no request: only a shutdown stops them.
+        if case .streamed = trigger {
+            guard !shutDown else { return [] }
+        } else {
+            guard skipReason(at: time.elapsed) == nil else { return [] }
+        }
         if flight != nil {
             // An unconditional fetch outranks a stream's; a newer stream hint replaces an older.
             if streams.queued != .unconditional { streams.queued = trigger }

@@ -114,6 +114,12 @@ extension ProviderState {
         let kept = Set(nextMembers.map(\.fingerprint))
         memory = memory.filter { kept.contains($0.key) }
         var effects = dropFlight()
+        // A stream that carries values carries the old context's: it closes now, and the new
+        // context's answer names the new one.
+        if let advertised = streams.advertised, advertised.contains(where: \.carriesValues) {
+            streams.advertised = advertised.filter { !$0.carriesValues }
+        }
+        streams.documents = [:]
         if let problem { effects.append(.emit(problem)) }
         // Values evaluated on the device from held rules keep their own reasons; stored ones are CACHED.
         let reason: FlagReason? = lastKnownGood.snapshot.rules == nil ? .cached : nil

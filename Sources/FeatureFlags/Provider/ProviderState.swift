@@ -109,6 +109,8 @@ struct ProviderState: ServesValues {
         var lastAnswer: Duration?
         /// A fetch that spanned the background failed: fetch again on return to the foreground.
         var fetchOnForeground = false
+        /// What each stream that carries values (LaunchDarkly's) has given since its last `put`.
+        var documents: [EventStreamLink: StreamedDocument] = [:]
     }
 
     /// A provider state serving `served` for `context`.
@@ -184,6 +186,9 @@ enum FetchTrigger: Sendable, Equatable {
     /// The first of the process, or a return from a long inactivity: no `If-None-Match`,
     /// no stream metadata (OFREP ADR-0008).
     case unconditional
+    /// Values a stream carried (`flags`, for the endpoint at scope `endpoint`): read as a
+    /// fetched answer, without a request.
+    case streamed([String: FlagValue], endpoint: String?)
 
     /// Whether the stored tag may be sent.
     var conditional: Bool { self != .unconditional }

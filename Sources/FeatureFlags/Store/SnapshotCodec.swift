@@ -129,7 +129,10 @@ enum SnapshotCodec {
 
     /// Links kept with the snapshot. The same-origin bit is stored for a faithful round trip;
     /// the provider decides again, from its own configuration, which stream gets credentials.
-    private static func encodeStreams(_ links: [EventStreamLink], into w: inout ByteWriter) {
+    /// Streams an endpoint opens itself (LaunchDarkly's) are not kept: their credentials and
+    /// context are the endpoint's, and it builds them again at launch.
+    private static func encodeStreams(_ all: [EventStreamLink], into w: inout ByteWriter) {
+        let links = all.filter { $0.connection == nil }
         w.varint(links.count)
         for link in links {
             w.string(link.url.absoluteString)

@@ -33,6 +33,12 @@ final class ChangeStream: SessionEventHandler, Sendable {
         /// the service answered the stream's URL itself with "no" (204, or a client error other
         /// than 408 and 429) — the link may have expired.
         case closed(reason: String, retryIn: Duration?, halfOpen: Bool = false, refused: Bool = false)
+        /// Flag values the stream carried (LaunchDarkly's `put`, `patch`, `delete`).
+        case values(StreamedValues)
+        /// The service asks for a fetch through the polling endpoint (LaunchDarkly's `ping`).
+        case ping
+        /// An event whose data could not be read: it is dropped, the stream stays open.
+        case malformed(event: String, reason: String)
     }
 
     struct Configuration: Sendable {
@@ -47,6 +53,10 @@ final class ChangeStream: SessionEventHandler, Sendable {
         var allowInsecureHTTP = false
         /// The clock the heartbeat deadline runs on (the provider's: tests advance it by hand).
         var clock: any ElapsedClock = ContinuousElapsedClock()
+        /// The largest event (or line) accepted; a larger one drops the connection.
+        var maxEventBytes = 64 << 10
+        /// How to connect and what the events mean (nil: `GET`, OFREP's refetch events).
+        var connection: StreamConnection?
     }
 
     private struct State {
@@ -55,7 +65,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
         var task: URLSessionDataTask?
         var answered = false
         var failures = 0
-        var parser = EventStreamParser()
+        var parser: EventStreamParser
         /// When the last byte came, on ``Configuration/clock``.
         var lastActivity: Duration = .zero
         var failure: String?
@@ -70,7 +80,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
     let url: URL
     let configuration: Configuration
     private let onSignal: @Sendable (Signal) -> Void
-    private let state = Locked(State())
+    private let state: Locked<State>
     private let control = DispatchQueue(label: "FeatureFlags.ChangeStream.control")
     private let signals = DispatchQueue(label: "FeatureFlags.ChangeStream.signals")
 
@@ -78,9 +88,11 @@ final class ChangeStream: SessionEventHandler, Sendable {
         self.url = url
         self.configuration = configuration
         self.onSignal = onSignal
+        state = Locked(State(parser: EventStreamParser(maxEventBytes: configuration.maxEventBytes)))
         let sessionConfiguration = URLSessionConfiguration.flagService()
         // The heartbeat deadline is this stream's own; URLSession's idle timeout must not come first.
-        sessionConfiguration.timeoutIntervalForRequest = max(configuration.heartbeatDeadline.seconds * 4, 60)
+        let deadline = configuration.connection?.heartbeatDeadline ?? configuration.heartbeatDeadline
+        sessionConfiguration.timeoutIntervalForRequest = max(deadline.seconds * 4, 60)
         sessionConfiguration.timeoutIntervalForResource = 7 * 86_400
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
@@ -143,11 +155,15 @@ final class ChangeStream: SessionEventHandler, Sendable {
 
     private func connect(_ generation: Int) {
         var request = URLRequest(url: url)
-        request.httpMethod = "GET"
+        request.httpMethod = configuration.connection?.method ?? "GET"
         request.cachePolicy = .reloadIgnoringLocalAndRemoteCacheData
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
         request.setValue("no-cache", forHTTPHeaderField: "Cache-Control")
         for (name, value) in configuration.headers { request.setValue(value, forHTTPHeaderField: name) }
+        if let connection = configuration.connection {
+            for (name, value) in connection.headers { request.setValue(value, forHTTPHeaderField: name) }
+            if let body = connection.body { request.httpBody = Data(body) }
+        }
         let started: URLSessionDataTask? = state.withLock { s in
             guard s.running, s.generation == generation, let session = s.session else { return nil }
             let lastEventID = s.parser.lastEventID
@@ -158,7 +174,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
             s.failure = nil
             s.halfOpen = false
             s.refused = false
-            s.parser = EventStreamParser(lastEventID: lastEventID)
+            s.parser = EventStreamParser(maxEventBytes: configuration.maxEventBytes, lastEventID: lastEventID)
             s.lastActivity = configuration.clock.now()
             return task
         }
@@ -171,7 +187,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
     /// deadline` on the configured clock and, when bytes came meanwhile, sleeps again until the
     /// new mark. A silent connection is therefore noticed at the deadline itself.
     private func startWatchdog(for task: URLSessionDataTask, generation: Int) {
-        let deadline = configuration.heartbeatDeadline
+        let deadline = configuration.connection?.heartbeatDeadline ?? configuration.heartbeatDeadline
         let clock = configuration.clock
         let start = clock.now()
         let watch = Task { [weak self, control] in
@@ -269,6 +285,12 @@ final class ChangeStream: SessionEventHandler, Sendable {
             state.withLock { $0.failure = overflow.description }
             control.async { task.cancel() }
         case .success(let events):
+            if configuration.connection?.protocol == .launchDarkly {
+                for event in events {
+                    if let meaning = Self.launchDarkly(event) { signal(meaning) }
+                }
+                return
+            }
             // Routed on the data's `type`, whatever the SSE `event:` name (ADR-0008).
             for event in events {
                 if let refetch = Self.refetch(in: event) { signal(refetch) }
@@ -311,6 +333,26 @@ final class ChangeStream: SessionEventHandler, Sendable {
             return
         }
         decide(request)
+    }
+
+    /// A LaunchDarkly event by its name: `put`, `patch`, `delete` with their JSON data, `ping`;
+    /// nil for any other name (ignored, as LaunchDarkly's SDKs do).
+    static func launchDarkly(_ event: ServerSentEvent) -> Signal? {
+        switch event.type {
+        case "ping": return .ping
+        case "put", "patch", "delete": break
+        default: return nil
+        }
+        let value: FlagValue
+        do {
+            value = try FlagJSON.parse(Array(event.data.utf8))
+        } catch {
+            return .malformed(event: event.type, reason: "its data is not JSON: \(error.description)")
+        }
+        switch StreamedValues.read(event: event.type, data: value) {
+        case .success(let values): return .values(values)
+        case .failure(let problem): return .malformed(event: event.type, reason: problem.reason)
+        }
     }
 
     /// An OFREP `refetchEvaluation` in a `message` event's JSON data; nil for anything else

@@ -12,18 +12,23 @@ final class StreamSet: Sendable {
     private let open = Locked(Open())
     private let configuration: ChangeStream.Configuration
     private let sameOriginHeaders: [String: String]
+    /// The largest event a stream that carries values may send: the fetcher's answer cap.
+    private let maxValueBytes: Int
     private let onSignal: @Sendable (EventStreamLink, ChangeStream.Signal) -> Void
 
     /// - Parameters:
     ///   - configuration: each stream's heartbeat deadline, backoff and HTTPS rule.
     ///   - sameOriginHeaders: credentials, sent only to streams on the flag service's own origin
     ///     (a stream elsewhere carries its own credentials in its URL).
+    ///   - maxValueBytes: the largest event a stream that carries values may send (the
+    ///     fetcher's answer cap).
     init(
-        configuration: ChangeStream.Configuration, sameOriginHeaders: [String: String],
+        configuration: ChangeStream.Configuration, sameOriginHeaders: [String: String], maxValueBytes: Int = 1 << 20,
         onSignal: @escaping @Sendable (EventStreamLink, ChangeStream.Signal) -> Void
     ) {
         self.configuration = configuration
         self.sameOriginHeaders = sameOriginHeaders
+        self.maxValueBytes = maxValueBytes
         self.onSignal = onSignal
     }
 
@@ -38,6 +43,11 @@ final class StreamSet: Sendable {
             for link in links where state.streams[link] == nil {
                 var configuration = self.configuration
                 if link.sameOrigin { configuration.headers = sameOriginHeaders }
+                if let connection = link.connection {
+                    // Values travel in its events: they count against the answers' size cap.
+                    configuration.connection = connection
+                    configuration.maxEventBytes = max(configuration.maxEventBytes, maxValueBytes)
+                }
                 let onSignal = self.onSignal
                 let stream = ChangeStream(url: link.url, configuration: configuration) { onSignal(link, $0) }
                 state.streams[link] = stream
