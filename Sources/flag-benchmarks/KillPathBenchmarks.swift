@@ -8,6 +8,7 @@ import Foundation
 enum KillPathBenchmarks {
     static func run(_ report: Report, quick: Bool) async throws {
         try await liveStream(report, flips: quick ? 40 : 200)
+        try await launchDarklyStream(report, flips: quick ? 40 : 200)
         try await halfOpen(report, lanes: quick ? 4 : 8, flipsPerLane: quick ? 3 : 25)
         try socketStorm(report, clients: 500)
         try await reconnectStorm(report, clients: 100)
@@ -29,14 +30,18 @@ enum KillPathBenchmarks {
         private let directory = temporaryDirectory()
         private let loop: Task<Void, Never>
 
-        init(endpoint: URL, heartbeatDeadline: Duration = .seconds(45), name: String = "bench") {
+        convenience init(endpoint: URL, heartbeatDeadline: Duration = .seconds(45), name: String = "bench") {
+            self.init(flagEndpoint: JSONFlagEndpoint(post: endpoint), heartbeatDeadline: heartbeatDeadline, name: name)
+        }
+
+        init(flagEndpoint: any FlagEndpoint, heartbeatDeadline: Duration = .seconds(45), name: String = "bench") {
             let opened = self.opened
             var configuration = FeatureFlagProvider.Configuration(eventHandler: { event in
                 if event.kind == .streamOpened { opened.withLock { $0 += 1 } }
             })
             configuration.heartbeatDeadline = heartbeatDeadline
             provider = FeatureFlagProvider(
-                context: EvaluationContext(targetingKey: name), fetcher: FlagFetcher(endpoint: JSONFlagEndpoint(post: endpoint)),
+                context: EvaluationContext(targetingKey: name), fetcher: FlagFetcher(endpoint: flagEndpoint),
                 store: LastKnownGoodStore(fileURL: directory.appendingPathComponent("flags.lkg")), configuration: configuration,
                 reachability: AlwaysReachable(), lifecycle: AlwaysForeground())
             loop = Task { [provider] in await provider.run() }
@@ -107,6 +112,44 @@ enum KillPathBenchmarks {
             .init(section: "kill", name: "live stream: flip → safe default read, p99", value: figures.p99, unit: "ms", budget: "≤ 250 ms",
                   passed: figures.p99 <= 250))
         report.note("fetches without a stream event's metadata (the first, and reconnections' only): \(polls)")
+    }
+
+    /// The same over LaunchDarkly's mobile stream (FlagServer's `/meval`): the kill comes as a
+    /// `patch` carrying the flag's new value, applied without a request.
+    static func launchDarklyStream(_ report: Report, flips: Int) async throws {
+        report.section("Kill path — the same over LaunchDarkly's stream (a patch turns kill_switch on), \(flips) flips on loopback")
+        let server = try FlagServer(document: document("0", killed: false))
+        defer { server.stop() }
+        let endpoint = LaunchDarklyEndpoint(mobileKey: "mob-bench", baseURL: server.baseURL, streamBaseURL: server.baseURL)
+        let client = Client(flagEndpoint: endpoint)
+        guard await waitUntil({ client.openings >= 1 && server.streamCount == 1 && !client.provider.isFetching }) else {
+            await client.stop()
+            throw BenchmarkError("the LaunchDarkly stream did not open")
+        }
+        let requests = server.requestCount
+        var latencies: [Duration] = []
+        for flip in 1...flips {
+            let start = ContinuousClock.now
+            server.document = document("kill-\(flip)", killed: true)
+            guard await waitUntil({ client.killed }) else {
+                await client.stop()
+                throw BenchmarkError("flip \(flip): the patch did not arrive within 10 s")
+            }
+            latencies.append(ContinuousClock.now - start)
+            server.document = document("fixed-\(flip)", killed: false)
+            guard await waitUntil({ !client.provider.isKillSwitchActive }), await waitUntil({ !client.provider.isFetching }) else {
+                await client.stop()
+                throw BenchmarkError("flip \(flip): the kill did not end")
+            }
+        }
+        let sent = server.requestCount - requests
+        await client.stop()
+        let figures = percentiles(latencies)
+        report.add(.init(section: "kill", name: "LaunchDarkly stream: patch → safe default read, p50", value: figures.p50, unit: "ms"))
+        report.add(
+            .init(section: "kill", name: "LaunchDarkly stream: patch → safe default read, p99", value: figures.p99, unit: "ms", budget: "≤ 250 ms",
+                  passed: figures.p99 <= 250))
+        report.note("requests during the \(flips * 2) flips (the stream carries the values): \(sent)")
     }
 
     // MARK: Half-open stream
