@@ -21,12 +21,16 @@ enum ServeCommand {
                 name: "stream-fault", value: "NAME",
                 help: "for GET /events change streams: drop:N (close after N events) | half-open | slow-heartbeat:MS"),
             .init(name: "heartbeat", value: "MS", help: "comment on idle change streams every MS milliseconds (default 15000)"),
+            .init(
+                name: "format", value: "NAME",
+                help: "the service to rehearse: json (default) or launchdarkly (its polling and stream forms; every form is served either way)"),
         ],
         examples: [
             "flagctl serve flags.json --port 8080",
             "flagctl serve flags.json --latency 2500 --fail-rate 0.2",
             "flagctl serve flags.json --fault status:503:120",
             "flagctl serve flags.json --stream-fault half-open",
+            "flagctl serve flags.json --format launchdarkly --port 8080",
         ],
         exitStatuses: [
             (0, "stopped (Ctrl-C or SIGTERM)"), (64, "usage error"),
@@ -65,6 +69,10 @@ enum ServeCommand {
             guard let ms = Int64(text), ms >= 10 else { throw UsageError(message: "--heartbeat takes milliseconds (10 or more), got '\(text)'") }
             configuration.streamHeartbeat = .milliseconds(ms)
         }
+        let format = arguments.value("format") ?? "json"
+        guard format == "json" || format == "launchdarkly" else {
+            throw UsageError(message: "--format takes json or launchdarkly, not '\(Formatting.printable(format))'")
+        }
         let waitForStop = stop.arm()
         guard FileManager.default.fileExists(atPath: file) else {
             console.err("flagctl serve: no such file: \(file)")
@@ -94,7 +102,14 @@ enum ServeCommand {
         if let failRate { server.failRate = failRate }
         server.fault = fault
         server.streamFault = streamFault
-        console.out("serving \(file) on \(server.baseURL.absoluteString) — POST /flags, GET /flags/<\(configuration.pathAttribute)>.json, GET /events (changes); Ctrl-C stops")
+        if format == "launchdarkly" {
+            console.out(
+                "serving \(file) on \(server.baseURL.absoluteString) as LaunchDarkly's client-side service — polling GET /msdk/evalx/contexts/<context>"
+                    + " and REPORT /msdk/evalx/context, stream GET /meval/<context> and REPORT /meval (put, then patch/delete per change); Ctrl-C stops")
+            console.out("follow it: flagctl watch --provider launchdarkly --endpoint \(server.baseURL.absoluteString) --key any")
+        } else {
+            console.out("serving \(file) on \(server.baseURL.absoluteString) — POST /flags, GET /flags/<\(configuration.pathAttribute)>.json, GET /events (changes); Ctrl-C stops")
+        }
         let limits = server.configuration
         console.out(
             "a development and rehearsal server, not a production flag service; limits: \(limits.maxConnections) connections"

@@ -475,7 +475,14 @@ public final class FlagServer: Sendable {
         return renderGate.withLock { _ in
             if let cached = state.withLock({ $0.rendered[key] }), cached.revision == revision { return (cached.body, cached.etag) }
             let advertise = configuration.advertiseStreams && configuration.maxStreams > 0
-            let body = format.render(document.evaluate(for: context), eventStreams: advertise ? WireFormat.ownEventStream : nil)
+            let evaluated = document.evaluate(for: context)
+            let body: [UInt8]
+            if case .launchDarkly(let reasons) = format {
+                // The revision is every flag's environment version, as in the stream's events.
+                body = FlagJSON.bytes(.object(WireFormat.launchDarklyFlags(evaluated, reasons: reasons, version: revision)), sortedKeys: true)
+            } else {
+                body = format.render(evaluated, eventStreams: advertise ? WireFormat.ownEventStream : nil)
+            }
             let etag = Responder.etag(body)
             state.withLock { s in
                 guard s.revision == revision else { return }

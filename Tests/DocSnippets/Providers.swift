@@ -28,6 +28,12 @@ func providersEndpoints(installationID: String) {
     let launchDarkly = LaunchDarklyEndpoint(mobileKey: "mob-…")                    // GET, reasons on
     let largeContexts = LaunchDarklyEndpoint(mobileKey: "mob-…", method: .report)  // REPORT, for large contexts
     // end snippet
+    // snippet: Providers LaunchDarkly stream
+    let streaming = LaunchDarklyEndpoint(
+        mobileKey: "mob-…",
+        baseURL: LaunchDarklyEndpoint.defaultBaseURL,                 // https://clientsdk.launchdarkly.com
+        streamBaseURL: LaunchDarklyEndpoint.defaultStreamBaseURL)     // https://clientstream.launchdarkly.com; nil: polls only
+    // end snippet
     // snippet: Providers Firebase
     let firebase = FirebaseRemoteConfigEndpoint(
         projectID: "508767403424", apiKey: "AIza…", appID: "1:508767403424:ios:…", appInstanceID: installationID,
@@ -37,5 +43,5 @@ func providersEndpoints(installationID: String) {
     let unleash = UnleashEndpoint(baseURL: URL(string: "https://unleash.example.com")!,  // before /api/frontend
                                   clientKey: "*:production.…", appName: "pos")
     // end snippet
-    _ = (ofrep, launchDarkly, largeContexts, firebase, unleash)
+    _ = (ofrep, launchDarkly, largeContexts, streaming, firebase, unleash)
 }

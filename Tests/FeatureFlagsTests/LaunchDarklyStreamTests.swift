@@ -26,6 +26,9 @@ struct LaunchDarklyStreamTests {
             let events = self.events
             var configuration = FeatureFlagProvider.Configuration(heartbeatDeadline: .seconds(86_400))
             configuration.streamBackoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(100))
+            // The poll timer far from LaunchDarkly's 5-minute silence deadline: advancing the
+            // clock to the deadline must not also poll.
+            configuration.pollInterval = .seconds(3_600)
             configuration.eventHandler = { event in events.withLock { $0.append(event) } }
             configure(&configuration)
             let clock = self.clock

@@ -283,6 +283,25 @@ struct FlagCtlTests {
         #expect(captured.out.last == "stopped after 1 requests")
     }
 
+    @Test func serveAsLaunchDarklySaysItsRoutesAndAnswersItsPollingAndStream() async throws {
+        let served = try await ServeRun.start(["--format", "launchdarkly"])
+        let banner = try #require(served.captured.out.first)
+        #expect(banner.contains("as LaunchDarkly's client-side service") && banner.contains("GET /meval/<context>"))
+        #expect(await eventually { served.captured.out.contains { $0.hasPrefix("follow it: flagctl watch --provider launchdarkly") } })
+        let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
+        let endpoint = LaunchDarklyEndpoint(mobileKey: "mob-test", baseURL: URL(string: base)!, streamBaseURL: nil)
+        let client = FlagFetcher(endpoint: endpoint, configuration: .loopback)
+        defer { client.shutdown() }
+        guard case .fetched(let snapshot, _, _) = await client.fetch(auraPersonal) else {
+            Issue.record("the LaunchDarkly polling form did not answer")
+            return
+        }
+        #expect(snapshot.flags["kill_switch"]?.value == false)
+        #expect(await served.stop() == 0)
+        let (bad, badOut) = await run(["serve", "f.json", "--format", "unleash"])
+        #expect(bad == 64 && badOut.err.first?.contains("--format takes json or launchdarkly") == true)
+    }
+
     /// The serve log names routes and fingerprints, never values from the path, and cannot be
     /// forged or used to drive the terminal.
     @Test func serveLogsNoValuesAndCannotBeForged() async throws {

@@ -40,11 +40,34 @@ struct WatchAndLaunchTests {
         #expect(lines.contains { ($0["event"]?.stringValue ?? "").hasPrefix("stream_opened") })
     }
 
+    @Test func watchFollowsLaunchDarklysStreamAndSaysThePatchBroughtTheKill() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        async let watched = run(
+            ["watch", "--provider", "launchdarkly", "--endpoint", server.baseURL.absoluteString, "--key", "mob-test",
+             "--count", "1", "--json", "--timeout", "\(min(TestTiming.loopbackBudget.components.seconds, 60))"],
+            stop: Self.never)
+        // The stream is open and its put applied: the flip's change comes as a patch.
+        #expect(await eventually(within: TestTiming.loopbackBudget) { server.streamCount == 1 })
+        try await Task.sleep(for: .milliseconds(300))
+        var killed = ServerDocument.seedExample
+        killed.base.flags["kill_switch"] = FlagEntry(value: true)
+        server.document = killed
+        let (status, output) = await watched
+        #expect(status == 0, "\(output.err)")
+        let lines = output.out.compactMap { try? FlagJSON.parse($0).objectValue }
+        let change = try #require(lines.first { $0["via"] != nil }, "\(output.out)")
+        #expect(change["via"] == "patch" && change["kill_switch"] == true, "\(output.out) \(server.requests.map(\.route))")
+        #expect(lines.contains { ($0["event"]?.stringValue ?? "").contains("/meval/<context>") })
+    }
+
     @Test func watchAndLaunchUsageErrors() async {
         let (noEndpoint, noEndpointOut) = await run(["watch"])
         #expect(noEndpoint == 64 && noEndpointOut.err.first?.contains("--endpoint is required") == true)
-        let (wrongFormat, wrongFormatOut) = await run(["watch", "--endpoint", "http://127.0.0.1:1/x", "--provider", "launchdarkly"])
+        let (wrongFormat, wrongFormatOut) = await run(["watch", "--endpoint", "http://127.0.0.1:1/x", "--provider", "firebase"])
         #expect(wrongFormat == 64 && wrongFormatOut.err.first?.contains("has no change streams") == true)
+        let (noKey, noKeyOut) = await run(["watch", "--endpoint", "http://127.0.0.1:1/x", "--provider", "launchdarkly"])
+        #expect(noKey == 64 && noKeyOut.err.first?.contains("needs --key") == true)
         let (badCount, badCountOut) = await run(["watch", "--endpoint", "http://127.0.0.1:1/x", "--count", "0"])
         #expect(badCount == 64 && badCountOut.err.first?.contains("--count") == true)
         let (noState, noStateOut) = await run(["launch", "--endpoint", "http://127.0.0.1:1/flags"])

@@ -14,10 +14,10 @@ struct EventStreamTests {
         let head: String
         private let parser: Locked<EventStreamParser>
 
-        init(port: UInt16, lastEventID: String? = nil) throws {
+        init(port: UInt16, lastEventID: String? = nil, request: String? = nil) throws {
             connection = try #require(RawConnection(port: port))
             let resume = lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? ""
-            connection.send("GET /events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\(resume)\r\n")
+            connection.send(request ?? "GET /events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\(resume)\r\n")
             var received: [UInt8] = []
             let deadline = ContinuousClock.now + TestTiming.scaled(.seconds(5))
             while !received.containsHeadEnd, ContinuousClock.now < deadline, let more = connection.receiveSome(timeout: 100) {
@@ -50,6 +50,41 @@ struct EventStreamTests {
             }
             return (events, false, parser.withLock { $0.lines })
         }
+    }
+
+    @Test func launchDarklysStreamSendsAPutThenPatchesAndDeletesWithTheRevisionAsVersion() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let context = EndpointSupport.base64URL(Array(#"{"key":"u1","kind":"user"}"#.utf8))
+        let client = try StreamClient(
+            port: server.port, request: "GET /meval/\(context)?withReasons=true HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
+        #expect(client.head.hasPrefix("HTTP/1.1 200 ") && client.head.lowercased().contains("text/event-stream"))
+        let (opening, _, _) = try client.events(count: 1, within: TestTiming.scaled(.seconds(5)))
+        let put = try #require(opening.first)
+        #expect(put.type == "put")
+        let flags = try #require(try FlagJSON.parse(Array(put.data.utf8)).objectValue)
+        #expect(flags["kill_switch"]?.objectValue?["value"] == false)
+        let firstVersion = try #require(flags["kill_switch"]?.objectValue?["version"]?.intValue)
+        #expect(flags["kill_switch"]?.objectValue?["reason"] != nil, "withReasons=true")
+        var changed = server.document
+        changed.base.flags["kill_switch"] = FlagEntry(value: true)
+        changed.base.flags["plan_priority_support"] = nil
+        changed.rules.removeAll()
+        server.document = changed
+        let (events, _, _) = try client.events(within: TestTiming.scaled(.milliseconds(800)))
+        let patches = events.filter { $0.type == "patch" }.compactMap { try? FlagJSON.parse(Array($0.data.utf8)).objectValue }
+        let kill = try #require(patches.first { $0["key"] == "kill_switch" })
+        #expect(kill["value"] == true && (kill["version"]?.intValue ?? 0) > firstVersion)
+        #expect(!patches.contains { $0["key"] == "plan_displayName" }, "an unchanged flag gets no patch")
+        let deletes = events.filter { $0.type == "delete" }.compactMap { try? FlagJSON.parse(Array($0.data.utf8)).objectValue }
+        #expect(deletes.contains { $0["key"] == "plan_priority_support" && ($0["version"]?.intValue ?? 0) > firstVersion })
+        // The REPORT form and a malformed context.
+        let report = try StreamClient(
+            port: server.port, request: "REPORT /meval HTTP/1.1\r\nHost: x\r\nContent-Length: 26\r\n\r\n{\"key\":\"u2\",\"kind\":\"user\"}")
+        #expect(try report.events(count: 1, within: TestTiming.scaled(.seconds(5))).events.first?.type == "put")
+        let bad = try #require(RawConnection(port: server.port))
+        bad.send("GET /meval/%%% HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(bad.receive(timeout: 2_000).hasPrefix("HTTP/1.1 400 "))
     }
 
     @Test func everyDocumentChangeReachesEveryStream() async throws {

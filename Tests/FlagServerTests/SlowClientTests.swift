@@ -57,7 +57,10 @@ struct SlowClientTests {
         #expect(answer.hasPrefix("HTTP/1.1 408 "), "\(answer.prefix(40))")
         #expect(answer.contains("Connection: close"))
         #expect(clock.now - start >= deadline)
-        #expect(clock.now - start < deadline + TestTiming.scaled(.seconds(3)))
+        // The 408 itself shows the deadline acted (the idle timeout is 30 s); the bound only
+        // says "well before the trickle would have ended", with room for a loaded machine
+        // (a full parallel run once took 3.6 s).
+        #expect(clock.now - start < deadline + TestTiming.scaled(.seconds(8)))
         #expect(await eventually { server.connectionCount == 0 })
     }
 

@@ -57,7 +57,7 @@ package enum EndpointSupport {
     }
 
     /// Base64url without padding (RFC 4648 §5), as LaunchDarkly puts contexts in paths.
-    static func base64URL(_ bytes: [UInt8]) -> String {
+    package static func base64URL(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
