@@ -1,5 +1,13 @@
 import Foundation
 
+// `FlagKey`, the type apps use, is further down. The two types first are how a key holds the
+// closures that convert its values without reference counting: a key is copied on every read
+// (from a `static let`, an array, a dictionary), and a retain and release on a shared object
+// would cost more than the lookup itself. That is safe because every conversions object is
+// kept alive for the life of the process — one per value type, shared (`SharedKeyConversions`),
+// or one per key built with closures of its own (held once, never released: declare such keys
+// once, in `static let`s). `unowned(unsafe)` and `Unmanaged` below are only that.
+
 /// The conversions of a ``FlagKey``: from and to ``FlagValue``, and for lists of enums the
 /// members a build does not know.
 @usableFromInline

@@ -14,13 +14,13 @@ extension FlagdDefinitions {
         _ bytes: some Collection<UInt8>, bucketing: FractionalBucketing = .highPrecision
     ) throws(FlagdDocumentError) -> FlagdDefinitions {
         guard bytes.count <= maxDocumentBytes else {
-            throw FlagdDocumentError([FlagdProblem(path: "$", message: "the document is \(bytes.count) bytes; the limit is \(maxDocumentBytes)")])
+            throw FlagdDocumentError([FlagViolation(path: "$", message: "the document is \(bytes.count) bytes; the limit is \(maxDocumentBytes)")])
         }
         let json: FlagValue
         do {
             json = try FlagJSON.parse(Array(bytes))
         } catch {
-            throw FlagdDocumentError([FlagdProblem(path: "$", message: "not JSON: \(error)")])
+            throw FlagdDocumentError([FlagViolation(path: "$", message: "not JSON: \(error)")])
         }
         return try parse(json: json, bucketing: bucketing)
     }
@@ -28,9 +28,9 @@ extension FlagdDefinitions {
     /// Parses and compiles a document already read as a ``FlagValue``.
     public static func parse(json: FlagValue, bucketing: FractionalBucketing = .highPrecision) throws(FlagdDocumentError) -> FlagdDefinitions {
         guard case .object(let top) = json else {
-            throw FlagdDocumentError([FlagdProblem(path: "$", message: "the document is \(json.typeNameWithArticle), expected an object")])
+            throw FlagdDocumentError([FlagViolation(path: "$", message: "the document is \(json.typeNameWithArticle), expected an object")])
         }
-        var problems: [FlagdProblem] = []
+        var problems: [FlagViolation] = []
         var setMetadata: [String: FlagValue] = [:]
         if let raw = top["metadata"] {
             setMetadata = metadata(raw, at: "metadata", problems: &problems)
@@ -39,7 +39,7 @@ extension FlagdDefinitions {
         switch top["$evaluators"] {
         case nil, .null?: break
         case .object(let members)?: evaluators = members
-        case let other?: problems.append(FlagdProblem(path: "$evaluators", message: "is \(other.typeNameWithArticle), expected an object"))
+        case let other?: problems.append(FlagViolation(path: "$evaluators", message: "is \(other.typeNameWithArticle), expected an object"))
         }
         // Each evaluator is checked once on its own, so a broken one is reported even if unused.
         for name in evaluators.keys.sorted() {
@@ -47,7 +47,7 @@ extension FlagdDefinitions {
             do throws(LogicCompileError) {
                 _ = try compiler.compile(.object(["$ref": .string(name)]), at: "$evaluators.\(name)")
             } catch {
-                problems.append(FlagdProblem(path: error.path, message: error.message))
+                problems.append(FlagViolation(path: error.path, message: error.message))
             }
         }
         let listed: [(key: String, path: String, json: FlagValue)]
@@ -59,26 +59,26 @@ extension FlagdDefinitions {
             var collected: [(String, String, FlagValue)] = []
             for (index, item) in items.enumerated() {
                 guard case .object(var members) = item, case .string(let key)? = members.removeValue(forKey: "key") else {
-                    problems.append(FlagdProblem(path: "flags[\(index)]", message: "a flag in the list form is an object with a string \"key\""))
+                    problems.append(FlagViolation(path: "flags[\(index)]", message: "a flag in the list form is an object with a string \"key\""))
                     continue
                 }
                 guard seen.insert(key).inserted else {
-                    problems.append(FlagdProblem(path: "flags[\(index)].key", message: "flag \"\(key)\" appears twice; the first is kept"))
+                    problems.append(FlagViolation(path: "flags[\(index)].key", message: "flag \"\(key)\" appears twice; the first is kept"))
                     continue
                 }
                 collected.append((key, "flags[\(index)]", .object(members)))
             }
             listed = collected
         case nil:
-            throw FlagdDocumentError(problems + [FlagdProblem(path: "flags", message: "is required")])
+            throw FlagdDocumentError(problems + [FlagViolation(path: "flags", message: "is required")])
         case let other?:
-            throw FlagdDocumentError(problems + [FlagdProblem(path: "flags", message: "is \(other.typeNameWithArticle), expected an object (or a list of flags)")])
+            throw FlagdDocumentError(problems + [FlagViolation(path: "flags", message: "is \(other.typeNameWithArticle), expected an object (or a list of flags)")])
         }
         var flags: [String: Flag] = [:]
         flags.reserveCapacity(listed.count)
         for (key, path, json) in listed {
             if key.isEmpty {
-                problems.append(FlagdProblem(path: path, message: "a flag key is at least one character"))
+                problems.append(FlagViolation(path: path, message: "a flag key is at least one character"))
                 continue
             }
             flags[key] = flag(key, json, at: path, evaluators: evaluators, setMetadata: setMetadata, problems: &problems)
@@ -87,16 +87,16 @@ extension FlagdDefinitions {
     }
 
     /// Metadata: an object of strings, numbers and Booleans (other members are reported and dropped).
-    private static func metadata(_ raw: FlagValue, at path: String, problems: inout [FlagdProblem]) -> [String: FlagValue] {
+    private static func metadata(_ raw: FlagValue, at path: String, problems: inout [FlagViolation]) -> [String: FlagValue] {
         guard case .object(let members) = raw else {
-            problems.append(FlagdProblem(path: path, message: "is \(raw.typeNameWithArticle), expected an object"))
+            problems.append(FlagViolation(path: path, message: "is \(raw.typeNameWithArticle), expected an object"))
             return [:]
         }
         var kept: [String: FlagValue] = [:]
         for key in members.keys.sorted() {
             switch members[key]! {
             case .string, .int, .double, .bool: kept[key] = members[key]
-            case let other: problems.append(FlagdProblem(path: "\(path).\(key)", message: "is \(other.typeNameWithArticle); metadata values are strings, numbers or Booleans"))
+            case let other: problems.append(FlagViolation(path: "\(path).\(key)", message: "is \(other.typeNameWithArticle); metadata values are strings, numbers or Booleans"))
             }
         }
         return kept
@@ -105,14 +105,14 @@ extension FlagdDefinitions {
     /// One flag: valid, or kept as a parse error with the first problem.
     private static func flag(
         _ key: String, _ json: FlagValue, at path: String, evaluators: [String: FlagValue], setMetadata: [String: FlagValue],
-        problems: inout [FlagdProblem]
+        problems: inout [FlagViolation]
     ) -> Flag {
         let before = problems.count
         func invalid(_ reason: String, metadata: [String: FlagValue] = setMetadata) -> Flag {
             Flag(outcome: .invalid(reason), metadata: metadata, constant: failure(.parseError, reason, metadata: metadata))
         }
         guard case .object(let members) = json else {
-            problems.append(FlagdProblem(path: path, message: "is \(json.typeNameWithArticle), expected a flag object"))
+            problems.append(FlagViolation(path: path, message: "is \(json.typeNameWithArticle), expected a flag object"))
             return invalid("the flag is not an object")
         }
         var merged = setMetadata
@@ -123,8 +123,8 @@ extension FlagdDefinitions {
         switch members["state"] {
         case .string("ENABLED")?: break
         case .string("DISABLED")?: enabled = false
-        case nil: problems.append(FlagdProblem(path: "\(path).state", message: "is required (ENABLED or DISABLED)"))
-        case let other?: problems.append(FlagdProblem(path: "\(path).state", message: "is \(other), expected \"ENABLED\" or \"DISABLED\""))
+        case nil: problems.append(FlagViolation(path: "\(path).state", message: "is required (ENABLED or DISABLED)"))
+        case let other?: problems.append(FlagViolation(path: "\(path).state", message: "is \(other), expected \"ENABLED\" or \"DISABLED\""))
         }
         var variants: [String: FlagValue] = [:]
         switch members["variants"] {
@@ -139,25 +139,25 @@ extension FlagdDefinitions {
                 case .int, .double: kinds.insert("number")
                 case .object: kinds.insert("object")
                 case .list, .null:
-                    problems.append(FlagdProblem(path: "\(path).variants.\(name)", message: "is \(value.typeNameWithArticle); a variant is a Boolean, string, number or object"))
+                    problems.append(FlagViolation(path: "\(path).variants.\(name)", message: "is \(value.typeNameWithArticle); a variant is a Boolean, string, number or object"))
                 }
-                if name.isEmpty { problems.append(FlagdProblem(path: "\(path).variants", message: "a variant name is at least one character")) }
+                if name.isEmpty { problems.append(FlagViolation(path: "\(path).variants", message: "a variant name is at least one character")) }
             }
             if kinds.count > 1 {
-                problems.append(FlagdProblem(path: "\(path).variants", message: "mixes \(kinds.sorted().joined(separator: " and ")) values; every variant of a flag has one type"))
+                problems.append(FlagViolation(path: "\(path).variants", message: "mixes \(kinds.sorted().joined(separator: " and ")) values; every variant of a flag has one type"))
             }
-        case nil: problems.append(FlagdProblem(path: "\(path).variants", message: "is required"))
-        case let other?: problems.append(FlagdProblem(path: "\(path).variants", message: "is \(other.typeNameWithArticle), expected an object"))
+        case nil: problems.append(FlagViolation(path: "\(path).variants", message: "is required"))
+        case let other?: problems.append(FlagViolation(path: "\(path).variants", message: "is \(other.typeNameWithArticle), expected an object"))
         }
         var defaultVariant: String?
         switch members["defaultVariant"] {
         case nil, .null?: break
         case .string(let name)?:
             if variants[name] == nil, members["variants"]?.objectValue != nil {
-                problems.append(FlagdProblem(path: "\(path).defaultVariant", message: "names \"\(name)\", which is not one of the variants"))
+                problems.append(FlagViolation(path: "\(path).defaultVariant", message: "names \"\(name)\", which is not one of the variants"))
             }
             defaultVariant = name
-        case let other?: problems.append(FlagdProblem(path: "\(path).defaultVariant", message: "is \(other.typeNameWithArticle), expected a variant name or null"))
+        case let other?: problems.append(FlagViolation(path: "\(path).defaultVariant", message: "is \(other.typeNameWithArticle), expected a variant name or null"))
         }
         var targeting: LogicRule?
         switch members["targeting"] {
@@ -168,9 +168,9 @@ extension FlagdDefinitions {
             do throws(LogicCompileError) {
                 targeting = try compiler.compile(members["targeting"]!, at: "\(path).targeting")
             } catch {
-                problems.append(FlagdProblem(path: error.path, message: error.message))
+                problems.append(FlagViolation(path: error.path, message: error.message))
             }
-        case let other?: problems.append(FlagdProblem(path: "\(path).targeting", message: "is \(other.typeNameWithArticle), expected a JsonLogic object"))
+        case let other?: problems.append(FlagViolation(path: "\(path).targeting", message: "is \(other.typeNameWithArticle), expected a JsonLogic object"))
         }
         if problems.count > before, let first = problems[before...].first(where: { !$0.path.hasSuffix(".metadata") && !$0.path.contains(".metadata.") }) {
             return invalid(first.description, metadata: merged)

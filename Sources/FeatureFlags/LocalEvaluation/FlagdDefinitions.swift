@@ -51,7 +51,7 @@ public struct FlagdDefinitions: Sendable {
     /// Flags by key.
     let flags: [String: Flag]
     /// Every problem found, with its JSON path (`flags.beta.defaultVariant`, …), in document order.
-    public let problems: [FlagdProblem]
+    public let problems: [FlagViolation]
     /// The flag set's metadata (`metadata` at the top level).
     public let metadata: [String: FlagValue]
     /// How `fractional` buckets.
@@ -75,23 +75,15 @@ public struct FlagdDefinitions: Sendable {
             return false
         }
     }
-
-    /// Whether any flag has targeting (depends on the context).
-    public var isTargeted: Bool { targetedCount > 0 }
 }
-
-/// A problem in a flag-definition document, with its JSON path (`flags.<key>.<field>`,
-/// `$evaluators.<name>`, `metadata.<key>`, or `$` for the document): the same value a schema
-/// violation is, so tools report both alike.
-public typealias FlagdProblem = FlagViolation
 
 /// Why a whole flag-definition document was refused.
 public struct FlagdDocumentError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The problems; the first is the one that stopped parsing.
-    public let problems: [FlagdProblem]
+    public let problems: [FlagViolation]
 
     /// An error for `problems`.
-    public init(_ problems: [FlagdProblem]) { self.problems = problems }
+    public init(_ problems: [FlagViolation]) { self.problems = problems }
 
     /// The problems, one per line.
     public var description: String { problems.map(\.description).joined(separator: "\n") }

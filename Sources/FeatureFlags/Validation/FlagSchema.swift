@@ -110,7 +110,7 @@ public struct FlagSchema: Sendable {
 }
 
 /// One broken rule, with where: a schema violation, or a problem of a flagd definitions
-/// document (``FlagdProblem``).
+/// document.
 public struct FlagViolation: Sendable, Hashable, CustomStringConvertible {
     /// Where: `flags.plan_themeColor`, `rules[1].flags.plan_feature_list[3]`, `payload`.
     public let path: String
