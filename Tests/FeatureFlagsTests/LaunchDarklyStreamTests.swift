@@ -20,7 +20,10 @@ struct LaunchDarklyStreamTests {
         let events = Locked<[FlagEvent]>([])
         let loop: Task<Void, Never>
 
-        init(method: LaunchDarklyEndpoint.Method = .get, configure: (inout FeatureFlagProvider.Configuration) -> Void = { _ in }) throws {
+        init(
+            method: LaunchDarklyEndpoint.Method = .get, maxResponseBytes: Int = 1 << 20,
+            configure: (inout FeatureFlagProvider.Configuration) -> Void = { _ in }
+        ) throws {
             standIn = try LaunchDarklyStandIn(flags: LaunchDarklyStreamTests.initial)
             let endpoint = LaunchDarklyEndpoint(mobileKey: "mob-test", baseURL: standIn.baseURL, streamBaseURL: standIn.baseURL, method: method)
             let events = self.events
@@ -34,16 +37,21 @@ struct LaunchDarklyStreamTests {
             let clock = self.clock
             provider = FeatureFlagProvider(
                 context: EvaluationContext(targetingKey: "user-1", attributes: ["plan": "pro"]),
-                fetcher: FlagFetcher(endpoint: endpoint, clock: clock), store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")),
+                fetcher: FlagFetcher(endpoint: endpoint, configuration: .init(maxResponseBytes: maxResponseBytes), clock: clock), store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")),
                 configuration: configuration, reachability: AlwaysReachable(), lifecycle: AlwaysForeground(), clock: clock)
             let provider = self.provider
             loop = Task { await provider.run() }
         }
 
-        /// Waits for the launch poll and the stream's connection.
+        /// Waits for the launch poll and the stream's connection — until the provider has heard
+        /// the stream open (the client has read the answer's head: its silence deadline counts
+        /// from then, so a test that moves the clock afterwards moves it past the deadline).
         func started() async -> Bool {
             guard await provider.waitUntilReady(timeout: .seconds(5)) == .ready else { return false }
-            return await eventually { self.standIn.streamCount == 1 && self.provider.openStreamCount == 1 }
+            return await eventually {
+                self.standIn.streamCount == 1 && self.provider.openStreamCount == 1
+                    && self.provider.recentEvents.contains { $0.kind == .streamOpened }
+            }
         }
 
         var polls: Int { standIn.requests.filter { $0.path.hasPrefix("/msdk/") }.count }
@@ -205,6 +213,21 @@ struct LaunchDarklyStreamTests {
         f.standIn.send("patch", data: #"{"key":"max_cart_items","value":5000,"version":5}"#)
         #expect(await eventually { f.events.withLock { $0 }.contains { $0.kind == .payloadRejected } })
         #expect(f.value("max_cart_items") == .int(50))
+    }
+
+    @Test func aStreamedEventLargerThanTheAnswerCapDropsTheConnectionAndChangesNothing() async throws {
+        let f = try Fixture(maxResponseBytes: 4_096)
+        defer { f.stop() }
+        #expect(await f.started())
+        let flags = (0..<200).map { #""flag_\#($0)":{"value":true,"version":5}"# }.joined(separator: ",")
+        f.standIn.send("put", data: "{\(flags)}")
+        #expect(await eventually { f.provider.recentEvents.contains { $0.kind == .streamClosed && ($0.message ?? "").contains("exceeded") } })
+        #expect(f.value("flag_1") == nil)
+        #expect(f.value("max_cart_items") == .int(50))
+        // It reconnects; an event within the cap is applied.
+        #expect(await eventually { f.streamRequests.count == 2 && f.standIn.streamCount == 1 })
+        f.standIn.send("put", data: #"{"max_cart_items":{"value":7,"version":6}}"#)
+        #expect(await eventually { f.value("max_cart_items") == .int(7) })
     }
 
     @Test func identifyingAnotherUserClosesTheOldUsersStreamAndOpensTheNewOnes() async throws {

@@ -46,7 +46,7 @@ final class StreamSet: Sendable {
                 if let connection = link.connection {
                     // Values travel in its events: they count against the answers' size cap.
                     configuration.connection = connection
-                    configuration.maxEventBytes = max(configuration.maxEventBytes, maxValueBytes)
+                    configuration.maxEventBytes = maxValueBytes
                 }
                 let onSignal = self.onSignal
                 let stream = ChangeStream(url: link.url, configuration: configuration) { onSignal(link, $0) }
