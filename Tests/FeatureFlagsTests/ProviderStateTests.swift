@@ -363,6 +363,22 @@ struct ProviderStateTests {
         #expect(s.apply(.pathChanged(true), at: at()).map(\.label) == ["wake"])
     }
 
+    @Test func aWakeUpThatAsksForAFetchIsRecordedInTheStateAndTakenOnce() {
+        var s = state()
+        func take() -> Bool {
+            let asked = Locked(false)
+            _ = s.apply(.takeFetchRequest { flag in asked.withLock { $0 = flag } }, at: at())
+            return asked.withLock { $0 }
+        }
+        #expect(!take(), "nothing asked yet")
+        _ = s.apply(.pathChanged(false), at: at())
+        #expect(!s.fetchRequested, "the path going down wakes nobody")
+        #expect(s.apply(.pathChanged(true), at: at()).map(\.label) == ["wake"])
+        #expect(s.fetchRequested)
+        #expect(take())
+        #expect(!take(), "taken once")
+    }
+
     @Test func readinessWaitsEndWhenTheStatusSettles() {
         var s = state()
         let resumed = Locked(0)

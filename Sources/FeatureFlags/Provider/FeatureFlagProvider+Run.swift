@@ -48,12 +48,11 @@ extension FeatureFlagProvider {
             if Task.isCancelled { return }
             // Fetch when the timer is due or a wake-up asked for it; a wake-up that only
             // reschedules (the app changed state) computes the next deadline again.
-            let asked = fetchRequested.withLock { flag in
-                defer { flag = false }
-                return flag
-            }
+            let asked = Locked(false)
+            transition(.takeFetchRequest { flag in asked.withLock { $0 = flag } })
+            let requested = asked.withLock { $0 }
             let due = deadline.map { clock.now() >= $0 } ?? false
-            if !asked, !due { continue }
+            if !requested, !due { continue }
             outcome = await refresh()
         }
     }

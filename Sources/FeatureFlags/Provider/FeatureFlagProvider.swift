@@ -43,9 +43,6 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     let journal = Locked(LaunchJournal())
     /// Fired whenever the app changes state (for the automatic healthy mark).
     let lifecycleChanged = Wakeup()
-    /// Set by a wake-up that asks ``run()`` to fetch (identify, path back); a wake-up without
-    /// it only reschedules the poll timer (foreground, background).
-    let fetchRequested = Locked(false)
     let clock: any ElapsedClock
     let wallClock: @Sendable () -> Date
     /// Wakes ``run()`` from its sleep between polls.
@@ -449,7 +446,6 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             case .resume(let resume):
                 if writes { deferred.append(effect) } else { resume() }
             case .wake:
-                fetchRequested.withLock { $0 = true }
                 wakeup.fire()
             case .keepMembers(let members, let identity):
                 store.keepMembers(members, of: identity.fingerprint)

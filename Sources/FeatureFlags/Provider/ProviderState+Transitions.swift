@@ -31,6 +31,8 @@ extension ProviderState {
     /// `error` when the status changed; settle waiters.
     mutating func apply(_ input: ProviderInput, at time: ProviderTime) -> [ProviderEffect] {
         let effects = step(input, at: time)
+        // A wake-up asks the run loop to fetch: recorded here, with the transition that woke it.
+        if effects.contains(where: { if case .wake = $0 { return true } else { return false } }) { fetchRequested = true }
         return effects + reconcileStreams()
     }
 
@@ -61,6 +63,11 @@ extension ProviderState {
             return []
         case .running(let on):
             running = on
+            return []
+        case .takeFetchRequest(let answer):
+            let asked = fetchRequested
+            fetchRequested = false
+            answer(asked)
             return []
         case .awaitSettled(let id, let resume):
             if shutDown || Self.isSettled(served.status) { return [.resume(resume)] }

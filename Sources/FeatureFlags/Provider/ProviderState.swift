@@ -51,6 +51,9 @@ struct ProviderState: ServesValues {
 
     /// Whether ``FeatureFlagProvider/run()`` is running.
     var running = false
+    /// A wake-up asked ``FeatureFlagProvider/run()`` to fetch (identify, the path back), not
+    /// only to reschedule its timer; taken by ``ProviderInput/takeFetchRequest(_:)``.
+    var fetchRequested = false
     /// Whether the provider was shut down.
     var shutDown = false
     /// Callers of ``FeatureFlagProvider/waitUntilReady(timeout:)`` waiting for a settled status.
@@ -260,6 +263,9 @@ enum ProviderInput: Sendable {
     /// ``FeatureFlagProvider/run()`` started (`true`) or returned: change streams are open
     /// only while it runs.
     case running(Bool)
+    /// ``FeatureFlagProvider/run()`` woke: whether a wake-up asked it to fetch is answered
+    /// through `answer`, and the request is cleared.
+    case takeFetchRequest(@Sendable (Bool) -> Void)
     /// A change stream connected, said flags changed, or closed.
     case stream(EventStreamLink, ChangeStream.Signal)
     /// The app came to the foreground (`true`) or went to the background.
