@@ -365,12 +365,16 @@ struct ProviderStateTests {
 
     @Test func aWakeUpThatAsksForAFetchIsRecordedInTheStateAndTakenOnce() {
         var s = state()
-        func take() -> Bool {
+        func take(timerDue: Bool = false) -> Bool {
             let asked = Locked(false)
-            _ = s.apply(.takeFetchRequest { flag in asked.withLock { $0 = flag } }, at: at())
+            _ = s.apply(.takeFetchRequest(timerDue: timerDue) { flag in asked.withLock { $0 = flag } }, at: at())
             return asked.withLock { $0 }
         }
         #expect(!take(), "nothing asked yet")
+        #expect(take(timerDue: true), "a due timer polls in the foreground")
+        _ = s.apply(.lifecycle(foreground: false), at: at())
+        #expect(!take(timerDue: true), "a timer that fires late, after the app went to the background, does not poll")
+        _ = s.apply(.lifecycle(foreground: true), at: at())
         _ = s.apply(.pathChanged(false), at: at())
         #expect(!s.fetchRequested, "the path going down wakes nobody")
         #expect(s.apply(.pathChanged(true), at: at()).map(\.label) == ["wake"])

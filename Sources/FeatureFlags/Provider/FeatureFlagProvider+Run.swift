@@ -48,11 +48,10 @@ extension FeatureFlagProvider {
             if Task.isCancelled { return }
             // Fetch when the timer is due or a wake-up asked for it; a wake-up that only
             // reschedules (the app changed state) computes the next deadline again.
-            let asked = Locked(false)
-            transition(.takeFetchRequest { flag in asked.withLock { $0 = flag } })
-            let requested = asked.withLock { $0 }
             let due = deadline.map { clock.now() >= $0 } ?? false
-            if !requested, !due { continue }
+            let fetch = Locked(false)
+            transition(.takeFetchRequest(timerDue: due) { answer in fetch.withLock { $0 = answer } })
+            if !fetch.withLock({ $0 }) { continue }
             outcome = await refresh()
         }
     }

@@ -64,10 +64,10 @@ extension ProviderState {
         case .running(let on):
             running = on
             return []
-        case .takeFetchRequest(let answer):
-            let asked = fetchRequested
+        case .takeFetchRequest(let timerDue, let answer):
+            let fetch = fetchRequested || (timerDue && pathUp && streams.foreground)
             fetchRequested = false
-            answer(asked)
+            answer(fetch)
             return []
         case .awaitSettled(let id, let resume):
             if shutDown || Self.isSettled(served.status) { return [.resume(resume)] }

@@ -263,9 +263,11 @@ enum ProviderInput: Sendable {
     /// ``FeatureFlagProvider/run()`` started (`true`) or returned: change streams are open
     /// only while it runs.
     case running(Bool)
-    /// ``FeatureFlagProvider/run()`` woke: whether a wake-up asked it to fetch is answered
-    /// through `answer`, and the request is cleared.
-    case takeFetchRequest(@Sendable (Bool) -> Void)
+    /// ``FeatureFlagProvider/run()`` woke (`timerDue`: its poll timer's deadline has passed):
+    /// whether to fetch now is answered through `answer` — when a wake-up asked for it, or when
+    /// the timer is due and polling is still wanted (in the foreground, the path up; the loop
+    /// may wake late, after the app went to the background) — and the request is cleared.
+    case takeFetchRequest(timerDue: Bool, answer: @Sendable (Bool) -> Void)
     /// A change stream connected, said flags changed, or closed.
     case stream(EventStreamLink, ChangeStream.Signal)
     /// The app came to the foreground (`true`) or went to the background.
