@@ -26,55 +26,46 @@ extension Route {
 
     private static func launchDarkly(_ request: HTTPRequest) -> Route {
         let format = WireFormat.launchDarkly(withReasons: request.query["withReasons"] == "true")
-        let json: [UInt8]
-        switch (request.method, request.path) {
-        case ("GET", let path) where path.hasPrefix("/msdk/evalx/contexts/"):
-            guard let bytes = EndpointSupport.fromBase64URL(String(path.dropFirst("/msdk/evalx/contexts/".count))) else {
-                return .failure(status: 400, message: "the context is not base64url", format: format)
-            }
-            json = bytes
-        case ("REPORT", "/msdk/evalx/context"):
-            json = request.body
-        default:
-            return .failure(status: 404, message: "no route for \(request.method) \(request.path)", format: format)
-        }
-        guard let context = launchDarklyContext(json) else {
-            return .failure(status: 400, message: "the context must be a JSON object with a key", format: format)
-        }
-        return .flags(context, format)
+        return launchDarklyContext(
+            request, pathPrefix: "/msdk/evalx/contexts/", reportPath: "/msdk/evalx/context", format: format,
+            wrongRoute: (404, "no route for \(request.method) \(request.path)")
+        ) { .flags($0, format) }
     }
 
     /// LaunchDarkly's mobile stream: the context in the path (`GET /meval/<base64url>`) or in
     /// the body (`REPORT /meval`).
     private static func launchDarklyStream(_ request: HTTPRequest) -> Route {
         let reasons = request.query["withReasons"] == "true"
-        let format = WireFormat.launchDarkly(withReasons: reasons)
+        return launchDarklyContext(
+            request, pathPrefix: "/meval/", reportPath: "/meval", format: .launchDarkly(withReasons: reasons),
+            wrongRoute: (405, "use GET /meval/<context> or REPORT /meval")
+        ) { .launchDarklyStream($0, withReasons: reasons) }
+    }
+
+    /// The context of a LaunchDarkly request — base64url after `pathPrefix` in a `GET`, the body
+    /// of a `REPORT` to `reportPath` — as `route` makes it; a failure in `format` otherwise.
+    private static func launchDarklyContext(
+        _ request: HTTPRequest, pathPrefix: String, reportPath: String, format: WireFormat, wrongRoute: (Int, String),
+        route: (EvaluationContext) -> Route
+    ) -> Route {
         let json: [UInt8]
         switch (request.method, request.path) {
-        case ("GET", let path) where path.hasPrefix("/meval/"):
-            guard let bytes = EndpointSupport.fromBase64URL(String(path.dropFirst("/meval/".count))) else {
+        case ("GET", let path) where path.hasPrefix(pathPrefix):
+            guard let bytes = EndpointSupport.fromBase64URL(String(path.dropFirst(pathPrefix.count))) else {
                 return .failure(status: 400, message: "the context is not base64url", format: format)
             }
             json = bytes
-        case ("REPORT", "/meval"):
+        case ("REPORT", reportPath):
             json = request.body
         default:
-            return .failure(status: 405, message: "use GET /meval/<context> or REPORT /meval", format: format)
+            return .failure(status: wrongRoute.0, message: wrongRoute.1, format: format)
         }
-        guard let context = launchDarklyContext(json) else {
-            return .failure(status: 400, message: "the context must be a JSON object with a key", format: format)
-        }
-        return .launchDarklyStream(context, withReasons: reasons)
-    }
-
-    /// A single-kind LaunchDarkly context as an evaluation context; nil when malformed.
-    private static func launchDarklyContext(_ json: [UInt8]) -> EvaluationContext? {
         guard let value = try? FlagJSON.parse(json), case .object(var members) = value, let key = members["key"]?.stringValue else {
-            return nil
+            return .failure(status: 400, message: "the context must be a JSON object with a key", format: format)
         }
         let anonymous = members["anonymous"] == .bool(true)
         for name in ["key", "kind", "anonymous", "_meta"] { members[name] = nil }
-        return EvaluationContext(targetingKey: anonymous ? nil : key, attributes: members)
+        return route(EvaluationContext(targetingKey: anonymous ? nil : key, attributes: members))
     }
 
     private static func firebase(_ request: HTTPRequest) -> Route {
