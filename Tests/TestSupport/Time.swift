@@ -33,6 +33,13 @@ package enum TestTiming {
     /// loaded machine (a parallel test pushing 256 MB through libcurl takes both cores for a
     /// moment) cannot turn a success into a timeout. A real hang still fails, at this bound.
     package static var loopbackBudget: Duration { scaled(.seconds(10)) }
+
+    /// How long `eventually` waits by default before calling a condition false. Nothing waits
+    /// this long when the code works; it is the bound that keeps a broken test from hanging. The
+    /// first seconds of a parallel `swift test` start 685 tests on two cores at once, and a
+    /// fresh-clone CI run once saw two fixtures get no first request within 5 s: the bound is
+    /// well beyond such a stall.
+    package static var eventualityBound: Duration { scaled(.seconds(30)) }
 }
 
 /// Waits (bounded) until `condition` holds; false if it never does. It re-checks every
@@ -40,7 +47,7 @@ package enum TestTiming {
 /// test occupies one of the global executor's two threads and delays every other test's
 /// timers. Nothing here measures time; the bound only keeps a broken test from hanging.
 package func eventually(
-    isolation: isolated (any Actor)? = #isolation, within limit: Duration = TestTiming.scaled(.seconds(5)), _ condition: () -> Bool
+    isolation: isolated (any Actor)? = #isolation, within limit: Duration = TestTiming.eventualityBound, _ condition: () -> Bool
 ) async -> Bool {
     let clock = ContinuousClock()
     let start = clock.now
