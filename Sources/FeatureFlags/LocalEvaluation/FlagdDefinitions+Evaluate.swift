@@ -10,33 +10,32 @@ extension FlagdDefinitions {
     public func evaluate(for context: EvaluationContext, at date: Date = Date()) -> [String: FlagEntry] {
         var out: [String: FlagEntry] = [:]
         out.reserveCapacity(flags.count)
-        forEachEvaluated(for: context, at: date) { key, entry in out[key] = entry }
+        forEachEvaluated(for: context, at: date) { key, _, answer in out[key] = answer.entry }
         return out
     }
 
     /// ``evaluate(for:at:)`` straight into the table reads look flags up in: what an identify
     /// with held rules serves, with no dictionary built on the way (the snapshot builds one
     /// only if something asks for it, such as the write to the fallback file, off the reader's
-    /// path).
+    /// path). Names are hashed and answers built when the rules are compiled, not here.
     package func evaluatedTable(for context: EvaluationContext, at date: Date) -> FlagTable {
         FlagTable(capacity: flags.count) { (add) throws(Never) in
-            forEachEvaluated(for: context, at: date) { key, entry in
-                add(key, FlagNameHash.of(key), entry.value, FlagExtras.of(entry), true)
+            forEachEvaluated(for: context, at: date) { key, flag, answer in
+                add(key, flag.hash, answer.entry.value, answer.extras, true)
             }
         }
     }
 
-    /// Evaluates every flag for `context` at `date`, handing each key and entry to `body`.
-    private func forEachEvaluated(for context: EvaluationContext, at date: Date, _ body: (String, FlagEntry) -> Void) {
-        let values = context.flagValue.objectValue ?? [:]
-        let timestamp = Int(date.timeIntervalSince1970.rounded(.down))
-        let budget = EvaluationBudget()
+    /// Evaluates every flag for `context` at `date`, handing each key, flag and answer to `body`.
+    private func forEachEvaluated(for context: EvaluationContext, at date: Date, _ body: (String, Flag, Answer) -> Void) {
+        var scope = scope(for: context, at: date)
         for (key, flag) in flags {
             if let constant = flag.constant {
-                body(key, constant)
+                body(key, flag, constant)
             } else {
-                budget.reset()
-                body(key, evaluate(flag, key: key, context: values, timestamp: timestamp, budget: budget))
+                scope.budget.reset()
+                scope.flagKey = key
+                body(key, flag, evaluate(flag, in: scope))
             }
         }
     }
@@ -45,27 +44,37 @@ extension FlagdDefinitions {
     /// (`FLAG_NOT_FOUND`).
     public func evaluate(flag key: String, for context: EvaluationContext, at date: Date = Date()) -> FlagEntry? {
         guard let flag = flags[key] else { return nil }
-        if let constant = flag.constant { return constant }
-        let values = context.flagValue.objectValue ?? [:]
-        return evaluate(flag, key: key, context: values, timestamp: Int(date.timeIntervalSince1970.rounded(.down)), budget: EvaluationBudget())
+        if let constant = flag.constant { return constant.entry }
+        var scope = scope(for: context, at: date)
+        scope.flagKey = key
+        return evaluate(flag, in: scope).entry
     }
 
-    /// Runs a targeted flag's rule and maps its result to a variant.
-    private func evaluate(_ flag: Flag, key: String, context: [String: FlagValue], timestamp: Int, budget: EvaluationBudget) -> FlagEntry {
-        guard case .valid(_, let variants, let defaultVariant, let targeting?) = flag.outcome else {
-            return flag.constant ?? FlagEntry(value: nil, reason: .error, errorCode: .general, metadata: flag.metadata)
+    /// What a rule sees when evaluated for `context` at `date`, before a flag's key is set.
+    private func scope(for context: EvaluationContext, at date: Date) -> LogicScope {
+        LogicScope(
+            context: context.flagValue.objectValue ?? [:], flagKey: "", timestamp: Int(date.timeIntervalSince1970.rounded(.down)),
+            bucketing: bucketing, budget: EvaluationBudget())
+    }
+
+    /// Runs a targeted flag's rule and maps its result to one of the flag's answers (an error
+    /// is made here, with its details).
+    private func evaluate(_ flag: Flag, in scope: LogicScope) -> Answer {
+        guard case .valid(_, _, _, let targeting?) = flag.outcome, let fallback = flag.fallback else {
+            return flag.constant ?? Answer(FlagEntry(value: nil, reason: .error, errorCode: .general, metadata: flag.metadata))
         }
-        let scope = LogicScope(context: context, flagKey: key, timestamp: timestamp, bucketing: bucketing, budget: budget)
         let result = scope.evaluate(targeting)
-        if let failure = budget.failure { return Self.failure(.parseError, failure, metadata: flag.metadata) }
+        if let failure = scope.budget.failure { return Answer(Self.failure(.parseError, failure, metadata: flag.metadata)) }
         let chosen: String
         switch result {
-        case .null: return Self.resolved(defaultVariant, variants: variants, reason: .default, metadata: flag.metadata)
+        case .null: return fallback
         case .string(let name): chosen = name
         case .bool(let b): chosen = b ? "true" : "false"
         default:
-            return Self.failure(.general, "the targeting gave \(result.typeNameWithArticle), not a variant name", metadata: flag.metadata)
+            return Answer(Self.failure(.general, "the targeting gave \(result.typeNameWithArticle), not a variant name", metadata: flag.metadata))
         }
-        return Self.resolved(chosen, variants: variants, reason: .targetingMatch, metadata: flag.metadata)
+        if let match = flag.matches[chosen] { return match }
+        // The name is not shown: a rule may return a context value (`{"var": "email"}`).
+        return Answer(Self.failure(.general, "the targeting named a variant this flag does not define", metadata: flag.metadata))
     }
 }

@@ -109,7 +109,7 @@ extension FlagdDefinitions {
     ) -> Flag {
         let before = problems.count
         func invalid(_ reason: String, metadata: [String: FlagValue] = setMetadata) -> Flag {
-            Flag(outcome: .invalid(reason), metadata: metadata, constant: failure(.parseError, reason, metadata: metadata))
+            Flag(key: key, outcome: .invalid(reason), metadata: metadata, constant: failure(.parseError, reason, metadata: metadata))
         }
         guard case .object(let members) = json else {
             problems.append(FlagViolation(path: path, message: "is \(json.typeNameWithArticle), expected a flag object"))
@@ -182,7 +182,7 @@ extension FlagdDefinitions {
         } else if targeting == nil {
             constant = resolved(defaultVariant, variants: variants, reason: .static, metadata: merged)
         }
-        return Flag(outcome: outcome, metadata: merged, constant: constant)
+        return Flag(key: key, outcome: outcome, metadata: merged, constant: constant)
     }
 
     /// An evaluation error: no value (the code default), `ERROR` with `code`, and `details`

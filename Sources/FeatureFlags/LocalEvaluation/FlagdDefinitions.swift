@@ -38,13 +38,42 @@ public struct FlagdDefinitions: Sendable {
         let outcome: Outcome
         /// Flag-set metadata merged with the flag's own (the flag's win).
         let metadata: [String: FlagValue]
+        /// The key's ``FlagNameHash``, for the read table an identify fills.
+        let hash: Int
         /// The answer when it does not depend on the context (no targeting, disabled, invalid).
-        let constant: FlagEntry?
+        let constant: Answer?
+        /// The answers a rule can give, built once: by variant name (`TARGETING_MATCH`), and
+        /// for a rule that gives `null` (the default variant, `DEFAULT`). Empty for a constant.
+        let matches: [String: Answer]
+        let fallback: Answer?
 
-        init(outcome: Outcome, metadata: [String: FlagValue], constant: FlagEntry?) {
+        init(key: String, outcome: Outcome, metadata: [String: FlagValue], constant: FlagEntry?) {
             self.outcome = outcome
             self.metadata = metadata
-            self.constant = constant
+            self.hash = FlagNameHash.of(key)
+            self.constant = constant.map(Answer.init)
+            if constant == nil, case .valid(_, let variants, let defaultVariant, _) = outcome {
+                var matches: [String: Answer] = [:]
+                for (name, value) in variants {
+                    matches[name] = Answer(FlagEntry(value: value, variant: name, reason: .targetingMatch, metadata: metadata))
+                }
+                self.matches = matches
+                self.fallback = Answer(FlagdDefinitions.resolved(defaultVariant, variants: variants, reason: .default, metadata: metadata))
+            } else {
+                self.matches = [:]
+                self.fallback = nil
+            }
+        }
+    }
+
+    /// An evaluation's result with the extras a read table keeps, made once for the answers a
+    /// flag can give (an identify then allocates nothing per flag) and for each error.
+    final class Answer: Sendable {
+        let entry: FlagEntry
+        let extras: FlagExtras?
+        init(_ entry: FlagEntry) {
+            self.entry = entry
+            self.extras = FlagExtras.of(entry)
         }
     }
 

@@ -4,8 +4,8 @@
 struct LogicScope {
     /// The context's flat form: its attributes and `targetingKey`.
     let context: [String: FlagValue]
-    /// The flag being evaluated.
-    let flagKey: String
+    /// The flag being evaluated (one scope serves every flag of an identify: set per flag).
+    var flagKey: String
     /// Unix time, in whole seconds.
     let timestamp: Int
     /// How `fractional` maps a hash to a bucket.
