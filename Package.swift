@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.iOS(.v16), .macOS(.v13), .tvOS(.v16), .watchOS(.v9)],
     products: [
         .library(name: "FeatureFlags", targets: ["FeatureFlags"]),
+        .library(name: "FeatureFlagsUI", targets: ["FeatureFlagsUI"]),
         .library(name: "FeatureFlagsTesting", targets: ["FeatureFlagsTesting"]),
         .library(name: "FlagServer", targets: ["FlagServer"]),
         .executable(name: "flagctl", targets: ["flagctl"]),
@@ -16,9 +17,11 @@ let package = Package(
     targets: [
         // The privacy manifest travels with the library into every app that links it.
         .target(name: "FeatureFlags", resources: [.copy("PrivacyInfo.xcprivacy")]),
+        // What a screen shows: observable flags for SwiftUI and UIKit, and the debug inspector.
+        .target(name: "FeatureFlagsUI", dependencies: ["FeatureFlags"]),
         .target(name: "FeatureFlagsTesting", dependencies: ["FeatureFlags"]),
         .target(name: "FlagServer", dependencies: ["FeatureFlags"]),
-        .target(name: "FlagCtlCore", dependencies: ["FeatureFlags", "FlagServer"]),
+        .target(name: "FlagCtlCore", dependencies: ["FeatureFlags", "FeatureFlagsUI", "FlagServer"]),
         .executableTarget(name: "flagctl", dependencies: ["FlagCtlCore"]),
         // The performance budgets (Docs/Performance.md): `swift run -c release flag-benchmarks --check`.
         .executableTarget(name: "flag-benchmarks", dependencies: ["FeatureFlags", "FlagServer"]),
@@ -26,12 +29,12 @@ let package = Package(
         // kill and race, and the memory probe for oversized answers.
         .executableTarget(name: "flag-stress", dependencies: ["FeatureFlags", "FlagServer"]),
         // An example app's modules, each taking `any FeatureFlagClient` (see Docs/Testing.md).
-        .target(name: "POSExample", dependencies: ["FeatureFlags"]),
+        .target(name: "POSExample", dependencies: ["FeatureFlags", "FeatureFlagsUI"]),
         // Helpers shared by the test targets (temporary directories, loopback fixtures, timing).
         .target(name: "TestSupport", dependencies: ["FeatureFlags", "FlagServer"], path: "Tests/TestSupport"),
         // One test target per module.
         .testTarget(
-            name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "FeatureFlagsTesting", "FlagServer", "TestSupport"],
+            name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "FeatureFlagsUI", "FeatureFlagsTesting", "FlagServer", "TestSupport"],
             // Read from the source tree by #filePath (their generator is Python, kept beside them).
             exclude: ["LocalEvaluation/Fixtures"]),
         .testTarget(name: "FlagServerTests", dependencies: ["FlagServer", "FeatureFlags", "TestSupport"]),
@@ -41,7 +44,7 @@ let package = Package(
         // Every Swift snippet of README.md and Docs/ that is not itself a test, as a library so that
         // apple-sdk-check type-checks it for iOS, macOS and tvOS (its SwiftUI, BackgroundTasks and
         // App Group code included); the snippets that are tests live in DocSnippetTests.
-        .target(name: "DocSnippets", dependencies: ["FeatureFlags", "FeatureFlagsTesting", "FlagServer"], path: "Tests/DocSnippets"),
+        .target(name: "DocSnippets", dependencies: ["FeatureFlags", "FeatureFlagsUI", "FeatureFlagsTesting", "FlagServer"], path: "Tests/DocSnippets"),
         .testTarget(
             name: "DocSnippetTests", dependencies: ["DocSnippets", "FeatureFlags", "FeatureFlagsTesting", "FlagServer", "TestSupport"],
             resources: [.copy("Resources/flag-defaults.json")]),

@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsUI
 import Foundation
 
 /// Shared pieces of command output.

@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsUI
 import FeatureFlagsTesting
 import Foundation
 #if canImport(SwiftUI)

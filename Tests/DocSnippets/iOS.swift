@@ -12,6 +12,7 @@ import SwiftUI
 // end snippet
 // snippet: iOS views
 import FeatureFlags
+import FeatureFlagsUI
 import SwiftUI
 // end snippet
 #endif

@@ -3,6 +3,7 @@ import Observation
 import Testing
 import TestSupport
 @testable import FeatureFlags
+@testable import FeatureFlagsUI
 import FeatureFlagsTesting
 
 @Suite("Observation")

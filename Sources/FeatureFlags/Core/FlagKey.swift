@@ -238,3 +238,13 @@ extension FlagKey where Value: Decodable {
         }
     }
 }
+
+/// What hooks and the debug inspector ask of a key whose type they do not know.
+extension FlagKey {
+    /// The type reads of this key ask for.
+    public var valueType: FlagValueType { FlagValueType(Value.self) }
+    /// The default as JSON.
+    public var defaultFlagValue: FlagValue? { flagValue(for: defaultValue) }
+    /// Whether the key's conversion accepts `value`.
+    public func accepts(_ value: FlagValue) -> Bool { self.value(from: value) != nil }
+}

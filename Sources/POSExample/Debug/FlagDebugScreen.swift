@@ -1,5 +1,6 @@
 #if canImport(SwiftUI) && !os(tvOS)
 import FeatureFlags
+import FeatureFlagsUI
 import SwiftUI
 
 /// The debug menu's flag screen: every flag with its value and where it comes from, a toggle

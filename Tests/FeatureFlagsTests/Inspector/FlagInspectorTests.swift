@@ -3,6 +3,7 @@ import Observation
 import Testing
 import TestSupport
 @testable import FeatureFlags
+@testable import FeatureFlagsUI
 import FeatureFlagsTesting
 
 /// The debug screen's data: rows for every known key, the text, and the observable model.

@@ -1,4 +1,5 @@
 #if canImport(Observation)
+public import FeatureFlags
 public import Observation
 
 /// An `@Observable` view of any ``FeatureFlagClient`` for SwiftUI on iOS 17, macOS 14 and

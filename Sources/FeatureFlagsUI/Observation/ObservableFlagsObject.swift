@@ -1,4 +1,5 @@
 #if canImport(Combine)
+public import FeatureFlags
 public import Combine
 
 /// An `ObservableObject` view of any ``FeatureFlagClient`` for SwiftUI on iOS 16 and macOS 13

@@ -1,4 +1,5 @@
 #if canImport(Observation)
+public import FeatureFlags
 public import Foundation
 public import Observation
 

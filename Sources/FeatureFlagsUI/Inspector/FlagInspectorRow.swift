@@ -1,3 +1,4 @@
+public import FeatureFlags
 public import Foundation
 
 /// One flag as a debug screen shows it: what a read returns now and why.

@@ -1,3 +1,4 @@
+public import FeatureFlags
 import Foundation
 
 /// Everything a debug screen shows about a client's flags: every known key — those the app

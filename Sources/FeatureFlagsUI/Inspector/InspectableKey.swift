@@ -1,3 +1,5 @@
+public import FeatureFlags
+
 /// A flag key with its type erased, so that keys of any type can be declared together to a
 /// ``FlagInspector`` (`[.newCheckout, .tipPercent, .theme]`). ``FlagKey`` conforms.
 public protocol InspectableKey: Sendable {
@@ -12,11 +14,5 @@ public protocol InspectableKey: Sendable {
     func accepts(_ value: FlagValue) -> Bool
 }
 
-extension FlagKey: InspectableKey {
-    /// The type reads of this key ask for.
-    public var valueType: FlagValueType { FlagValueType(Value.self) }
-    /// The default as JSON.
-    public var defaultFlagValue: FlagValue? { flagValue(for: defaultValue) }
-    /// Whether the key's conversion accepts `value`.
-    public func accepts(_ value: FlagValue) -> Bool { self.value(from: value) != nil }
-}
+/// The members live with ``FlagKey`` in the core library.
+extension FlagKey: InspectableKey {}

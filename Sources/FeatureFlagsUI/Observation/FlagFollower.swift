@@ -1,3 +1,5 @@
+package import FeatureFlags
+
 /// What a SwiftUI view model shows of a client, and the work of keeping it current: follows a
 /// client's changes and events on the main actor and hands each new ``State`` to `update` —
 /// only when something a view shows moved. ``ObservableFlags`` (Observation, iOS 17+) and
