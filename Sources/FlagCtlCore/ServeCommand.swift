@@ -149,7 +149,7 @@ enum ServeCommand {
             onRequest: { record in console.out(logLine(record)) })
         let definitions: FlagdDefinitions?
         do {
-            definitions = try server.serveFlagd(bytes)
+            definitions = try server.serveFlagdDefinitions(bytes)
         } catch {
             server.stop()
             console.err("flagctl serve: \(file) is not a flagd definitions file: \(error.problems.first?.description ?? "unreadable")")

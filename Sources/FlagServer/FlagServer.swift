@@ -178,11 +178,22 @@ public final class FlagServer: Sendable {
     /// advertises streams and the document names none, its own `/events` is added as a
     /// top-level `eventStreams` member (flagd's schema allows extra top-level members). The
     /// bytes must parse as flagd definitions.
-    /// - Returns: the parsed definitions (their ``FeatureFlags/FlagdDefinitions/problems``
-    ///   are served as `PARSE_ERROR` flags); nil when `document` is nil.
-    /// - Throws: ``FeatureFlags/FlagdDocumentError`` when they do not (nothing changes then).
+    /// - Returns: the problems of flags that break the format (each is served as a
+    ///   `PARSE_ERROR` flag, the others as written); empty when `document` is nil.
+    /// - Throws: `FlagEndpointError` with `PARSE_ERROR` when the bytes are not a flagd
+    ///   definitions document at all (nothing changes then).
     @discardableResult
-    public func serveFlagd(_ document: [UInt8]?) throws(FlagdDocumentError) -> FlagdDefinitions? {
+    public func serveFlagd(_ document: [UInt8]?) throws(FlagEndpointError) -> [FlagViolation] {
+        do {
+            return try serveFlagdDefinitions(document)?.problems ?? []
+        } catch {
+            throw FlagEndpointError(.parseError, "not a flagd definitions document: \(error.problems.first?.description ?? "unreadable")")
+        }
+    }
+
+    /// ``serveFlagd(_:)`` for the tools: the compiled definitions, or the document's problems.
+    @discardableResult
+    package func serveFlagdDefinitions(_ document: [UInt8]?) throws(FlagdDocumentError) -> FlagdDefinitions? {
         var served: (body: [UInt8], etag: String)?
         var definitions: FlagdDefinitions?
         if let document {

@@ -160,7 +160,7 @@ struct StreamConnection: Sendable, Hashable {
 
 /// The metadata a stream's event carried, sent with the one fetch that event triggers
 /// (OFREP's `flagConfigEtag` and `flagConfigLastModified` query parameters).
-public struct RefetchHint: Sendable, Hashable {
+package struct RefetchHint: Sendable, Hashable {
     /// The event's `etag`.
     public var etag: String?
     /// The event's `lastModified`: Unix seconds or a date, as the service wrote it.

@@ -5,7 +5,7 @@ public import Foundation
 /// them for the context, and hands them on with the snapshot, so a
 /// ``FeatureFlagProvider`` keeps them and serves any later context — after an identify,
 /// offline, after a relaunch — without asking the service.
-public protocol LocalEvaluationEndpoint: FlagEndpoint {
+package protocol LocalEvaluationEndpoint: FlagEndpoint {
     /// Reads the definitions from a 2xx response.
     func definitions(from response: FlagResponse) throws(FlagEndpointError) -> FlagdDefinitions
 }
@@ -46,7 +46,7 @@ public struct FlagdEndpoint: LocalEvaluationEndpoint {
     }
 
     /// The compiled document.
-    public func definitions(from response: FlagResponse) throws(FlagEndpointError) -> FlagdDefinitions {
+    package func definitions(from response: FlagResponse) throws(FlagEndpointError) -> FlagdDefinitions {
         do {
             return try FlagdDefinitions.parse(response.body, bucketing: bucketing)
         } catch {

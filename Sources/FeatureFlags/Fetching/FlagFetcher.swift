@@ -159,7 +159,7 @@ public final class FlagFetcher: Sendable {
     /// `hint` is the metadata of the change-stream event that triggered this fetch: it is sent
     /// (as `flagConfigEtag` / `flagConfigLastModified` query parameters) to the endpoint whose
     /// stream sent it, with this request only.
-    public func fetch(_ context: EvaluationContext, ifNoneMatch: EntityTag? = nil, hint: RefetchHint? = nil) async -> FetchResult {
+    package func fetch(_ context: EvaluationContext, ifNoneMatch: EntityTag? = nil, hint: RefetchHint? = nil) async -> FetchResult {
         let budget = configuration.budget
         let end = clock.now() + budget
         var firstError: FetchError?
@@ -287,7 +287,7 @@ public final class FlagFetcher: Sendable {
 }
 
 /// What one fetch came to.
-public enum FetchResult: Sendable, Equatable {
+package enum FetchResult: Sendable, Equatable {
     /// New flags, stamped with the fetch time and the context's fingerprint, the entity tag
     /// that validates them (if the service sent one), and the change streams the answer
     /// advertised, attributed to the endpoint that answered.

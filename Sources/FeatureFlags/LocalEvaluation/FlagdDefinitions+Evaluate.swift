@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 extension FlagdDefinitions {
     /// Every flag evaluated for `context` at `date` — what a service evaluating remotely would

@@ -24,7 +24,7 @@ import Foundation
 /// A flag that breaks the format does not take the others down: it is kept as a
 /// `PARSE_ERROR` (served as the code default) and listed in ``problems`` with its JSON path.
 /// Only a document that is not JSON, or has no usable `flags`, fails as a whole.
-public struct FlagdDefinitions: Sendable {
+package struct FlagdDefinitions: Sendable {
     /// One flag, compiled.
     /// A class, not a struct: evaluating every flag walks the dictionary of them, and a copy of
     /// a reference is one retain where a copy of the fields was a dozen.
@@ -107,7 +107,7 @@ public struct FlagdDefinitions: Sendable {
 }
 
 /// Why a whole flag-definition document was refused.
-public struct FlagdDocumentError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct FlagdDocumentError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The problems; the first is the one that stopped parsing.
     public let problems: [FlagViolation]
 

@@ -17,7 +17,7 @@ public import Foundation
 ///   context's snapshot and tag here too, in memory only.
 public final class LastKnownGoodStore: Sendable {
     /// What loading the file found.
-    public enum LoadOutcome: Sendable, Equatable {
+    package enum LoadOutcome: Sendable, Equatable {
         /// The file was read: how many contexts it holds and its size in bytes.
         case loaded(contexts: Int, bytes: Int)
         /// There was no file yet (first launch): the store starts empty.
@@ -44,7 +44,7 @@ public final class LastKnownGoodStore: Sendable {
     /// How many contexts the file keeps.
     public let capacity: Int
     /// What loading the file found.
-    public let loadOutcome: LoadOutcome
+    package let loadOutcome: LoadOutcome
     /// What deserves attention about a file that was loaded (owned by another user, or open
     /// to others), if anything. Its flags are used all the same.
     public let loadWarning: String?

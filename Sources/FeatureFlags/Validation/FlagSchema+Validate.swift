@@ -3,7 +3,7 @@ import Foundation
 extension FlagSchema {
     /// Checks `flags` (a whole payload: required keys apply) and, when given, its size.
     /// Violations come sorted by path; unknown keys sorted by name.
-    public func validate(_ flags: [String: FlagEntry], payloadBytes: Int? = nil, path: String = "flags") -> FlagValidationReport {
+    package func validate(_ flags: [String: FlagEntry], payloadBytes: Int? = nil, path: String = "flags") -> FlagValidationReport {
         var report = FlagValidationReport()
         if let maxPayloadBytes, let payloadBytes, payloadBytes > maxPayloadBytes {
             report.violations.append(
@@ -17,7 +17,7 @@ extension FlagSchema {
     }
 
     /// Checks only the flags present (for partial sets such as targeting rules' overrides).
-    public func validatePartial(_ flags: [String: FlagEntry], path: String) -> FlagValidationReport {
+    package func validatePartial(_ flags: [String: FlagEntry], path: String) -> FlagValidationReport {
         var report = FlagValidationReport()
         check(flags, path: path, into: &report)
         return report

@@ -128,7 +128,7 @@ public struct FlagViolation: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The outcome of checking flags against a ``FlagSchema``.
-public struct FlagValidationReport: Sendable, Equatable {
+package struct FlagValidationReport: Sendable, Equatable {
     /// Every broken rule, in a stable order.
     public var violations: [FlagViolation] = []
     /// Flags the schema has no rule for (allowed unless the schema rejects them).
