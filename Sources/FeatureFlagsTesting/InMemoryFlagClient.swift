@@ -53,7 +53,7 @@ public final class InMemoryFlagClient: FeatureFlagClient {
     /// The value with source `override`, or the default with the reason it was used.
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> { serving.details(key) }
     /// ``details(_:)`` between this client's hooks and `hooks`, which get `hints`.
-    public func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook], hints: FlagHookHints) -> FlagDetails<Value> {
+    public func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook], hints: [String: FlagValue]) -> FlagDetails<Value> {
         serving.details(key, hooks: hooks, hints: hints)
     }
     /// Runs `hooks` around every ``details(_:)`` from now on, after those added before

@@ -8,7 +8,7 @@
 /// Immutable; ``fingerprint`` is computed once, at creation.
 public struct EvaluationContext: Sendable, Hashable, CustomStringConvertible {
     /// Well-known attribute names, so every module spells them the same way.
-    public enum Attribute {
+    package enum Attribute {
         /// The venue (store, restaurant, site) the device serves.
         public static let venue = "venue"
         /// The region, e.g. `us`.

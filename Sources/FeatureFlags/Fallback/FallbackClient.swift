@@ -74,7 +74,7 @@ public final class FallbackClient: FeatureFlagClient {
     /// The value and where it came from (`fallback`, `bundled_defaults`, `code_default`, `kill_switch`).
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> { serving.details(key) }
     /// ``details(_:)`` between this client's hooks and `hooks`, which get `hints`.
-    public func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook], hints: FlagHookHints) -> FlagDetails<Value> {
+    public func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook], hints: [String: FlagValue]) -> FlagDetails<Value> {
         serving.details(key, hooks: hooks, hints: hints)
     }
     /// Runs `hooks` around every ``details(_:)`` from now on, after those added before

@@ -64,9 +64,6 @@ public struct FlagProviderMetadata: Sendable, Hashable {
     public init(name: String) { self.name = name }
 }
 
-/// Hints a caller passes to the hooks of one read, e.g. `["screen": "cart"]`. Immutable.
-public typealias FlagHookHints = [String: FlagValue]
-
 /// One hook's scratch space for one read, shared by its stages (a tracing span opened in
 /// `before` and closed in `finally`); never seen by other hooks or other reads.
 public struct FlagHookData: Sendable {

@@ -80,7 +80,7 @@ package final class FlagHooks: Sendable {
     /// hooks at all it is `evaluate()` and nothing else.
     @inline(__always)
     package func run<Value>(
-        _ key: FlagKey<Value>, invocation: [any FlagHook] = [], hints: FlagHookHints = [:],
+        _ key: FlagKey<Value>, invocation: [any FlagHook] = [], hints: [String: FlagValue] = [:],
         context: () -> EvaluationContext, provider: @autoclosure () -> FlagProviderMetadata, evaluate: () -> FlagDetails<Value>
     ) -> FlagDetails<Value> {
         if invocation.isEmpty, areIdle { return evaluate() }
@@ -90,7 +90,7 @@ package final class FlagHooks: Sendable {
     /// The generic half of a hooked read: only what needs `Value` (the lookup, the typed
     /// default); the stages run in non-generic code, where nothing is looked up at run time.
     private func runHooks<Value>(
-        _ key: FlagKey<Value>, invocation: [any FlagHook], hints: FlagHookHints, context evaluationContext: EvaluationContext,
+        _ key: FlagKey<Value>, invocation: [any FlagHook], hints: [String: FlagValue], context evaluationContext: EvaluationContext,
         provider: FlagProviderMetadata, evaluate: () -> FlagDetails<Value>
     ) -> FlagDetails<Value> {
         let context = FlagHookContext(
@@ -120,7 +120,7 @@ package final class FlagHooks: Sendable {
     /// Runs the stages around `evaluate` (which returns what hooks see of the read); returns
     /// the `before` or `after` failure that turns the read into its default, if any.
     private func stages(
-        invocation: [any FlagHook], context: FlagHookContext, hints: FlagHookHints, evaluate: () -> FlagDetails<FlagValue?>
+        invocation: [any FlagHook], context: FlagHookContext, hints: [String: FlagValue], evaluate: () -> FlagDetails<FlagValue?>
     ) -> FlagHookError? {
         var hooks: [Entry] = []
         let slots = publication.read { $0.slots }

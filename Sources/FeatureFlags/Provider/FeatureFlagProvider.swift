@@ -189,7 +189,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     }
 
     /// ``details(_:)`` between the provider's hooks and `hooks`, which get `hints`.
-    public func details<Value>(_ key: FlagKey<Value>, hooks invocation: [any FlagHook], hints: FlagHookHints) -> FlagDetails<Value> {
+    public func details<Value>(_ key: FlagKey<Value>, hooks invocation: [any FlagHook], hints: [String: FlagValue]) -> FlagDetails<Value> {
         hooks.run(key, invocation: invocation, hints: hints, context: { cell.read { $0.served.context } }, provider: metadata) {
             cell.details(key, base: base, now: wallClock()) { noteUnknownValues($0, in: key.name) }
         }

@@ -19,7 +19,7 @@ public protocol FeatureFlagClient: Sendable {
     /// ``details(_:)`` run between the client's hooks and `hooks` (this read's own, which get
     /// `hints`), in OpenFeature's order (see ``FlagHook``). The default runs `hooks` alone
     /// around ``details(_:)``, with the anonymous context.
-    func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook], hints: FlagHookHints) -> FlagDetails<Value>
+    func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook], hints: [String: FlagValue]) -> FlagDetails<Value>
     /// The untyped read with its explanation — variant, reason, error code, source, snapshot
     /// version, age, metadata — of the flag `name`, whose ``FlagKey`` hash is `nameHash`.
     /// `value` is the raw value a typed read converts, or nil where the key's default applies
@@ -104,7 +104,7 @@ extension FeatureFlagClient {
     }
 
     /// Runs `hooks` alone around ``details(_:)`` (clients without hooks of their own).
-    public func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook], hints: FlagHookHints) -> FlagDetails<Value> {
+    public func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook], hints: [String: FlagValue]) -> FlagDetails<Value> {
         FlagHooks.unattached.run(
             key, invocation: hooks, hints: hints, context: { .anonymous },
             provider: FlagProviderMetadata(name: String(describing: type(of: self)))

@@ -11,7 +11,7 @@ final class RecordingHook: FlagHook {
     let throwsIn: Set<FlagHookStage>
     let clock: TestClock?
     let takes: Duration
-    let seen = Locked<[(FlagHookContext, FlagHookHints)]>([])
+    let seen = Locked<[(FlagHookContext, [String: FlagValue])]>([])
     let details = Locked<[FlagDetails<FlagValue?>]>([])
     let errors = Locked<[String]>([])
 
@@ -27,26 +27,26 @@ final class RecordingHook: FlagHook {
         let description: String
     }
 
-    private func stage(_ stage: FlagHookStage, _ context: FlagHookContext, _ hints: FlagHookHints) throws {
+    private func stage(_ stage: FlagHookStage, _ context: FlagHookContext, _ hints: [String: FlagValue]) throws {
         journal.withLock { $0.append("\(name).\(stage.rawValue)") }
         seen.withLock { $0.append((context, hints)) }
         clock?.advance(by: takes)
         if throwsIn.contains(stage) { throw Thrown(description: "\(name) refuses \(stage.rawValue)") }
     }
 
-    func before(_ context: FlagHookContext, data: inout FlagHookData, hints: FlagHookHints) throws {
+    func before(_ context: FlagHookContext, data: inout FlagHookData, hints: [String: FlagValue]) throws {
         data["opened"] = name
         try stage(.before, context, hints)
     }
-    func after(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: FlagHookHints) throws {
+    func after(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: [String: FlagValue]) throws {
         self.details.withLock { $0.append(details) }
         try stage(.after, context, hints)
     }
-    func error(_ context: FlagHookContext, error: any Error, data: inout FlagHookData, hints: FlagHookHints) throws {
+    func error(_ context: FlagHookContext, error: any Error, data: inout FlagHookData, hints: [String: FlagValue]) throws {
         errors.withLock { $0.append("\(error)") }
         try stage(.error, context, hints)
     }
-    func finally(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: FlagHookHints) throws {
+    func finally(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: [String: FlagValue]) throws {
         // The data a stage of this hook left, never another hook's.
         let opened = data["opened"] as? String
         journal.withLock { $0.append(opened == name || opened == nil ? "" : "LEAK") }
@@ -185,7 +185,7 @@ struct FlagHookTests {
         struct Stuck: FlagHook {
             let gate: DispatchSemaphore
             let entered: DispatchSemaphore
-            func before(_ context: FlagHookContext, data: inout FlagHookData, hints: FlagHookHints) throws {
+            func before(_ context: FlagHookContext, data: inout FlagHookData, hints: [String: FlagValue]) throws {
                 entered.signal()
                 gate.wait()
             }
