@@ -1,4 +1,5 @@
 public import FeatureFlags
+public import Foundation
 
 /// What a ``FlagServer`` serves: a ``FlagDocument``'s defaults plus targeting rules, evaluated
 /// per request into a plain ``FlagDocument`` for the asking context.
@@ -46,14 +47,31 @@ public struct ServerDocument: Sendable, Equatable {
     }
 
     /// Defaults, version and TTL.
-    public var base: FlagDocument
+    package var base: FlagDocument
     /// Rules, in order.
     public var rules: [Rule]
 
-    /// A document.
-    public init(base: FlagDocument, rules: [Rule] = []) {
+    /// A document from its parts (the tools' form).
+    package init(base: FlagDocument, rules: [Rule] = []) {
         self.base = base
         self.rules = rules
+    }
+
+    /// A document: every context's `flags` (as the service would send them), then `rules`
+    /// in order, the first that matches a context overriding those flags for it.
+    public init(flags: [String: FlagEntry], version: String? = nil, ttl: TimeInterval? = nil, rules: [Rule] = []) {
+        self.init(base: FlagDocument(version: version, ttl: ttl, flags: flags), rules: rules)
+    }
+
+    /// The flags every context gets before rules.
+    public var flags: [String: FlagEntry] {
+        get { base.flags }
+        set { base.flags = newValue }
+    }
+    /// The configuration version served (`version`), if any.
+    public var version: String? {
+        get { base.version }
+        set { base.version = newValue }
     }
 
     /// Reads a server document (a ``FlagDocument`` plus an optional `rules` list).
@@ -116,7 +134,7 @@ public struct ServerDocument: Sendable, Equatable {
     public func jsonBytes() -> [UInt8] { FlagJSON.bytes(flagValue, sortedKeys: true) }
 
     /// The document evaluated for `context`.
-    public func evaluate(for context: EvaluationContext) -> FlagDocument {
+    package func evaluate(for context: EvaluationContext) -> FlagDocument {
         var flags: [String: FlagEntry] = [:]
         flags.reserveCapacity(base.flags.count)
         for (name, entry) in base.flags {

@@ -17,7 +17,7 @@ public enum WireFormat: Sendable, Hashable {
     /// The body this service would answer for `document` (already evaluated for one context).
     /// `eventStreams`, when given, is added to the formats that can advertise change streams
     /// (OFREP and the project's JSON document) as their `eventStreams` member.
-    public func render(_ document: FlagDocument, eventStreams: FlagValue? = nil) -> [UInt8] {
+    package func render(_ document: FlagDocument, eventStreams: FlagValue? = nil) -> [UInt8] {
         switch self {
         case .json:
             guard let eventStreams, case .object(var top) = document.flagValue else { return document.jsonBytes() }

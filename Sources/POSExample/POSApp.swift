@@ -27,7 +27,7 @@ public struct POSApp: Sendable {
     /// provider to start polling.
     public static func live(
         venue: String, user: String, flagsURL: URL, apiBaseURL: URL, stateDirectory: URL,
-        reachability: any Reachability = SystemReachability.make(), fetchBudget: Duration = .seconds(2)
+        reachability: (any Reachability)? = nil, fetchBudget: Duration = .seconds(2)
     ) -> (app: POSApp, provider: FeatureFlagProvider) {
         let context = EvaluationContext(targetingKey: user, attributes: [EvaluationContext.Attribute.venue: .string(venue)])
         let store = LastKnownGoodStore(fileURL: stateDirectory.appendingPathComponent("flags.lkg"))

@@ -56,7 +56,7 @@ struct FlagDebugScreen: View {
                         if case .bool(let on)? = row.value, inspector.canOverride {
                             Toggle("", isOn: Binding(get: { on }, set: { inspector.override(row.key, .bool($0)) }))
                         } else {
-                            Text(row.value.map { FlagJSON.string($0) } ?? "–")
+                            Text(row.value?.description ?? "–")
                         }
                     }
                 }
@@ -78,7 +78,7 @@ struct AcmeEndpoint: FlagEndpoint {
         try JSONFlagEndpoint(post: base).request(for: context, etag: etag)
     }
     func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
-        guard case .object(let top)? = try? FlagJSON.parse(response.body), case .object(let toggles)? = top["toggles"] else {
+        guard case .object(let top)? = try? FlagValue(json: response.body), case .object(let toggles)? = top["toggles"] else {
             throw FlagEndpointError(.parseError, "acme: no toggles object")
         }
         return .flags(toggles.mapValues { FlagEntry(value: $0) })

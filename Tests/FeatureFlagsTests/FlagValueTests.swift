@@ -155,4 +155,34 @@ struct FlagValueTests {
             Issue.record("unexpected \(error)")
         }
     }
+
+    // MARK: JSON for your own endpoints
+
+    @Test func jsonIsReadAsTheServiceSentIt() throws {
+        let value = try FlagValue(json: Array(#"{"n": 1, "d": 1.0, "s": "é", "l": [true, null]}"#.utf8))
+        #expect(value == ["n": 1, "d": 1.0, "s": "é", "l": [true, .null]])
+        #expect(value.objectValue?["n"]?.intValue == 1 && value.objectValue?["d"]?.intValue == nil)
+        #expect(try FlagValue(json: Array(value.description.utf8)) == value)
+    }
+
+    @Test(arguments: [
+        (#"{"a": 1, "a": 2}"#, "duplicate"),
+        (#"{"a": }"#, "line 1"),
+        ("[1, 2", "end"),
+        ("", "empty"),
+    ])
+    func badJSONIsAParseErrorSayingWhere(text: String, mentions: String) {
+        do {
+            _ = try FlagValue(json: Array(text.utf8))
+            Issue.record("\(text) parsed")
+        } catch {
+            #expect(error.code == .parseError)
+            #expect(error.message.lowercased().contains(mentions), "\(error.message)")
+        }
+    }
+
+    @Test func invalidUTF8AndDeepNestingAreParseErrors() {
+        #expect(throws: FlagEndpointError.self) { try FlagValue(json: [0x22, 0xC3, 0x28, 0x22]) }
+        #expect(throws: FlagEndpointError.self) { try FlagValue(json: Array(String(repeating: "[", count: 65).utf8) + Array(String(repeating: "]", count: 65).utf8)) }
+    }
 }

@@ -15,6 +15,20 @@ struct FlagServerTests {
         #expect(a.flagsURL.absoluteString == "http://127.0.0.1:\(a.port)/flags")
     }
 
+    @Test func aDocumentFromItsFlagsVersionAndRulesIsServed() async throws {
+        let document = ServerDocument(
+            flags: ["new_checkout": FlagEntry(value: false), "limit": FlagEntry(value: 20)], version: "7",
+            rules: [.init(name: "pilot", conditions: ["venue": ["venue-42"]], flags: ["new_checkout": FlagEntry(value: true)])])
+        #expect(document.version == "7" && document.flags.count == 2)
+        let server = try FlagServer(document: document)
+        defer { server.stop() }
+        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .loopback)
+        let pilot = try #require(snapshot(of: await fetcher.fetch(EvaluationContext(attributes: ["venue": "venue-42"]))))
+        let other = try #require(snapshot(of: await fetcher.fetch(EvaluationContext(attributes: ["venue": "venue-1"]))))
+        #expect(pilot.version == "7" && pilot.flags["new_checkout"]?.value == true && pilot.flags["limit"]?.value == 20)
+        #expect(other.flags["new_checkout"]?.value == false)
+    }
+
     @Test func routesAndTheirErrors() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }

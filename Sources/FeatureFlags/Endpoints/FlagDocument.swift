@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// The project's own flag document: what the JSON endpoint serves for one context, what a
 /// static file on a CDN holds, and what ``FlagServer`` answers. See `Docs/FlagDocument.md`.
@@ -14,7 +14,7 @@ public import Foundation
 /// A flag is either its bare value or, when it is an object with a `value` or `errorCode`
 /// member, the full form with optional `variant`, `reason`, `errorCode` and `metadata`.
 /// An object-valued flag therefore uses the full form: `{"value": {…}}`.
-public struct FlagDocument: Sendable, Equatable {
+package struct FlagDocument: Sendable, Equatable {
     /// `meta_config_version`: the configuration's version (an ISO-8601 time by convention).
     public var version: String?
     /// `meta_ttl_seconds`: how long a client may treat the values as fresh.

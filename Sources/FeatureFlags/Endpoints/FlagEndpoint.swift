@@ -103,3 +103,19 @@ public struct FlagEndpointError: Error, Hashable, Sendable, CustomStringConverti
     /// `CODE: message`.
     public var description: String { "\(code.rawValue): \(message)" }
 }
+
+extension FlagValue {
+    /// JSON (RFC 8259, UTF-8) read the way the package's endpoints read answers, for your own
+    /// ``FlagEndpoint``: numbers keep the form the service sent (`1` is an int, `1.0` a
+    /// double), duplicate object keys and invalid UTF-8 are errors, nesting stops at 64 levels.
+    /// ``description`` writes a value back as compact JSON.
+    /// - Throws: ``FlagEndpointError`` with `PARSE_ERROR`, naming the first problem and its line
+    ///   and column.
+    public init(json bytes: some Sequence<UInt8>) throws(FlagEndpointError) {
+        do {
+            self = try FlagJSON.parse(bytes)
+        } catch {
+            throw FlagEndpointError(.parseError, error.description)
+        }
+    }
+}

@@ -1,7 +1,7 @@
-public import Foundation
+package import Foundation
 
 /// JSON in and out for ``FlagValue``, without Foundation's number guessing.
-public enum FlagJSON {
+package enum FlagJSON {
     /// The nesting limit used when none is given: deep enough for any real flag payload,
     /// shallow enough that hostile input cannot exhaust the stack.
     public static let defaultMaxDepth = 64

@@ -1,5 +1,5 @@
 /// Why bytes could not be read as JSON, and where.
-public struct FlagJSONError: Error, Equatable, Sendable, CustomStringConvertible {
+package struct FlagJSONError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What went wrong.
     public enum Kind: Equatable, Sendable {
         /// The input ended inside a value.

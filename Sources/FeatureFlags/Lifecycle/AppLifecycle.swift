@@ -21,7 +21,7 @@ public protocol AppLifecycle: Sendable {
 }
 
 /// The platform's lifecycle.
-public enum SystemAppLifecycle {
+package enum SystemAppLifecycle {
     /// The application's foreground and background notifications where the platform has them
     /// (UIKit's `UIApplication` on iOS, tvOS and visionOS; WatchKit's `WKApplication` on
     /// watchOS; AppKit's `NSApplication` activation on macOS), observed on the main queue;
@@ -47,7 +47,7 @@ public enum SystemAppLifecycle {
 
 /// A lifecycle that never goes to the background: for servers, command-line tools and
 /// platforms without application notifications.
-public final class AlwaysForeground: AppLifecycle {
+package final class AlwaysForeground: AppLifecycle {
     private let stream = LatestValueStream(true)
 
     /// Always in the foreground.

@@ -63,8 +63,11 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// - Parameters:
     ///   - fetcher: how flags are fetched; its budget is the fetch budget.
     ///   - store: the Last-Known-Good store, read now and written after each new snapshot.
-    ///   - reachability: the path monitor; ``SystemReachability/make()`` by default.
-    ///   - lifecycle: foreground and background; ``SystemAppLifecycle/make()`` by default.
+    ///   - reachability: the network path; nil (the default) is the system's: `NWPathMonitor`
+    ///     on Apple platforms, netlink on Linux, "always reachable" elsewhere.
+    ///   - lifecycle: foreground and background; nil (the default) is the system's: UIKit's,
+    ///     WatchKit's or AppKit's notifications, "always in the foreground" elsewhere (Linux,
+    ///     servers, tools).
     ///   - clock: schedules polls, backoff and `Retry-After` (inject a test clock in tests).
     ///   - now: wall-clock time for TTLs and ages.
     ///   - random: the jitter source.
@@ -73,8 +76,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         fetcher: FlagFetcher,
         store: LastKnownGoodStore,
         configuration: Configuration = Configuration(),
-        reachability: any Reachability = SystemReachability.make(),
-        lifecycle: any AppLifecycle = SystemAppLifecycle.make(),
+        reachability: (any Reachability)? = nil,
+        lifecycle: (any AppLifecycle)? = nil,
         clock: any Clock<Duration> = ContinuousClock(),
         now: @escaping @Sendable () -> Date = coarseWallClockNow,
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()
@@ -82,8 +85,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         self.configuration = configuration
         self.fetcher = fetcher
         self.store = store
-        self.reachability = reachability
-        self.lifecycle = lifecycle
+        self.reachability = reachability ?? SystemReachability.make()
+        self.lifecycle = lifecycle ?? SystemAppLifecycle.make()
         let relay = SignalRelay()
         let elapsed = makeElapsedClock(clock)
         var streamConfiguration = ChangeStream.Configuration()
@@ -139,7 +142,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
                 held: held, context: context),
             // The path is first asked for by `run()` or `refresh()`, which fetch: asking here
             // would start the monitor before the first read for nothing.
-            pathUp: true, foreground: lifecycle.isForeground, configuration: configuration, base: base,
+            pathUp: true, foreground: self.lifecycle.isForeground, configuration: configuration, base: base,
             random: random)
         state.safeMode = safe.map { ProviderState.SafeModeState(info: $0.info, crashDigest: $0.crashDigest) }
         // What the last full answer for this context advertised, kept with its snapshot: the

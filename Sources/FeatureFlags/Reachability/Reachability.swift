@@ -14,7 +14,7 @@ public protocol Reachability: Sendable {
 }
 
 /// The platform's reachability monitor.
-public enum SystemReachability {
+package enum SystemReachability {
     /// `NWPathMonitor` on Apple platforms, netlink on Linux, "always reachable" elsewhere.
     public static func make() -> any Reachability {
         #if canImport(Network)
@@ -29,7 +29,7 @@ public enum SystemReachability {
 
 /// Reachability that always says yes: for servers, command-line tools and platforms with no
 /// monitor. Fetch failures still count as evidence of being offline.
-public final class AlwaysReachable: Reachability {
+package final class AlwaysReachable: Reachability {
     private let stream = LatestValueStream(true)
 
     /// Always reachable.
