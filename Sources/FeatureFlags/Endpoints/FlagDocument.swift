@@ -16,14 +16,14 @@ package import Foundation
 /// An object-valued flag therefore uses the full form: `{"value": {…}}`.
 package struct FlagDocument: Sendable, Equatable {
     /// `meta_config_version`: the configuration's version (an ISO-8601 time by convention).
-    public var version: String?
+    package var version: String?
     /// `meta_ttl_seconds`: how long a client may treat the values as fresh.
-    public var ttl: TimeInterval?
+    package var ttl: TimeInterval?
     /// The flags by name.
-    public var flags: [String: FlagEntry]
+    package var flags: [String: FlagEntry]
 
     /// A document.
-    public init(version: String? = nil, ttl: TimeInterval? = nil, flags: [String: FlagEntry]) {
+    package init(version: String? = nil, ttl: TimeInterval? = nil, flags: [String: FlagEntry]) {
         self.version = version
         self.ttl = ttl
         self.flags = flags
@@ -34,7 +34,7 @@ package struct FlagDocument: Sendable, Equatable {
 
     /// Reads a document from parsed JSON.
     /// - Throws: ``FlagEndpointError`` with `PARSE_ERROR` naming the offending member.
-    public init(parsing value: FlagValue) throws(FlagEndpointError) {
+    package init(parsing value: FlagValue) throws(FlagEndpointError) {
         guard case .object(let top) = value else { throw Self.parseError("the document is not a JSON object") }
         switch top["meta_config_version"] {
         case nil, .null?: version = nil
@@ -63,7 +63,7 @@ package struct FlagDocument: Sendable, Equatable {
     }
 
     /// Reads a document from JSON bytes.
-    public init(json bytes: some Sequence<UInt8>) throws(FlagEndpointError) {
+    package init(json bytes: some Sequence<UInt8>) throws(FlagEndpointError) {
         let value: FlagValue
         do {
             value = try FlagJSON.parse(bytes)
@@ -102,7 +102,7 @@ package struct FlagDocument: Sendable, Equatable {
 
     /// The document as JSON: bare values where nothing else is set and the value is not an
     /// object, the full form otherwise.
-    public var flagValue: FlagValue {
+    package var flagValue: FlagValue {
         var flagMembers: [String: FlagValue] = [:]
         for (name, entry) in flags {
             let plain = entry.variant == nil && entry.reason == nil && entry.errorCode == nil && entry.metadata.isEmpty
@@ -126,5 +126,5 @@ package struct FlagDocument: Sendable, Equatable {
     }
 
     /// Canonical JSON bytes (sorted keys): equal documents give equal bytes, hence equal ETags.
-    public func jsonBytes() -> [UInt8] { FlagJSON.bytes(flagValue, sortedKeys: true) }
+    package func jsonBytes() -> [UInt8] { FlagJSON.bytes(flagValue, sortedKeys: true) }
 }

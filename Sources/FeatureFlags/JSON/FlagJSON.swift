@@ -4,11 +4,11 @@ package import Foundation
 package enum FlagJSON {
     /// The nesting limit used when none is given: deep enough for any real flag payload,
     /// shallow enough that hostile input cannot exhaust the stack.
-    public static let defaultMaxDepth = 64
+    package static let defaultMaxDepth = 64
 
     /// Parses one JSON document.
     /// - Throws: ``FlagJSONError`` with the byte offset, line and column of the first problem.
-    public static func parse(_ bytes: some Sequence<UInt8>, maxDepth: Int = defaultMaxDepth) throws(FlagJSONError) -> FlagValue {
+    package static func parse(_ bytes: some Sequence<UInt8>, maxDepth: Int = defaultMaxDepth) throws(FlagJSONError) -> FlagValue {
         let result: Result<FlagValue, FlagJSONError>? = bytes.withContiguousStorageIfAvailable { buffer in
             parseBuffer(buffer, maxDepth: maxDepth)
         }
@@ -18,7 +18,7 @@ package enum FlagJSON {
     }
 
     /// Parses one JSON document held in `data`.
-    public static func parse(_ data: Data, maxDepth: Int = defaultMaxDepth) throws(FlagJSONError) -> FlagValue {
+    package static func parse(_ data: Data, maxDepth: Int = defaultMaxDepth) throws(FlagJSONError) -> FlagValue {
         let result = data.withUnsafeBytes { raw in
             parseBuffer(raw.bindMemory(to: UInt8.self), maxDepth: maxDepth)
         }
@@ -26,7 +26,7 @@ package enum FlagJSON {
     }
 
     /// Parses one JSON document held in `text`.
-    public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(FlagJSONError) -> FlagValue {
+    package static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(FlagJSONError) -> FlagValue {
         try parse(Array(text.utf8), maxDepth: maxDepth)
     }
 
@@ -40,14 +40,14 @@ package enum FlagJSON {
     }
 
     /// Compact JSON bytes. With `sortedKeys` the output is canonical: equal values give equal bytes.
-    public static func bytes(_ value: FlagValue, sortedKeys: Bool = false) -> [UInt8] {
+    package static func bytes(_ value: FlagValue, sortedKeys: Bool = false) -> [UInt8] {
         var writer = JSONWriter(sortedKeys: sortedKeys)
         writer.write(value)
         return writer.bytes
     }
 
     /// Compact JSON text.
-    public static func string(_ value: FlagValue, sortedKeys: Bool = false) -> String {
+    package static func string(_ value: FlagValue, sortedKeys: Bool = false) -> String {
         String(decoding: bytes(value, sortedKeys: sortedKeys), as: UTF8.self)
     }
 }

@@ -1,7 +1,7 @@
 /// Why bytes could not be read as JSON, and where.
 package struct FlagJSONError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What went wrong.
-    public enum Kind: Equatable, Sendable {
+    package enum Kind: Equatable, Sendable {
         /// The input ended inside a value.
         case unexpectedEnd
         /// A byte that cannot start or continue a value here.
@@ -25,17 +25,17 @@ package struct FlagJSONError: Error, Equatable, Sendable, CustomStringConvertibl
     }
 
     /// What went wrong.
-    public let kind: Kind
+    package let kind: Kind
     /// Byte offset in the input where it was noticed.
-    public let offset: Int
+    package let offset: Int
     /// The line (from 1) of ``offset``, when the error was made with its input at hand: every
     /// error the `FlagJSON.parse` functions throw has it; nil for one made with ``init(_:at:)``.
-    public private(set) var line: Int?
+    package private(set) var line: Int?
     /// The column (from 1, in characters) of ``offset`` on its line, with ``line``.
-    public private(set) var column: Int?
+    package private(set) var column: Int?
 
     /// Creates an error of `kind` at byte `offset`.
-    public init(_ kind: Kind, at offset: Int) {
+    package init(_ kind: Kind, at offset: Int) {
         self.kind = kind
         self.offset = offset
     }
@@ -63,7 +63,7 @@ package struct FlagJSONError: Error, Equatable, Sendable, CustomStringConvertibl
     }
 
     /// One line for logs and events.
-    public var description: String {
+    package var description: String {
         let what: String
         switch kind {
         case .unexpectedEnd: what = "unexpected end of input"

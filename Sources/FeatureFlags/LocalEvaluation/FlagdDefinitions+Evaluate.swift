@@ -7,7 +7,7 @@ extension FlagdDefinitions {
     /// or no default variant: the value is the code default), `DISABLED` (no value: the code
     /// default), `ERROR` with `PARSE_ERROR` (the flag broke the format) or `GENERAL` (the rule
     /// named no variant of the flag, or gave a number, list or object).
-    public func evaluate(for context: EvaluationContext, at date: Date = Date()) -> [String: FlagEntry] {
+    package func evaluate(for context: EvaluationContext, at date: Date = Date()) -> [String: FlagEntry] {
         var out: [String: FlagEntry] = [:]
         out.reserveCapacity(flags.count)
         forEachEvaluated(for: context, at: date) { key, _, answer in out[key] = answer.entry }
@@ -42,7 +42,7 @@ extension FlagdDefinitions {
 
     /// One flag evaluated for `context` at `date`; nil when the document has no such flag
     /// (`FLAG_NOT_FOUND`).
-    public func evaluate(flag key: String, for context: EvaluationContext, at date: Date = Date()) -> FlagEntry? {
+    package func evaluate(flag key: String, for context: EvaluationContext, at date: Date = Date()) -> FlagEntry? {
         guard let flag = flags[key] else { return nil }
         if let constant = flag.constant { return constant.entry }
         var scope = scope(for: context, at: date)

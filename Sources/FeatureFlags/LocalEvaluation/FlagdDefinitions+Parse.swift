@@ -2,7 +2,7 @@ import Foundation
 
 extension FlagdDefinitions {
     /// The largest document accepted (4 MiB): rules for tens of thousands of flags.
-    public static let maxDocumentBytes = 4 << 20
+    package static let maxDocumentBytes = 4 << 20
 
     /// Parses and compiles a flag-definition document.
     /// - Parameters:
@@ -10,7 +10,7 @@ extension FlagdDefinitions {
     ///   - bucketing: how `fractional` buckets (flagd's current high-precision by default).
     /// - Throws: ``FlagdDocumentError`` when the document is not JSON, is too large, or has no
     ///   usable `flags`. Problems of single flags do not throw: see ``problems``.
-    public static func parse(
+    package static func parse(
         _ bytes: some Collection<UInt8>, bucketing: FractionalBucketing = .highPrecision
     ) throws(FlagdDocumentError) -> FlagdDefinitions {
         guard bytes.count <= maxDocumentBytes else {
@@ -26,7 +26,7 @@ extension FlagdDefinitions {
     }
 
     /// Parses and compiles a document already read as a ``FlagValue``.
-    public static func parse(json: FlagValue, bucketing: FractionalBucketing = .highPrecision) throws(FlagdDocumentError) -> FlagdDefinitions {
+    package static func parse(json: FlagValue, bucketing: FractionalBucketing = .highPrecision) throws(FlagdDocumentError) -> FlagdDefinitions {
         guard case .object(let top) = json else {
             throw FlagdDocumentError([FlagViolation(path: "$", message: "the document is \(json.typeNameWithArticle), expected an object")])
         }

@@ -80,11 +80,11 @@ package struct FlagdDefinitions: Sendable {
     /// Flags by key.
     let flags: [String: Flag]
     /// Every problem found, with its JSON path (`flags.beta.defaultVariant`, …), in document order.
-    public let problems: [FlagViolation]
+    package let problems: [FlagViolation]
     /// The flag set's metadata (`metadata` at the top level).
-    public let metadata: [String: FlagValue]
+    package let metadata: [String: FlagValue]
     /// How `fractional` buckets.
-    public let bucketing: FractionalBucketing
+    package let bucketing: FractionalBucketing
     /// The document's top-level `eventStreams` (OFREP's form), if any.
     let eventStreams: FlagValue?
 
@@ -94,11 +94,11 @@ package struct FlagdDefinitions: Sendable {
     }
 
     /// The flag keys, sorted.
-    public var keys: [String] { flags.keys.sorted() }
+    package var keys: [String] { flags.keys.sorted() }
     /// The flag set's `version` metadata, when it is a string.
-    public var version: String? { metadata["version"]?.stringValue }
+    package var version: String? { metadata["version"]?.stringValue }
     /// How many flags have targeting (depend on the context).
-    public var targetedCount: Int {
+    package var targetedCount: Int {
         flags.values.count { flag in
             if case .valid(_, _, _, let targeting?) = flag.outcome, targeting != .value(.null) { return true }
             return false
@@ -109,11 +109,11 @@ package struct FlagdDefinitions: Sendable {
 /// Why a whole flag-definition document was refused.
 package struct FlagdDocumentError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The problems; the first is the one that stopped parsing.
-    public let problems: [FlagViolation]
+    package let problems: [FlagViolation]
 
     /// An error for `problems`.
-    public init(_ problems: [FlagViolation]) { self.problems = problems }
+    package init(_ problems: [FlagViolation]) { self.problems = problems }
 
     /// The problems, one per line.
-    public var description: String { problems.map(\.description).joined(separator: "\n") }
+    package var description: String { problems.map(\.description).joined(separator: "\n") }
 }
