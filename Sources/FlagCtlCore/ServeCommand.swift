@@ -94,7 +94,7 @@ enum ServeCommand {
                         console.err("\(Formatting.timestamp()) reload of \(file) failed, still serving the previous document: \(error.message)")
                     }
                 })
-        } catch let error as FlagEndpointError {
+        } catch let error as FlagError {
             console.err("flagctl serve: \(file) is not a flag document: \(error.message)")
             return 65
         }

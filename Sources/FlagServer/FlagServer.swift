@@ -77,7 +77,7 @@ public final class FlagServer: Sendable {
     let changes = ChangeSignal()
     private let threads = DispatchGroup()
     private let onRequest: (@Sendable (RequestRecord) -> Void)?
-    private let onReload: (@Sendable (Result<ServerDocument, FlagEndpointError>) -> Void)?
+    private let onReload: (@Sendable (Result<ServerDocument, FlagError>) -> Void)?
 
     /// Serves `document` from memory.
     /// - Parameter onRequest: called after each request is answered (for logging).
@@ -95,7 +95,7 @@ public final class FlagServer: Sendable {
     public convenience init(
         file path: String, configuration: Configuration = Configuration(),
         onRequest: (@Sendable (RequestRecord) -> Void)? = nil,
-        onReload: (@Sendable (Result<ServerDocument, FlagEndpointError>) -> Void)? = nil
+        onReload: (@Sendable (Result<ServerDocument, FlagError>) -> Void)? = nil
     ) throws {
         let document = try ServerDocument(json: try Data(contentsOf: URL(fileURLWithPath: path)))
         try self.init(
@@ -106,7 +106,7 @@ public final class FlagServer: Sendable {
     private init(
         source: Source, document: ServerDocument, configuration: Configuration,
         onRequest: (@Sendable (RequestRecord) -> Void)?,
-        onReload: (@Sendable (Result<ServerDocument, FlagEndpointError>) -> Void)? = nil
+        onReload: (@Sendable (Result<ServerDocument, FlagError>) -> Void)? = nil
     ) throws {
         self.source = source
         self.configuration = configuration
@@ -180,14 +180,14 @@ public final class FlagServer: Sendable {
     /// bytes must parse as flagd definitions.
     /// - Returns: the problems of flags that break the format (each is served as a
     ///   `PARSE_ERROR` flag, the others as written); empty when `document` is nil.
-    /// - Throws: `FlagEndpointError` with `PARSE_ERROR` when the bytes are not a flagd
+    /// - Throws: `FlagError` with `PARSE_ERROR` when the bytes are not a flagd
     ///   definitions document at all (nothing changes then).
     @discardableResult
-    public func serveFlagd(_ document: [UInt8]?) throws(FlagEndpointError) -> [FlagViolation] {
+    public func serveFlagd(_ document: [UInt8]?) throws(FlagError) -> [FlagViolation] {
         do {
             return try serveFlagdDefinitions(document)?.problems ?? []
         } catch {
-            throw FlagEndpointError(.parseError, "not a flagd definitions document: \(error.problems.first?.description ?? "unreadable")")
+            throw FlagError(.parseError, "not a flagd definitions document: \(error.problems.first?.description ?? "unreadable")")
         }
     }
 
@@ -529,13 +529,13 @@ public final class FlagServer: Sendable {
             return true
         }
         guard changed else { return }
-        let result: Result<ServerDocument, FlagEndpointError>
+        let result: Result<ServerDocument, FlagError>
         do {
             result = .success(try ServerDocument(json: try FileIO.read(path)))
-        } catch let error as FlagEndpointError {
+        } catch let error as FlagError {
             result = .failure(error)
         } catch {
-            result = .failure(FlagEndpointError(.general, "cannot read \(path): \(error)"))
+            result = .failure(FlagError(.general, "cannot read \(path): \(error)"))
         }
         let revision: Int? = state.withLock { s in
             switch result {

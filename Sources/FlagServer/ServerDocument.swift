@@ -75,7 +75,7 @@ public struct ServerDocument: Sendable, Equatable {
     }
 
     /// Reads a server document (a ``FlagDocument`` plus an optional `rules` list).
-    public init(parsing value: FlagValue) throws(FlagEndpointError) {
+    public init(parsing value: FlagValue) throws(FlagError) {
         base = try FlagDocument(parsing: value)
         var rules: [Rule] = []
         switch value.objectValue?["rules"] {
@@ -83,24 +83,24 @@ public struct ServerDocument: Sendable, Equatable {
         case .list(let items)?:
             for (n, item) in items.enumerated() { rules.append(try Self.rule(n, item)) }
         case let other?:
-            throw FlagEndpointError(.parseError, "rules is \(other.typeNameWithArticle), expected a list")
+            throw FlagError(.parseError, "rules is \(other.typeNameWithArticle), expected a list")
         }
         self.rules = rules
     }
 
     /// Reads a server document from JSON bytes.
-    public init(json bytes: some Sequence<UInt8>) throws(FlagEndpointError) {
+    public init(json bytes: some Sequence<UInt8>) throws(FlagError) {
         let value: FlagValue
         do {
             value = try FlagJSON.parse(bytes)
         } catch {
-            throw FlagEndpointError(.parseError, error.description)
+            throw FlagError(.parseError, error.description)
         }
         try self.init(parsing: value)
     }
 
-    private static func rule(_ n: Int, _ item: FlagValue) throws(FlagEndpointError) -> Rule {
-        guard case .object(let o) = item else { throw FlagEndpointError(.parseError, "rule \(n) is not an object") }
+    private static func rule(_ n: Int, _ item: FlagValue) throws(FlagError) -> Rule {
+        guard case .object(let o) = item else { throw FlagError(.parseError, "rule \(n) is not an object") }
         let name = o["name"]?.stringValue ?? "rule-\(n)"
         var conditions: [String: [FlagValue]] = [:]
         switch o["when"] {
@@ -108,9 +108,9 @@ public struct ServerDocument: Sendable, Equatable {
         case .object(let when)?:
             for (attribute, accepted) in when { conditions[attribute] = accepted.listValue ?? [accepted] }
         case let other?:
-            throw FlagEndpointError(.parseError, "rule \(name): when is \(other.typeNameWithArticle), expected an object")
+            throw FlagError(.parseError, "rule \(name): when is \(other.typeNameWithArticle), expected an object")
         }
-        guard case .object? = o["flags"] else { throw FlagEndpointError(.parseError, "rule \(name) has no flags object") }
+        guard case .object? = o["flags"] else { throw FlagError(.parseError, "rule \(name) has no flags object") }
         // Reuse the document reader for the rule's flags.
         let flags = try FlagDocument(parsing: .object(["flags": o["flags"] ?? .object([:])])).flags
         return Rule(name: name, conditions: conditions, flags: flags)

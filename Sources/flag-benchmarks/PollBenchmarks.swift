@@ -16,10 +16,10 @@ enum PollBenchmarks {
         }
         var name: String { "json" }
         var decodes: Int { count.withLock { $0 } }
-        func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+        func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
             try inner.request(for: context, etag: etag)
         }
-        func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
+        func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
             count.withLock { $0 += 1 }
             return try inner.decode(response, for: context)
         }

@@ -3,7 +3,7 @@ import Foundation
 
 func policiesSchema(fetcher: FlagFetcher, store: LastKnownGoodStore, bundledSchemaBytes: [UInt8]) throws {
     // snippet: Policies schema
-    let schema = try FlagSchema(json: bundledSchemaBytes)       // throws FlagSchemaError naming the bad rule
+    let schema = try FlagSchema(json: bundledSchemaBytes)       // throws FlagError naming the bad rule
     let provider = FeatureFlagProvider(context: user, fetcher: fetcher, store: store,
                                        configuration: .init(schema: schema))
     // end snippet

@@ -74,12 +74,12 @@ struct FlagDebugScreen: View {
 struct AcmeEndpoint: FlagEndpoint {
     let base: URL
     var name: String { "acme" }
-    func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+    func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
         try JSONFlagEndpoint(post: base).request(for: context, etag: etag)
     }
-    func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
+    func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
         guard case .object(let top)? = try? FlagValue(json: response.body), case .object(let toggles)? = top["toggles"] else {
-            throw FlagEndpointError(.parseError, "acme: no toggles object")
+            throw FlagError(.parseError, "acme: no toggles object")
         }
         return .flags(toggles.mapValues { FlagEntry(value: $0) })
     }

@@ -44,10 +44,10 @@ struct ConformanceKitTests {
     /// Accepts anything: garbage becomes an empty set of flags.
     struct Lenient: FlagEndpoint {
         var name: String { "lenient" }
-        func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+        func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
             try JSONFlagEndpoint(post: ConformanceKitTests.base).request(for: context, etag: etag)
         }
-        func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
+        func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
             (try? JSONFlagEndpoint(post: ConformanceKitTests.base).decode(response, for: context)) ?? .flags([:])
         }
     }
@@ -55,10 +55,10 @@ struct ConformanceKitTests {
     /// Asks for the same flags whoever asks, and forgets the tag.
     struct Blind: FlagEndpoint {
         var name: String { "blind" }
-        func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+        func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
             FlagRequest(url: ConformanceKitTests.base)
         }
-        func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
+        func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
             try JSONFlagEndpoint(post: ConformanceKitTests.base).decode(response, for: context)
         }
     }
@@ -66,14 +66,14 @@ struct ConformanceKitTests {
     /// Puts the context's values into its errors.
     struct Leaky: FlagEndpoint {
         var name: String { "leaky" }
-        func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+        func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
             try JSONFlagEndpoint(post: ConformanceKitTests.base).request(for: context, etag: etag)
         }
-        func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
+        func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
             do {
                 return try JSONFlagEndpoint(post: ConformanceKitTests.base).decode(response, for: context)
             } catch {
-                throw FlagEndpointError(.parseError, "cannot read flags for venue \(context.string("venue") ?? "")")
+                throw FlagError(.parseError, "cannot read flags for venue \(context.string("venue") ?? "")")
             }
         }
     }
@@ -81,10 +81,10 @@ struct ConformanceKitTests {
     /// Says "not modified" to everything.
     struct Lazy: FlagEndpoint {
         var name: String { "lazy" }
-        func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+        func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
             try JSONFlagEndpoint(post: ConformanceKitTests.base).request(for: context, etag: etag)
         }
-        func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags { .notModified }
+        func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags { .notModified }
     }
 
     func failures(_ endpoint: any FlagEndpoint) async -> [String] {

@@ -154,11 +154,11 @@ struct CrashSafetyTests {
         let client = FallbackClient(fileURL: file)
         let clock = ContinuousClock()
         let start = clock.now
-        let error = #expect(throws: LastKnownGoodStore.WriteError.self) {
+        let error = #expect(throws: FlagError.self) {
             try client.store.save(snapshot(["n": 1]), etag: nil, for: EvaluationContext(targetingKey: "x"))
         }
         #expect(clock.now - start >= .seconds(2))
-        #expect(error?.reason.contains("locked") == true)
+        #expect(error?.message.contains("locked") == true)
         // The value is still kept in memory for this session.
         #expect(client.store.lastKnownGood(for: EvaluationContext(targetingKey: "x"))?.snapshot.flags["n"]?.value == 1)
         }

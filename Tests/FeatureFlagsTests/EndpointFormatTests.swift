@@ -58,7 +58,7 @@ struct EndpointFormatTests {
     @Test func ofrepRejectsMalformedItems() {
         let endpoint = OFREPEndpoint(baseURL: URL(string: "https://x.example")!)
         for json in [#"{"flags":[1]}"#, #"{"flags":[{"value":1}]}"#, #"{"flags":[{"key":"a"},{"key":"a"}]}"#, #"{"flags":[{"key":"a","variant":1}]}"#, #"{}"#] {
-            #expect(throws: FlagEndpointError.self, "\(json)") { try decode(endpoint, json) }
+            #expect(throws: FlagError.self, "\(json)") { try decode(endpoint, json) }
         }
         #expect(endpoint.failureDetail(FlagResponse(status: 400, body: Array(#"{"errorCode":"INVALID_CONTEXT","errorDetails":"no targetingKey"}"#.utf8))) == "INVALID_CONTEXT: no targetingKey")
     }
@@ -104,7 +104,7 @@ struct EndpointFormatTests {
         #expect(f["plain"]?.reason == nil && f["plain"]?.variant == nil)
         #expect(LaunchDarklyEndpoint.map(kind: "ERROR", errorKind: "USER_NOT_SPECIFIED").1 == .targetingKeyMissing)
         #expect(LaunchDarklyEndpoint.map(kind: "BRAND_NEW", errorKind: nil).0.rawValue == "BRAND_NEW")
-        #expect(throws: FlagEndpointError.self) { try decode(LaunchDarklyEndpoint(mobileKey: "m"), #"{"a":1}"#) }
+        #expect(throws: FlagError.self) { try decode(LaunchDarklyEndpoint(mobileKey: "m"), #"{"a":1}"#) }
     }
 
     // MARK: Firebase
@@ -140,8 +140,8 @@ struct EndpointFormatTests {
         #expect(try decode(endpoint, #"{"state":"NO_CHANGE"}"#) == .notModified)
         #expect(flags(try decode(endpoint, #"{"state":"NO_TEMPLATE"}"#)).isEmpty)
         #expect(flags(try decode(endpoint, #"{"state":"EMPTY_CONFIG","templateVersion":18}"#)).isEmpty)
-        #expect(throws: FlagEndpointError.self) { try decode(endpoint, #"{"state":"INSTANCE_STATE_UNSPECIFIED"}"#) }
-        #expect(throws: FlagEndpointError.self) { try decode(endpoint, #"{"state":"UPDATE","entries":{"a":1}}"#) }
+        #expect(throws: FlagError.self) { try decode(endpoint, #"{"state":"INSTANCE_STATE_UNSPECIFIED"}"#) }
+        #expect(throws: FlagError.self) { try decode(endpoint, #"{"state":"UPDATE","entries":{"a":1}}"#) }
         #expect(endpoint.failureDetail(FlagResponse(status: 403, body: Array(#"{"error":{"code":403,"message":"API key not valid","status":"PERMISSION_DENIED"}}"#.utf8))) == "PERMISSION_DENIED: API key not valid")
     }
 
@@ -175,6 +175,6 @@ struct EndpointFormatTests {
         #expect(client.value(FlagKey("banner.payload", default: Banner(title: "-"))).title == "Hi")
         #expect(client.value(FlagKey("limit.payload", default: 0)) == 750)
         #expect(client.value(FlagKey("absent_toggle", default: false)) == false)
-        #expect(throws: FlagEndpointError.self) { try decode(UnleashEndpoint(baseURL: URL(string: "https://u.example")!, clientKey: "k"), #"{"toggles":[{"name":"x"}]}"#) }
+        #expect(throws: FlagError.self) { try decode(UnleashEndpoint(baseURL: URL(string: "https://u.example")!, clientKey: "k"), #"{"toggles":[{"name":"x"}]}"#) }
     }
 }

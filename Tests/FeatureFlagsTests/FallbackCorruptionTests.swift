@@ -136,7 +136,7 @@ struct FallbackCorruptionTests {
             #expect(client.store.loadOutcome == .rejected(reason: "a directory stands where the file should be", keptAt: nil))
             #expect(client.snapshot == .empty)
             // Saving fails with an error; the directory is untouched.
-            #expect(throws: LastKnownGoodStore.WriteError.self) { try client.store.save(snapshot(auraLinkPersonal), etag: nil, for: context) }
+            #expect(throws: FlagError.self) { try client.store.save(snapshot(auraLinkPersonal), etag: nil, for: context) }
             #expect(try String(contentsOf: url.appendingPathComponent("inside.txt"), encoding: .utf8) == "keep me")
             // The values are still kept in memory for this session.
             #expect(client.store.lastKnownGood(for: context)?.snapshot.flags["plan_themeColor"]?.value == "#3498DB")
@@ -174,7 +174,7 @@ struct FallbackCorruptionTests {
             chmod(url.path, 0o000)
             let store = LastKnownGoodStore(fileURL: url)
             #expect(store.loadOutcome == .unavailable(reason: "unreadable for now: permission denied"))
-            #expect(throws: LastKnownGoodStore.WriteError.self) { try store.save(snapshot(auraLinkPersonal), etag: nil, for: context) }
+            #expect(throws: FlagError.self) { try store.save(snapshot(auraLinkPersonal), etag: nil, for: context) }
             chmod(url.path, 0o600)
             #expect(try FileIO.read(url.path) == bytes, "nothing was overwritten while unreadable")
             // Readable again: the next write merges with what the file holds.
@@ -208,7 +208,7 @@ struct FallbackCorruptionTests {
             }
             let client = FallbackClient(fileURL: url, context: context)
             #expect(client.store.loadOutcome == .rejected(reason: "the file is not a fallback file (bad magic)", keptAt: nil))
-            #expect(throws: LastKnownGoodStore.WriteError.self) { try client.store.save(snapshot(auraLinkPersonal), etag: nil, for: context) }
+            #expect(throws: FlagError.self) { try client.store.save(snapshot(auraLinkPersonal), etag: nil, for: context) }
             #expect(try FileIO.read(url.path) == garbage)
             #expect(client.store.lastKnownGood(for: context) != nil, "kept in memory")
         }

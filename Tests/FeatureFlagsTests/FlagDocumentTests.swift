@@ -74,10 +74,10 @@ struct FlagDocumentTests {
 
     @Test func templateNeedsItsAttributes() {
         let endpoint = JSONFlagEndpoint(urlTemplate: "https://cdn.example.com/{region}.json")
-        #expect(throws: FlagEndpointError(.invalidContext, "the URL template needs the context attribute \"region\"")) {
+        #expect(throws: FlagError(.invalidContext, "the URL template needs the context attribute \"region\"")) {
             try endpoint.request(for: context, etag: nil)
         }
-        #expect(throws: FlagEndpointError.self) {
+        #expect(throws: FlagError.self) {
             try JSONFlagEndpoint(urlTemplate: "https://cdn.example.com/{venue.json").request(for: context, etag: nil)
         }
     }
@@ -126,9 +126,9 @@ struct FlagDocumentTests {
     @Test func serverDocumentRoundTripsAndRejectsBadRules() throws {
         let doc = ServerDocument.seedExample
         #expect(try ServerDocument(json: doc.jsonBytes()) == doc)
-        #expect(throws: FlagEndpointError.self) { try ServerDocument(json: Array(#"{"flags":{},"rules":{}}"#.utf8)) }
-        #expect(throws: FlagEndpointError.self) { try ServerDocument(json: Array(#"{"flags":{},"rules":[1]}"#.utf8)) }
-        #expect(throws: FlagEndpointError.self) { try ServerDocument(json: Array(#"{"flags":{},"rules":[{"when":{}}]}"#.utf8)) }
+        #expect(throws: FlagError.self) { try ServerDocument(json: Array(#"{"flags":{},"rules":{}}"#.utf8)) }
+        #expect(throws: FlagError.self) { try ServerDocument(json: Array(#"{"flags":{},"rules":[1]}"#.utf8)) }
+        #expect(throws: FlagError.self) { try ServerDocument(json: Array(#"{"flags":{},"rules":[{"when":{}}]}"#.utf8)) }
         let matchAll = try ServerDocument(json: Array(#"{"flags":{"a":1},"rules":[{"flags":{"a":2}},{"when":{"targetingKey":["u"]},"flags":{"b":3}}]}"#.utf8))
         let evaluated = matchAll.evaluate(for: EvaluationContext(targetingKey: "u"))
         #expect(evaluated.flags["a"]?.value == 2)

@@ -87,7 +87,7 @@ struct FlagSchemaTests {
             #"{"flags":{"a":{"pattern":"("}}}"#, #"{"flags":{"a":3}}"#, #"{"unknown_keys":"maybe","flags":{}}"#, "{",
         ]
         for text in cases {
-            #expect(throws: FlagSchemaError.self, "\(text)") { try FlagSchema(json: Array(text.utf8)) }
+            #expect(throws: FlagError.self, "\(text)") { try FlagSchema(json: Array(text.utf8)) }
         }
     }
 

@@ -182,7 +182,7 @@ struct FlagValueTests {
     }
 
     @Test func invalidUTF8AndDeepNestingAreParseErrors() {
-        #expect(throws: FlagEndpointError.self) { try FlagValue(json: [0x22, 0xC3, 0x28, 0x22]) }
-        #expect(throws: FlagEndpointError.self) { try FlagValue(json: Array(String(repeating: "[", count: 65).utf8) + Array(String(repeating: "]", count: 65).utf8)) }
+        #expect(throws: FlagError.self) { try FlagValue(json: [0x22, 0xC3, 0x28, 0x22]) }
+        #expect(throws: FlagError.self) { try FlagValue(json: Array(String(repeating: "[", count: 65).utf8) + Array(String(repeating: "]", count: 65).utf8)) }
     }
 }

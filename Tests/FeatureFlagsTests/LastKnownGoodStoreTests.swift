@@ -182,10 +182,10 @@ struct LastKnownGoodStoreTests {
             let target = dir.url("elsewhere")
             #expect(symlink(target.path, url.path + ".lock") == 0)
             let store = LastKnownGoodStore(fileURL: url)
-            let error = #expect(throws: LastKnownGoodStore.WriteError.self) {
+            let error = #expect(throws: FlagError.self) {
                 try store.save(snapshot(auraLinkPersonal), etag: nil, for: personal)
             }
-            #expect(error?.reason.contains("symbolic link") == true)
+            #expect(error?.message.contains("symbolic link") == true)
             #expect(!FileManager.default.fileExists(atPath: target.path), "nothing created where the link points")
             #expect(store.lastKnownGood(for: personal) != nil, "kept in memory for this session")
         }

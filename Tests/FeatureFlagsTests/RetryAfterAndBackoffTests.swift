@@ -61,7 +61,7 @@ struct RetryAfterAndBackoffTests {
         #expect(FetchError.httpStatus(401, retryAfter: nil, detail: nil).isFatal)
         #expect(FetchError.httpStatus(403, retryAfter: nil, detail: nil).errorCode == .providerFatal)
         #expect(!FetchError.httpStatus(429, retryAfter: 3, detail: nil).isFatal)
-        #expect(FetchError.decode(FlagEndpointError(.parseError, "x")).errorCode == .parseError)
+        #expect(FetchError.decode(FlagError(.parseError, "x")).errorCode == .parseError)
         #expect(FetchError.httpStatus(429, retryAfter: 2.2, detail: "slow down").description == "HTTP 429, retry after 3 s: slow down")
         #expect(FetchError.timeout(.milliseconds(250)).description == "no answer within 250 ms")
     }

@@ -44,7 +44,7 @@ struct SuspensionSafeWriteTests {
                 checks.withLock { $0.append(Self.lockIsFree(blocked)) }
                 return true
             })
-        #expect(throws: LastKnownGoodStore.WriteError.self) { try failing.save(snapshot(["a": true]), etag: nil, for: personal) }
+        #expect(throws: FlagError.self) { try failing.save(snapshot(["a": true]), etag: nil, for: personal) }
         #expect(checks.withLock { $0 } == [true, true])
     }
 
@@ -61,7 +61,7 @@ struct SuspensionSafeWriteTests {
         }
         let store = LastKnownGoodStore(fileURL: file, capacity: 5, read: FileIO.read, gate: gate)
         // Suspending: the save is refused before any file is touched — no lock file, no file.
-        #expect(throws: LastKnownGoodStore.WriteError(reason: LastKnownGoodStore.notStartedReason)) {
+        #expect(throws: FlagError(.general, LastKnownGoodStore.notStartedReason)) {
             try store.save(snapshot(["a": true], version: "v1"), etag: nil, for: personal)
         }
         #expect(dir.files().isEmpty)
@@ -169,7 +169,7 @@ struct SuspensionSafeWriteTests {
         let dir = TempDir()
         let file = dir.url("flags.lkg")
         let store = LastKnownGoodStore(fileURL: file, capacity: 5, read: FileIO.read, gate: ScriptedActivity(expired: true).gate)
-        #expect(throws: LastKnownGoodStore.WriteError(reason: LastKnownGoodStore.notStartedReason)) {
+        #expect(throws: FlagError(.general, LastKnownGoodStore.notStartedReason)) {
             try store.save(snapshot(["a": true], version: "v1"), etag: nil, for: personal)
         }
         #expect(dir.files().isEmpty)

@@ -10,10 +10,10 @@ package final class CountingEndpoint: FlagEndpoint, Sendable {
     package init(_ inner: any FlagEndpoint) { self.inner = inner }
     package var name: String { inner.name }
     package var decodeCount: Int { decodes.withLock { $0 } }
-    package func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+    package func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
         try inner.request(for: context, etag: etag)
     }
-    package func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
+    package func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
         decodes.withLock { $0 += 1 }
         return try inner.decode(response, for: context)
     }

@@ -3,30 +3,30 @@ import Foundation
 /// Small pieces every endpoint shares.
 package enum EndpointSupport {
     /// The JSON object of a response body, or a PARSE_ERROR naming the service.
-    static func object(_ body: [UInt8], service: String) throws(FlagEndpointError) -> [String: FlagValue] {
+    static func object(_ body: [UInt8], service: String) throws(FlagError) -> [String: FlagValue] {
         let value: FlagValue
         do {
             value = try FlagJSON.parse(body)
         } catch {
-            throw FlagEndpointError(.parseError, "\(service): \(error.description)")
+            throw FlagError(.parseError, "\(service): \(error.description)")
         }
         guard case .object(let members) = value else {
-            throw FlagEndpointError(.parseError, "\(service): the answer is \(value.typeNameWithArticle), expected an object")
+            throw FlagError(.parseError, "\(service): the answer is \(value.typeNameWithArticle), expected an object")
         }
         return members
     }
 
     /// A string member, nil when absent or null, PARSE_ERROR when of another type.
-    static func string(_ members: [String: FlagValue], _ name: String, at path: String) throws(FlagEndpointError) -> String? {
+    static func string(_ members: [String: FlagValue], _ name: String, at path: String) throws(FlagError) -> String? {
         switch members[name] {
         case nil, .null?: return nil
         case .string(let s)?: return s
-        case let other?: throw FlagEndpointError(.parseError, "\(path).\(name) is \(other.typeNameWithArticle), expected a string")
+        case let other?: throw FlagError(.parseError, "\(path).\(name) is \(other.typeNameWithArticle), expected a string")
         }
     }
 
     /// `url` with `components` appended as path segments (each percent-encoded).
-    static func url(_ base: URL, appending components: [String], query: [(String, String)] = []) throws(FlagEndpointError) -> URL {
+    static func url(_ base: URL, appending components: [String], query: [(String, String)] = []) throws(FlagError) -> URL {
         var text = base.absoluteString
         while text.hasSuffix("/") { text.removeLast() }
         for component in components {
@@ -38,7 +38,7 @@ package enum EndpointSupport {
                     + (value.addingPercentEncoding(withAllowedCharacters: queryPart) ?? value)
             }.joined(separator: "&")
         }
-        guard let url = URL(string: text) else { throw FlagEndpointError(.general, "cannot form a URL from the base URL") }
+        guard let url = URL(string: text) else { throw FlagError(.general, "cannot form a URL from the base URL") }
         return url
     }
 

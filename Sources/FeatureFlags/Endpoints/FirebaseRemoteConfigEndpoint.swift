@@ -59,7 +59,7 @@ public struct FirebaseRemoteConfigEndpoint: FlagEndpoint {
     }
 
     /// The fetch request.
-    public func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+    public func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
         // The key goes in the query, as the SDKs send it, and in the header Google APIs also accept.
         var headers = ["Content-Type": "application/json", "Accept": "application/json", "X-Goog-Api-Key": apiKey]
         if let etag { headers["If-None-Match"] = etag }
@@ -74,7 +74,7 @@ public struct FirebaseRemoteConfigEndpoint: FlagEndpoint {
     }
 
     /// Reads a fetch answer.
-    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
+    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
         let top = try EndpointSupport.object(response.body, service: "Firebase Remote Config")
         let state = try EndpointSupport.string(top, "state", at: "Firebase Remote Config")
         if state == "NO_CHANGE" { return .notModified }
@@ -83,7 +83,7 @@ public struct FirebaseRemoteConfigEndpoint: FlagEndpoint {
         case ("UPDATE", .object(let entries)?), (nil, .object(let entries)?):
             for (key, value) in entries {
                 guard case .string = value else {
-                    throw FlagEndpointError(.parseError, "Firebase Remote Config: entry \"\(key)\" is \(value.typeNameWithArticle), expected text")
+                    throw FlagError(.parseError, "Firebase Remote Config: entry \"\(key)\" is \(value.typeNameWithArticle), expected text")
                 }
                 flags[key] = FlagEntry(value: value, reason: .targetingMatch)
             }
@@ -92,7 +92,7 @@ public struct FirebaseRemoteConfigEndpoint: FlagEndpoint {
         case ("NO_TEMPLATE", _), ("EMPTY_CONFIG", _):
             break
         case (let other, _):
-            throw FlagEndpointError(.parseError, "Firebase Remote Config: unexpected state \(other ?? "(none)")")
+            throw FlagError(.parseError, "Firebase Remote Config: unexpected state \(other ?? "(none)")")
         }
         let version: String?
         switch top["templateVersion"] {

@@ -33,8 +33,8 @@ package struct FlagDocument: Sendable, Equatable {
     static let entryMembers: Set<String> = ["value", "variant", "reason", "errorCode", "metadata"]
 
     /// Reads a document from parsed JSON.
-    /// - Throws: ``FlagEndpointError`` with `PARSE_ERROR` naming the offending member.
-    package init(parsing value: FlagValue) throws(FlagEndpointError) {
+    /// - Throws: ``FlagError`` with `PARSE_ERROR` naming the offending member.
+    package init(parsing value: FlagValue) throws(FlagError) {
         guard case .object(let top) = value else { throw Self.parseError("the document is not a JSON object") }
         switch top["meta_config_version"] {
         case nil, .null?: version = nil
@@ -55,7 +55,7 @@ package struct FlagDocument: Sendable, Equatable {
 
     /// The flags of a `flags` object (or of a flat map of names to flags), each its bare value
     /// or the full form.
-    static func flags(_ members: [String: FlagValue]) throws(FlagEndpointError) -> [String: FlagEntry] {
+    static func flags(_ members: [String: FlagValue]) throws(FlagError) -> [String: FlagEntry] {
         var flags: [String: FlagEntry] = [:]
         flags.reserveCapacity(members.count)
         for (name, raw) in members { flags[name] = try entry(name, raw) }
@@ -63,7 +63,7 @@ package struct FlagDocument: Sendable, Equatable {
     }
 
     /// Reads a document from JSON bytes.
-    package init(json bytes: some Sequence<UInt8>) throws(FlagEndpointError) {
+    package init(json bytes: some Sequence<UInt8>) throws(FlagError) {
         let value: FlagValue
         do {
             value = try FlagJSON.parse(bytes)
@@ -73,16 +73,16 @@ package struct FlagDocument: Sendable, Equatable {
         try self.init(parsing: value)
     }
 
-    private static func parseError(_ message: String) -> FlagEndpointError { FlagEndpointError(.parseError, message) }
+    private static func parseError(_ message: String) -> FlagError { FlagError(.parseError, message) }
 
-    private static func entry(_ name: String, _ raw: FlagValue) throws(FlagEndpointError) -> FlagEntry {
+    private static func entry(_ name: String, _ raw: FlagValue) throws(FlagError) -> FlagEntry {
         guard case .object(let o) = raw, o["value"] != nil || o["errorCode"] != nil else {
             return FlagEntry(value: raw)
         }
         if let unknown = o.keys.first(where: { !entryMembers.contains($0) }) {
             throw parseError("flag \"\(name)\" has unknown member \"\(unknown)\" (wrap object values as {\"value\": …})")
         }
-        func string(_ member: String) throws(FlagEndpointError) -> String? {
+        func string(_ member: String) throws(FlagError) -> String? {
             switch o[member] {
             case nil, .null?: return nil
             case .string(let s)?: return s

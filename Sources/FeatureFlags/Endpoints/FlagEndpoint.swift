@@ -13,10 +13,10 @@ public protocol FlagEndpoint: Sendable {
 
     /// The request for `context`. `etag` is the entity tag of the snapshot the caller holds;
     /// send it as `If-None-Match` when the service supports conditional requests.
-    func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest
+    func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest
 
     /// Reads a 2xx response (never called for 304, which ``FlagFetcher`` answers itself).
-    func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags
+    func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags
 
     /// What a non-2xx response says about itself, for the error (no secrets, no context values).
     /// The default reads nothing.
@@ -34,7 +34,7 @@ protocol StreamingEndpoint: FlagEndpoint {
     /// The stream for `context`, or nil when streaming is off.
     func streamLink(for context: EvaluationContext) -> EventStreamLink?
     /// Reads flag values a stream brought, in the shape of the polling answer.
-    func decode(streamed flags: [String: FlagValue], for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags
+    func decode(streamed flags: [String: FlagValue], for context: EvaluationContext) throws(FlagError) -> DecodedFlags
 }
 
 /// An HTTP request as an endpoint describes it.
@@ -87,35 +87,18 @@ public enum DecodedFlags: Sendable, Equatable {
     case notModified
 }
 
-/// Why an endpoint could not build a request or read a response.
-public struct FlagEndpointError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// OpenFeature's code for the failure: `PARSE_ERROR`, `INVALID_CONTEXT`, `GENERAL` …
-    public let code: FlagErrorCode
-    /// What was wrong, without context attribute values or secrets.
-    public let message: String
-
-    /// An error.
-    public init(_ code: FlagErrorCode, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    /// `CODE: message`.
-    public var description: String { "\(code.rawValue): \(message)" }
-}
-
 extension FlagValue {
     /// JSON (RFC 8259, UTF-8) read the way the package's endpoints read answers, for your own
     /// ``FlagEndpoint``: numbers keep the form the service sent (`1` is an int, `1.0` a
     /// double), duplicate object keys and invalid UTF-8 are errors, nesting stops at 64 levels.
     /// ``description`` writes a value back as compact JSON.
-    /// - Throws: ``FlagEndpointError`` with `PARSE_ERROR`, naming the first problem and its line
+    /// - Throws: ``FlagError`` with `PARSE_ERROR`, naming the first problem and its line
     ///   and column.
-    public init(json bytes: some Sequence<UInt8>) throws(FlagEndpointError) {
+    public init(json bytes: some Sequence<UInt8>) throws(FlagError) {
         do {
             self = try FlagJSON.parse(bytes)
         } catch {
-            throw FlagEndpointError(.parseError, error.description)
+            throw FlagError(.parseError, error.description)
         }
     }
 }

@@ -7,7 +7,7 @@ public import Foundation
 /// offline, after a relaunch — without asking the service.
 package protocol LocalEvaluationEndpoint: FlagEndpoint {
     /// Reads the definitions from a 2xx response.
-    func definitions(from response: FlagResponse) throws(FlagEndpointError) -> FlagdDefinitions
+    func definitions(from response: FlagResponse) throws(FlagError) -> FlagdDefinitions
 }
 
 /// A flagd flag-definition file (`https://flagd.dev/schema/v0/flags.json`) from any URL — a
@@ -38,7 +38,7 @@ public struct FlagdEndpoint: LocalEvaluationEndpoint {
     }
 
     /// `GET {url}`, conditional on `etag`. The context is not sent: the rules are everyone's.
-    public func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+    public func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
         var fields = headers
         fields["Accept"] = "application/json"
         if let etag { fields["If-None-Match"] = etag }
@@ -46,17 +46,17 @@ public struct FlagdEndpoint: LocalEvaluationEndpoint {
     }
 
     /// The compiled document.
-    package func definitions(from response: FlagResponse) throws(FlagEndpointError) -> FlagdDefinitions {
+    package func definitions(from response: FlagResponse) throws(FlagError) -> FlagdDefinitions {
         do {
             return try FlagdDefinitions.parse(response.body, bucketing: bucketing)
         } catch {
             let first = error.problems.first.map(\.description) ?? "unreadable"
-            throw FlagEndpointError(.parseError, "flagd: \(first)")
+            throw FlagError(.parseError, "flagd: \(first)")
         }
     }
 
     /// The document evaluated for `context` now (for callers that want values, not rules).
-    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
+    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
         let definitions = try definitions(from: response)
         return .flags(definitions.evaluate(for: context), version: definitions.version, streams: definitions.streams(base: url))
     }

@@ -34,7 +34,7 @@ public struct JSONFlagEndpoint: FlagEndpoint {
     }
 
     /// The request for `context`.
-    public func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+    public func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
         var fields = headers
         fields["Accept"] = "application/json"
         if let etag { fields["If-None-Match"] = etag }
@@ -46,7 +46,7 @@ public struct JSONFlagEndpoint: FlagEndpoint {
         case .template(let template):
             let expanded = try URLTemplate.expand(template, with: context)
             guard let url = URL(string: expanded) else {
-                throw FlagEndpointError(.invalidContext, "the URL template does not give a valid URL")
+                throw FlagError(.invalidContext, "the URL template does not give a valid URL")
             }
             return FlagRequest(url: url, method: "GET", headers: fields)
         }
@@ -54,12 +54,12 @@ public struct JSONFlagEndpoint: FlagEndpoint {
 
     /// Reads a ``FlagDocument`` and the change streams it advertises (`eventStreams`, the
     /// same member as OFREP's).
-    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
+    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
         let value: FlagValue
         do {
             value = try FlagJSON.parse(response.body)
         } catch {
-            throw FlagEndpointError(.parseError, error.description)
+            throw FlagError(.parseError, error.description)
         }
         let document = try FlagDocument(parsing: value)
         let streams = EventStreamLink.list(from: value.objectValue?["eventStreams"], base: origin).links
@@ -88,13 +88,13 @@ enum URLTemplate {
     /// Characters left as they are in a path segment (RFC 3986 unreserved).
     private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
-    static func expand(_ template: String, with context: EvaluationContext) throws(FlagEndpointError) -> String {
+    static func expand(_ template: String, with context: EvaluationContext) throws(FlagError) -> String {
         var out = ""
         var rest = Substring(template)
         while let open = rest.firstIndex(of: "{") {
             out += rest[..<open]
             guard let close = rest[open...].firstIndex(of: "}") else {
-                throw FlagEndpointError(.general, "the URL template has an unclosed {")
+                throw FlagError(.general, "the URL template has an unclosed {")
             }
             let name = String(rest[rest.index(after: open)..<close])
             let value: String?
@@ -110,7 +110,7 @@ enum URLTemplate {
                 }
             }
             guard let value, !value.isEmpty else {
-                throw FlagEndpointError(.invalidContext, "the URL template needs the context attribute \"\(name)\"")
+                throw FlagError(.invalidContext, "the URL template needs the context attribute \"\(name)\"")
             }
             out += value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
             rest = rest[rest.index(after: close)...]

@@ -98,7 +98,7 @@ public struct LaunchDarklyEndpoint: FlagEndpoint, StreamingEndpoint {
     }
 
     /// The polling request.
-    public func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+    public func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
         var headers = ["Authorization": "api_key \(mobileKey)", "Accept": "application/json"]
         if let etag { headers["If-None-Match"] = etag }
         let json = FlagJSON.bytes(Self.contextJSON(context), sortedKeys: true)
@@ -116,18 +116,18 @@ public struct LaunchDarklyEndpoint: FlagEndpoint, StreamingEndpoint {
     }
 
     /// Reads the flag map.
-    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
+    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
         try decode(streamed: EndpointSupport.object(response.body, service: "LaunchDarkly"), for: context)
     }
 
     /// Reads a flag map, from a polling answer or a stream (the same shape); the answer
     /// carries the context's stream.
-    func decode(streamed top: [String: FlagValue], for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
+    func decode(streamed top: [String: FlagValue], for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
         var flags: [String: FlagEntry] = [:]
         flags.reserveCapacity(top.count)
         for (key, item) in top {
             guard case .object(let o) = item else {
-                throw FlagEndpointError(.parseError, "LaunchDarkly: flag \"\(key)\" is \(item.typeNameWithArticle), expected an object")
+                throw FlagError(.parseError, "LaunchDarkly: flag \"\(key)\" is \(item.typeNameWithArticle), expected an object")
             }
             var metadata: [String: FlagValue] = [:]
             for name in ["version", "flagVersion", "trackEvents", "trackReason", "debugEventsUntilDate"] where o[name] != nil {

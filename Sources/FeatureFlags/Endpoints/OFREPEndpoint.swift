@@ -28,7 +28,7 @@ public struct OFREPEndpoint: FlagEndpoint {
     }
 
     /// `POST …/ofrep/v1/evaluate/flags`.
-    public func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+    public func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
         var fields = headers
         fields["Content-Type"] = "application/json"
         fields["Accept"] = "application/json"
@@ -39,27 +39,27 @@ public struct OFREPEndpoint: FlagEndpoint {
     }
 
     /// Reads a bulk evaluation.
-    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
+    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
         let top = try EndpointSupport.object(response.body, service: "OFREP")
         guard case .list(let items)? = top["flags"] else {
-            throw FlagEndpointError(.parseError, "OFREP: the answer has no \"flags\" list")
+            throw FlagError(.parseError, "OFREP: the answer has no \"flags\" list")
         }
         var flags: [String: FlagEntry] = [:]
         flags.reserveCapacity(items.count)
         for (n, item) in items.enumerated() {
             guard case .object(let o) = item else {
-                throw FlagEndpointError(.parseError, "OFREP: flags[\(n)] is \(item.typeNameWithArticle), expected an object")
+                throw FlagError(.parseError, "OFREP: flags[\(n)] is \(item.typeNameWithArticle), expected an object")
             }
             let path = "OFREP flags[\(n)]"
             guard let key = try EndpointSupport.string(o, "key", at: path) else {
-                throw FlagEndpointError(.parseError, "\(path) has no key")
+                throw FlagError(.parseError, "\(path) has no key")
             }
-            guard flags[key] == nil else { throw FlagEndpointError(.parseError, "OFREP: flag \"\(key)\" appears twice") }
+            guard flags[key] == nil else { throw FlagError(.parseError, "OFREP: flag \"\(key)\" appears twice") }
             var metadata: [String: FlagValue] = [:]
             switch o["metadata"] {
             case nil, .null?: break
             case .object(let m)?: metadata = m
-            case let other?: throw FlagEndpointError(.parseError, "\(path).metadata is \(other.typeNameWithArticle), expected an object")
+            case let other?: throw FlagError(.parseError, "\(path).metadata is \(other.typeNameWithArticle), expected an object")
             }
             if let code = try EndpointSupport.string(o, "errorCode", at: path) {
                 if let details = try EndpointSupport.string(o, "errorDetails", at: path) { metadata["errorDetails"] = .string(details) }

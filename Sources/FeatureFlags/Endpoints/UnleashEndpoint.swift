@@ -33,7 +33,7 @@ public struct UnleashEndpoint: FlagEndpoint {
     }
 
     /// `GET …/api/frontend?…`.
-    public func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
+    public func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
         var headers = ["Authorization": clientKey, "Accept": "application/json"]
         if let appName { headers["UNLEASH-APPNAME"] = appName }
         if let etag { headers["If-None-Match"] = etag }
@@ -50,15 +50,15 @@ public struct UnleashEndpoint: FlagEndpoint {
     }
 
     /// Reads the toggles.
-    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
+    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
         let top = try EndpointSupport.object(response.body, service: "Unleash")
         guard case .list(let toggles)? = top["toggles"] else {
-            throw FlagEndpointError(.parseError, "Unleash: the answer has no \"toggles\" list")
+            throw FlagError(.parseError, "Unleash: the answer has no \"toggles\" list")
         }
         var flags: [String: FlagEntry] = [:]
         for (n, toggle) in toggles.enumerated() {
             guard case .object(let t) = toggle, case .string(let name)? = t["name"], case .bool(let enabled)? = t["enabled"] else {
-                throw FlagEndpointError(.parseError, "Unleash: toggles[\(n)] needs a name and enabled")
+                throw FlagError(.parseError, "Unleash: toggles[\(n)] needs a name and enabled")
             }
             var variantName: String?
             var payload: FlagValue?

@@ -49,10 +49,10 @@ public struct FetchError: Error, Hashable, Sendable, CustomStringConvertible {
         case timeout(Duration)
         case httpStatus(Int, retryAfter: TimeInterval?, detail: String?)
         case payloadTooLarge(limit: Int)
-        case decode(FlagEndpointError)
+        case decode(FlagError)
         case cancelled
         case insecureURL(host: String)
-        case invalidRequest(FlagEndpointError)
+        case invalidRequest(FlagError)
         case transport(String)
     }
 
@@ -72,13 +72,13 @@ public struct FetchError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The body exceeded `limit` bytes.
     public static func payloadTooLarge(limit: Int) -> FetchError { FetchError(.payloadTooLarge(limit: limit)) }
     /// The body could not be read as the endpoint's format.
-    public static func decode(_ error: FlagEndpointError) -> FetchError { FetchError(.decode(error)) }
+    public static func decode(_ error: FlagError) -> FetchError { FetchError(.decode(error)) }
     /// The caller cancelled, or the fetcher shut down.
     public static let cancelled = FetchError(.cancelled)
     /// Plain HTTP to `host`, which is not loopback, without `allowInsecureHTTP`.
     public static func insecureURL(host: String) -> FetchError { FetchError(.insecureURL(host: host)) }
     /// The endpoint could not build a request for this context.
-    public static func invalidRequest(_ error: FlagEndpointError) -> FetchError { FetchError(.invalidRequest(error)) }
+    public static func invalidRequest(_ error: FlagError) -> FetchError { FetchError(.invalidRequest(error)) }
     /// Any other transport failure.
     public static func transport(_ why: String) -> FetchError { FetchError(.transport(why)) }
 
@@ -110,7 +110,7 @@ public struct FetchError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The endpoint's own error, for ``Kind/decode`` and ``Kind/invalidRequest``.
-    public var endpointError: FlagEndpointError? {
+    public var endpointError: FlagError? {
         switch base {
         case .decode(let e), .invalidRequest(let e): return e
         default: return nil

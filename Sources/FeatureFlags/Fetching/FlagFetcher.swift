@@ -131,11 +131,11 @@ public final class FlagFetcher: Sendable {
         guard let index = endpoints.indices.first(where: { scope(of: $0) == endpointScope }),
             let endpoint = endpoints[index] as? any StreamingEndpoint
         else {
-            return .failed(.decode(FlagEndpointError(.general, "streamed values from an endpoint this fetcher does not have")))
+            return .failed(.decode(FlagError(.general, "streamed values from an endpoint this fetcher does not have")))
         }
-        do throws(FlagEndpointError) {
+        do throws(FlagError) {
             guard case .flags(let entries, let version, let ttl, let streams) = try endpoint.decode(streamed: flags, for: context) else {
-                return .failed(.decode(FlagEndpointError(.parseError, "streamed values without flags")))
+                return .failed(.decode(FlagError(.parseError, "streamed values without flags")))
             }
             let snapshot = FlagSnapshot(flags: entries, version: version, fetchedAt: now(), ttl: ttl, contextFingerprint: context.fingerprint)
             return .fetched(snapshot, etag: nil, streams: streams.map { $0.advertised(by: scope(of: index)) })
@@ -252,7 +252,7 @@ public final class FlagFetcher: Sendable {
     /// "Not modified" is an answer only to a conditional request.
     private func notModified(sent condition: String?) throws(FetchError) -> FetchResult {
         guard condition != nil else {
-            throw .decode(FlagEndpointError(.general, "\"not modified\" to a request without If-None-Match"))
+            throw .decode(FlagError(.general, "\"not modified\" to a request without If-None-Match"))
         }
         return .notModified
     }
@@ -301,10 +301,10 @@ package enum FetchResult: Sendable, Equatable {
 /// Stands in for an empty endpoint list: every fetch fails with a clear error.
 struct UnavailableEndpoint: FlagEndpoint {
     var name: String { "none" }
-    func request(for context: EvaluationContext, etag: String?) throws(FlagEndpointError) -> FlagRequest {
-        throw FlagEndpointError(.general, "no endpoint configured")
+    func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
+        throw FlagError(.general, "no endpoint configured")
     }
-    func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagEndpointError) -> DecodedFlags {
-        throw FlagEndpointError(.general, "no endpoint configured")
+    func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
+        throw FlagError(.general, "no endpoint configured")
     }
 }

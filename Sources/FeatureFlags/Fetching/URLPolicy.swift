@@ -22,7 +22,7 @@ enum URLPolicy {
             if allowInsecureHTTP || isLoopback(host) { return }
             throw .insecureURL(host: host)
         default:
-            throw .invalidRequest(FlagEndpointError(.general, "unsupported URL scheme \(scheme ?? "none")"))
+            throw .invalidRequest(FlagError(.general, "unsupported URL scheme \(scheme ?? "none")"))
         }
     }
 }

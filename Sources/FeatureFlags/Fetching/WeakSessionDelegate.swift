@@ -21,7 +21,7 @@ extension SessionEventHandler {
     /// The redirect rule every flag-service session keeps: HTTPS except to loopback, unless
     /// `allowInsecureHTTP`. Returns why a redirect is refused, or nil to follow it.
     func refusal(ofRedirectTo request: URLRequest, allowInsecureHTTP: Bool) -> FetchError? {
-        guard let url = request.url else { return .invalidRequest(FlagEndpointError(.general, "a redirect without a URL")) }
+        guard let url = request.url else { return .invalidRequest(FlagError(.general, "a redirect without a URL")) }
         do {
             try URLPolicy.check(url, allowInsecureHTTP: allowInsecureHTTP)
             return nil

@@ -34,7 +34,7 @@ public protocol FlagHook: Sendable {
     /// Runs after a successful lookup, with what the read returns. Throwing stops the remaining
     /// `after` stages and turns the read into the key's default with `ERROR`/`GENERAL`.
     func after(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: [String: FlagValue]) throws
-    /// Runs when the lookup failed (``FlagEvaluationError``) or a `before`/`after` stage threw
+    /// Runs when the lookup failed (``FlagError``) or a `before`/`after` stage threw
     /// (``FlagHookError``). Throwing here is reported and ignored.
     func error(_ context: FlagHookContext, error: any Error, data: inout FlagHookData, hints: [String: FlagValue]) throws
     /// Runs last, in every case, with the details the read returns. Throwing here is reported

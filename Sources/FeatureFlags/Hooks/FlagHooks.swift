@@ -141,12 +141,12 @@ package final class FlagHooks: Sendable {
             if failure != nil { break }
         }
         var details: FlagDetails<FlagValue?>
-        var lookupFailure: FlagEvaluationError?
+        var lookupFailure: FlagError?
         if failure == nil {
             details = evaluate()
             timer.restart()
             if let code = details.errorCode {
-                lookupFailure = FlagEvaluationError(code: code, message: details.errorMessage ?? code.rawValue)
+                lookupFailure = FlagError(code, details.errorMessage ?? code.rawValue)
             } else {
                 for i in hooks.indices.reversed() {
                     do {

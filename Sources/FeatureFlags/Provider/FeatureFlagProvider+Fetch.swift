@@ -96,7 +96,7 @@ extension FeatureFlagProvider {
         for effect in effects {
             switch effect {
             case .persist(let snapshot, let etag, let streams, let keepStored, let context):
-                await write { store throws(LastKnownGoodStore.WriteError) in
+                await write { store throws(FlagError) in
                     let stored = keepStored ? store.lastKnownGood(for: context) : nil
                     try store.save(
                         StoredFlags(snapshot: snapshot, etag: keepStored ? stored?.etag : etag, streams: keepStored ? stored?.streams : streams),
@@ -104,7 +104,7 @@ extension FeatureFlagProvider {
                 }
             case .holdKill(let change):
                 guard !persists else { continue }   // written with the snapshot
-                await write { store throws(LastKnownGoodStore.WriteError) in try store.setKillHold(change) }
+                await write { store throws(FlagError) in try store.setKillHold(change) }
             case .complete(let waiters, let outcome, let latency):
                 if let latency {
                     let event = FlagEvent.fetchCompleted(latencyMilliseconds: Int(latency.milliseconds), outcome: outcome)
@@ -186,7 +186,7 @@ extension FeatureFlagProvider {
                 return (.unchanged(StoredFlags(snapshot: evaluated, etag: tag)), memory, false)
             }
             guard let held else {
-                return (.failed(.decode(FlagEndpointError(.general, "\"not modified\" for values not held"))), memory, false)
+                return (.failed(.decode(FlagError(.general, "\"not modified\" for values not held"))), memory, false)
             }
             return (.unchanged(held), memory, false)
         case .fetched(let snapshot, let etag, let streams):
@@ -253,11 +253,11 @@ extension FeatureFlagProvider {
 
     /// Runs a write to the store on the I/O queue (blocking file I/O never runs on Swift's
     /// cooperative threads); a failure is reported once.
-    func write(_ body: @escaping @Sendable (LastKnownGoodStore) throws(LastKnownGoodStore.WriteError) -> Void) async {
+    func write(_ body: @escaping @Sendable (LastKnownGoodStore) throws(FlagError) -> Void) async {
         let store = self.store
-        let failure: LastKnownGoodStore.WriteError? = await withCheckedContinuation { continuation in
+        let failure: FlagError? = await withCheckedContinuation { continuation in
             io.async {
-                do throws(LastKnownGoodStore.WriteError) {
+                do throws(FlagError) {
                     try body(store)
                     continuation.resume(returning: nil)
                 } catch {
@@ -266,7 +266,7 @@ extension FeatureFlagProvider {
             }
         }
         if let failure {
-            order.withLock { _ in publisher.emit(.fallbackWriteFailed(reason: failure.reason)) }
+            order.withLock { _ in publisher.emit(.fallbackWriteFailed(reason: failure.message)) }
         }
     }
 }

@@ -31,14 +31,6 @@ public final class LastKnownGoodStore: Sendable {
         case unavailable(reason: String)
     }
 
-    /// Writing the file failed. What was written is still in memory for this session.
-    public struct WriteError: Error, Equatable, CustomStringConvertible {
-        /// What failed, e.g. "rename failed: Is a directory (errno 21)".
-        public let reason: String
-        /// `reason`.
-        public var description: String { reason }
-    }
-
     /// The file the snapshots live in.
     public let fileURL: URL
     /// How many contexts the file keeps.
@@ -168,7 +160,7 @@ public final class LastKnownGoodStore: Sendable {
 
     /// Holds the kill switch on the device (`hold`) or releases it (nil), and writes the file.
     /// Nothing is written when nothing changes.
-    package func setKillHold(_ hold: KillHold?) throws(WriteError) {
+    package func setKillHold(_ hold: KillHold?) throws(FlagError) {
         let unchanged = state.withLock { !$0.content.changesKillHold(to: hold) }
         if unchanged { return }
         try commit { $0.killHold = hold }
@@ -191,9 +183,9 @@ public final class LastKnownGoodStore: Sendable {
     /// used), evicting the least recently used context beyond capacity. Blocking file I/O
     /// (lock, read, write, fsync, rename; up to 2 s waiting for another process): call it off
     /// the main thread. Readers of the store never wait for it.
-    /// - Throws: ``WriteError`` when the file cannot be written; the snapshot is still kept in
+    /// - Throws: ``FlagError`` when the file cannot be written; the snapshot is still kept in
     ///   memory for this session.
-    public func save(_ snapshot: FlagSnapshot, etag: EntityTag?, for context: EvaluationContext) throws(WriteError) {
+    package func save(_ snapshot: FlagSnapshot, etag: EntityTag?, for context: EvaluationContext) throws(FlagError) {
         try save(StoredFlags(snapshot: snapshot, etag: etag), for: context)
     }
 
@@ -202,7 +194,7 @@ public final class LastKnownGoodStore: Sendable {
     /// a 200 that repeats what is stored), only marks it used: no file I/O.
     /// With `killHold` (when not nil), the kill hold is set (or released, `.some(nil)`) in the
     /// same commit: one write of the file for a kill and the snapshot that carried it.
-    package func save(_ stored: StoredFlags, for context: EvaluationContext, killHold: KillHold?? = nil) throws(WriteError) {
+    package func save(_ stored: StoredFlags, for context: EvaluationContext, killHold: KillHold?? = nil) throws(FlagError) {
         let fingerprint = context.fingerprint
         let unchanged = state.withLock { s -> Bool in
             if let killHold, s.content.changesKillHold(to: killHold) { return false }
@@ -224,13 +216,13 @@ public final class LastKnownGoodStore: Sendable {
     }
 
     /// Forgets `context`'s snapshot and rewrites the file.
-    public func remove(_ context: EvaluationContext) throws(WriteError) {
+    public func remove(_ context: EvaluationContext) throws(FlagError) {
         let fingerprint = context.fingerprint
         try commit { $0.remove(fingerprint) }
     }
 
     /// Forgets every snapshot (for example at logout) and rewrites the file.
-    public func removeAll() throws(WriteError) {
+    public func removeAll() throws(FlagError) {
         try commit { $0.removeAll() }
     }
 
@@ -238,7 +230,7 @@ public final class LastKnownGoodStore: Sendable {
     /// not yet written up to this one is applied in order to the file's current content, the
     /// result replaces the file, and memory adopts it (with the changes still unwritten applied
     /// on top). Only the two short memory steps hold the store's lock.
-    private func commit(_ apply: @escaping @Sendable (inout StoreContent) -> Void) throws(WriteError) {
+    private func commit(_ apply: @escaping @Sendable (inout StoreContent) -> Void) throws(FlagError) {
         let (sequence, blocked, path) = state.withLock { s -> (Int, String?, String) in
             apply(&s.content)
             let sequence = s.nextSequence
@@ -246,7 +238,7 @@ public final class LastKnownGoodStore: Sendable {
             if s.content.writeBlockedReason == nil { s.unwritten.append(Change(sequence: sequence, apply: apply)) }
             return (sequence, s.content.writeBlockedReason, s.content.path)
         }
-        if let blocked { throw WriteError(reason: blocked) }
+        if let blocked { throw FlagError(.general, blocked) }
         var failure: FileIOError?
         let ran = gate.perform("FeatureFlags: save flags") {
             do throws(FileIOError) {
@@ -257,11 +249,11 @@ public final class LastKnownGoodStore: Sendable {
         }
         guard ran else {
             // Not started, lock not taken: the change stays unwritten, for the next write.
-            throw WriteError(reason: Self.notStartedReason)
+            throw FlagError(.general, Self.notStartedReason)
         }
         if let failure {
             state.withLock { s in s.unwritten.removeAll { $0.sequence == sequence } }
-            throw WriteError(reason: failure.description)
+            throw FlagError(.general, failure.description)
         }
     }
 

@@ -58,10 +58,10 @@ public struct FlagSchema: Sendable {
     public var rejectUnknownKeys: Bool
 
     /// Reads a schema document.
-    /// - Throws: ``FlagSchemaError`` naming the offending rule.
-    public init(parsing value: FlagValue) throws(FlagSchemaError) {
+    /// - Throws: ``FlagError`` naming the offending rule.
+    public init(parsing value: FlagValue) throws(FlagError) {
         guard case .object(let top) = value, case .object(let flags)? = top["flags"] else {
-            throw FlagSchemaError("a schema is an object with a \"flags\" object")
+            throw FlagError(.parseError, "a schema is an object with a \"flags\" object")
         }
         var rules: [String: Rule] = [:]
         for (name, spec) in flags { rules[name] = try Self.rule(spec, path: "flags.\(name)") }
@@ -70,18 +70,18 @@ public struct FlagSchema: Sendable {
         switch top["unknown_keys"]?.stringValue {
         case nil, "allow"?: rejectUnknownKeys = false
         case "reject"?: rejectUnknownKeys = true
-        case let other?: throw FlagSchemaError("unknown_keys must be allow or reject, not \(other)")
+        case let other?: throw FlagError(.parseError, "unknown_keys must be allow or reject, not \(other)")
         }
     }
 
     /// Reads a schema from JSON bytes.
-    /// - Throws: ``FlagSchemaError`` when the bytes are not JSON or not a schema.
-    public init(json bytes: some Sequence<UInt8>) throws(FlagSchemaError) {
+    /// - Throws: ``FlagError`` when the bytes are not JSON or not a schema.
+    public init(json bytes: some Sequence<UInt8>) throws(FlagError) {
         let value: FlagValue
         do {
             value = try FlagJSON.parse(bytes)
         } catch {
-            throw FlagSchemaError("schema: \(error.description)")
+            throw FlagError(.parseError, "schema: \(error.description)")
         }
         try self.init(parsing: value)
     }
@@ -89,15 +89,15 @@ public struct FlagSchema: Sendable {
     private static let types: Set<String> = ["bool", "int", "double", "number", "string", "list", "object", "any"]
     private static let formats: Set<String> = ["hex-color", "iso8601"]
 
-    private static func rule(_ spec: FlagValue, path: String) throws(FlagSchemaError) -> Rule {
-        guard case .object(let o) = spec else { throw FlagSchemaError("\(path): a rule is an object") }
+    private static func rule(_ spec: FlagValue, path: String) throws(FlagError) -> Rule {
+        guard case .object(let o) = spec else { throw FlagError(.parseError, "\(path): a rule is an object") }
         let type = o["type"]?.stringValue
-        if let type, !types.contains(type) { throw FlagSchemaError("\(path): unknown type \(type)") }
+        if let type, !types.contains(type) { throw FlagError(.parseError, "\(path): unknown type \(type)") }
         let format = o["format"]?.stringValue
-        if let format, !formats.contains(format) { throw FlagSchemaError("\(path): unknown format \(format)") }
+        if let format, !formats.contains(format) { throw FlagError(.parseError, "\(path): unknown format \(format)") }
         let pattern = o["pattern"]?.stringValue
         if let pattern, (try? NSRegularExpression(pattern: pattern)) == nil {
-            throw FlagSchemaError("\(path): pattern is not a valid regular expression")
+            throw FlagError(.parseError, "\(path): pattern is not a valid regular expression")
         }
         var items: [Rule] = []
         if let itemSpec = o["items"] { items = [try rule(itemSpec, path: path + ".items")] }
@@ -135,16 +135,4 @@ package struct FlagValidationReport: Sendable, Equatable {
     public var unknownKeys: [String] = []
     /// No violations.
     public var isValid: Bool { violations.isEmpty }
-}
-
-/// A schema document that cannot be used, and why (naming the offending rule's path).
-public struct FlagSchemaError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// What is wrong, e.g. `flags.plan_themeColor: unknown format colour`.
-    public let message: String
-
-    /// An error saying `message`.
-    public init(_ message: String) { self.message = message }
-
-    /// The message.
-    public var description: String { message }
 }

@@ -176,7 +176,7 @@ struct LocalEvaluationProviderTests {
         let provider = await setup.fetched(venue("venue-7"))
         defer { provider.shutdown() }
         // A document with no flags is refused by the server itself …
-        #expect(throws: FlagEndpointError.self) { try setup.server.serveFlagd(Array(#"{"flag": {}}"#.utf8)) }
+        #expect(throws: FlagError.self) { try setup.server.serveFlagd(Array(#"{"flag": {}}"#.utf8)) }
         #expect(setup.server.flagdDocument != nil)
         // … and a client that receives one (a broken CDN upload) says so and keeps its rules.
         setup.transport.breaks.withLock { $0 = true }
