@@ -63,15 +63,15 @@ struct ProviderStartTests {
         let dir = TempDir()
         let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
         try store.save(FlagSnapshot(values: ["new_checkout": .bool(true)], version: "stored"), etag: nil, for: Self.user)
-        // A port nothing listens on.
-        let closed = try FlagServer(document: .seedExample)
-        let url = closed.flagsURL
-        closed.stop()
+        // A port nothing listens on (and nothing else can take while the test runs).
+        let refusing = try #require(RefusingPort())
+        let url = refusing.url()
         let provider = FeatureFlagProvider.start(
             context: Self.user, endpoint: JSONFlagEndpoint(post: url), fetch: .init(budget: TestTiming.loopbackBudget), configuration: .init(),
             store: store, reachability: ManualReachability(true), lifecycle: AlwaysForeground())
         defer { provider.shutdown() }
-        #expect(await provider.waitUntilReady(timeout: TestTiming.loopbackBudget) == .error)
+        #expect(await provider.waitUntilReady(timeout: TestTiming.eventualityBound) == .error)
+        withExtendedLifetime(refusing) {}
         let details = provider.details(FlagKey("new_checkout", default: false))
         #expect(details.value == true)
         #expect(details.source == .fallback)

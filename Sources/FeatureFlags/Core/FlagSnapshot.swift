@@ -45,8 +45,10 @@ public struct FlagSnapshot: Sendable, Equatable {
     /// The fingerprint of the context it was evaluated for, if any.
     public let contextFingerprint: String?
     /// The flag definitions it was evaluated from on the device, if it was (local evaluation):
-    /// kept with it so another context can be evaluated without the network.
-    package var rules: LocalRules?
+    /// kept with it so another context can be evaluated without the network. Held as
+    /// ``HeldRules`` so that the core names nothing of local evaluation (`rules`, in
+    /// LocalEvaluation, is the typed view).
+    package var heldRules: (any HeldRules)?
 
     /// A snapshot.
     public init(
@@ -84,7 +86,7 @@ public struct FlagSnapshot: Sendable, Equatable {
     /// Equal when they hold the same flags, version, fetch time, TTL, context and rules.
     public static func == (a: FlagSnapshot, b: FlagSnapshot) -> Bool {
         a.version == b.version && a.fetchedAt == b.fetchedAt && a.ttl == b.ttl && a.contextFingerprint == b.contextFingerprint
-            && a.rules == b.rules && a.storage.sameEntries(as: b.storage)
+            && HeldRulesIdentity.same(a.heldRules, b.heldRules) && a.storage.sameEntries(as: b.storage)
     }
 
     /// Seconds since ``fetchedAt`` (never negative).
@@ -104,7 +106,25 @@ public struct FlagSnapshot: Sendable, Equatable {
     /// The same data fetched again at `date` (what a service's "not modified" means).
     func refetched(at date: Date) -> FlagSnapshot {
         var again = FlagSnapshot(storage: storage, version: version, fetchedAt: date, ttl: ttl, contextFingerprint: contextFingerprint)
-        again.rules = rules
+        again.heldRules = heldRules
         return again
+    }
+}
+
+/// Rules a snapshot was evaluated from on the device: the core's seam to local evaluation,
+/// which conforms its rules type (the core compares and carries them, nothing more).
+package protocol HeldRules: AnyObject, Sendable {
+    /// Whether `other` holds the same document and tag.
+    func isSame(as other: any HeldRules) -> Bool
+}
+
+/// Equality of optional held rules.
+enum HeldRulesIdentity {
+    static func same(_ a: (any HeldRules)?, _ b: (any HeldRules)?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case (let x?, let y?): return x === y || x.isSame(as: y)
+        default: return false
+        }
     }
 }

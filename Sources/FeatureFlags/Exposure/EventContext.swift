@@ -33,16 +33,6 @@ public struct EventContext: Sendable, Hashable {
         targetingKey = nil
         attributes = nil
     }
-
-    /// Who `served`'s values are for: its context, or the context known only by its
-    /// fingerprint that it serves unnamed.
-    init(of served: ServedState, detail: EventContextDetail) {
-        if let unnamed = served.unnamedContext {
-            self.init(fingerprint: unnamed)
-        } else {
-            self.init(served.context, detail: detail)
-        }
-    }
 }
 
 /// A context read a flag for the first time in this session (one client's life): what it was

@@ -36,68 +36,20 @@ package final class LocalRules: Sendable, Equatable {
         snapshot.rules = self
         return snapshot
     }
+}
 
-    /// The reserved entry name (context fingerprints are 32 hex digits).
-    static let entryName = "local-rules"
-
-    /// `u8 version(=1) string bucketing u8 hasTag [string value string endpoint] f64 fetchedAt varint count bytes document`.
-    func encoded() -> [UInt8] {
-        var w = ByteWriter(capacity: document.count + 96)
-        w.u8(1)
-        w.string(definitions.bucketing.rawValue)
-        if let etag {
-            w.u8(1)
-            w.string(etag.value)
-            w.string(etag.endpoint)
-        } else {
-            w.u8(0)
-        }
-        w.u64(fetchedAt.timeIntervalSince1970.bitPattern)
-        w.varint(document.count)
-        w.raw(document)
-        return w.bytes
+extension LocalRules: HeldRules {
+    /// The same document and tag, when `other` is rules too.
+    package func isSame(as other: any HeldRules) -> Bool {
+        guard let other = other as? LocalRules else { return false }
+        return self == other
     }
+}
 
-    /// The entity tag of the rules in `payload`, read from its header without parsing the
-    /// document (nil when there is none, or the entry is not one this build reads).
-    static func tag(of payload: ArraySlice<UInt8>) -> EntityTag? {
-        payload.withUnsafeBytes { raw -> EntityTag? in
-            var r = ByteReader(raw)
-            return header(&r)?.etag
-        }
-    }
-
-    /// The rules in `payload`, or nil when it is not an entry this build reads (or the
-    /// document no longer parses).
-    static func decode(_ payload: ArraySlice<UInt8>) -> LocalRules? {
-        let parts = payload.withUnsafeBytes { raw -> (Header, [UInt8])? in
-            var r = ByteReader(raw)
-            guard let header = header(&r), let count = try? r.count(), let bytes = try? r.bytes(count), r.remaining == 0 else { return nil }
-            return (header, Array(bytes))
-        }
-        guard let (header, document) = parts, let definitions = try? FlagdDefinitions.parse(document, bucketing: header.bucketing) else {
-            return nil
-        }
-        return LocalRules(definitions: definitions, document: document, etag: header.etag, fetchedAt: header.fetchedAt)
-    }
-
-    /// What precedes the document in an entry.
-    private struct Header {
-        let bucketing: FractionalBucketing
-        let etag: EntityTag?
-        let fetchedAt: Date
-    }
-
-    private static func header(_ r: inout ByteReader) -> Header? {
-        guard (try? r.u8()) == 1, let name = try? r.string(), let bucketing = FractionalBucketing(rawValue: name),
-            let hasTag = try? r.u8()
-        else { return nil }
-        var etag: EntityTag?
-        if hasTag == 1 {
-            guard let value = try? r.string(), let endpoint = try? r.string() else { return nil }
-            etag = EntityTag(value, endpoint: endpoint)
-        }
-        guard let bits = try? r.u64() else { return nil }
-        return Header(bucketing: bucketing, etag: etag, fetchedAt: Date(timeIntervalSince1970: Double(bitPattern: bits)))
+extension FlagSnapshot {
+    /// The flag definitions it was evaluated from on the device, if it was.
+    package var rules: LocalRules? {
+        get { heldRules as? LocalRules }
+        set { heldRules = newValue }
     }
 }

@@ -109,24 +109,6 @@ public struct FlagSchema: Sendable {
     }
 }
 
-/// One broken rule, with where: a schema violation, or a problem of a flagd definitions
-/// document.
-public struct FlagViolation: Sendable, Hashable, CustomStringConvertible {
-    /// Where: `flags.plan_themeColor`, `rules[1].flags.plan_feature_list[3]`, `payload`.
-    public let path: String
-    /// What is wrong (names no secrets; values only as far as the schema concerns them).
-    public let message: String
-
-    /// A violation.
-    public init(path: String, message: String) {
-        self.path = path
-        self.message = message
-    }
-
-    /// `path: message`.
-    public var description: String { "\(path): \(message)" }
-}
-
 /// The outcome of checking flags against a ``FlagSchema``.
 package struct FlagValidationReport: Sendable, Equatable {
     /// Every broken rule, in a stable order.
