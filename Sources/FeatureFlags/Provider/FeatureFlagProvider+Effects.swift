@@ -1,0 +1,120 @@
+import Foundation
+
+/// The effect runner: the provider's one way to change its state (``transition(_:)``: the
+/// state's `apply` under the state lock) and the runner of what the state decided, in order,
+/// outside that lock. The state (``ProviderState``) decides everything; this file only does it.
+extension FeatureFlagProvider {
+    /// Applies `input` under the lock, then runs its effects in order. Effects that must wait
+    /// for a fetch's task (writes, answering its callers) are returned to that task.
+    @discardableResult
+    func transition(_ input: ProviderInput) -> [ProviderEffect] {
+        var launched: [(FetchTicket, Task<Void, Never>)] = []
+        var stopping = false
+        let deferred: [ProviderEffect] = order.withLock { _ in
+            let time = ProviderTime(elapsed: clock.now(), date: wallClock())
+            let effects = cell.withLock { $0.apply(input, at: time) }
+            return perform(effects, at: time.elapsed, launched: &launched, stopping: &stopping)
+        }
+        // The app's own pieces are stopped outside every lock of ours: a slow or re-entrant
+        // implementation (one that calls back into the provider) stalls only itself.
+        if stopping {
+            fetcher.shutdown()
+            reachability.stop()
+            lifecycle.stop()
+        }
+        for (ticket, task) in launched { transition(.launched(ticket, task)) }
+        return deferred
+    }
+
+    /// Feeds `input` to the state at `deadline` on the provider's clock (unless the provider
+    /// is gone by then).
+    func schedule(_ input: ProviderInput, at deadline: Duration) {
+        let clock = self.clock
+        Task { [weak self] in
+            guard (try? await clock.sleep(until: deadline)) != nil else { return }
+            self?.transition(input)
+        }
+    }
+
+    /// Runs `effects` (holding `order`, not the state lock); returns the deferred ones. A stop
+    /// sets `stopping`: the caller stops the fetcher, reachability and lifecycle after unlocking.
+    /// Timers count from `now`, the instant the state decided on them — not from whenever
+    /// this runs (the state lock is released by then, and the clock may have moved).
+    func perform(
+        _ effects: [ProviderEffect], at now: Duration, launched: inout [(FetchTicket, Task<Void, Never>)], stopping: inout Bool
+    ) -> [ProviderEffect] {
+        var deferred: [ProviderEffect] = []
+        var changed: Set<String> = []
+        // A fetch whose answer is written: those waiting for readiness are resumed after the
+        // write (by the fetch's task), so that an app that exits right after
+        // `waitUntilReady` finds the answer in the file at its next launch.
+        let writes = effects.contains { effect in
+            switch effect {
+            case .persist, .holdKill: return true
+            default: return false
+            }
+        }
+        for effect in effects {
+            switch effect {
+            case .publish(let old, let new):
+                changed = publisher.publish(from: old, to: new, base: base)
+                cell.exposures?.servedChanged()
+                if !changed.isEmpty {
+                    let time = ProviderTime(elapsed: clock.now(), date: wallClock())
+                    _ = cell.withLock { $0.apply(.valuesPublished, at: time) }
+                }
+            case .emit(let event):
+                publisher.emit(event)
+            case .startFetch(let plan):
+                launched.append((plan.ticket, Task { await self.performFetch(plan) }))
+            case .cancel(let task):
+                task.cancel()
+            case .answer(let waiters, let outcome):
+                for waiter in waiters { waiter(outcome) }
+            case .resume(let resume):
+                if writes { deferred.append(effect) } else { resume() }
+            case .wake:
+                wakeup.fire()
+            case .keepMembers(let members, let identity):
+                store.keepMembers(members, of: identity.fingerprint)
+            case .persist, .holdKill:
+                deferred.append(effect)
+            case .complete(let waiters, .updated, let latency):
+                deferred.append(.complete(waiters, changed.isEmpty ? .unchanged : .updated(changed), latency: latency))
+            case .complete:
+                deferred.append(effect)
+            case .stop:
+                stopping = true
+                streamSet.set([])
+                publisher.finish()
+            case .setStreams(let links):
+                streamSet.set(links)
+            case .scheduleInactivity(let token, let delay):
+                schedule(.inactivityElapsed(token: token), at: now + delay)
+            case .scheduleStreamWait(let ticket, let delay):
+                schedule(.streamWaitElapsed(ticket), at: now + delay)
+            case .reschedule:
+                wakeup.fire()
+                lifecycleChanged.fire()
+            case .recordHealthy(let snapshot, let fingerprint):
+                let path = LaunchJournal.path(besides: store.fileURL)
+                let journal = self.journal
+                let publisher = self.publisher
+                io.async {
+                    let updated = journal.withLock { j -> LaunchJournal in
+                        j.unhealthyLaunches = 0
+                        j.crashDigest = nil
+                        j.keepHealthy(snapshot, for: fingerprint)
+                        return j
+                    }
+                    do throws(FileIOError) {
+                        try updated.write(to: path)
+                    } catch {
+                        publisher.emit(.fallbackWriteFailed(reason: "the launch journal: \(error.description)"))
+                    }
+                }
+            }
+        }
+        return deferred
+    }
+}

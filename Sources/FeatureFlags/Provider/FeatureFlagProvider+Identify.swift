@@ -1,0 +1,79 @@
+import Foundation
+
+/// Identify: a new context (or merged contexts) served at once from what is held — the
+/// fallback file's snapshot, or the held flagd rules evaluated on the device — then fetched.
+extension FeatureFlagProvider {
+    /// Switches to `context`: serves its Last-Known-Good at once (code and bundled defaults
+    /// if it has none — never the previous context's values), status `RECONCILING`, and wakes
+    /// ``run()`` to fetch for it. Answers still on their way for earlier contexts are dropped.
+    /// Calling it with the current context does nothing. Never waits on the disk.
+    public func identify(_ context: EvaluationContext) {
+        switchIdentity(to: context, members: [context])
+    }
+
+    /// Switches to several contexts at once — for instance a user's personal and business
+    /// plans: each is fetched, and their flags are merged per key by ``Configuration/merge``
+    /// (top tier wins, union, maximum, any…) into the one snapshot served. A kill switch in
+    /// any of them applies. Like ``identify(_:)`` otherwise: the merged identity's
+    /// Last-Known-Good is served at once and stored after each fetch, so an offline relaunch
+    /// that identifies the same contexts finds it. One context (after removing duplicates) is
+    /// the same as ``identify(_:)``; none does nothing.
+    public func identify(merging contexts: [EvaluationContext]) {
+        let ranked = configuration.merge.ranked(contexts)
+        guard let first = ranked.first else { return }
+        if ranked.count == 1 { return identify(first) }
+        switchIdentity(to: ContextMerge.identity(of: ranked), members: ranked)
+    }
+
+    private func switchIdentity(to context: EvaluationContext, members: [EvaluationContext]) {
+        var (lastKnownGood, source, problem) = LastKnownGoodReader.lastKnownGood(of: context.fingerprint, in: store, base: base)
+        // Evaluated here, before the state's lock, so readers never wait for it.
+        if members.count == 1, let evaluated = Self.evaluateHeldRules(for: context, fetcher: fetcher, store: store, base: base, at: wallClock()) {
+            lastKnownGood = evaluated
+            source = .fallback
+            problem = nil
+        } else if members.count > 1, let merged = evaluateHeldRules(merging: members, as: context) {
+            // A merged identity: each member evaluated from the held rules, then merged as a
+            // fetch would be — not the merged snapshot stored under older rules.
+            lastKnownGood = merged
+            source = .fallback
+            problem = nil
+        }
+        var crashDigest: String?
+        if cell.withLock({ $0.safeMode != nil }) {
+            // Safe mode holds for every identity: its healthy values, never its stored ones.
+            if source == .fallback { crashDigest = LaunchJournal.digest(lastKnownGood.snapshot) }
+            let healthy = journal.withLock { $0.healthy[context.fingerprint] }
+            lastKnownGood = base.prepare(healthy ?? .empty)
+            source = healthy == nil ? .codeDefault : .fallback
+        }
+        transition(
+            .identify(context, members: members, lastKnownGood: lastKnownGood, source: source, problem: problem, crashDigest: crashDigest))
+    }
+
+    /// `context`'s values from the flag definitions held for local evaluation, so a context
+    /// never fetched is served correctly without the network. Nil when the store holds no
+    /// definitions (asked first: nothing is parsed or cast for apps that evaluate remotely),
+    /// when the fetcher does not evaluate locally, or when the context's stored snapshot was
+    /// fetched under the held definitions' tag (served as it is: no parse at launch).
+    static func evaluateHeldRules(
+        for context: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore, base: ServingBase, at date: Date
+    ) -> PreparedSnapshot? {
+        guard store.holdsLocalRules, fetcher.evaluatesLocally else { return nil }
+        if let stored = store.lastKnownGood(for: context), let tag = stored.etag, tag == store.localRulesTag { return nil }
+        guard let rules = store.localRules else { return nil }
+        return base.prepare(rules.snapshot(for: context, at: date))
+    }
+
+    /// The merged identity `identity` of `members`, each member's values evaluated from the held
+    /// definitions and merged by ``Configuration/merge``; nil when no definitions are held or
+    /// the fetcher does not evaluate locally.
+    func evaluateHeldRules(merging members: [EvaluationContext], as identity: EvaluationContext) -> PreparedSnapshot? {
+        guard store.holdsLocalRules, fetcher.evaluatesLocally, let rules = store.localRules else { return nil }
+        let date = wallClock()
+        let snapshots = members.map { rules.snapshot(for: $0, at: date) }
+        var merged = configuration.merge.merge(Array(zip(members, snapshots)), killSwitchKey: base.killSwitchKey, identity: identity)
+        merged.rules = rules
+        return base.prepare(merged)
+    }
+}
