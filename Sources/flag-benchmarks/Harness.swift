@@ -27,6 +27,18 @@ enum Harness {
         return Stats(median: percentile(0.5), p10: percentile(0.1), p90: percentile(0.9), runs: runs)
     }
 
+    /// The nanoseconds of each of `runs` calls of `body` (after `warmup` untimed ones).
+    static func samples(runs: Int, warmup: Int, _ body: () -> Void) -> [Double] {
+        var samples: [Double] = []
+        for run in 0..<(warmup + runs) {
+            let start = DispatchTime.now().uptimeNanoseconds
+            body()
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start)
+            if run >= warmup { samples.append(elapsed) }
+        }
+        return samples
+    }
+
     /// Measures `floor` and `candidate` in alternating runs, so both see the same machine
     /// state, and reports the median of the per-pair ratios (candidate / floor).
     static func compare(
