@@ -117,6 +117,13 @@ package final class FlagTable: @unchecked Sendable {
         self.count = filled
     }
 
+    /// The `position`-th slot filled (the order `fill` added names in; a name added again
+    /// keeps its first place).
+    func slot(at position: Int) -> UnsafePointer<Slot> {
+        precondition(position >= 0 && position < count, "slot \(position) of \(count)")
+        return UnsafePointer(slots + position)
+    }
+
     /// The entry of `name`, as the snapshot or defaults gave it.
     package func entry(_ name: String) -> FlagEntry? {
         slot(name, hash: FlagNameHash.of(name)).map(Self.entry)

@@ -18,9 +18,44 @@ extension FlagdDefinitions {
     /// with held rules serves, with no dictionary built on the way (the snapshot builds one
     /// only if something asks for it, such as the write to the fallback file, off the reader's
     /// path). Names are hashed and answers built when the rules are compiled, not here.
-    package func evaluatedTable(for context: EvaluationContext, at date: Date) -> FlagTable {
-        FlagTable(capacity: flags.count) { (add) throws(Never) in
-            forEachEvaluated(for: context, at: date) { key, flag, answer in
+    ///
+    /// With `previous` — the table these same definitions gave for another context — a flag
+    /// whose targeting reads only attributes on which the two contexts agree keeps its
+    /// previous answer instead of being evaluated again (``RuleDependencies``).
+    package func evaluatedTable(
+        for context: EvaluationContext, at date: Date, reusing previous: (table: FlagTable, context: EvaluationContext)? = nil
+    ) -> FlagTable {
+        let order = self.order
+        // The attributes on which the two contexts differ, as bits; the previous table was
+        // filled in `order` too (the same definitions made it), so flag `i` is its slot `i`.
+        var changed = UInt64.max
+        var before: FlagTable?
+        if let previous, previous.table.count == order.keys.count {
+            let old = previous.context.flagValue.objectValue ?? [:]
+            let new = context.flagValue.objectValue ?? [:]
+            changed = 0
+            for (bit, name) in order.attributes.enumerated() where old[name] != new[name] { changed |= 1 << UInt64(bit) }
+            before = previous.table
+        }
+        return FlagTable(capacity: order.keys.count) { (add) throws(Never) in
+            var scope = scope(for: context, at: date)
+            for position in 0..<order.keys.count {
+                let key = order.keys[position]
+                let flag = order.flags[position]
+                if let constant = flag.constant {
+                    add(key, flag.hash, constant.entry.value, constant.extras, true)
+                    continue
+                }
+                if let before, let mask = order.masks[position], mask & changed == 0 {
+                    let slot = before.slot(at: position)
+                    if slot.pointee.name == key {
+                        add(key, flag.hash, slot.pointee.value, slot.pointee.extras, true)
+                        continue
+                    }
+                }
+                scope.budget.reset()
+                scope.flagKey = key
+                let answer = evaluate(flag, in: scope)
                 add(key, flag.hash, answer.entry.value, answer.extras, true)
             }
         }

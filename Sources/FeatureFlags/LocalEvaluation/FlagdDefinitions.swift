@@ -46,6 +46,9 @@ package struct FlagdDefinitions: Sendable {
         /// for a rule that gives `null` (the default variant, `DEFAULT`). Empty for a constant.
         let matches: [String: Answer]
         let fallback: Answer?
+        /// The context attributes the targeting reads (``RuleDependencies``); nil when
+        /// unknown or when the flag is a constant.
+        let reads: Set<String>?
 
         init(key: String, outcome: Outcome, metadata: [String: FlagValue], constant: FlagEntry?) {
             self.outcome = outcome
@@ -63,6 +66,11 @@ package struct FlagdDefinitions: Sendable {
                 self.matches = [:]
                 self.fallback = nil
             }
+            if constant == nil, case .valid(_, _, _, let targeting?) = outcome {
+                self.reads = RuleDependencies.of(targeting)
+            } else {
+                self.reads = nil
+            }
         }
     }
 
@@ -79,6 +87,49 @@ package struct FlagdDefinitions: Sendable {
 
     /// Flags by key.
     let flags: [String: Flag]
+    /// The flags in the one order every evaluation fills its table in, with what each
+    /// targeting reads as a bit mask over ``Order/attributes``.
+    let order: Order
+
+    /// The flags in a fixed order, each with the attributes its targeting reads as bits (nil:
+    /// unknown, or more than 64 distinct names in the document: always evaluated).
+    final class Order: Sendable {
+        let keys: [String]
+        let flags: [Flag]
+        let masks: [UInt64?]
+        /// Bit `i` stands for `attributes[i]`.
+        let attributes: [String]
+
+        init(_ flags: [String: Flag]) {
+            var keys: [String] = []
+            var ordered: [Flag] = []
+            var names: [String: Int] = [:]
+            for (key, flag) in flags {
+                keys.append(key)
+                ordered.append(flag)
+                for name in flag.reads ?? [] where names[name] == nil { names[name] = names.count }
+            }
+            self.keys = keys
+            self.flags = ordered
+            attributes = names.sorted { $0.value < $1.value }.map(\.key)
+            masks = ordered.map { flag in
+                guard let reads = flag.reads, names.count <= 64 else { return nil }
+                return reads.reduce(UInt64(0)) { $0 | (1 << UInt64(names[$1]!)) }
+            }
+        }
+    }
+
+    init(
+        flags: [String: Flag], problems: [FlagViolation], metadata: [String: FlagValue], bucketing: FractionalBucketing,
+        eventStreams: FlagValue?
+    ) {
+        self.flags = flags
+        self.order = Order(flags)
+        self.problems = problems
+        self.metadata = metadata
+        self.bucketing = bucketing
+        self.eventStreams = eventStreams
+    }
     /// Every problem found, with its JSON path (`flags.beta.defaultVariant`, …), in document order.
     package let problems: [FlagViolation]
     /// The flag set's metadata (`metadata` at the top level).

@@ -13,6 +13,8 @@ package final class LocalRules: Sendable, Equatable {
     package let etag: EntityTag?
     /// When the document was fetched.
     package let fetchedAt: Date
+    /// The last evaluation: its table and context (see ``snapshot(for:at:)``).
+    private let last = Locked<(table: FlagTable, context: EvaluationContext)?>(nil)
 
     /// Rules read from `document`.
     package init(definitions: FlagdDefinitions, document: [UInt8], etag: EntityTag?, fetchedAt: Date) {
@@ -29,9 +31,16 @@ package final class LocalRules: Sendable, Equatable {
 
     /// The flags for `context`, evaluated at `date`: a snapshot as old as the rules (its
     /// ``FlagSnapshot/fetchedAt`` is theirs), carrying them.
+    ///
+    /// The rules remember the last context they evaluated and its table: a flag whose rule
+    /// reads nothing on which that context and `context` differ keeps its answer
+    /// (``FlagdDefinitions/evaluatedTable(for:at:reusing:)``) — an identify from one user to
+    /// the next evaluates only the flags that depend on what changed.
     package func snapshot(for context: EvaluationContext, at date: Date) -> FlagSnapshot {
+        let table = definitions.evaluatedTable(for: context, at: date, reusing: last.withLock { $0 })
+        last.withLock { $0 = (table, context) }
         var snapshot = FlagSnapshot(
-            storage: FlagSet(table: definitions.evaluatedTable(for: context, at: date)), version: definitions.version,
+            storage: FlagSet(table: table), version: definitions.version,
             fetchedAt: fetchedAt, ttl: nil, contextFingerprint: context.fingerprint)
         snapshot.rules = self
         return snapshot
