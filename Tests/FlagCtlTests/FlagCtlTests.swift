@@ -88,6 +88,7 @@ struct FlagCtlTests {
 
     @Test func evalOnlineThenOfflineFromTheSameState() async throws {
         let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
         let state = TempDir()
         let arguments = [
             "eval", "--endpoint", server.flagsURL.absoluteString, "--context", "targetingKey=u1", "--context", "partner=auralink",
@@ -102,7 +103,9 @@ struct FlagCtlTests {
         #expect(theme?["variant"] == "auralink-business" && theme?["version"] == "2025-08-04T10:00:00Z")
         #expect(lines.count == 1 + ServerDocument.seedExample.base.flags.count)
 
-        server.stop()
+        // The service goes away: every connection is closed unanswered. (Not `stop()`: a test
+        // running beside this one could bind the freed port and answer.)
+        server.fault = .closeConnection
         let (offline, offlineOut) = await run(arguments)
         #expect(offline == 0)
         let again = jsonLines(offlineOut.out)
