@@ -9,7 +9,8 @@ import Darwin
 
 /// A loopback port that refuses every connection and stays taken while this lives: a socket
 /// bound to `127.0.0.1:0` that never listens. A stopped server's port is not this — a test
-/// running beside it may bind the freed port at once and answer.
+/// running beside it may bind the freed port at once and answer. (Not FlagServer's
+/// `Socket.bound`: it sets `SO_REUSEADDR`, with which another socket may be given the port.)
 package final class RefusingPort: Sendable {
     private let descriptor: Int32
     /// The port.

@@ -6,9 +6,9 @@ package enum EndpointSupport {
     static func object(_ body: [UInt8], service: String) throws(FlagError) -> [String: FlagValue] {
         let value: FlagValue
         do {
-            value = try FlagJSON.parse(body)
+            value = try FlagValue(json: body)
         } catch {
-            throw FlagError(.parseError, "\(service): \(error.description)")
+            throw FlagError(.parseError, "\(service): \(error.message)")
         }
         guard case .object(let members) = value else {
             throw FlagError(.parseError, "\(service): the answer is \(value.typeNameWithArticle), expected an object")

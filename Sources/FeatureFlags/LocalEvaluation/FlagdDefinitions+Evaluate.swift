@@ -8,10 +8,7 @@ extension FlagdDefinitions {
     /// default), `ERROR` with `PARSE_ERROR` (the flag broke the format) or `GENERAL` (the rule
     /// named no variant of the flag, or gave a number, list or object).
     package func evaluate(for context: EvaluationContext, at date: Date = Date()) -> [String: FlagEntry] {
-        var out: [String: FlagEntry] = [:]
-        out.reserveCapacity(flags.count)
-        forEachEvaluated(for: context, at: date) { key, _, answer in out[key] = answer.entry }
-        return out
+        evaluatedTable(for: context, at: date).dictionary()
     }
 
     /// ``evaluate(for:at:)`` straight into the table reads look flags up in: what an identify
@@ -57,20 +54,6 @@ extension FlagdDefinitions {
                 scope.flagKey = key
                 let answer = evaluate(flag, in: scope)
                 add(key, flag.hash, answer.entry.value, answer.extras, true)
-            }
-        }
-    }
-
-    /// Evaluates every flag for `context` at `date`, handing each key, flag and answer to `body`.
-    private func forEachEvaluated(for context: EvaluationContext, at date: Date, _ body: (String, Flag, Answer) -> Void) {
-        var scope = scope(for: context, at: date)
-        for (key, flag) in flags {
-            if let constant = flag.constant {
-                body(key, flag, constant)
-            } else {
-                scope.budget.reset()
-                scope.flagKey = key
-                body(key, flag, evaluate(flag, in: scope))
             }
         }
     }
