@@ -74,12 +74,12 @@ public struct FlagEndpointConformance: Sendable {
     }
 
     /// The endpoint under test.
-    public let endpoint: any FlagEndpoint
+    public let endpoint: FlagEndpoint
     /// Its sample.
     public let sample: Sample
 
     /// A suite for `endpoint` with `sample`.
-    public init(endpoint: any FlagEndpoint, sample: Sample) {
+    public init(endpoint: FlagEndpoint, sample: Sample) {
         self.endpoint = endpoint
         self.sample = sample
     }

@@ -8,7 +8,7 @@ public import Foundation
 ///
 /// ```swift
 /// let transport = StubTransport.serving(body: Array(#"{"flags":{"new_checkout":true}}"#.utf8), etag: "\"v1\"")
-/// let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: url), transport: transport)
+/// let fetcher = FlagFetcher(endpoint: .json(post: url), transport: transport)
 /// ```
 public final class StubTransport: FlagTransport {
     private let answer: @Sendable (FlagRequest) throws(FetchError) -> FlagResponse

@@ -170,7 +170,7 @@ enum DemoCommand {
         let venue42 = business.with(EvaluationContext.Attribute.venue, "venue-42")
 
         let store = LastKnownGoodStore(fileURL: directory.appendingPathComponent("flags.lkg"))
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(budget: budget))
+        let fetcher = FlagFetcher(endpoint: .json(post: server.flagsURL), configuration: .init(budget: budget))
         let log = EventLog()
         let configuration = FeatureFlagProvider.Configuration(
             schema: .seedExample, merge: .seedPlans, eventHandler: { event in log.append(event) })
@@ -363,7 +363,7 @@ enum DemoCommand {
             let local = FeatureFlagProvider(
                 context: business,
                 fetcher: FlagFetcher(
-                    endpoint: FlagdEndpoint(url: server.baseURL.appendingPathComponent("flagd/flags.json"), bucketing: bucketing),
+                    endpoint: .flagd(url: server.baseURL.appendingPathComponent("flagd/flags.json"), bucketing: bucketing),
                     configuration: .init(budget: budget)),
                 store: LastKnownGoodStore(fileURL: directory.appendingPathComponent("local-rules.lkg")), reachability: AlwaysReachable())
             others.append(local)

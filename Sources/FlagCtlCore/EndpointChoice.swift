@@ -20,7 +20,7 @@ enum EndpointChoice {
     /// file's URL; for the others `url` is the service's base URL.
     static func make(
         _ name: String, url: String, credentials: Credentials = Credentials(), bucketing: FractionalBucketing? = nil
-    ) throws(UsageError) -> any FlagEndpoint {
+    ) throws(UsageError) -> FlagEndpoint {
         if bucketing != nil, name != "flagd" {
             throw UsageError(message: "--bucketing applies to rules evaluated here: --provider flagd")
         }
@@ -32,20 +32,20 @@ enum EndpointChoice {
         case "json":
             if url.contains("{") {
                 _ = try Formatting.url(url.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: ""), option: "endpoint")
-                return JSONFlagEndpoint(urlTemplate: url)
+                return .json(urlTemplate: url)
             }
-            return JSONFlagEndpoint(post: try Formatting.url(url, option: "endpoint"))
+            return .json(post: try Formatting.url(url, option: "endpoint"))
         case "ofrep":
-            return OFREPEndpoint(baseURL: try Formatting.url(url, option: "endpoint"))
+            return .ofrep(baseURL: try Formatting.url(url, option: "endpoint"))
         case "launchdarkly":
             // The stream: --stream-endpoint, else LaunchDarkly's own stream host beside its
             // polling host, else the polling URL's server (flagctl serve speaks both).
             let base = try Formatting.url(url, option: "endpoint")
             let stream = try credentials.streamURL.map { text throws(UsageError) in try Formatting.url(text, option: "stream-endpoint") }
                 ?? (base.host == LaunchDarklyEndpoint.defaultBaseURL.host ? LaunchDarklyEndpoint.defaultStreamBaseURL : base)
-            return LaunchDarklyEndpoint(mobileKey: try require(credentials.key, "key", "the mobile key"), baseURL: base, streamBaseURL: stream)
+            return .launchDarkly(mobileKey: try require(credentials.key, "key", "the mobile key"), baseURL: base, streamBaseURL: stream)
         case "firebase":
-            return FirebaseRemoteConfigEndpoint(
+            return .firebaseRemoteConfig(
                 projectID: try require(credentials.project, "project", "the project number"),
                 apiKey: try require(credentials.key, "key", "the API key"),
                 appID: try require(credentials.appID, "app-id", "the app id, 1:…:ios:…"), appInstanceID: "flagctl",
@@ -53,9 +53,9 @@ enum EndpointChoice {
         case "flagd":
             // A flagd definitions file, fetched and evaluated here (flagctl serve FILE serves one
             // at /flagd/flags.json).
-            return FlagdEndpoint(url: try Formatting.url(url, option: "endpoint"), bucketing: bucketing ?? .highPrecision)
+            return .flagd(url: try Formatting.url(url, option: "endpoint"), bucketing: bucketing ?? .highPrecision)
         case "unleash":
-            return UnleashEndpoint(
+            return .unleash(
                 baseURL: try Formatting.url(url, option: "endpoint"), clientKey: try require(credentials.key, "key", "the frontend key"),
                 appName: credentials.appName)
         default:

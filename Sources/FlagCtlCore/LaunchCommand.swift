@@ -49,7 +49,7 @@ enum LaunchCommand {
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
 
         let store = LastKnownGoodStore(fileURL: directory.appendingPathComponent("flags.lkg"))
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: endpoint), configuration: .init(budget: budget))
+        let fetcher = FlagFetcher(endpoint: .json(post: endpoint), configuration: .init(budget: budget))
         let configuration = FeatureFlagProvider.Configuration(crashLoopGuard: CrashLoopGuard(launchesBeforeSafeMode: 2, healthyAfter: nil))
         let provider = FeatureFlagProvider(
             context: EvaluationContext(targetingKey: "rehearsal"), fetcher: fetcher, store: store, configuration: configuration,

@@ -17,7 +17,7 @@ package enum OversizedProbe {
         configuration.budget = .seconds(10)
         // One provider per server, created up front: their sessions and threads exist before
         // the first measurement.
-        let fetchers = urls.map { FlagFetcher(endpoint: JSONFlagEndpoint(post: $0), configuration: configuration) }
+        let fetchers = urls.map { FlagFetcher(endpoint: .json(post: $0), configuration: configuration) }
         let providers = fetchers.enumerated().map { index, fetcher in
             FeatureFlagProvider(
                 context: EvaluationContext(targetingKey: "stress"), fetcher: fetcher,

@@ -31,7 +31,7 @@ public struct POSApp: Sendable {
     ) -> (app: POSApp, provider: FeatureFlagProvider) {
         let context = EvaluationContext(targetingKey: user, attributes: [EvaluationContext.Attribute.venue: .string(venue)])
         let store = LastKnownGoodStore(fileURL: stateDirectory.appendingPathComponent("flags.lkg"))
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: flagsURL), configuration: .init(budget: fetchBudget))
+        let fetcher = FlagFetcher(endpoint: .json(post: flagsURL), configuration: .init(budget: fetchBudget))
         let provider = FeatureFlagProvider(context: context, fetcher: fetcher, store: store, reachability: reachability)
         return (POSApp(flags: provider, apiBaseURL: apiBaseURL), provider)
     }

@@ -66,7 +66,7 @@ enum InitBenchmarks {
     @inline(never)
     static func startAndRead(_ file: URL) -> (Bool, FeatureFlagProvider) {
         let store = LastKnownGoodStore(fileURL: file)
-        let fetcher = FlagFetcher(endpoint: OFREPEndpoint(baseURL: URL(string: "https://flags.example.com")!))
+        let fetcher = FlagFetcher(endpoint: .ofrep(baseURL: URL(string: "https://flags.example.com")!))
         let provider = FeatureFlagProvider(context: context, fetcher: fetcher, store: store)
         return (provider.value(FlagKey("feature_flag_0", default: false)), provider)
     }

@@ -31,10 +31,10 @@ enum KillPathBenchmarks {
         private let loop: Task<Void, Never>
 
         convenience init(endpoint: URL, heartbeatDeadline: Duration = .seconds(45), name: String = "bench") {
-            self.init(flagEndpoint: JSONFlagEndpoint(post: endpoint), heartbeatDeadline: heartbeatDeadline, name: name)
+            self.init(flagEndpoint: FlagEndpoint.json(post: endpoint), heartbeatDeadline: heartbeatDeadline, name: name)
         }
 
-        init(flagEndpoint: any FlagEndpoint, heartbeatDeadline: Duration = .seconds(45), name: String = "bench") {
+        init(flagEndpoint: FlagEndpoint, heartbeatDeadline: Duration = .seconds(45), name: String = "bench") {
             let opened = self.opened
             var configuration = FeatureFlagProvider.Configuration(eventHandler: { event in
                 if event.kind == .streamOpened { opened.withLock { $0 += 1 } }
@@ -133,7 +133,7 @@ enum KillPathBenchmarks {
         report.section("Kill path — the same over LaunchDarkly's stream (a patch turns kill_switch on), \(flips) flips on loopback")
         let server = try FlagServer(document: document("0", killed: false))
         defer { server.stop() }
-        let endpoint = LaunchDarklyEndpoint(mobileKey: "mob-bench", baseURL: server.baseURL, streamBaseURL: server.baseURL)
+        let endpoint = FlagEndpoint.launchDarkly(mobileKey: "mob-bench", baseURL: server.baseURL, streamBaseURL: server.baseURL)
         let client = Client(flagEndpoint: endpoint)
         let (latencies, sent) = try await flipKills(server: server, client: client, flips: flips)
         await client.stop()

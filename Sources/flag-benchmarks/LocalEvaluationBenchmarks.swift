@@ -43,7 +43,7 @@ enum LocalEvaluationBenchmarks {
         var setupMedians: [Double] = []
         for setup in 0..<setups {
             let store = LastKnownGoodStore(fileURL: directory.appendingPathComponent("flags-\(setup).lkg"))
-            let endpoint = FlagdEndpoint(url: URL(string: "http://127.0.0.1:9/flagd/flags.json")!)
+            let endpoint = FlagEndpoint.flagd(url: URL(string: "http://127.0.0.1:9/flagd/flags.json")!)
             let response = FlagResponse(status: 200, headers: ["ETag": "\"r1\""], body: document)
             let fetcher = FlagFetcher(endpoint: endpoint, transport: CannedTransport(response: response))
             guard case .fetched(let snapshot, let etag, _) = await fetcher.fetch(context) else { throw BenchmarkError("the rules were not fetched") }

@@ -12,7 +12,7 @@ enum PolicyBenchmarks {
         let context = EvaluationContext(targetingKey: "bench")
         let document = FlagDocument(version: "bench", ttl: 300, flags: flags)
         let response = FlagResponse(status: 200, headers: ["ETag": "\"bench\""], body: document.jsonBytes())
-        let endpoint = JSONFlagEndpoint(post: URL(fileURLWithPath: "/"))
+        let endpoint = FlagEndpoint.json(post: URL(fileURLWithPath: "/"))
         guard case .flags(let decodedFlags, _, _, _)? = try? endpoint.decode(response, for: context) else {
             throw BenchmarkError("the JSON endpoint did not decode its own document")
         }

@@ -6,13 +6,13 @@ import Foundation
 /// no decode, no disk write.
 enum PollBenchmarks {
     /// Counts decodes, to prove a 304 costs none.
-    final class CountingEndpoint: FlagEndpoint {
-        let inner: JSONFlagEndpoint
+    final class CountingEndpoint: EndpointFormat {
+        let inner: FlagEndpoint
         let url: URL
         private let count = Locked(0)
         init(url: URL) {
             self.url = url
-            inner = JSONFlagEndpoint(post: url)
+            inner = FlagEndpoint.json(post: url)
         }
         var name: String { "json" }
         var decodes: Int { count.withLock { $0 } }

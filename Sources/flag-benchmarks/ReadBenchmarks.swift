@@ -243,7 +243,7 @@ struct ReadFixture {
         var configuration = FeatureFlagProvider.Configuration()
         configure(&configuration)
         provider = FeatureFlagProvider(
-            context: context, fetcher: FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(fileURLWithPath: "/"))),
+            context: context, fetcher: FlagFetcher(endpoint: .json(post: URL(fileURLWithPath: "/"))),
             store: LastKnownGoodStore(fileURL: file), configuration: configuration, reachability: AlwaysReachable())
         guard provider.value(boolKey), provider.value(stringKey) == "value-number-1-of-the-sample" else {
             throw BenchmarkError("the sample snapshot did not load")

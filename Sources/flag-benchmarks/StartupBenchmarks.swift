@@ -50,12 +50,12 @@ enum StartupBenchmarks {
         let payload = document.jsonBytes()
         let context = EvaluationContext(targetingKey: "bench")
         let base = URL(fileURLWithPath: "/")
-        let endpoints: [(String, any FlagEndpoint, WireFormat)] = [
-            ("json (FeatureFlags document)", JSONFlagEndpoint(post: base), .json),
-            ("ofrep", OFREPEndpoint(baseURL: base), .ofrep),
-            ("launchdarkly", LaunchDarklyEndpoint(mobileKey: "m", baseURL: base), .launchDarkly(withReasons: true)),
-            ("firebase", FirebaseRemoteConfigEndpoint(projectID: "p", apiKey: "k", appID: "a", appInstanceID: "i", baseURL: base), .firebase),
-            ("unleash", UnleashEndpoint(baseURL: base, clientKey: "k"), .unleash),
+        let endpoints: [(String, FlagEndpoint, WireFormat)] = [
+            ("json (FeatureFlags document)", FlagEndpoint.json(post: base), .json),
+            ("ofrep", FlagEndpoint.ofrep(baseURL: base), .ofrep),
+            ("launchdarkly", FlagEndpoint.launchDarkly(mobileKey: "m", baseURL: base), .launchDarkly(withReasons: true)),
+            ("firebase", FlagEndpoint.firebaseRemoteConfig(projectID: "p", apiKey: "k", appID: "a", appInstanceID: "i", baseURL: base), .firebase),
+            ("unleash", FlagEndpoint.unleash(baseURL: base, clientKey: "k"), .unleash),
         ]
         let reference = Harness.measure(operations: 1, runs: runs) { _ in
             blackHole(try? JSONDecoder().decode(Document.self, from: Data(payload)))

@@ -47,7 +47,7 @@ func testingUITest(fixtureURL: URL) {
     let context = EvaluationContext(targetingKey: "cashier-7", attributes: ["venue": "venue-42"])
     let provider = FeatureFlagProvider(
         context: context,
-        fetcher: FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), clock: clock),
+        fetcher: FlagFetcher(endpoint: .json(post: server.flagsURL), clock: clock),
         store: LastKnownGoodStore(fileURL: temporaryDirectory.appendingPathComponent("flags.lkg")),
         reachability: path,
         clock: clock)
@@ -70,7 +70,7 @@ func testingUITest(fixtureURL: URL) {
         context: EvaluationContext(targetingKey: "user-1", attributes: ["venue": "venue-42"]),
         body: Array(#"{"toggles":{"new_checkout":true,"limit":750}}"#.utf8),
         expected: ["new_checkout": true, "limit": 750])
-    let report = await FlagEndpointConformance(endpoint: AcmeEndpoint(base: url), sample: sample).run()
+    let report = await FlagEndpointConformance(endpoint: acmeEndpoint(base: url), sample: sample).run()
     #expect(report.failures == [], "\(report)")
 }
 // end snippet

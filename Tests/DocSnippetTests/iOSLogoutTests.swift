@@ -12,7 +12,7 @@ import Testing
     let signedIn = EvaluationContext(targetingKey: "user-1", attributes: ["venue": "venue-7"])
     try store.save(FlagSnapshot(values: ["express_checkout": true], version: "v1", fetchedAt: Date(), ttl: nil), etag: nil, for: signedIn)
     let flags = FeatureFlagProvider(
-        context: signedIn, fetcher: FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: "http://127.0.0.1:9/flags")!)), store: store,
+        context: signedIn, fetcher: FlagFetcher(endpoint: .json(post: URL(string: "http://127.0.0.1:9/flags")!)), store: store,
         reachability: ManualReachability(false), lifecycle: ManualLifecycle())
     defer { flags.shutdown() }
     #expect(flags.value(.expressCheckout))

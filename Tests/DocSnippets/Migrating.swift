@@ -4,7 +4,7 @@ import Foundation
 func migratingFromLaunchDarkly() {
     // snippet: Migrating LaunchDarkly
     let context = EvaluationContext(targetingKey: "user-key-123", attributes: ["venue": "venue-42"])
-    let flags = FeatureFlagProvider.start(context: context, endpoint: LaunchDarklyEndpoint(mobileKey: "mob-…"))
+    let flags = FeatureFlagProvider.start(context: context, endpoint: .launchDarkly(mobileKey: "mob-…"))
 
     // Before: LDClient.get()!.boolVariation(forKey: "new_checkout", defaultValue: false)
     let showNewCheckout = flags.value(.newCheckout)
@@ -28,14 +28,14 @@ func migratingSideBySide() {
     // FeatureFlags, against LaunchDarkly's service
     let flags = FeatureFlagProvider.start(
         context: EvaluationContext(targetingKey: "user-key-123"),
-        endpoint: LaunchDarklyEndpoint(mobileKey: "mob-…"))
+        endpoint: .launchDarkly(mobileKey: "mob-…"))
     // end snippet
     flags.shutdown()
 }
 
 func migratingFromFirebase(installationID: String) {
     // snippet: Migrating Firebase
-    let endpoint = FirebaseRemoteConfigEndpoint(
+    let endpoint = FlagEndpoint.firebaseRemoteConfig(
         projectID: "508767403424", apiKey: "AIza…", appID: "1:508767403424:ios:…", appInstanceID: installationID)
     var configuration = FeatureFlagProvider.Configuration(bundledDefaults: .values(["new_checkout": false]))
     configuration.pollInterval = .seconds(3600)             // minimumFetchInterval

@@ -4,8 +4,8 @@ import Foundation
 func providersChain() {
     // snippet: Providers chain
     let fetcher = FlagFetcher(endpoints: [
-        OFREPEndpoint(baseURL: URL(string: "https://flags.example.com")!, headers: ["Authorization": "Bearer …"]),
-        JSONFlagEndpoint(urlTemplate: "https://cdn.example.com/flags/{venue}.json"),
+        FlagEndpoint.ofrep(baseURL: URL(string: "https://flags.example.com")!, headers: ["Authorization": "Bearer …"]),
+        FlagEndpoint.json(urlTemplate: "https://cdn.example.com/flags/{venue}.json"),
     ])
     // end snippet
     _ = fetcher
@@ -13,7 +13,7 @@ func providersChain() {
 
 func providersFlagd(store: LastKnownGoodStore) {
     // snippet: Providers flagd
-    let fetcher = FlagFetcher(endpoint: FlagdEndpoint(url: URL(string: "https://cdn.example.com/flags/flagd.json")!))
+    let fetcher = FlagFetcher(endpoint: .flagd(url: URL(string: "https://cdn.example.com/flags/flagd.json")!))
     let provider = FeatureFlagProvider(context: user, fetcher: fetcher, store: store)
     provider.identify(user.with("venue", "venue-51"))   // evaluated at once, no request needed
     // end snippet
@@ -21,27 +21,28 @@ func providersFlagd(store: LastKnownGoodStore) {
 
 func providersEndpoints(installationID: String) {
     // snippet: Providers OFREP
-    let ofrep = OFREPEndpoint(baseURL: URL(string: "https://flags.example.com")!,  // before /ofrep/v1
+    let ofrep = FlagEndpoint.ofrep(baseURL: URL(string: "https://flags.example.com")!,  // before /ofrep/v1
                               headers: ["Authorization": "Bearer …"])               // or X-API-Key
     // end snippet
     // snippet: Providers LaunchDarkly
-    let launchDarkly = LaunchDarklyEndpoint(mobileKey: "mob-…")                    // GET, reasons on
-    let largeContexts = LaunchDarklyEndpoint(mobileKey: "mob-…", method: .report)  // REPORT, for large contexts
+    let launchDarkly = FlagEndpoint.launchDarkly(mobileKey: "mob-…")                    // GET, reasons on
+    let largeContexts = FlagEndpoint.launchDarkly(mobileKey: "mob-…", useReport: true)  // REPORT, for large contexts
     // end snippet
     // snippet: Providers LaunchDarkly stream
-    let streaming = LaunchDarklyEndpoint(
+    let streaming = FlagEndpoint.launchDarkly(
         mobileKey: "mob-…",
-        baseURL: LaunchDarklyEndpoint.defaultBaseURL,                 // https://clientsdk.launchdarkly.com
-        streamBaseURL: LaunchDarklyEndpoint.defaultStreamBaseURL)     // https://clientstream.launchdarkly.com; nil: polls only
+        baseURL: nil,          // nil: https://clientsdk.launchdarkly.com
+        streamBaseURL: nil)    // nil: https://clientstream.launchdarkly.com
+    let pollsOnly = FlagEndpoint.launchDarkly(mobileKey: "mob-…", streaming: false)
     // end snippet
     // snippet: Providers Firebase
-    let firebase = FirebaseRemoteConfigEndpoint(
+    let firebase = FlagEndpoint.firebaseRemoteConfig(
         projectID: "508767403424", apiKey: "AIza…", appID: "1:508767403424:ios:…", appInstanceID: installationID,
         extraFields: ["appVersion": "1.2.3", "languageCode": "en-US"])
     // end snippet
     // snippet: Providers Unleash
-    let unleash = UnleashEndpoint(baseURL: URL(string: "https://unleash.example.com")!,  // before /api/frontend
+    let unleash = FlagEndpoint.unleash(baseURL: URL(string: "https://unleash.example.com")!,  // before /api/frontend
                                   clientKey: "*:production.…", appName: "pos")
     // end snippet
-    _ = (ofrep, launchDarkly, largeContexts, streaming, firebase, unleash)
+    _ = (ofrep, launchDarkly, largeContexts, streaming, pollsOnly, firebase, unleash)
 }

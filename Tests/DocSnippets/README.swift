@@ -28,7 +28,7 @@ func readmeLaunch() async {
     let user = EvaluationContext(targetingKey: "user-1", attributes: ["venue": "venue-42", "plan": "business"])
     let provider = FeatureFlagProvider.start(                       // serves, fetches, polls until shutdown()
         context: user,
-        endpoint: JSONFlagEndpoint(post: URL(string: "https://flags.example.com/flags")!),
+        endpoint: .json(post: URL(string: "https://flags.example.com/flags")!),
         fetch: .init(headers: ["Authorization": "Bearer …"]),
         configuration: .init(bundledDefaults: .values(["new_checkout": false])))
     let status = await provider.waitUntilReady(timeout: .seconds(2)) // splash screen

@@ -10,7 +10,7 @@ let user = EvaluationContext(targetingKey: "user-1", attributes: ["venue": "venu
 let temporaryDirectory = FileManager.default.temporaryDirectory
 
 /// A fetcher and a store, as the quick start builds them.
-func exampleFetcher() -> FlagFetcher { FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: "https://flags.example.com/flags")!)) }
+func exampleFetcher() -> FlagFetcher { FlagFetcher(endpoint: .json(post: URL(string: "https://flags.example.com/flags")!)) }
 func exampleStore() -> LastKnownGoodStore { LastKnownGoodStore(fileURL: temporaryDirectory.appendingPathComponent("snippets-\(UUID()).lkg")) }
 
 /// The app's logger, tracer and analytics, as the examples use them.

@@ -71,16 +71,16 @@ struct FlagDebugScreen: View {
 
 /// An endpoint of the app's own service, as the conformance example checks it: the context
 /// posted as JSON, the answer's `toggles` object read as the flags.
-struct AcmeEndpoint: FlagEndpoint {
-    let base: URL
-    var name: String { "acme" }
-    func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
-        try JSONFlagEndpoint(post: base).request(for: context, etag: etag)
-    }
-    func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
-        guard case .object(let top)? = try? FlagValue(json: response.body), case .object(let toggles)? = top["toggles"] else {
-            throw FlagError(.parseError, "acme: no toggles object")
-        }
-        return .flags(toggles.mapValues { FlagEntry(value: $0) })
-    }
+func acmeEndpoint(base: URL) -> FlagEndpoint {
+    FlagEndpoint(
+        name: "acme",
+        request: { context, etag throws(FlagError) in
+            try FlagEndpoint.json(post: base).request(for: context, etag: etag)
+        },
+        decode: { response, _ throws(FlagError) in
+            guard case .object(let top)? = try? FlagValue(json: response.body), case .object(let toggles)? = top["toggles"] else {
+                throw FlagError(.parseError, "acme: no toggles object")
+            }
+            return .flags(toggles.mapValues { FlagEntry(value: $0) })
+        })
 }

@@ -37,7 +37,7 @@ func makeFlags(for user: EvaluationContext) -> FeatureFlagProvider {
     configuration.crashLoopGuard = CrashLoopGuard()              // Docs/KillPath.md
     return FeatureFlagProvider.start(                             // serves, fetches, polls until shutdown()
         context: user,
-        endpoint: JSONFlagEndpoint(post: URL(string: "https://flags.example.com/flags")!),
+        endpoint: .json(post: URL(string: "https://flags.example.com/flags")!),
         fetch: .init(headers: ["Authorization": "Bearer …"]),
         configuration: configuration)
 }

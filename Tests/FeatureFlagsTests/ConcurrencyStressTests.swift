@@ -77,7 +77,7 @@ struct ConcurrencyStressTests {
         weak var weakFetcher: FlagFetcher?
         weak var weakStore: LastKnownGoodStore?
         do {
-            let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .loopback)
+            let fetcher = FlagFetcher(endpoint: .json(post: server.flagsURL), configuration: .loopback)
             let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
             let provider = FeatureFlagProvider(
                 context: auraPersonal, fetcher: fetcher, store: store, reachability: ManualReachability(true))
@@ -100,7 +100,7 @@ struct ConcurrencyStressTests {
         do {
             let transport = URLSessionTransport()
             weakTransport = transport
-            let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .loopback, transport: transport)
+            let fetcher = FlagFetcher(endpoint: .json(post: server.flagsURL), configuration: .loopback, transport: transport)
             #expect(snapshot(of: await fetcher.fetch(auraPersonal)) != nil)
         }
         #expect(await eventually { weakTransport == nil })

@@ -90,7 +90,7 @@ struct ConditionalLaunchTests {
     }
 
     @Test func aStreamLinkIsTrustedWithCredentialsOnlyOnTheFetchersOwnOrigin() throws {
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: "https://flags.example.com/flags")!))
+        let fetcher = FlagFetcher(endpoint: .json(post: URL(string: "https://flags.example.com/flags")!))
         let links = [
             EventStreamLink(url: URL(string: "https://flags.example.com/events?token=1")!, inactivityDelay: .seconds(5), endpoint: "0/json", sameOrigin: false),
             EventStreamLink(url: URL(string: "https://elsewhere.example.net/events")!, inactivityDelay: .seconds(5), endpoint: nil, sameOrigin: true),

@@ -15,20 +15,20 @@ struct ConformanceKitTests {
 
     struct Shipped: CustomStringConvertible, Sendable {
         let description: String
-        let endpoint: any FlagEndpoint
+        let endpoint: FlagEndpoint
         let format: WireFormat
         let expected: [String: FlagValue]
     }
 
     static let shipped: [Shipped] = [
-        Shipped(description: "json", endpoint: JSONFlagEndpoint(post: base.appendingPathComponent("flags")), format: .json, expected: ["new_checkout": true, "limit": 750]),
-        Shipped(description: "json template", endpoint: JSONFlagEndpoint(urlTemplate: "https://cdn.example.com/flags/{venue}.json"), format: .json, expected: ["new_checkout": true, "limit": 750]),
-        Shipped(description: "ofrep", endpoint: OFREPEndpoint(baseURL: base), format: .ofrep, expected: ["new_checkout": true, "limit": 750]),
-        Shipped(description: "launchdarkly", endpoint: LaunchDarklyEndpoint(mobileKey: "mob-1", baseURL: base), format: .launchDarkly(withReasons: true), expected: ["new_checkout": true, "limit": 750]),
+        Shipped(description: "json", endpoint: .json(post: base.appendingPathComponent("flags")), format: .json, expected: ["new_checkout": true, "limit": 750]),
+        Shipped(description: "json template", endpoint: .json(urlTemplate: "https://cdn.example.com/flags/{venue}.json"), format: .json, expected: ["new_checkout": true, "limit": 750]),
+        Shipped(description: "ofrep", endpoint: .ofrep(baseURL: base), format: .ofrep, expected: ["new_checkout": true, "limit": 750]),
+        Shipped(description: "launchdarkly", endpoint: .launchDarkly(mobileKey: "mob-1", baseURL: base), format: .launchDarkly(withReasons: true), expected: ["new_checkout": true, "limit": 750]),
         Shipped(
-            description: "firebase", endpoint: FirebaseRemoteConfigEndpoint(projectID: "p", apiKey: "k", appID: "1:p:ios:a", appInstanceID: "i", baseURL: base),
+            description: "firebase", endpoint: .firebaseRemoteConfig(projectID: "p", apiKey: "k", appID: "1:p:ios:a", appInstanceID: "i", baseURL: base),
             format: .firebase, expected: ["new_checkout": "true", "limit": "750"]),
-        Shipped(description: "unleash", endpoint: UnleashEndpoint(baseURL: base, clientKey: "k"), format: .unleash, expected: ["new_checkout": true]),
+        Shipped(description: "unleash", endpoint: .unleash(baseURL: base, clientKey: "k"), format: .unleash, expected: ["new_checkout": true]),
     ]
 
     @Test(arguments: shipped)
@@ -42,36 +42,36 @@ struct ConformanceKitTests {
     // MARK: Endpoints that break the contract
 
     /// Accepts anything: garbage becomes an empty set of flags.
-    struct Lenient: FlagEndpoint {
+    struct Lenient: EndpointFormat {
         var name: String { "lenient" }
         func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
-            try JSONFlagEndpoint(post: ConformanceKitTests.base).request(for: context, etag: etag)
+            try FlagEndpoint.json(post: ConformanceKitTests.base).request(for: context, etag: etag)
         }
         func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
-            (try? JSONFlagEndpoint(post: ConformanceKitTests.base).decode(response, for: context)) ?? .flags([:])
+            (try? FlagEndpoint.json(post: ConformanceKitTests.base).decode(response, for: context)) ?? .flags([:])
         }
     }
 
     /// Asks for the same flags whoever asks, and forgets the tag.
-    struct Blind: FlagEndpoint {
+    struct Blind: EndpointFormat {
         var name: String { "blind" }
         func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
             FlagRequest(url: ConformanceKitTests.base)
         }
         func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
-            try JSONFlagEndpoint(post: ConformanceKitTests.base).decode(response, for: context)
+            try FlagEndpoint.json(post: ConformanceKitTests.base).decode(response, for: context)
         }
     }
 
     /// Puts the context's values into its errors.
-    struct Leaky: FlagEndpoint {
+    struct Leaky: EndpointFormat {
         var name: String { "leaky" }
         func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
-            try JSONFlagEndpoint(post: ConformanceKitTests.base).request(for: context, etag: etag)
+            try FlagEndpoint.json(post: ConformanceKitTests.base).request(for: context, etag: etag)
         }
         func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
             do {
-                return try JSONFlagEndpoint(post: ConformanceKitTests.base).decode(response, for: context)
+                return try FlagEndpoint.json(post: ConformanceKitTests.base).decode(response, for: context)
             } catch {
                 throw FlagError(.parseError, "cannot read flags for venue \(context.string("venue") ?? "")")
             }
@@ -79,40 +79,40 @@ struct ConformanceKitTests {
     }
 
     /// Says "not modified" to everything.
-    struct Lazy: FlagEndpoint {
+    struct Lazy: EndpointFormat {
         var name: String { "lazy" }
         func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
-            try JSONFlagEndpoint(post: ConformanceKitTests.base).request(for: context, etag: etag)
+            try FlagEndpoint.json(post: ConformanceKitTests.base).request(for: context, etag: etag)
         }
         func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags { .notModified }
     }
 
-    func failures(_ endpoint: any FlagEndpoint) async -> [String] {
+    func failures(_ endpoint: FlagEndpoint) async -> [String] {
         let sample = FlagEndpointConformance.Sample(context: Self.context, body: Self.document.jsonBytes(), expected: ["new_checkout": true])
         return await FlagEndpointConformance(endpoint: endpoint, sample: sample).run().failures
     }
 
     @Test func garbageAcceptedAsFlagsIsCaught() async {
-        let found = await failures(Lenient())
+        let found = await failures(FlagEndpoint(Lenient()))
         #expect(found.contains { $0.hasPrefix("an empty body is a parse error: decoded to") })
         #expect(found.contains { $0.hasPrefix("HTML is a parse error") })
         #expect(found.count == FlagEndpointConformance.hostileBodies.count)
     }
 
     @Test func aRequestThatIgnoresTheContextAndTheTagIsCaught() async {
-        let found = await failures(Blind())
+        let found = await failures(FlagEndpoint(Blind()))
         #expect(found.contains("another context gives another request: the context does not travel"))
         #expect(found.contains("If-None-Match carries the tag exactly: sent nothing"))
         #expect(found.contains { $0.hasPrefix("a conditional fetch with that tag is not modified") })
     }
 
     @Test func contextValuesInErrorsAreCaught() async {
-        let found = await failures(Leaky())
+        let found = await failures(FlagEndpoint(Leaky()))
         #expect(found.contains("HTML is a parse error: repeats the context value \"venue-42\""))
     }
 
     @Test func notModifiedToAFullAnswerIsCaught() async {
-        let found = await failures(Lazy())
+        let found = await failures(FlagEndpoint(Lazy()))
         #expect(found.contains("decodes the sample: said \"not modified\" to a full answer"))
         #expect(found.contains { $0.hasPrefix("fetches the sample through a FlagFetcher") })
     }
@@ -122,7 +122,7 @@ struct ConformanceKitTests {
     @Test func theStubRecordsAnswersConditionallyAndLimitsSize() async throws {
         let body = Self.document.jsonBytes()
         let transport = StubTransport.serving(body: body, etag: "\"d1\"")
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: Self.base), transport: transport)
+        let fetcher = FlagFetcher(endpoint: .json(post: Self.base), transport: transport)
         guard case .fetched(let snapshot, let etag, _) = await fetcher.fetch(Self.context) else {
             Issue.record("expected flags")
             return
@@ -132,7 +132,7 @@ struct ConformanceKitTests {
         #expect(transport.requests.count == 2)
         #expect(transport.requests.last?.headers["If-None-Match"] == "\"d1\"")
         let small = FlagFetcher(
-            endpoint: JSONFlagEndpoint(post: Self.base), configuration: .init(maxResponseBytes: 10), transport: transport)
+            endpoint: .json(post: Self.base), configuration: .init(maxResponseBytes: 10), transport: transport)
         #expect(await small.fetch(Self.context) == .failed(.payloadTooLarge(limit: 10)))
         transport.shutdown()
         #expect(await fetcher.fetch(Self.context) == .failed(.cancelled))
@@ -141,14 +141,14 @@ struct ConformanceKitTests {
 
     @Test func theStubGivesResponsesInOrderAndFailuresToo() async {
         let transport = StubTransport(responses: [FlagResponse(status: 503), FlagResponse(status: 200, body: Self.document.jsonBytes())])
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: Self.base), transport: transport)
+        let fetcher = FlagFetcher(endpoint: .json(post: Self.base), transport: transport)
         #expect(await fetcher.fetch(Self.context) == .failed(.httpStatus(503)))
         #expect(snapshotValue(await fetcher.fetch(Self.context)) == 750)
         #expect(snapshotValue(await fetcher.fetch(Self.context)) == 750, "the last response repeats")
         let failing = StubTransport { _ throws(FetchError) in throw .offline("no route") }
-        #expect(await FlagFetcher(endpoint: JSONFlagEndpoint(post: Self.base), transport: failing).fetch(Self.context) == .failed(.offline("no route")))
+        #expect(await FlagFetcher(endpoint: .json(post: Self.base), transport: failing).fetch(Self.context) == .failed(.offline("no route")))
         let empty = StubTransport(responses: [])
-        #expect(await FlagFetcher(endpoint: JSONFlagEndpoint(post: Self.base), transport: empty).fetch(Self.context)
+        #expect(await FlagFetcher(endpoint: .json(post: Self.base), transport: empty).fetch(Self.context)
             == .failed(.transport("StubTransport has no response to give")))
     }
 

@@ -73,7 +73,7 @@ struct CrashLoopGuardTests {
         configuration.killSwitchKey = "kill_switch"
         return FeatureFlagProvider(
             context: EvaluationContext(targetingKey: "u"), fetcher: FlagFetcher(
-                endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(budget: TestTiming.loopbackBudget)),
+                endpoint: .json(post: server.flagsURL), configuration: .init(budget: TestTiming.loopbackBudget)),
             store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), configuration: configuration, reachability: AlwaysReachable(),
             lifecycle: lifecycle, clock: clock)
     }

@@ -13,8 +13,8 @@ struct EndpointChainTests {
         defer { primary.stop(); cdn.stop() }
         let client = FlagFetcher(
             endpoints: [
-                OFREPEndpoint(baseURL: primary.baseURL),
-                JSONFlagEndpoint(urlTemplate: cdn.baseURL.absoluteString + "/flags/{venue}.json"),
+                FlagEndpoint.ofrep(baseURL: primary.baseURL),
+                FlagEndpoint.json(urlTemplate: cdn.baseURL.absoluteString + "/flags/{venue}.json"),
             ], configuration: .loopback)
         defer { client.shutdown() }
         // The primary fails: the CDN answers, and its tag names it.
@@ -52,7 +52,7 @@ struct EndpointChainTests {
         let clock = TestClock()
         let dir = TempDir()
         let fetcher = FlagFetcher(
-            endpoints: [JSONFlagEndpoint(post: blackHole.flagsURL), OFREPEndpoint(baseURL: ofrep.baseURL)], clock: clock)
+            endpoints: [FlagEndpoint.json(post: blackHole.flagsURL), FlagEndpoint.ofrep(baseURL: ofrep.baseURL)], clock: clock)
         let provider = FeatureFlagProvider(
             context: auraPersonal, fetcher: fetcher, store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")),
             reachability: ManualReachability(true), clock: clock)
@@ -82,8 +82,8 @@ struct EndpointChainTests {
         let clock = TestClock()
         let fetcher = FlagFetcher(
             endpoints: [
-                JSONFlagEndpoint(post: URL(string: "http://127.0.0.1:\(closed.port)/flags")!),
-                JSONFlagEndpoint(post: hanging.flagsURL),
+                FlagEndpoint.json(post: URL(string: "http://127.0.0.1:\(closed.port)/flags")!),
+                FlagEndpoint.json(post: hanging.flagsURL),
             ],
             clock: clock)
         defer { fetcher.shutdown() }
@@ -108,7 +108,7 @@ struct EndpointChainTests {
         second.fault = .hangBeforeHeaders
         let clock = TestClock()
         let fetcher = FlagFetcher(
-            endpoints: [JSONFlagEndpoint(post: first.flagsURL), JSONFlagEndpoint(post: second.flagsURL)], clock: clock)
+            endpoints: [FlagEndpoint.json(post: first.flagsURL), FlagEndpoint.json(post: second.flagsURL)], clock: clock)
         defer { fetcher.shutdown() }
         let fetch = Task { await fetcher.fetch(auraPersonal) }
         await clock.sleepers(atLeast: 1)
@@ -121,7 +121,7 @@ struct EndpointChainTests {
     }
 
     @Test func anEmptyChainFailsClearly() async {
-        let client = FlagFetcher(endpoints: [])
+        let client = FlagFetcher(endpoints: [FlagEndpoint]())
         defer { client.shutdown() }
         #expect(await fetchError(client, auraPersonal)?.description == "cannot build the request: no endpoint configured")
     }

@@ -10,7 +10,7 @@ struct EndpointFormatTests {
     let context = EvaluationContext(targetingKey: "user-1", venue: "venue-42", partner: "auralink", planTier: "business")
     let at = Date(timeIntervalSince1970: 1_750_000_000)
 
-    private func decode(_ endpoint: any FlagEndpoint, _ json: String, etag: String? = "\"t\"") throws -> DecodedFlags {
+    private func decode(_ endpoint: FlagEndpoint, _ json: String, etag: String? = "\"t\"") throws -> DecodedFlags {
         try endpoint.decode(FlagResponse(status: 200, headers: etag.map { ["ETag": $0] } ?? [:], body: Array(json.utf8)), for: context)
     }
 
@@ -23,7 +23,7 @@ struct EndpointFormatTests {
     // MARK: OFREP
 
     @Test func ofrepRequest() throws {
-        let endpoint = OFREPEndpoint(baseURL: URL(string: "https://flags.example.com/")!, headers: ["X-API-Key": "k"])
+        let endpoint = FlagEndpoint.ofrep(baseURL: URL(string: "https://flags.example.com/")!, headers: ["X-API-Key": "k"])
         let request = try endpoint.request(for: context, etag: "\"e\"")
         #expect(request.method == "POST")
         #expect(request.url.absoluteString == "https://flags.example.com/ofrep/v1/evaluate/flags")
@@ -32,7 +32,7 @@ struct EndpointFormatTests {
     }
 
     @Test func ofrepItemsErrorsAndCodeDefaults() throws {
-        let result = try decode(OFREPEndpoint(baseURL: URL(string: "https://x.example")!), #"""
+        let result = try decode(FlagEndpoint.ofrep(baseURL: URL(string: "https://x.example")!), #"""
             {"flags":[
               {"key":"b","value":true,"reason":"TARGETING_MATCH","variant":"on","metadata":{"team":"pos"}},
               {"key":"i","value":3},{"key":"d","value":3.0},
@@ -56,7 +56,7 @@ struct EndpointFormatTests {
     }
 
     @Test func ofrepRejectsMalformedItems() {
-        let endpoint = OFREPEndpoint(baseURL: URL(string: "https://x.example")!)
+        let endpoint = FlagEndpoint.ofrep(baseURL: URL(string: "https://x.example")!)
         for json in [#"{"flags":[1]}"#, #"{"flags":[{"value":1}]}"#, #"{"flags":[{"key":"a"},{"key":"a"}]}"#, #"{"flags":[{"key":"a","variant":1}]}"#, #"{}"#] {
             #expect(throws: FlagError.self, "\(json)") { try decode(endpoint, json) }
         }
@@ -66,7 +66,7 @@ struct EndpointFormatTests {
     // MARK: LaunchDarkly
 
     @Test func launchDarklyRequests() throws {
-        let endpoint = LaunchDarklyEndpoint(mobileKey: "mob-key-1", baseURL: URL(string: "https://ld.example")!)
+        let endpoint = FlagEndpoint.launchDarkly(mobileKey: "mob-key-1", baseURL: URL(string: "https://ld.example")!)
         let get = try endpoint.request(for: context, etag: nil)
         #expect(get.method == "GET")
         #expect(get.headers["Authorization"] == "api_key mob-key-1")
@@ -76,7 +76,7 @@ struct EndpointFormatTests {
         #expect(!encoded.contains("=") && !encoded.contains("+") && !encoded.contains("/"))
         let decoded = try FlagJSON.parse(EndpointSupport.fromBase64URL(encoded) ?? [])
         #expect(decoded == ["kind": "user", "key": "user-1", "venue": "venue-42", "partner": "auralink", "plan_tier": "business"])
-        let report = try LaunchDarklyEndpoint(mobileKey: "m", baseURL: URL(string: "https://ld.example")!, method: .report, withReasons: false)
+        let report = try FlagEndpoint.launchDarkly(mobileKey: "m", baseURL: URL(string: "https://ld.example")!, useReport: true, withReasons: false)
             .request(for: EvaluationContext(targetingKey: nil, venue: "v"), etag: "\"x\"")
         #expect(report.method == "REPORT" && report.url.absoluteString == "https://ld.example/msdk/evalx/context")
         #expect(report.headers["If-None-Match"] == "\"x\"")
@@ -86,7 +86,7 @@ struct EndpointFormatTests {
     }
 
     @Test func launchDarklyFlagMapAndReasons() throws {
-        let result = try decode(LaunchDarklyEndpoint(mobileKey: "m"), ##"""
+        let result = try decode(FlagEndpoint.launchDarkly(mobileKey: "m"), ##"""
             {"checkout":{"value":true,"variation":1,"version":12,"flagVersion":40,"reason":{"kind":"RULE_MATCH","ruleIndex":0}},
              "theme":{"value":"#2C3E50","variation":0,"version":3,"reason":{"kind":"FALLTHROUGH"}},
              "off":{"value":false,"variation":2,"reason":{"kind":"OFF"}},
@@ -104,13 +104,13 @@ struct EndpointFormatTests {
         #expect(f["plain"]?.reason == nil && f["plain"]?.variant == nil)
         #expect(LaunchDarklyEndpoint.map(kind: "ERROR", errorKind: "USER_NOT_SPECIFIED").1 == .targetingKeyMissing)
         #expect(LaunchDarklyEndpoint.map(kind: "BRAND_NEW", errorKind: nil).0.rawValue == "BRAND_NEW")
-        #expect(throws: FlagError.self) { try decode(LaunchDarklyEndpoint(mobileKey: "m"), #"{"a":1}"#) }
+        #expect(throws: FlagError.self) { try decode(FlagEndpoint.launchDarkly(mobileKey: "m"), #"{"a":1}"#) }
     }
 
     // MARK: Firebase
 
     @Test func firebaseRequest() throws {
-        let endpoint = FirebaseRemoteConfigEndpoint(
+        let endpoint = FlagEndpoint.firebaseRemoteConfig(
             projectID: "508767403424", apiKey: "AIza-secret", appID: "1:508767403424:ios:abc", appInstanceID: "inst-1",
             extraFields: ["appVersion": "1.2.3", "languageCode": "en-US"])
         let request = try endpoint.request(for: context, etag: "\"e\"")
@@ -125,7 +125,7 @@ struct EndpointFormatTests {
     }
 
     @Test func firebaseStates() throws {
-        let endpoint = FirebaseRemoteConfigEndpoint(projectID: "p", apiKey: "k", appID: "a", appInstanceID: "i")
+        let endpoint = FlagEndpoint.firebaseRemoteConfig(projectID: "p", apiKey: "k", appID: "a", appInstanceID: "i")
         let update = try decode(endpoint, ##"{"entries":{"plan_data_limit":"750","plan_priority_support":"true","plan_feature_list":"[\"usage\",\"team\"]","plan_themeColor":"#2C3E50"},"state":"UPDATE","templateVersion":"17"}"##)
         guard case .flags(let entries, let version, _, _) = update else {
             Issue.record("expected flags")
@@ -148,7 +148,7 @@ struct EndpointFormatTests {
     // MARK: Unleash
 
     @Test func unleashRequest() throws {
-        let endpoint = UnleashEndpoint(baseURL: URL(string: "https://unleash.example/proxy")!, clientKey: "*:development.abc", appName: "pos")
+        let endpoint = FlagEndpoint.unleash(baseURL: URL(string: "https://unleash.example/proxy")!, clientKey: "*:development.abc", appName: "pos")
         let c = EvaluationContext(targetingKey: "user 1", attributes: ["sessionId": "s-9", "plan_tier": "business", "n": 3])
         let request = try endpoint.request(for: c, etag: nil)
         #expect(request.method == "GET" && request.headers["Authorization"] == "*:development.abc")
@@ -159,7 +159,7 @@ struct EndpointFormatTests {
     }
 
     @Test func unleashTogglesAndPayloads() throws {
-        let result = try decode(UnleashEndpoint(baseURL: URL(string: "https://u.example")!, clientKey: "k"), #"""
+        let result = try decode(FlagEndpoint.unleash(baseURL: URL(string: "https://u.example")!, clientKey: "k"), #"""
             {"toggles":[
               {"name":"new_checkout","enabled":true,"variant":{"name":"disabled","enabled":false},"impressionData":false},
               {"name":"banner","enabled":true,"variant":{"name":"blue","enabled":true,"payload":{"type":"json","value":"{\"title\":\"Hi\"}"}}},
@@ -175,6 +175,6 @@ struct EndpointFormatTests {
         #expect(client.value(FlagKey("banner.payload", default: Banner(title: "-"))).title == "Hi")
         #expect(client.value(FlagKey("limit.payload", default: 0)) == 750)
         #expect(client.value(FlagKey("absent_toggle", default: false)) == false)
-        #expect(throws: FlagError.self) { try decode(UnleashEndpoint(baseURL: URL(string: "https://u.example")!, clientKey: "k"), #"{"toggles":[{"name":"x"}]}"#) }
+        #expect(throws: FlagError.self) { try decode(FlagEndpoint.unleash(baseURL: URL(string: "https://u.example")!, clientKey: "k"), #"{"toggles":[{"name":"x"}]}"#) }
     }
 }

@@ -57,7 +57,7 @@ struct EventStreamLinkTests {
 
     @Test func ofrepAndJSONAnswersCarryTheirStreams() throws {
         let context = EvaluationContext(targetingKey: "u")
-        let ofrep = OFREPEndpoint(baseURL: Self.base)
+        let ofrep = FlagEndpoint.ofrep(baseURL: Self.base)
         let body = Array(#"{"flags":[{"key":"a","value":true}],"eventStreams":[{"type":"sse","endpoint":{"requestUri":"/events"}}]}"#.utf8)
         guard case .flags(let flags, _, _, let streams) = try ofrep.decode(FlagResponse(status: 200, body: body), for: context) else {
             Issue.record("expected flags")
@@ -66,7 +66,7 @@ struct EventStreamLinkTests {
         #expect(flags["a"]?.value == true)
         #expect(streams.map(\.url.absoluteString) == ["https://flags.example.com:8443/events"])
 
-        let json = JSONFlagEndpoint(urlTemplate: "https://cdn.example.com/flags/{targetingKey}.json")
+        let json = FlagEndpoint.json(urlTemplate: "https://cdn.example.com/flags/{targetingKey}.json")
         let document = Array(#"{"flags":{"a":1},"eventStreams":[{"type":"sse","endpoint":{"requestUri":"/events"}},{"type":"x"}]}"#.utf8)
         guard case .flags(_, _, _, let jsonStreams) = try json.decode(FlagResponse(status: 200, body: document), for: context) else {
             Issue.record("expected flags")

@@ -53,7 +53,7 @@ struct FlagDocumentTests {
     }
 
     @Test func postRequestCarriesTheContext() throws {
-        let endpoint = JSONFlagEndpoint(post: URL(string: "https://flags.example.com/flags")!, headers: ["Authorization": "Bearer s3cret"])
+        let endpoint = FlagEndpoint.json(post: URL(string: "https://flags.example.com/flags")!, headers: ["Authorization": "Bearer s3cret"])
         let request = try endpoint.request(for: context, etag: "\"abc\"")
         #expect(request.method == "POST")
         #expect(request.headers["If-None-Match"] == "\"abc\"")
@@ -65,7 +65,7 @@ struct FlagDocumentTests {
     }
 
     @Test func templateRequestEncodesOnePathSegment() throws {
-        let endpoint = JSONFlagEndpoint(urlTemplate: "https://cdn.example.com/flags/{venue}/{partner}-{targetingKey}.json")
+        let endpoint = FlagEndpoint.json(urlTemplate: "https://cdn.example.com/flags/{venue}/{partner}-{targetingKey}.json")
         let request = try endpoint.request(for: context, etag: nil)
         #expect(request.method == "GET")
         #expect(request.body == nil)
@@ -73,17 +73,17 @@ struct FlagDocumentTests {
     }
 
     @Test func templateNeedsItsAttributes() {
-        let endpoint = JSONFlagEndpoint(urlTemplate: "https://cdn.example.com/{region}.json")
+        let endpoint = FlagEndpoint.json(urlTemplate: "https://cdn.example.com/{region}.json")
         #expect(throws: FlagError(.invalidContext, "the URL template needs the context attribute \"region\"")) {
             try endpoint.request(for: context, etag: nil)
         }
         #expect(throws: FlagError.self) {
-            try JSONFlagEndpoint(urlTemplate: "https://cdn.example.com/{venue.json").request(for: context, etag: nil)
+            try FlagEndpoint.json(urlTemplate: "https://cdn.example.com/{venue.json").request(for: context, etag: nil)
         }
     }
 
     @Test func decodeReadsFlagsVersionAndTTL() throws {
-        let endpoint = JSONFlagEndpoint(post: URL(string: "https://x.example/flags")!)
+        let endpoint = FlagEndpoint.json(post: URL(string: "https://x.example/flags")!)
         let body = FlagDocument(version: "v9", ttl: 60, flags: ["a": FlagEntry(value: 1)]).jsonBytes()
         let result = try endpoint.decode(FlagResponse(status: 200, headers: ["ETag": "\"t\""], body: body), for: context)
         #expect(result == .flags(["a": FlagEntry(value: 1)], version: "v9", ttl: 60))

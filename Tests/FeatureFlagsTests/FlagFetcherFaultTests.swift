@@ -77,7 +77,7 @@ struct FlagFetcherFaultTests {
 
     @Test func connectionRefusedIsOffline() async throws {
         let closed = try #require(PortReservation())
-        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: "http://127.0.0.1:\(closed.port)/flags")!), configuration: .loopback)
+        let client = FlagFetcher(endpoint: .json(post: URL(string: "http://127.0.0.1:\(closed.port)/flags")!), configuration: .loopback)
         defer { client.shutdown() }
         let error = await fetchError(client, auraPersonal)
         #expect(error?.suggestsOffline == true, "\(String(describing: error))")
@@ -101,7 +101,7 @@ struct FlagFetcherFaultTests {
         let now = Date(timeIntervalSince1970: 784_111_777)
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .loopback, now: { now })
+        let client = FlagFetcher(endpoint: .json(post: server.flagsURL), configuration: .loopback, now: { now })
         defer { client.shutdown() }
         server.fault = .status(503, retryAfter: "Sun, 06 Nov 1994 08:50:37 GMT")
         #expect(await fetchError(client, auraPersonal) == .httpStatus(503, retryAfter: 60, detail: "injected status 503"))
@@ -170,7 +170,7 @@ struct FlagFetcherFaultTests {
         server.fault = .hangBeforeHeaders
         var overshoots: [Duration] = []
         for requested in [TestTiming.scaled(.milliseconds(100)), TestTiming.scaled(.milliseconds(250))] {
-            let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(budget: requested))
+            let client = FlagFetcher(endpoint: .json(post: server.flagsURL), configuration: .init(budget: requested))
             defer { client.shutdown() }
             for _ in 0..<10 {
                 let clock = ContinuousClock()
@@ -196,7 +196,7 @@ struct ResetConnectionTests {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
         server.fault = .resetReusedConnections
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .loopback)
+        let fetcher = FlagFetcher(endpoint: .json(post: server.flagsURL), configuration: .loopback)
         defer { fetcher.shutdown() }
         // The hang ended only at the budget, as a timeout: every fetch must now succeed.
         for attempt in 1...4 {

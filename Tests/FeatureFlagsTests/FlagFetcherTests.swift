@@ -59,7 +59,7 @@ struct FlagFetcherTests {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
         server.fault = .status(304, retryAfter: nil)
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .loopback)
+        let fetcher = FlagFetcher(endpoint: .json(post: server.flagsURL), configuration: .loopback)
         defer { fetcher.shutdown() }
         let error = try #require(await fetchError(fetcher, auraPersonal))
         #expect(error.kind == .decode)
@@ -81,7 +81,7 @@ struct FlagFetcherTests {
     @Test func urlTemplateForAStaticHost() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(urlTemplate: server.baseURL.absoluteString + "/flags/{venue}.json"), configuration: .loopback)
+        let fetcher = FlagFetcher(endpoint: .json(urlTemplate: server.baseURL.absoluteString + "/flags/{venue}.json"), configuration: .loopback)
         defer { fetcher.shutdown() }
         let pilot = try #require(snapshot(of: await fetcher.fetch(EvaluationContext(targetingKey: "u", venue: "venue-42"))))
         #expect(pilot.flags["new_checkout"]?.value == true)
@@ -101,7 +101,7 @@ struct FlagFetcherTests {
         try Data(ServerDocument.seedExample.jsonBytes()).write(to: file)
         let server = try FlagServer(file: file.path)
         defer { server.stop() }
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .loopback)
+        let fetcher = FlagFetcher(endpoint: .json(post: server.flagsURL), configuration: .loopback)
         defer { fetcher.shutdown() }
         #expect(snapshot(of: await fetcher.fetch(auraPersonal))?.flags["plan_themeColor"]?.value == "#3498DB")
         var changed = ServerDocument.seedExample
@@ -151,7 +151,7 @@ struct FlagFetcherTests {
     }
 
     @Test func refusesPlainHTTPOffLoopbackWithoutTouchingTheNetwork() async throws {
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: "http://flags.example.com/flags?key=abc")!), configuration: .loopback)
+        let fetcher = FlagFetcher(endpoint: .json(post: URL(string: "http://flags.example.com/flags?key=abc")!), configuration: .loopback)
         defer { fetcher.shutdown() }
         let error = await fetchError(fetcher, auraPersonal)
         #expect(error == .insecureURL(host: "flags.example.com"))
@@ -159,7 +159,7 @@ struct FlagFetcherTests {
         #expect(error?.description.contains("key=abc") == false)
         // Opting in lets the request go (here to an unroutable test address, so it fails otherwise).
         let optedIn = FlagFetcher(
-            endpoint: JSONFlagEndpoint(post: URL(string: "http://192.0.2.1:9/flags")!),
+            endpoint: .json(post: URL(string: "http://192.0.2.1:9/flags")!),
             configuration: .init(budget: .milliseconds(300), allowInsecureHTTP: true))
         defer { optedIn.shutdown() }
         let other = await fetchError(optedIn, auraPersonal)

@@ -25,7 +25,7 @@ struct LaunchDarklyStreamTests {
             configure: (inout FeatureFlagProvider.Configuration) -> Void = { _ in }
         ) throws {
             standIn = try LaunchDarklyStandIn(flags: LaunchDarklyStreamTests.initial)
-            let endpoint = LaunchDarklyEndpoint(mobileKey: "mob-test", baseURL: standIn.baseURL, streamBaseURL: standIn.baseURL, method: method)
+            let endpoint = FlagEndpoint.launchDarkly(mobileKey: "mob-test", baseURL: standIn.baseURL, streamBaseURL: standIn.baseURL, useReport: method == .report)
             let events = self.events
             var configuration = FeatureFlagProvider.Configuration(heartbeatDeadline: .seconds(86_400))
             configuration.streamBackoff = Backoff(initial: .milliseconds(20), maximum: .milliseconds(100))

@@ -23,13 +23,13 @@ struct LockCountTests {
         // Process-wide state (thread caches, shared key conversions, the unattached hooks) is set
         // up by a first provider, not counted.
         let warm = FeatureFlagProvider(
-            context: context, fetcher: FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: "http://127.0.0.1:9/flags")!)),
+            context: context, fetcher: FlagFetcher(endpoint: .json(post: URL(string: "http://127.0.0.1:9/flags")!)),
             store: LastKnownGoodStore(fileURL: dir.url("warm.lkg")), reachability: AlwaysReachable(), lifecycle: AlwaysForeground())
         warm.shutdown()
         var provider: FeatureFlagProvider?
         let made = LockCensus.count {
             let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
-            let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: "http://127.0.0.1:9/flags")!))
+            let fetcher = FlagFetcher(endpoint: .json(post: URL(string: "http://127.0.0.1:9/flags")!))
             provider = FeatureFlagProvider(
                 context: context, fetcher: fetcher, store: store, reachability: AlwaysReachable(), lifecycle: AlwaysForeground())
         }

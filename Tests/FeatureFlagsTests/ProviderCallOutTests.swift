@@ -26,7 +26,7 @@ struct ProviderCallOutTests {
         let dir = TempDir()
         let reachability = ReentrantReachability()
         let provider = FeatureFlagProvider(
-            context: auraPersonal, fetcher: FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: "http://127.0.0.1:9/flags")!)),
+            context: auraPersonal, fetcher: FlagFetcher(endpoint: .json(post: URL(string: "http://127.0.0.1:9/flags")!)),
             store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: reachability, lifecycle: ManualLifecycle())
         reachability.provider.withLock { $0 = provider }
         let done = DispatchSemaphore(value: 0)

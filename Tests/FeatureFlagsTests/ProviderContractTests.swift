@@ -11,7 +11,7 @@ struct ServiceCase: CustomStringConvertible, Sendable {
     let description: String
     /// The header FlagServer demands, and its right value.
     let credential: (name: String, value: String)
-    let make: @Sendable (_ server: FlagServer, _ credential: String) -> any FlagEndpoint
+    let make: @Sendable (_ server: FlagServer, _ credential: String) -> FlagEndpoint
     /// Unleash carries non-Boolean values as `name.payload`.
     var payloadSuffix = ""
 
@@ -19,24 +19,24 @@ struct ServiceCase: CustomStringConvertible, Sendable {
 
     static let all: [ServiceCase] = [
         ServiceCase(description: "json", credential: ("Authorization", "Bearer json-token")) { server, token in
-            JSONFlagEndpoint(post: server.flagsURL, headers: ["Authorization": token])
+            FlagEndpoint.json(post: server.flagsURL, headers: ["Authorization": token])
         },
         ServiceCase(description: "ofrep", credential: ("Authorization", "Bearer ofrep-token")) { server, token in
-            OFREPEndpoint(baseURL: server.baseURL, headers: ["Authorization": token])
+            FlagEndpoint.ofrep(baseURL: server.baseURL, headers: ["Authorization": token])
         },
         ServiceCase(description: "launchdarkly", credential: ("Authorization", "api_key mob-123")) { server, token in
-            LaunchDarklyEndpoint(mobileKey: String(token.dropFirst("api_key ".count)), baseURL: server.baseURL)
+            FlagEndpoint.launchDarkly(mobileKey: String(token.dropFirst("api_key ".count)), baseURL: server.baseURL)
         },
         ServiceCase(description: "launchdarkly-report", credential: ("Authorization", "api_key mob-123")) { server, token in
-            LaunchDarklyEndpoint(mobileKey: String(token.dropFirst("api_key ".count)), baseURL: server.baseURL, method: .report)
+            FlagEndpoint.launchDarkly(mobileKey: String(token.dropFirst("api_key ".count)), baseURL: server.baseURL, useReport: true)
         },
         ServiceCase(description: "firebase", credential: ("X-Goog-Api-Key", "AIza-key")) { server, key in
-            FirebaseRemoteConfigEndpoint(
+            FlagEndpoint.firebaseRemoteConfig(
                 projectID: "508767403424", apiKey: key, appID: "1:508767403424:ios:abc", appInstanceID: "install-1",
                 baseURL: server.baseURL)
         },
         ServiceCase(description: "unleash", credential: ("Authorization", "default:development.unleash-key"), make: { server, key in
-            UnleashEndpoint(baseURL: server.baseURL, clientKey: key, appName: "pos", environment: "development")
+            FlagEndpoint.unleash(baseURL: server.baseURL, clientKey: key, appName: "pos", environment: "development")
         }, payloadSuffix: ".payload"),
     ]
 }

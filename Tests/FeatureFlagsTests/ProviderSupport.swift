@@ -36,7 +36,7 @@ final class ProviderFixture: Sendable {
         dir = existingDir ?? TempDir()
         clock = TestClock()
         reachability = ManualReachability(reachable)
-        endpoint = CountingEndpoint(JSONFlagEndpoint(post: server.flagsURL))
+        endpoint = CountingEndpoint(FlagEndpoint.json(post: server.flagsURL))
         let clock = self.clock
         let start = self.start
         let now: @Sendable () -> Date = { start.addingTimeInterval(clock.now.offset.seconds) }

@@ -29,7 +29,7 @@ struct SecurityTests {
         defer { server.stop() }
         let clock = TestClock()
         let online = FlagFetcher(
-            endpoint: JSONFlagEndpoint(post: server.flagsURL),
+            endpoint: .json(post: server.flagsURL),
             configuration: .init(budget: .seconds(2), headers: ["Authorization": Self.token]), clock: clock)
         // A directory where the fallback file should be: every write fails, with an event.
         try FileManager.default.createDirectory(at: dir.url("flags.lkg"), withIntermediateDirectories: true)
@@ -60,7 +60,7 @@ struct SecurityTests {
 
     @Test func insecureURLErrorsNameTheHostOnly() async {
         let client = FlagFetcher(
-            endpoint: JSONFlagEndpoint(post: URL(string: "http://flags.example.com/v1/flags?key=TOPSECRET")!),
+            endpoint: .json(post: URL(string: "http://flags.example.com/v1/flags?key=TOPSECRET")!),
             configuration: .init(headers: ["Authorization": Self.token]))
         defer { client.shutdown() }
         let error = await fetchError(client, context)
@@ -69,7 +69,7 @@ struct SecurityTests {
     }
 
     @Test func templateErrorsNameTheAttributeNotItsValue() {
-        let endpoint = JSONFlagEndpoint(urlTemplate: "https://cdn.example.com/{region}/{venue}.json")
+        let endpoint = FlagEndpoint.json(urlTemplate: "https://cdn.example.com/{region}/{venue}.json")
         do {
             _ = try endpoint.request(for: context, etag: nil)
         } catch {

@@ -14,7 +14,7 @@ extension FlagKey where Value == Int {
 let endpoint = URL(string: "http://127.0.0.1:8080/flags")!
 let user = EvaluationContext(targetingKey: "user-1", attributes: ["venue": "venue-42"])
 let provider = FeatureFlagProvider.start(                         // serves, fetches and polls
-    context: user, endpoint: JSONFlagEndpoint(post: endpoint),
+    context: user, endpoint: .json(post: endpoint),
     store: LastKnownGoodStore(fileURL: URL(fileURLWithPath: "flags.lkg")))  // the fallback file, here
 
 let status = await provider.waitUntilReady(timeout: .seconds(2))  // the first fetch's answer

@@ -40,7 +40,7 @@ struct AppGroupProcessTests {
         configuration.changeStreams = false
         return FeatureFlagProvider(
             context: EvaluationContext(targetingKey: "user-1", venue: "venue-42"),
-            fetcher: FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(budget: TestTiming.loopbackBudget)),
+            fetcher: FlagFetcher(endpoint: .json(post: server.flagsURL), configuration: .init(budget: TestTiming.loopbackBudget)),
             store: LastKnownGoodStore(fileURL: container.url("flags.lkg")), configuration: configuration, reachability: AlwaysReachable(),
             lifecycle: AlwaysForeground())
     }

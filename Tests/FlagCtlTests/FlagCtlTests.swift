@@ -271,7 +271,7 @@ struct FlagCtlTests {
         #expect(captured.out[1].hasPrefix("a development and rehearsal server, not a production flag service; limits: 32 connections"))
         #expect(captured.out[1].contains("request 10 s, send 10 s, idle 5 s, log of the last 1,000 requests"))
         let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
-        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: URL(string: base + "/flags")!), configuration: .loopback)
+        let client = FlagFetcher(endpoint: .json(post: URL(string: base + "/flags")!), configuration: .loopback)
         defer { client.shutdown() }
         _ = await client.fetch(auraPersonal)
         #expect(await eventually { captured.out.contains { $0.contains("POST /flags ctx=\(auraPersonal.fingerprint.prefix(12)) 200") } })
@@ -292,7 +292,7 @@ struct FlagCtlTests {
         #expect(banner.contains("as LaunchDarkly's client-side service") && banner.contains("GET /meval/<context>"))
         #expect(await eventually { served.captured.out.contains { $0.hasPrefix("follow it: flagctl watch --provider launchdarkly") } })
         let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
-        let endpoint = LaunchDarklyEndpoint(mobileKey: "mob-test", baseURL: URL(string: base)!, streamBaseURL: nil)
+        let endpoint = FlagEndpoint.launchDarkly(mobileKey: "mob-test", baseURL: URL(string: base)!, streamBaseURL: nil)
         let client = FlagFetcher(endpoint: endpoint, configuration: .loopback)
         defer { client.shutdown() }
         guard case .fetched(let snapshot, _, _) = await client.fetch(auraPersonal) else {

@@ -22,7 +22,7 @@ struct FlagServerTests {
         #expect(document.version == "7" && document.flags.count == 2)
         let server = try FlagServer(document: document)
         defer { server.stop() }
-        let fetcher = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .loopback)
+        let fetcher = FlagFetcher(endpoint: .json(post: server.flagsURL), configuration: .loopback)
         let pilot = try #require(snapshot(of: await fetcher.fetch(EvaluationContext(attributes: ["venue": "venue-42"]))))
         let other = try #require(snapshot(of: await fetcher.fetch(EvaluationContext(attributes: ["venue": "venue-1"]))))
         #expect(pilot.version == "7" && pilot.flags["new_checkout"]?.value == true && pilot.flags["limit"]?.value == 20)
@@ -52,7 +52,7 @@ struct FlagServerTests {
     @Test func queryParametersTarget() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let client = FlagFetcher(endpoint: JSONFlagEndpoint(urlTemplate: server.baseURL.absoluteString + "/flags?partner={partner}&plan_tier={plan_tier}&targetingKey={targetingKey}"), configuration: .loopback)
+        let client = FlagFetcher(endpoint: .json(urlTemplate: server.baseURL.absoluteString + "/flags?partner={partner}&plan_tier={plan_tier}&targetingKey={targetingKey}"), configuration: .loopback)
         defer { client.shutdown() }
         let result = await client.fetch(EvaluationContext(targetingKey: "u", partner: "zenithsat", planTier: "business"))
         #expect(snapshot(of: result)?.flags["plan_displayName"]?.value == "ZenithSat Pro")
@@ -67,7 +67,7 @@ struct FlagServerTests {
         let user = EvaluationContext(targetingKey: "u", partner: "zenithsat", planTier: "business")
         let template = server.baseURL.absoluteString + "/flags?partner={partner}&plan_tier={plan_tier}&targetingKey={targetingKey}"
         for suffix in ["", "&flagConfigEtag=%22r7%22&flagConfigLastModified=1750000000"] {
-            let client = FlagFetcher(endpoint: JSONFlagEndpoint(urlTemplate: template + suffix), configuration: .loopback)
+            let client = FlagFetcher(endpoint: .json(urlTemplate: template + suffix), configuration: .loopback)
             defer { client.shutdown() }
             _ = await client.fetch(user)
         }
@@ -143,7 +143,7 @@ struct FlagServerTests {
     @Test func etagsAreStrongStableAndCompareWeakly() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .loopback)
+        let client = FlagFetcher(endpoint: .json(post: server.flagsURL), configuration: .loopback)
         defer { client.shutdown() }
         let first = try #require(fetched(await client.fetch(auraPersonal))?.etag)
         let second = try #require(fetched(await client.fetch(auraPersonal))?.etag)
@@ -166,7 +166,7 @@ struct FlagServerTests {
         let seen = Locked<[FlagServer.RequestRecord]>([])
         let server = try FlagServer(document: .seedExample, onRequest: { record in seen.withLock { $0.append(record) } })
         defer { server.stop() }
-        let client = FlagFetcher(endpoint: JSONFlagEndpoint(post: server.flagsURL), configuration: .init(budget: TestTiming.loopbackBudget, headers: ["X-Api-Key": "k"]))
+        let client = FlagFetcher(endpoint: .json(post: server.flagsURL), configuration: .init(budget: TestTiming.loopbackBudget, headers: ["X-Api-Key": "k"]))
         defer { client.shutdown() }
         _ = await client.fetch(auraPersonal)
         server.fault = .status(503, retryAfter: "1")

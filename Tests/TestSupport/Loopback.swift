@@ -4,10 +4,10 @@ package import FeatureFlags
 package import FlagServer
 
 /// A ``FlagEndpoint`` wrapper that counts decodes, to prove a 304 costs none.
-package final class CountingEndpoint: FlagEndpoint, Sendable {
-    package let inner: any FlagEndpoint
+package final class CountingEndpoint: EndpointFormat, Sendable {
+    package let inner: FlagEndpoint
     private let decodes = Locked(0)
-    package init(_ inner: any FlagEndpoint) { self.inner = inner }
+    package init(_ inner: FlagEndpoint) { self.inner = inner }
     package var name: String { inner.name }
     package var decodeCount: Int { decodes.withLock { $0 } }
     package func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
@@ -25,7 +25,7 @@ package func makeServerAndFetcher(
     budget: Duration = TestTiming.loopbackBudget, maxBytes: Int = 1 << 20, headers: [String: String] = [:]
 ) throws -> (FlagServer, FlagFetcher, CountingEndpoint) {
     let server = try FlagServer(document: .seedExample)
-    let endpoint = CountingEndpoint(JSONFlagEndpoint(post: server.flagsURL))
+    let endpoint = CountingEndpoint(FlagEndpoint.json(post: server.flagsURL))
     let fetcher = FlagFetcher(
         endpoint: endpoint, configuration: .init(budget: budget, maxResponseBytes: maxBytes, headers: headers))
     return (server, fetcher, endpoint)

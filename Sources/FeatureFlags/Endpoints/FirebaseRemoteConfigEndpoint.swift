@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// Firebase Remote Config's REST fetch, the call the mobile SDKs make.
 ///
@@ -13,7 +13,7 @@ public import Foundation
 ///   `NO_CHANGE` (like a 304) keeps the current values; `NO_TEMPLATE` and `EMPTY_CONFIG` mean
 ///   "no parameters for you": an empty snapshot, so code and bundled defaults apply.
 ///   `templateVersion` becomes the snapshot version.
-public struct FirebaseRemoteConfigEndpoint: FlagEndpoint {
+package struct FirebaseRemoteConfigEndpoint: EndpointFormat {
     private let projectID: String
     private let apiKey: String
     private let appID: String
@@ -24,10 +24,10 @@ public struct FirebaseRemoteConfigEndpoint: FlagEndpoint {
     private let userProperties: @Sendable (EvaluationContext) -> [String: String]
 
     /// `"firebase"`.
-    public var name: String { "firebase" }
+    package var name: String { "firebase" }
 
     /// The public Remote Config host.
-    public static let defaultBaseURL = URL(string: "https://firebaseremoteconfig.googleapis.com") ?? URL(fileURLWithPath: "/")
+    package static let defaultBaseURL = URL(string: "https://firebaseremoteconfig.googleapis.com") ?? URL(fileURLWithPath: "/")
 
     /// An endpoint for one app installation.
     /// - Parameters:
@@ -37,7 +37,7 @@ public struct FirebaseRemoteConfigEndpoint: FlagEndpoint {
     ///   - appInstanceID: this installation's id.
     ///   - extraFields: more request fields, e.g. `appVersion`, `languageCode`, `timeZone`.
     ///   - userProperties: the analytics user properties for a context.
-    public init(
+    package init(
         projectID: String, apiKey: String, appID: String, appInstanceID: String,
         baseURL: URL = FirebaseRemoteConfigEndpoint.defaultBaseURL, namespace: String = "firebase",
         extraFields: [String: String] = [:],
@@ -54,12 +54,12 @@ public struct FirebaseRemoteConfigEndpoint: FlagEndpoint {
     }
 
     /// Every scalar attribute as text.
-    public static func defaultUserProperties(_ context: EvaluationContext) -> [String: String] {
+    package static func defaultUserProperties(_ context: EvaluationContext) -> [String: String] {
         context.attributes.compactMapValues(EndpointSupport.text)
     }
 
     /// The fetch request.
-    public func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
+    package func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
         // The key goes in the query, as the SDKs send it, and in the header Google APIs also accept.
         var headers = ["Content-Type": "application/json", "Accept": "application/json", "X-Goog-Api-Key": apiKey]
         if let etag { headers["If-None-Match"] = etag }
@@ -74,7 +74,7 @@ public struct FirebaseRemoteConfigEndpoint: FlagEndpoint {
     }
 
     /// Reads a fetch answer.
-    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
+    package func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
         let top = try EndpointSupport.object(response.body, service: "Firebase Remote Config")
         let state = try EndpointSupport.string(top, "state", at: "Firebase Remote Config")
         if state == "NO_CHANGE" { return .notModified }
@@ -104,7 +104,7 @@ public struct FirebaseRemoteConfigEndpoint: FlagEndpoint {
     }
 
     /// `STATUS: message` from a Google API error body.
-    public func failureDetail(_ response: FlagResponse) -> String? {
+    package func failureDetail(_ response: FlagResponse) -> String? {
         guard let top = try? EndpointSupport.object(response.body, service: "Firebase"), case .object(let error)? = top["error"] else {
             return nil
         }

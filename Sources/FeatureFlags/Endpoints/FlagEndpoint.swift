@@ -5,32 +5,98 @@ public import Foundation
 /// for byte. ``FlagFetcher`` does the HTTP and stamps what the endpoint does not know: the
 /// fetch time, the entity tag and the context's fingerprint.
 ///
-/// To check an implementation of your own, run `FlagEndpointConformance` from
-/// FeatureFlagsTesting against it.
-public protocol FlagEndpoint: Sendable {
+/// The services the package speaks are static members — ``json(post:headers:)``,
+/// ``ofrep(baseURL:headers:)``, ``launchDarkly(mobileKey:baseURL:streamBaseURL:streaming:useReport:withReasons:)``,
+/// ``firebaseRemoteConfig(projectID:apiKey:appID:appInstanceID:baseURL:namespace:extraFields:userProperties:)``,
+/// ``unleash(baseURL:clientKey:appName:environment:)`` and ``flagd(url:headers:bucketing:)`` —
+/// so an app writes `endpoint: .ofrep(baseURL: url)`. Another service is three closures
+/// (``init(name:request:decode:failureDetail:)``); check it with `FlagEndpointConformance`
+/// from FeatureFlagsTesting.
+public struct FlagEndpoint: Sendable {
+    /// The wire format behind this endpoint.
+    package let format: any EndpointFormat
+
+    /// An endpoint of the package's own formats (and the tests' stand-ins).
+    package init(_ format: some EndpointFormat) {
+        self.format = format
+    }
+
+    /// An endpoint for a service of your own.
+    /// - Parameters:
+    ///   - name: a short name for events and logs, e.g. `"acme"`.
+    ///   - request: the request for a context; the second argument is the entity tag of the
+    ///     snapshot the caller holds — send it as `If-None-Match` when the service supports
+    ///     conditional requests.
+    ///   - decode: reads a 2xx response (never called for 304, which ``FlagFetcher`` answers
+    ///     itself).
+    ///   - failureDetail: what a non-2xx response says about itself, for the error (no
+    ///     secrets, no context values); by default nothing.
+    public init(
+        name: String,
+        request: @escaping @Sendable (EvaluationContext, String?) throws(FlagError) -> FlagRequest,
+        decode: @escaping @Sendable (FlagResponse, EvaluationContext) throws(FlagError) -> DecodedFlags,
+        failureDetail: @escaping @Sendable (FlagResponse) -> String? = { _ in nil }
+    ) {
+        format = ClosureFormat(name: name, makeRequest: request, read: decode, detail: failureDetail)
+    }
+
     /// A short name for events and logs, e.g. `"json"` or `"ofrep"`.
+    public var name: String { format.name }
+
+    /// The request for `context`; `etag` is the entity tag of the snapshot the caller holds.
+    public func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
+        try format.request(for: context, etag: etag)
+    }
+
+    /// Reads a 2xx response.
+    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
+        try format.decode(response, for: context)
+    }
+
+    /// What a non-2xx response says about itself, if anything.
+    public func failureDetail(_ response: FlagResponse) -> String? {
+        format.failureDetail(response)
+    }
+}
+
+/// What every wire format implements; ``FlagEndpoint`` wraps one.
+package protocol EndpointFormat: Sendable {
+    /// A short name for events and logs.
     var name: String { get }
-
-    /// The request for `context`. `etag` is the entity tag of the snapshot the caller holds;
-    /// send it as `If-None-Match` when the service supports conditional requests.
+    /// The request for `context`, conditional on `etag` where the service supports it.
     func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest
-
-    /// Reads a 2xx response (never called for 304, which ``FlagFetcher`` answers itself).
+    /// Reads a 2xx response.
     func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags
-
-    /// What a non-2xx response says about itself, for the error (no secrets, no context values).
-    /// The default reads nothing.
+    /// What a non-2xx response says about itself.
     func failureDetail(_ response: FlagResponse) -> String?
 }
 
-extension FlagEndpoint {
+extension EndpointFormat {
     /// No detail.
-    public func failureDetail(_ response: FlagResponse) -> String? { nil }
+    package func failureDetail(_ response: FlagResponse) -> String? { nil }
+}
+
+/// A service of the app's own, as closures.
+private struct ClosureFormat: EndpointFormat {
+    let name: String
+    let makeRequest: @Sendable (EvaluationContext, String?) throws(FlagError) -> FlagRequest
+    let read: @Sendable (FlagResponse, EvaluationContext) throws(FlagError) -> DecodedFlags
+    let detail: @Sendable (FlagResponse) -> String?
+
+    func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
+        try makeRequest(context, etag)
+    }
+
+    func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
+        try read(response, context)
+    }
+
+    func failureDetail(_ response: FlagResponse) -> String? { detail(response) }
 }
 
 /// An endpoint whose service pushes flag values over a stream the endpoint opens itself
 /// (LaunchDarkly's), rather than advertising one in its answers.
-protocol StreamingEndpoint: FlagEndpoint {
+protocol StreamingEndpoint: EndpointFormat {
     /// The stream for `context`, or nil when streaming is off.
     func streamLink(for context: EvaluationContext) -> EventStreamLink?
     /// Reads flag values a stream brought, in the shape of the polling answer.

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// The project's own endpoint: a ``FlagDocument`` evaluated for the context, carried one of
 /// two ways —
@@ -9,7 +9,7 @@ public import Foundation
 ///   context's attribute `name` (or `targetingKey`), percent-encoded as one path segment.
 ///
 /// Conditional requests use the stored entity tag (`If-None-Match`).
-public struct JSONFlagEndpoint: FlagEndpoint {
+package struct JSONFlagEndpoint: EndpointFormat {
     private enum Mode: Sendable {
         case post(URL)
         case template(String)
@@ -19,22 +19,22 @@ public struct JSONFlagEndpoint: FlagEndpoint {
     private let headers: [String: String]
 
     /// `"json"`.
-    public var name: String { "json" }
+    package var name: String { "json" }
 
     /// POSTs the context to `url`; `headers` (authorisation …) go with every request.
-    public init(post url: URL, headers: [String: String] = [:]) {
+    package init(post url: URL, headers: [String: String] = [:]) {
         mode = .post(url)
         self.headers = headers
     }
 
     /// GETs `urlTemplate` with `{attribute}` placeholders filled from the context.
-    public init(urlTemplate: String, headers: [String: String] = [:]) {
+    package init(urlTemplate: String, headers: [String: String] = [:]) {
         mode = .template(urlTemplate)
         self.headers = headers
     }
 
     /// The request for `context`.
-    public func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
+    package func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
         var fields = headers
         fields["Accept"] = "application/json"
         if let etag { fields["If-None-Match"] = etag }
@@ -54,7 +54,7 @@ public struct JSONFlagEndpoint: FlagEndpoint {
 
     /// Reads a ``FlagDocument`` and the change streams it advertises (`eventStreams`, the
     /// same member as OFREP's).
-    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
+    package func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
         let value: FlagValue
         do {
             value = try FlagJSON.parse(response.body)
@@ -75,7 +75,7 @@ public struct JSONFlagEndpoint: FlagEndpoint {
     }
 
     /// The `error` member of a JSON error body, if there is one.
-    public func failureDetail(_ response: FlagResponse) -> String? {
+    package func failureDetail(_ response: FlagResponse) -> String? {
         guard let value = try? FlagJSON.parse(response.body), case .string(let message)? = value.objectValue?["error"] else {
             return nil
         }

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// LaunchDarkly's client-side (mobile) polling: every flag evaluated for one context.
 ///
@@ -18,9 +18,9 @@ public import Foundation
 ///   a fetch through the polling endpoint; other events are ignored. The provider opens it only
 ///   in the foreground and while ``FeatureFlagProvider/run()`` runs, and applies what it brings
 ///   exactly as a fetched answer (schema, kill switch, persistence). See Docs/Providers.md.
-public struct LaunchDarklyEndpoint: FlagEndpoint, StreamingEndpoint {
+package struct LaunchDarklyEndpoint: StreamingEndpoint {
     /// How the context travels.
-    public enum Method: Sendable {
+    package enum Method: Sendable {
         /// In the URL path, base64url-encoded (the default).
         case get
         /// In the body of a REPORT request (for contexts too large for a URL).
@@ -34,22 +34,22 @@ public struct LaunchDarklyEndpoint: FlagEndpoint, StreamingEndpoint {
     private let withReasons: Bool
 
     /// `"launchdarkly"`.
-    public var name: String { "launchdarkly" }
+    package var name: String { "launchdarkly" }
 
     /// The default polling host.
-    public static let defaultBaseURL = URL(string: "https://clientsdk.launchdarkly.com") ?? URL(fileURLWithPath: "/")
+    package static let defaultBaseURL = URL(string: "https://clientsdk.launchdarkly.com") ?? URL(fileURLWithPath: "/")
 
     /// The default streaming host (LaunchDarkly's client stream service).
-    public static let defaultStreamBaseURL = URL(string: "https://clientstream.launchdarkly.com") ?? URL(fileURLWithPath: "/")
+    package static let defaultStreamBaseURL = URL(string: "https://clientstream.launchdarkly.com") ?? URL(fileURLWithPath: "/")
 
     /// How long LaunchDarkly's stream may stay silent before the connection counts as
     /// half-open: LaunchDarkly's own mobile SDK waits 5 minutes (its heartbeat comments come
     /// more often).
-    public static let streamHeartbeatDeadline = Duration.seconds(300)
+    package static let streamHeartbeatDeadline = Duration.seconds(300)
 
     /// An endpoint using `mobileKey`, polling `baseURL` and streaming from `streamBaseURL`
     /// (nil: no stream — changes come with polls only).
-    public init(
+    package init(
         mobileKey: String, baseURL: URL = LaunchDarklyEndpoint.defaultBaseURL,
         streamBaseURL: URL? = LaunchDarklyEndpoint.defaultStreamBaseURL, method: Method = .get, withReasons: Bool = true
     ) {
@@ -85,7 +85,7 @@ public struct LaunchDarklyEndpoint: FlagEndpoint, StreamingEndpoint {
     }
 
     /// The LaunchDarkly context for `context`.
-    public static func contextJSON(_ context: EvaluationContext) -> FlagValue {
+    package static func contextJSON(_ context: EvaluationContext) -> FlagValue {
         var members = context.attributes.filter { !["kind", "key", "anonymous", "_meta"].contains($0.key) }
         members["kind"] = "user"
         if let key = context.targetingKey {
@@ -98,7 +98,7 @@ public struct LaunchDarklyEndpoint: FlagEndpoint, StreamingEndpoint {
     }
 
     /// The polling request.
-    public func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
+    package func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
         var headers = ["Authorization": "api_key \(mobileKey)", "Accept": "application/json"]
         if let etag { headers["If-None-Match"] = etag }
         let json = FlagJSON.bytes(Self.contextJSON(context), sortedKeys: true)
@@ -116,7 +116,7 @@ public struct LaunchDarklyEndpoint: FlagEndpoint, StreamingEndpoint {
     }
 
     /// Reads the flag map.
-    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
+    package func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
         try decode(streamed: EndpointSupport.object(response.body, service: "LaunchDarkly"), for: context)
     }
 
@@ -149,7 +149,7 @@ public struct LaunchDarklyEndpoint: FlagEndpoint, StreamingEndpoint {
     }
 
     /// LaunchDarkly reason kinds in OpenFeature's words.
-    public static func map(kind: String, errorKind: String?) -> (FlagReason, FlagErrorCode?) {
+    package static func map(kind: String, errorKind: String?) -> (FlagReason, FlagErrorCode?) {
         switch kind {
         case "OFF": return (.disabled, nil)
         case "FALLTHROUGH": return (.default, nil)

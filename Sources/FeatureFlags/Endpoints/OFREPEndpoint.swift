@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// OpenFeature Remote Evaluation Protocol, static-context (client) side: one bulk
 /// evaluation of every flag for the context, with ETags.
@@ -14,21 +14,21 @@ public import Foundation
 ///   `sse` with a `url`, or an `endpoint` whose missing `origin` is the base URL's.
 /// - 304: not modified. 400: `{errorCode, errorDetails}` (the error event says which).
 ///   401/403 are fatal; 429 carries `Retry-After` (handled by ``OnlineClient``).
-public struct OFREPEndpoint: FlagEndpoint {
+package struct OFREPEndpoint: EndpointFormat {
     private let baseURL: URL
     private let headers: [String: String]
 
     /// `"ofrep"`.
-    public var name: String { "ofrep" }
+    package var name: String { "ofrep" }
 
     /// An endpoint for the service at `baseURL` (before `/ofrep/v1`).
-    public init(baseURL: URL, headers: [String: String] = [:]) {
+    package init(baseURL: URL, headers: [String: String] = [:]) {
         self.baseURL = baseURL
         self.headers = headers
     }
 
     /// `POST …/ofrep/v1/evaluate/flags`.
-    public func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
+    package func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
         var fields = headers
         fields["Content-Type"] = "application/json"
         fields["Accept"] = "application/json"
@@ -39,7 +39,7 @@ public struct OFREPEndpoint: FlagEndpoint {
     }
 
     /// Reads a bulk evaluation.
-    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
+    package func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
         let top = try EndpointSupport.object(response.body, service: "OFREP")
         guard case .list(let items)? = top["flags"] else {
             throw FlagError(.parseError, "OFREP: the answer has no \"flags\" list")
@@ -74,7 +74,7 @@ public struct OFREPEndpoint: FlagEndpoint {
     }
 
     /// `CODE: details` from an OFREP error body.
-    public func failureDetail(_ response: FlagResponse) -> String? {
+    package func failureDetail(_ response: FlagResponse) -> String? {
         guard let o = try? EndpointSupport.object(response.body, service: "OFREP") else { return nil }
         let code = o["errorCode"]?.stringValue
         let details = o["errorDetails"]?.stringValue.map { String($0.prefix(200)) }

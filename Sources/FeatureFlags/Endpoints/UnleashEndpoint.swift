@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// Unleash's frontend API (also served by Unleash Edge and the proxy): the enabled toggles for
 /// one context.
@@ -12,20 +12,20 @@ public import Foundation
 ///   and, when the variant carries a payload, `name.payload` — the payload's text, typed by the
 ///   `FlagKey` that reads it (JSON payloads decode into structs, numbers into Int or Double).
 ///   Disabled toggles are absent from the answer: they read as their code default.
-public struct UnleashEndpoint: FlagEndpoint {
+package struct UnleashEndpoint: EndpointFormat {
     private let baseURL: URL
     private let clientKey: String
     private let appName: String?
     private let environment: String?
 
     /// `"unleash"`.
-    public var name: String { "unleash" }
+    package var name: String { "unleash" }
 
     /// Context fields Unleash knows by name; other attributes become `properties[…]`.
     static let standardFields: Set<String> = ["sessionId", "remoteAddress", "environment", "appName", "currentTime"]
 
     /// An endpoint for the Unleash instance at `baseURL` (the part before `/api/frontend`).
-    public init(baseURL: URL, clientKey: String, appName: String? = nil, environment: String? = nil) {
+    package init(baseURL: URL, clientKey: String, appName: String? = nil, environment: String? = nil) {
         self.baseURL = baseURL
         self.clientKey = clientKey
         self.appName = appName
@@ -33,7 +33,7 @@ public struct UnleashEndpoint: FlagEndpoint {
     }
 
     /// `GET …/api/frontend?…`.
-    public func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
+    package func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
         var headers = ["Authorization": clientKey, "Accept": "application/json"]
         if let appName { headers["UNLEASH-APPNAME"] = appName }
         if let etag { headers["If-None-Match"] = etag }
@@ -50,7 +50,7 @@ public struct UnleashEndpoint: FlagEndpoint {
     }
 
     /// Reads the toggles.
-    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
+    package func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
         let top = try EndpointSupport.object(response.body, service: "Unleash")
         guard case .list(let toggles)? = top["toggles"] else {
             throw FlagError(.parseError, "Unleash: the answer has no \"toggles\" list")

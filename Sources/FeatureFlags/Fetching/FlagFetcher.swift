@@ -46,7 +46,7 @@ public final class FlagFetcher: Sendable {
 
     /// The wire formats spoken, in order of preference: a fetch tries them in turn and the
     /// first successful answer wins.
-    public let endpoints: [any FlagEndpoint]
+    public let endpoints: [FlagEndpoint]
     /// How fetches are made.
     public let configuration: Configuration
 
@@ -61,10 +61,27 @@ public final class FlagFetcher: Sendable {
     ///   - clock: measures the budget (inject a test clock in tests).
     ///   - now: stamps `fetchedAt` and resolves HTTP-date `Retry-After` values.
     public convenience init(
-        endpoint: any FlagEndpoint, configuration: Configuration = Configuration(), transport: (any FlagTransport)? = nil,
+        endpoint: FlagEndpoint, configuration: Configuration = Configuration(), transport: (any FlagTransport)? = nil,
         clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.init(endpoints: [endpoint], configuration: configuration, transport: transport, clock: clock, now: now)
+    }
+
+    /// A fetcher for one of the package's wire formats (tools and tests).
+    package convenience init(
+        endpoint: some EndpointFormat, configuration: Configuration = Configuration(), transport: (any FlagTransport)? = nil,
+        clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.init(endpoints: [FlagEndpoint(endpoint)], configuration: configuration, transport: transport, clock: clock, now: now)
+    }
+
+    /// A fetcher for a chain of the package's wire formats (tools and tests).
+    package convenience init(
+        endpoints: [any EndpointFormat], configuration: Configuration = Configuration(), transport: (any FlagTransport)? = nil,
+        clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.init(
+            endpoints: endpoints.map { FlagEndpoint($0) }, configuration: configuration, transport: transport, clock: clock, now: now)
     }
 
     /// A fetcher for an ordered chain of endpoints — for example OFREP first, a static CDN
@@ -73,10 +90,10 @@ public final class FlagFetcher: Sendable {
     /// (it is the service the app is meant to talk to). An empty list fails every fetch with
     /// a clear error.
     public init(
-        endpoints: [any FlagEndpoint], configuration: Configuration = Configuration(), transport: (any FlagTransport)? = nil,
+        endpoints: [FlagEndpoint], configuration: Configuration = Configuration(), transport: (any FlagTransport)? = nil,
         clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.endpoints = endpoints.isEmpty ? [UnavailableEndpoint()] : endpoints
+        self.endpoints = endpoints.isEmpty ? [FlagEndpoint(UnavailableEndpoint())] : endpoints
         self.configuration = configuration
         // Unwrapped before storing: copying an optional existential makes the runtime set up
         // its type the first time, at every app's launch.
@@ -96,7 +113,7 @@ public final class FlagFetcher: Sendable {
     }
 
     /// Whether an endpoint of the chain sends rules evaluated on the device.
-    package var evaluatesLocally: Bool { endpoints.contains { $0 is any LocalEvaluationEndpoint } }
+    package var evaluatesLocally: Bool { endpoints.contains { $0.format is any LocalEvaluationEndpoint } }
 
     /// `links` kept in the store by an earlier launch, as this fetcher trusts them: a link gets
     /// the fetcher's credentials only when it is on the origin of a request this fetcher's
@@ -120,7 +137,7 @@ public final class FlagFetcher: Sendable {
     /// The streams the chain's endpoints open themselves for `context`, attributed to them.
     func ownStreams(for context: EvaluationContext) -> [EventStreamLink] {
         endpoints.indices.compactMap { index in
-            (endpoints[index] as? any StreamingEndpoint)?.streamLink(for: context)?.advertised(by: scope(of: index))
+            (endpoints[index].format as? any StreamingEndpoint)?.streamLink(for: context)?.advertised(by: scope(of: index))
         }
     }
 
@@ -129,7 +146,7 @@ public final class FlagFetcher: Sendable {
     /// fetch would make, with no entity tag (no request validated it).
     func streamed(_ flags: [String: FlagValue], from endpointScope: String?, for context: EvaluationContext) -> FetchResult {
         guard let index = endpoints.indices.first(where: { scope(of: $0) == endpointScope }),
-            let endpoint = endpoints[index] as? any StreamingEndpoint
+            let endpoint = endpoints[index].format as? any StreamingEndpoint
         else {
             return .failed(.decode(FlagError(.general, "streamed values from an endpoint this fetcher does not have")))
         }
@@ -209,7 +226,7 @@ public final class FlagFetcher: Sendable {
             let retryAfter = header.flatMap { RetryAfter.delay($0, now: now()) }
             throw .httpStatus(response.status, retryAfter: retryAfter, detail: endpoint.failureDetail(response))
         }
-        if let local = endpoint as? any LocalEvaluationEndpoint {
+        if let local = endpoint.format as? any LocalEvaluationEndpoint {
             return try evaluateLocally(response, from: local, for: context, scope: scope, url: request.url)
         }
         let decoded: DecodedFlags
@@ -299,7 +316,7 @@ package enum FetchResult: Sendable, Equatable {
 }
 
 /// Stands in for an empty endpoint list: every fetch fails with a clear error.
-struct UnavailableEndpoint: FlagEndpoint {
+struct UnavailableEndpoint: EndpointFormat {
     var name: String { "none" }
     func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
         throw FlagError(.general, "no endpoint configured")

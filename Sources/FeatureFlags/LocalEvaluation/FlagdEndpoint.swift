@@ -1,11 +1,11 @@
-public import Foundation
+package import Foundation
 
 /// An endpoint whose service sends rules rather than values: one document for every
 /// context, evaluated on the device. ``FlagFetcher`` asks it for the definitions, evaluates
 /// them for the context, and hands them on with the snapshot, so a
 /// ``FeatureFlagProvider`` keeps them and serves any later context — after an identify,
 /// offline, after a relaunch — without asking the service.
-package protocol LocalEvaluationEndpoint: FlagEndpoint {
+package protocol LocalEvaluationEndpoint: EndpointFormat {
     /// Reads the definitions from a 2xx response.
     func definitions(from response: FlagResponse) throws(FlagError) -> FlagdDefinitions
 }
@@ -20,25 +20,25 @@ package protocol LocalEvaluationEndpoint: FlagEndpoint {
 ///   others normally. An optional top-level `eventStreams` list (OFREP's form) names change
 ///   streams; flagd's schema allows extra top-level members.
 /// - 304: the rules held are current (nothing is decoded or written).
-public struct FlagdEndpoint: LocalEvaluationEndpoint {
+package struct FlagdEndpoint: LocalEvaluationEndpoint {
     private let url: URL
     private let headers: [String: String]
     /// How `fractional` buckets.
-    public let bucketing: FractionalBucketing
+    package let bucketing: FractionalBucketing
 
     /// `"flagd"`.
-    public var name: String { "flagd" }
+    package var name: String { "flagd" }
 
     /// An endpoint for the document at `url`, with extra `headers` (credentials for a private
     /// bucket) and a bucketing mode (flagd's current high-precision one by default).
-    public init(url: URL, headers: [String: String] = [:], bucketing: FractionalBucketing = .highPrecision) {
+    package init(url: URL, headers: [String: String] = [:], bucketing: FractionalBucketing = .highPrecision) {
         self.url = url
         self.headers = headers
         self.bucketing = bucketing
     }
 
     /// `GET {url}`, conditional on `etag`. The context is not sent: the rules are everyone's.
-    public func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
+    package func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
         var fields = headers
         fields["Accept"] = "application/json"
         if let etag { fields["If-None-Match"] = etag }
@@ -56,7 +56,7 @@ public struct FlagdEndpoint: LocalEvaluationEndpoint {
     }
 
     /// The document evaluated for `context` now (for callers that want values, not rules).
-    public func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
+    package func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
         let definitions = try definitions(from: response)
         return .flags(definitions.evaluate(for: context), version: definitions.version, streams: definitions.streams(base: url))
     }

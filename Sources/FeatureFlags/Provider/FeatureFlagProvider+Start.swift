@@ -11,7 +11,7 @@ extension FeatureFlagProvider {
     /// ```swift
     /// let flags = FeatureFlagProvider.start(
     ///     context: EvaluationContext(targetingKey: "user-1"),
-    ///     endpoint: JSONFlagEndpoint(post: URL(string: "https://flags.example.com/flags")!))
+    ///     endpoint: .json(post: URL(string: "https://flags.example.com/flags")!))
     /// ```
     ///
     /// Everything else is the default: the fallback file in the app's own folder
@@ -25,7 +25,7 @@ extension FeatureFlagProvider {
     ///   - store: where the Last-Known-Good lives (the app's default file unless given).
     public static func start(
         context: EvaluationContext,
-        endpoint: any FlagEndpoint,
+        endpoint: FlagEndpoint,
         fetch: FlagFetcher.Configuration = FlagFetcher.Configuration(),
         configuration: Configuration = Configuration(),
         store: LastKnownGoodStore? = nil
@@ -38,7 +38,7 @@ extension FeatureFlagProvider {
     /// ``start(context:endpoint:fetch:configuration:store:)`` with the path monitor and the
     /// lifecycle given (tests).
     static func start(
-        context: EvaluationContext, endpoint: any FlagEndpoint, fetch: FlagFetcher.Configuration, configuration: Configuration,
+        context: EvaluationContext, endpoint: FlagEndpoint, fetch: FlagFetcher.Configuration, configuration: Configuration,
         store: LastKnownGoodStore?, reachability: any Reachability, lifecycle: any AppLifecycle
     ) -> FeatureFlagProvider {
         let provider = FeatureFlagProvider(

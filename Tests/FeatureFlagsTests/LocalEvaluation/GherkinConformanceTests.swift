@@ -76,7 +76,7 @@ struct GherkinConformanceTests {
                 let reachability = ManualReachability(true)
                 let provider = FeatureFlagProvider(
                     context: .anonymous,
-                    fetcher: FlagFetcher(endpoint: FlagdEndpoint(url: server.baseURL.appendingPathComponent("flagd/flags.json"), bucketing: mode), configuration: .loopback),
+                    fetcher: FlagFetcher(endpoint: .flagd(url: server.baseURL.appendingPathComponent("flagd/flags.json"), bucketing: mode), configuration: .loopback),
                     store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), configuration: configuration, reachability: reachability,
                     lifecycle: ManualLifecycle())
                 guard await provider.refresh().isSuccess else {

@@ -54,7 +54,7 @@ struct LocalEvaluationProviderTests {
             // time: the generous loopback budget, so that ThreadSanitizer on a loaded machine
             // cannot turn a loopback request into a timeout.
             let fetcher = FlagFetcher(
-                endpoint: FlagdEndpoint(url: url), configuration: .loopback, transport: transport, clock: clock, now: now)
+                endpoint: .flagd(url: url), configuration: .loopback, transport: transport, clock: clock, now: now)
             var configuration = FeatureFlagProvider.Configuration(merge: merge)
             configuration.changeStreams = false
             return FeatureFlagProvider(
@@ -199,7 +199,7 @@ struct LocalEvaluationProviderTests {
         let store = LastKnownGoodStore(fileURL: setup.dir.url("flags.lkg"))
         #expect(store.holdsLocalRules)
         #expect(store.localRulesTag == store.lastKnownGood(for: venue("venue-7"))?.etag)
-        let fetcher = FlagFetcher(endpoint: FlagdEndpoint(url: setup.server.baseURL), configuration: .loopback)
+        let fetcher = FlagFetcher(endpoint: .flagd(url: setup.server.baseURL), configuration: .loopback)
         let base = ServingBase(defaults: [:], killSwitchKey: "kill_switch")
         // The context fetched under these rules: its stored values, as they are.
         #expect(FeatureFlagProvider.evaluateHeldRules(for: venue("venue-7"), fetcher: fetcher, store: store, base: base, at: Date()) == nil)
@@ -207,7 +207,7 @@ struct LocalEvaluationProviderTests {
         let other = FeatureFlagProvider.evaluateHeldRules(for: venue("venue-9"), fetcher: fetcher, store: store, base: base, at: Date())
         #expect(other?.snapshot["kiosk_mode"]?.value == true)
         // A fetcher that does not evaluate locally never uses them.
-        let remote = FlagFetcher(endpoint: JSONFlagEndpoint(post: setup.server.flagsURL), configuration: .loopback)
+        let remote = FlagFetcher(endpoint: .json(post: setup.server.flagsURL), configuration: .loopback)
         #expect(FeatureFlagProvider.evaluateHeldRules(for: venue("venue-9"), fetcher: remote, store: store, base: base, at: Date()) == nil)
         let relaunched = setup.provider(venue("venue-7"))
         defer { relaunched.shutdown() }
@@ -216,7 +216,7 @@ struct LocalEvaluationProviderTests {
     }
 
     @Test func aDocumentsEventStreamsAreAdvertised() throws {
-        let endpoint = FlagdEndpoint(url: URL(string: "https://cdn.example.com/flags/flagd.json")!)
+        let endpoint = FlagEndpoint.flagd(url: URL(string: "https://cdn.example.com/flags/flagd.json")!)
         let body = #"{"flags": {}, "eventStreams": [{"type": "sse", "url": "https://push.example.com/events"}, {"type": "other"}]}"#
         guard case .flags(_, _, _, let streams) = try endpoint.decode(FlagResponse(status: 200, body: Array(body.utf8)), for: .anonymous) else {
             Issue.record("expected flags")
