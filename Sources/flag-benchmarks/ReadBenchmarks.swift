@@ -155,13 +155,13 @@ enum ReadBenchmarks {
 
 /// A hook that does a little work at each stage, as a logging or metrics hook would.
 struct CountingHook: FlagHook {
-    func before(_ context: FlagHookContext, data: inout FlagHookData, hints: [String: FlagValue]) throws {
+    func before(_ context: FlagHookContext, data: inout [String: any Sendable], hints: [String: FlagValue]) throws {
         data["started"] = context.flagKey.utf8.count
     }
-    func after(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: [String: FlagValue]) throws {
+    func after(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout [String: any Sendable], hints: [String: FlagValue]) throws {
         blackHole((data["started"] as? Int ?? 0) + details.reason.rawValue.utf8.count)
     }
-    func finally(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: [String: FlagValue]) throws {
+    func finally(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout [String: any Sendable], hints: [String: FlagValue]) throws {
         blackHole(details.key.utf8.count)
     }
 }

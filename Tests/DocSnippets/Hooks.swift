@@ -3,16 +3,16 @@ import Foundation
 
 // snippet: Hooks example
 struct FlagLog: FlagHook {
-    func after(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: [String: FlagValue]) {
+    func after(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout [String: any Sendable], hints: [String: FlagValue]) {
         logger.debug("\(context.flagKey) → \(details.reason) from \(details.source)")
     }
 }
 
 struct Span: FlagHook {
-    func before(_ context: FlagHookContext, data: inout FlagHookData, hints: [String: FlagValue]) {
+    func before(_ context: FlagHookContext, data: inout [String: any Sendable], hints: [String: FlagValue]) {
         data["span"] = tracer.start("flag \(context.flagKey)")
     }
-    func finally(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: [String: FlagValue]) {
+    func finally(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout [String: any Sendable], hints: [String: FlagValue]) {
         (data["span"] as? TraceSpan)?.end()
     }
 }

@@ -588,9 +588,9 @@ struct FlagCtlFlagdTests {
 
     @Test func theFlagdProviderNameMakesAFlagdEndpoint() throws {
         let endpoint = try EndpointChoice.make("flagd", url: "http://127.0.0.1:1/flagd/flags.json")
-        #expect((endpoint as? FlagdEndpoint)?.bucketing == .highPrecision)
+        #expect((endpoint.format as? FlagdEndpoint)?.bucketing == .highPrecision)
         let cbor = try EndpointChoice.make("flagd", url: "http://127.0.0.1:1/flagd/flags.json", bucketing: EndpointChoice.bucketing("cbor"))
-        #expect((cbor as? FlagdEndpoint)?.bucketing == .cbor)
+        #expect((cbor.format as? FlagdEndpoint)?.bucketing == .cbor)
         #expect(try EndpointChoice.bucketing("string") == .highPrecision && EndpointChoice.bucketing(nil) == nil)
     }
 

@@ -107,7 +107,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case safeModeEntered(reason: String)
         case safeModeLeft(reason: String)
         case overridesRejected(reason: String)
-        case hookFailed(FlagHookError, flag: String)
+        case hookFailed(HookFailure, flag: String)
         case hookDisabled(hook: String, stage: FlagHookStage, elapsedMilliseconds: Int)
         case exposure(FlagExposure)
         case tracked(FlagTrackingEvent)
@@ -189,7 +189,9 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     public static func overridesRejected(reason: String) -> FlagEvent { FlagEvent(.overridesRejected(reason: reason)) }
     /// A hook's stage threw while `flag` was read; reported once per hook and stage. A `before`
     /// or `after` failure made that read return its default with `ERROR`/`GENERAL`.
-    public static func hookFailed(_ error: FlagHookError, flag: String) -> FlagEvent { FlagEvent(.hookFailed(error, flag: flag)) }
+    public static func hookFailed(hook: String, stage: FlagHookStage, message: String, flag: String) -> FlagEvent {
+        FlagEvent(.hookFailed(HookFailure(hook: hook, stage: stage, message: message), flag: flag))
+    }
     /// A hook's stage took `elapsedMilliseconds`, longer than the client's hook time limit: the
     /// client does not run the hook again.
     public static func hookDisabled(hook: String, stage: FlagHookStage, elapsedMilliseconds: Int) -> FlagEvent {

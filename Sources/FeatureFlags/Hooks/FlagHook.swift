@@ -5,7 +5,7 @@
 ///
 /// ```swift
 /// struct SlowFlagLog: FlagHook {
-///     func after(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: [String: FlagValue]) {
+///     func after(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout [String: any Sendable], hints: [String: FlagValue]) {
 ///         log.debug("\(context.flagKey) = \(details.value.map(String.init(describing:)) ?? "default") (\(details.reason))")
 ///     }
 /// }
@@ -30,29 +30,29 @@ public protocol FlagHook: Sendable {
     var name: String { get }
     /// Runs before the value is looked up. Throwing stops the remaining `before` stages and
     /// the lookup: the read returns the key's default with `ERROR`/`GENERAL`.
-    func before(_ context: FlagHookContext, data: inout FlagHookData, hints: [String: FlagValue]) throws
+    func before(_ context: FlagHookContext, data: inout [String: any Sendable], hints: [String: FlagValue]) throws
     /// Runs after a successful lookup, with what the read returns. Throwing stops the remaining
     /// `after` stages and turns the read into the key's default with `ERROR`/`GENERAL`.
-    func after(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: [String: FlagValue]) throws
+    func after(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout [String: any Sendable], hints: [String: FlagValue]) throws
     /// Runs when the lookup failed (``FlagError``) or a `before`/`after` stage threw
-    /// (``FlagHookError``). Throwing here is reported and ignored.
-    func error(_ context: FlagHookContext, error: any Error, data: inout FlagHookData, hints: [String: FlagValue]) throws
+    /// (a ``FlagError`` with `GENERAL` naming the hook and stage). Throwing here is reported and ignored.
+    func error(_ context: FlagHookContext, error: any Error, data: inout [String: any Sendable], hints: [String: FlagValue]) throws
     /// Runs last, in every case, with the details the read returns. Throwing here is reported
     /// and ignored.
-    func finally(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: [String: FlagValue]) throws
+    func finally(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout [String: any Sendable], hints: [String: FlagValue]) throws
 }
 
 extension FlagHook {
     /// The type's name.
     public var name: String { String(describing: Self.self) }
     /// Does nothing.
-    public func before(_ context: FlagHookContext, data: inout FlagHookData, hints: [String: FlagValue]) throws {}
+    public func before(_ context: FlagHookContext, data: inout [String: any Sendable], hints: [String: FlagValue]) throws {}
     /// Does nothing.
-    public func after(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: [String: FlagValue]) throws {}
+    public func after(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout [String: any Sendable], hints: [String: FlagValue]) throws {}
     /// Does nothing.
-    public func error(_ context: FlagHookContext, error: any Error, data: inout FlagHookData, hints: [String: FlagValue]) throws {}
+    public func error(_ context: FlagHookContext, error: any Error, data: inout [String: any Sendable], hints: [String: FlagValue]) throws {}
     /// Does nothing.
-    public func finally(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: [String: FlagValue]) throws {}
+    public func finally(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout [String: any Sendable], hints: [String: FlagValue]) throws {}
 }
 
 /// A stage of a hook.

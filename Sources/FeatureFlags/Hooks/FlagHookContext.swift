@@ -8,42 +8,19 @@ public struct FlagHookContext: Sendable {
     public let defaultValue: FlagValue?
     /// The context the client serves (for merged contexts, their merged identity).
     public let evaluationContext: EvaluationContext
-    /// Which client and flag service answer the read.
-    public let providerMetadata: FlagProviderMetadata
+    /// Which client and flag service answer the read (OpenFeature's provider metadata, its
+    /// name): `FeatureFlagProvider/ofrep`, `FallbackClient`, `InMemoryFlagClient`.
+    public let providerName: String
 
     /// A hook context (for testing hooks).
     public init(
         flagKey: String, valueType: FlagValueType, defaultValue: FlagValue?, evaluationContext: EvaluationContext,
-        providerMetadata: FlagProviderMetadata
+        providerName: String
     ) {
         self.flagKey = flagKey
         self.valueType = valueType
         self.defaultValue = defaultValue
         self.evaluationContext = evaluationContext
-        self.providerMetadata = providerMetadata
-    }
-}
-
-/// Names the client answering a read, for hooks (OpenFeature's provider metadata).
-public struct FlagProviderMetadata: Sendable, Hashable {
-    /// The client's name: `FeatureFlagProvider/ofrep`, `FallbackClient`, `InMemoryFlagClient`.
-    public let name: String
-
-    /// Metadata naming `name`.
-    public init(name: String) { self.name = name }
-}
-
-/// One hook's scratch space for one read, shared by its stages (a tracing span opened in
-/// `before` and closed in `finally`); never seen by other hooks or other reads.
-public struct FlagHookData: Sendable {
-    private var values: [String: any Sendable] = [:]
-
-    /// Empty.
-    public init() {}
-
-    /// The value stored under `key`.
-    public subscript(key: String) -> (any Sendable)? {
-        get { values[key] }
-        set { values[key] = newValue }
+        self.providerName = providerName
     }
 }

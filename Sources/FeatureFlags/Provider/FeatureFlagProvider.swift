@@ -54,8 +54,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// The hooks run around ``details(_:)``.
     let hooks: FlagHooks
     /// Names this provider and its flag service to hooks (built only when hooks run).
-    var metadata: FlagProviderMetadata {
-        FlagProviderMetadata(name: "FeatureFlagProvider/" + fetcher.endpoints.map(\.name).joined(separator: "+"))
+    var metadata: String {
+        "FeatureFlagProvider/" + fetcher.endpoints.map(\.name).joined(separator: "+")
     }
 
     /// A provider for `context`, serving the store's Last-Known-Good for it at once (or the

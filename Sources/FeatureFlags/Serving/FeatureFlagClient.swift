@@ -107,7 +107,7 @@ extension FeatureFlagClient {
     public func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook], hints: [String: FlagValue]) -> FlagDetails<Value> {
         FlagHooks.unattached.run(
             key, invocation: hooks, hints: hints, context: { .anonymous },
-            provider: FlagProviderMetadata(name: String(describing: type(of: self)))
+            provider: String(describing: type(of: self))
         ) { details(key) }
     }
 

@@ -81,7 +81,7 @@ package final class FlagHooks: Sendable {
     @inline(__always)
     package func run<Value>(
         _ key: FlagKey<Value>, invocation: [any FlagHook] = [], hints: [String: FlagValue] = [:],
-        context: () -> EvaluationContext, provider: @autoclosure () -> FlagProviderMetadata, evaluate: () -> FlagDetails<Value>
+        context: () -> EvaluationContext, provider: @autoclosure () -> String, evaluate: () -> FlagDetails<Value>
     ) -> FlagDetails<Value> {
         if invocation.isEmpty, areIdle { return evaluate() }
         return runHooks(key, invocation: invocation, hints: hints, context: context(), provider: provider(), evaluate: evaluate)
@@ -91,11 +91,11 @@ package final class FlagHooks: Sendable {
     /// default); the stages run in non-generic code, where nothing is looked up at run time.
     private func runHooks<Value>(
         _ key: FlagKey<Value>, invocation: [any FlagHook], hints: [String: FlagValue], context evaluationContext: EvaluationContext,
-        provider: FlagProviderMetadata, evaluate: () -> FlagDetails<Value>
+        provider: String, evaluate: () -> FlagDetails<Value>
     ) -> FlagDetails<Value> {
         let context = FlagHookContext(
             flagKey: key.name, valueType: key.valueType, defaultValue: key.defaultFlagValue, evaluationContext: evaluationContext,
-            providerMetadata: provider)
+            providerName: provider)
         var typed: FlagDetails<Value>?
         let failure = stages(invocation: invocation, context: context, hints: hints) {
             let details = evaluate()
@@ -121,21 +121,21 @@ package final class FlagHooks: Sendable {
     /// the `before` or `after` failure that turns the read into its default, if any.
     private func stages(
         invocation: [any FlagHook], context: FlagHookContext, hints: [String: FlagValue], evaluate: () -> FlagDetails<FlagValue?>
-    ) -> FlagHookError? {
+    ) -> HookFailure? {
         var hooks: [Entry] = []
         let slots = publication.read { $0.slots }
         hooks.reserveCapacity(slots.count + invocation.count)
         for slot in slots { hooks.append(Entry(hook: slot.hook, slot: slot)) }
         for hook in invocation { hooks.append(Entry(hook: hook, slot: nil)) }
-        var data = [FlagHookData](repeating: FlagHookData(), count: hooks.count)
+        var data = [[String: any Sendable]](repeating: [:], count: hooks.count)
         var timer = StageTimer(clock: clock)
-        var failure: FlagHookError?
+        var failure: HookFailure?
 
         for i in hooks.indices {
             do {
                 try hooks[i].hook.before(context, data: &data[i], hints: hints)
             } catch {
-                failure = FlagHookError(hook: hooks[i].hook.name, stage: .before, message: "\(error)")
+                failure = HookFailure(hook: hooks[i].hook.name, stage: .before, message: "\(error)")
             }
             check(&timer, hooks[i], .before)
             if failure != nil { break }
@@ -152,7 +152,7 @@ package final class FlagHooks: Sendable {
                     do {
                         try hooks[i].hook.after(context, details: details, data: &data[i], hints: hints)
                     } catch {
-                        failure = FlagHookError(hook: hooks[i].hook.name, stage: .after, message: "\(error)")
+                        failure = HookFailure(hook: hooks[i].hook.name, stage: .after, message: "\(error)")
                     }
                     check(&timer, hooks[i], .after)
                     if failure != nil { break }
@@ -168,17 +168,17 @@ package final class FlagHooks: Sendable {
                 errorMessage: failure.description, source: .codeDefault)
         }
         /// Runs `stage` of every hook, last first; a hook that throws is reported and the rest run.
-        func runEvery(_ stage: FlagHookStage, _ body: (any FlagHook, inout FlagHookData) throws -> Void) {
+        func runEvery(_ stage: FlagHookStage, _ body: (any FlagHook, inout [String: any Sendable]) throws -> Void) {
             for i in hooks.indices.reversed() {
                 do {
                     try body(hooks[i].hook, &data[i])
                 } catch {
-                    report(FlagHookError(hook: hooks[i].hook.name, stage: stage, message: "\(error)"), flag: context.flagKey)
+                    report(HookFailure(hook: hooks[i].hook.name, stage: stage, message: "\(error)"), flag: context.flagKey)
                 }
                 check(&timer, hooks[i], stage)
             }
         }
-        if let problem: any Error = failure ?? lookupFailure {
+        if let problem = failure.map({ FlagError(.general, $0.description) }) ?? lookupFailure {
             runEvery(.error) { hook, data in try hook.error(context, error: problem, data: &data, hints: hints) }
         }
         runEvery(.finally) { hook, data in try hook.finally(context, details: details, data: &data, hints: hints) }
@@ -209,9 +209,9 @@ package final class FlagHooks: Sendable {
     }
 
     /// Reports a hook's failure, once per hook and stage.
-    private func report(_ failure: FlagHookError, flag: String) {
+    private func report(_ failure: HookFailure, flag: String) {
         let first = state.withLock { $0.reported.insert("\(failure.hook)\u{0}\(failure.stage.rawValue)").inserted }
-        if first { emit(.hookFailed(failure, flag: flag)) }
+        if first { emit(.hookFailed(hook: failure.hook, stage: failure.stage, message: failure.message, flag: flag)) }
     }
 }
 

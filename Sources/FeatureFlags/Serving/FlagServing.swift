@@ -12,7 +12,7 @@ package final class FlagServing: Sendable {
     /// The hooks run around ``details(_:hooks:hints:)``.
     package let hooks: FlagHooks
     /// Names the client to hooks.
-    private let metadata: FlagProviderMetadata
+    private let metadata: String
     /// How much of the context tracking and exposure events carry.
     private let eventContext: EventContextDetail
     private let state: ServingCell<ServedState>
@@ -31,7 +31,7 @@ package final class FlagServing: Sendable {
         self.clock = now
         let publisher = FlagPublisher(handler: eventHandler)
         self.publisher = publisher
-        self.metadata = FlagProviderMetadata(name: name)
+        self.metadata = name
         self.hooks = FlagHooks([], timeLimit: FlagHooks.defaultTimeLimit, clock: CoarseElapsedClock()) { publisher.emit($0) }
         var served = ServedState(prepared, source: source, status: status, reasonOverride: reasonOverride, held: held, context: context)
         served.unnamedContext = unnamedContext

@@ -34,19 +34,19 @@ final class RecordingHook: FlagHook {
         if throwsIn.contains(stage) { throw Thrown(description: "\(name) refuses \(stage.rawValue)") }
     }
 
-    func before(_ context: FlagHookContext, data: inout FlagHookData, hints: [String: FlagValue]) throws {
+    func before(_ context: FlagHookContext, data: inout [String: any Sendable], hints: [String: FlagValue]) throws {
         data["opened"] = name
         try stage(.before, context, hints)
     }
-    func after(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: [String: FlagValue]) throws {
+    func after(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout [String: any Sendable], hints: [String: FlagValue]) throws {
         self.details.withLock { $0.append(details) }
         try stage(.after, context, hints)
     }
-    func error(_ context: FlagHookContext, error: any Error, data: inout FlagHookData, hints: [String: FlagValue]) throws {
+    func error(_ context: FlagHookContext, error: any Error, data: inout [String: any Sendable], hints: [String: FlagValue]) throws {
         errors.withLock { $0.append("\(error)") }
         try stage(.error, context, hints)
     }
-    func finally(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout FlagHookData, hints: [String: FlagValue]) throws {
+    func finally(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout [String: any Sendable], hints: [String: FlagValue]) throws {
         // The data a stage of this hook left, never another hook's.
         let opened = data["opened"] as? String
         journal.withLock { $0.append(opened == name || opened == nil ? "" : "LEAK") }
@@ -95,7 +95,7 @@ struct FlagHookTests {
         let (context, hints) = try #require(hook.seen.withLock { $0.first })
         #expect(context.flagKey == "new_checkout" && context.valueType == .boolean && context.defaultValue == false)
         #expect(context.evaluationContext == auraPersonal)
-        #expect(context.providerMetadata.name == "FallbackClient")
+        #expect(context.providerName == "FallbackClient")
         #expect(hints == ["screen": "cart"])
         // after and finally see what the read returns.
         let seen = hook.details.withLock { $0 }
@@ -138,7 +138,7 @@ struct FlagHookTests {
         let details = client.details(Self.newCheckout)
         #expect(details.value == false && details.errorCode == .general)
         #expect(journal.withLock { $0 } == ["A.before", "B.before", "B.after", "B.error", "A.error", "B.finally", "A.finally"])
-        #expect(hookA.errors.withLock { $0 } == [#"hook "B" failed in after: B refuses after"#])
+        #expect(hookA.errors.withLock { $0 } == [#"GENERAL: hook "B" failed in after: B refuses after"#], "the error stage is given a FlagError with GENERAL")
         #expect(hookA.details.withLock { $0 }.last?.value == .bool(false), "finally sees what the read returns")
     }
 
@@ -163,7 +163,7 @@ struct FlagHookTests {
             timeLimit: .milliseconds(50), clock: makeElapsedClock(clock)
         ) { event in events.withLock { $0.append(event) } }
         let key = FlagKey("f", default: 1)
-        let read = { hooks.run(key, context: { .anonymous }, provider: FlagProviderMetadata(name: "t")) { FlagDetails(key: "f", value: 2, reason: .static, source: .override) } }
+        let read = { hooks.run(key, context: { .anonymous }, provider: "t") { FlagDetails(key: "f", value: 2, reason: .static, source: .override) } }
         #expect(read().value == 2, "the slow read itself still returns its value")
         #expect(events.withLock { $0 }.map(\.description) == ["hook_disabled slow: before took 80 ms"])
         #expect(hooks.all.map(\.name) == ["quick"])
@@ -172,7 +172,7 @@ struct FlagHookTests {
         #expect(journal.withLock { $0 } == ["quick.before", "quick.after", "quick.finally"])
         // A read's own hooks are never disabled (the caller passes them each time).
         let own = RecordingHook("own", journal, clock: clock, takes: .milliseconds(80))
-        _ = hooks.run(key, invocation: [own], context: { .anonymous }, provider: FlagProviderMetadata(name: "t")) {
+        _ = hooks.run(key, invocation: [own], context: { .anonymous }, provider: "t") {
             FlagDetails(key: "f", value: 2, reason: .static, source: .override)
         }
         #expect(events.withLock { $0 }.count == 1)
@@ -185,7 +185,7 @@ struct FlagHookTests {
         struct Stuck: FlagHook {
             let gate: DispatchSemaphore
             let entered: DispatchSemaphore
-            func before(_ context: FlagHookContext, data: inout FlagHookData, hints: [String: FlagValue]) throws {
+            func before(_ context: FlagHookContext, data: inout [String: any Sendable], hints: [String: FlagValue]) throws {
                 entered.signal()
                 gate.wait()
             }
@@ -220,7 +220,7 @@ struct FlagHookTests {
         _ = fixture.provider.details(Self.newCheckout)
         #expect(journal.withLock { $0 } == ["P.before", "P.after", "P.finally"])
         let context = try #require(hook.seen.withLock { $0.first?.0 })
-        #expect(context.evaluationContext == auraPersonal && context.providerMetadata.name == "FeatureFlagProvider/json")
+        #expect(context.evaluationContext == auraPersonal && context.providerName == "FeatureFlagProvider/json")
         fixture.provider.identify(auraBusiness)
         _ = fixture.provider.details(Self.newCheckout)
         #expect(hook.seen.withLock { $0.last?.0.evaluationContext } == auraBusiness, "the context being served")
@@ -242,6 +242,6 @@ struct FlagHookTests {
         let hook = RecordingHook("X", journal)
         #expect(Plain().details(Self.newCheckout, hooks: [hook]).value == true)
         #expect(journal.withLock { $0 } == ["X.before", "X.after", "X.finally"])
-        #expect(hook.seen.withLock { $0.first?.0.providerMetadata.name } == "Plain")
+        #expect(hook.seen.withLock { $0.first?.0.providerName } == "Plain")
     }
 }
