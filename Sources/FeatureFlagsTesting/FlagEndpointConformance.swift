@@ -153,12 +153,11 @@ public struct FlagEndpointConformance: Sendable {
             headers["ETag"] = etag
             let name = "decodes the sample" + (etag == nil ? " without an ETag" : "")
             do {
-                switch try endpoint.decode(FlagResponse(status: 200, headers: headers, body: sample.body), for: sample.context) {
-                case .notModified:
-                    report.check(name, "said \"not modified\" to a full answer")
-                case .flags(let flags, _, _, _):
+                if let flags = try endpoint.decode(FlagResponse(status: 200, headers: headers, body: sample.body), for: sample.context).flags {
                     let wrong = sample.expected.keys.sorted().filter { flags[$0]?.value != sample.expected[$0] }
                     report.check(name, wrong.isEmpty ? nil : "wrong or missing: \(wrong.joined(separator: ", "))")
+                } else {
+                    report.check(name, "said \"not modified\" to a full answer")
                 }
             } catch {
                 report.check(name, "\(error)")

@@ -13,7 +13,7 @@ enum PolicyBenchmarks {
         let document = FlagDocument(version: "bench", ttl: 300, flags: flags)
         let response = FlagResponse(status: 200, headers: ["ETag": "\"bench\""], body: document.jsonBytes())
         let endpoint = FlagEndpoint.json(post: URL(fileURLWithPath: "/"))
-        guard case .flags(let decodedFlags, _, _, _)? = try? endpoint.decode(response, for: context) else {
+        guard let decodedFlags = (try? endpoint.decode(response, for: context))?.flags else {
             throw BenchmarkError("the JSON endpoint did not decode its own document")
         }
         let snapshot = FlagSnapshot(flags: decodedFlags)

@@ -41,7 +41,7 @@ func hooksExposures() {
     var configuration = FeatureFlagProvider.Configuration()
     configuration.exposures = true                          // off by default
     configuration.eventHandler = { event in
-        if let exposure = event.exposure { analytics.exposure(exposure.flag, exposure.variant, exposure.context.fingerprint) }
+        if let exposure = event.exposure { analytics.exposure(exposure.flag, exposure.variant, exposure.contextFingerprint) }
     }
     // end snippet
     _ = configuration

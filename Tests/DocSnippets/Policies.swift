@@ -32,10 +32,8 @@ extension FlagKey where Value == [Feature] {
 
 func policiesUpdates(flags: any FeatureFlagClient, showBlockingDialog: (URL?) -> Void, offerUpdate: (URL?) -> Void) {
     // snippet: Policies updates
-    switch flags.updateAdvice(for: AppVersion("1.2.3.400")!) {
-    case .required(let update):    showBlockingDialog(update.download)
-    case .recommended(let update): offerUpdate(update.download)
-    case .none:                    break
+    if let (update, required) = flags.updateAdvice(for: AppVersion("1.2.3.400")!) {
+        if required { showBlockingDialog(update.download) } else { offerUpdate(update.download) }
     }
     // end snippet
 }

@@ -84,7 +84,7 @@ struct AppUpdatePolicyTests {
         #expect(client.value(.requiredUpdate) == nil)
         #expect(client.details(.requiredUpdate).errorCode == .typeMismatch)
         #expect(client.value(.recommendedUpdate) == nil)
-        #expect(client.updateAdvice(for: app) == .none)
+        #expect(client.updateAdvice(for: app) == nil)
     }
 
     @Test func aRequiredUpdateWinsOverARecommendedOne() throws {
@@ -92,15 +92,17 @@ struct AppUpdatePolicyTests {
             "ios_required_update": ["version": "1.2.3.500", "download": "https://apps.example/app"],
             "ios_recommended_update": ["version": "1.3.0", "download": "https://apps.example/app"],
         ])
-        #expect(client.updateAdvice(for: app) == .required(try update("1.2.3.500").with(download: "https://apps.example/app")))
+        let advice = client.updateAdvice(for: app)
+        let expected = try update("1.2.3.500").with(download: "https://apps.example/app")
+        #expect(advice?.required == true && advice?.update == expected)
         // Once installed, the recommended one remains.
         let installed = try #require(AppVersion("1.2.3.500"))
-        guard case .recommended(let next) = client.updateAdvice(for: installed) else {
+        guard let (next, required) = client.updateAdvice(for: installed), !required else {
             Issue.record("expected the recommended update")
             return
         }
         #expect(next.version.description == "1.3.0")
-        #expect(client.updateAdvice(for: try #require(AppVersion("1.3.0"))) == .none)
+        #expect(client.updateAdvice(for: try #require(AppVersion("1.3.0"))) == nil)
     }
 
     @Test func updatesSentAsTextAreRead() throws {
@@ -110,13 +112,14 @@ struct AppUpdatePolicyTests {
         ])
         let update = try #require(client.value(.recommendedUpdate))
         #expect(update.download.scheme == "itms-apps")
-        #expect(client.updateAdvice(for: app) == .recommended(update))
+        let advice = client.updateAdvice(for: app)
+        #expect(advice?.update == update && advice?.required == false)
     }
 
     @Test func theKeysCanBeRenamed() {
         let android = FlagKey<ApplicationUpdate?>.update(named: "android_required_update")
         let client = InMemoryFlagClient(["android_required_update": ["version": "9.0.0", "download": "https://play.example/"]])
-        #expect(client.updateAdvice(for: app, required: android) != .none)
+        #expect(client.updateAdvice(for: app, required: android)?.required == true)
     }
 
     @Test func updatesRoundTripThroughCodableAndFlagValues() throws {
@@ -142,7 +145,7 @@ struct AppUpdatePolicyTests {
         let f = try ProviderFixture(document: document)
         defer { f.stop() }
         _ = await f.provider.refresh()
-        guard case .required(let required) = f.provider.updateAdvice(for: app) else {
+        guard let (required, isRequired) = f.provider.updateAdvice(for: app), isRequired else {
             Issue.record("expected a required update")
             return
         }

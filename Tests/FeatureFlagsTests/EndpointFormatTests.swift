@@ -15,7 +15,7 @@ struct EndpointFormatTests {
     }
 
     private func flags(_ result: DecodedFlags) -> [String: FlagEntry] {
-        if case .flags(let flags, _, _, _) = result { return flags }
+        if let flags = result.flags { return flags }
         Issue.record("expected flags")
         return [:]
     }
@@ -127,7 +127,7 @@ struct EndpointFormatTests {
     @Test func firebaseStates() throws {
         let endpoint = FlagEndpoint.firebaseRemoteConfig(projectID: "p", apiKey: "k", appID: "a", appInstanceID: "i")
         let update = try decode(endpoint, ##"{"entries":{"plan_data_limit":"750","plan_priority_support":"true","plan_feature_list":"[\"usage\",\"team\"]","plan_themeColor":"#2C3E50"},"state":"UPDATE","templateVersion":"17"}"##)
-        guard case .flags(let entries, let version, _, _) = update else {
+        guard let entries = update.flags, let version = update.version else {
             Issue.record("expected flags")
             return
         }

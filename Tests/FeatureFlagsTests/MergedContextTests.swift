@@ -263,7 +263,7 @@ struct MergePolicyTests {
     private let business = plan("auralink", "business")
 
     private func merge(_ policy: MergePolicy, _ values: FlagValue...) -> FlagValue {
-        policy.merge(values.map { MergeCandidate(context: business, value: $0) })
+        policy.merge(values.map { (context: business, value: $0) })
     }
 
     @Test func topTierWins() {

@@ -97,7 +97,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 precondition(members.filter { $0 == .unknown }.count >= unknown.count, "an unknown member was neither mapped nor reported")
             }
             let candidates = (value.listValue ?? [value]).prefix(16).map {
-                MergeCandidate(context: .anonymous, value: $0)
+                (context: EvaluationContext.anonymous, value: $0)
             }
             if !candidates.isEmpty {
                 for policy in [MergePolicy.topTier, .union, .maximum, .minimum, .any, .all] { _ = policy.merge(candidates) }

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 
 /// A change stream a flag service advertised in an answer (OFREP's `eventStreams`, and the
 /// same member in the project's JSON document): a server-sent-events URL whose `message`
@@ -6,15 +6,15 @@ public import Foundation
 ///
 /// The URL is treated as a credential — it may carry a token or a channel name — so it is
 /// never written to disk, and ``description`` shows only its scheme, host and path.
-public struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
+package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
     /// Where to connect.
-    public let url: URL
+    package let url: URL
     /// How long the app may be inactive (in the background) before the stream is closed;
     /// `inactivityDelaySec`, 120 s when the service does not say.
-    public let inactivityDelay: Duration
+    package let inactivityDelay: Duration
     /// The endpoint of the fetcher's chain that advertised it (`"0/ofrep"`); refetches the
     /// stream triggers carry its metadata to that endpoint only.
-    public let endpoint: String?
+    package let endpoint: String?
     /// Whether it is on the origin of the URL the advertisement came from: only then does it
     /// get the fetcher's credentials.
     let sameOrigin: Bool
@@ -23,10 +23,10 @@ public struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
     let connection: StreamConnection?
 
     /// OFREP's default for a missing `inactivityDelaySec`.
-    public static let defaultInactivityDelay = Duration.seconds(120)
+    package static let defaultInactivityDelay = Duration.seconds(120)
 
     /// A link.
-    public init(url: URL, inactivityDelay: Duration = EventStreamLink.defaultInactivityDelay, endpoint: String? = nil) {
+    package init(url: URL, inactivityDelay: Duration = EventStreamLink.defaultInactivityDelay, endpoint: String? = nil) {
         self.init(url: url, inactivityDelay: inactivityDelay, endpoint: endpoint, sameOrigin: false)
     }
 
@@ -55,7 +55,7 @@ public struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
 
     /// `scheme://host[:port]/path`, without the query or fragment that may hold secrets; for a
     /// stream whose path carries the context (LaunchDarkly's `GET /meval/…`), without it.
-    public var description: String {
+    package var description: String {
         let text = Self.redacted(url)
         guard connection?.method == "GET", let slash = text.lastIndex(of: "/") else { return text }
         return text[..<slash] + "/<context>"

@@ -143,14 +143,41 @@ public struct FlagResponse: Sendable, Equatable {
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
 
-/// What an endpoint read from a 2xx answer: the flags and what the service said of them.
-public enum DecodedFlags: Sendable, Equatable {
+/// What an endpoint read from a 2xx answer: the flags and what the service said of them, or
+/// the service's own "nothing changed".
+public struct DecodedFlags: Sendable, Equatable {
+    /// The flags evaluated for the context; nil for ``notModified``.
+    public let flags: [String: FlagEntry]?
+    /// The configuration version the service reported, if it reports one.
+    public let version: String?
+    /// The time to live (seconds) the service reported, if it reports one.
+    public let ttl: TimeInterval?
+    /// The change streams the answer advertised (OFREP's `eventStreams`, read by the
+    /// package's own formats).
+    package let streams: [EventStreamLink]
+
     /// The flags evaluated for the context, with the configuration version and the time to
-    /// live (seconds) the service reported, if it reports them, and the change streams it
-    /// advertised (``EventStreamLink``).
-    case flags([String: FlagEntry], version: String? = nil, ttl: TimeInterval? = nil, streams: [EventStreamLink] = [])
+    /// live (seconds) the service reported, if it reports them.
+    public static func flags(_ flags: [String: FlagEntry], version: String? = nil, ttl: TimeInterval? = nil) -> DecodedFlags {
+        DecodedFlags(flags: flags, version: version, ttl: ttl, streams: [])
+    }
+
+    /// Flags with the change streams the answer advertised.
+    package static func flags(
+        _ flags: [String: FlagEntry], version: String? = nil, ttl: TimeInterval? = nil, streams: [EventStreamLink]
+    ) -> DecodedFlags {
+        DecodedFlags(flags: flags, version: version, ttl: ttl, streams: streams)
+    }
+
     /// The service's own "nothing changed" in a 2xx answer (a 304 never reaches the endpoint).
-    case notModified
+    public static let notModified = DecodedFlags(flags: nil, version: nil, ttl: nil, streams: [])
+
+    private init(flags: [String: FlagEntry]?, version: String?, ttl: TimeInterval?, streams: [EventStreamLink]) {
+        self.flags = flags
+        self.version = version
+        self.ttl = ttl
+        self.streams = streams
+    }
 }
 
 extension FlagValue {

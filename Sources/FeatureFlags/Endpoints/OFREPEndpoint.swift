@@ -10,7 +10,7 @@ package import Foundation
 /// - 200: `{"flags": [ {key, value?, reason?, variant?, metadata?} | {key, errorCode, errorDetails?} ]}`;
 ///   an item without `value` means "use the code default" (ADR 0006); integers and doubles
 ///   keep their JSON form; reasons pass through, unknown ones too. `eventStreams` (OFREP
-///   ADR-0008) is read into ``DecodedFlags/flags(_:version:ttl:streams:)``: entries of type
+///   ADR-0008) is read into the answer's streams: entries of type
 ///   `sse` with a `url`, or an `endpoint` whose missing `origin` is the base URL's.
 /// - 304: not modified. 400: `{errorCode, errorDetails}` (the error event says which).
 ///   401/403 are fatal; 429 carries `Retry-After` (handled by ``OnlineClient``).

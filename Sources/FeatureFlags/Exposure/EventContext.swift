@@ -10,17 +10,18 @@ public enum EventContextDetail: String, Sendable, Hashable, CaseIterable {
 }
 
 /// The evaluation context as an exposure or tracking event shows it: as much as the client's
-/// ``EventContextDetail`` allows.
-public struct EventContext: Sendable, Hashable {
+/// ``EventContextDetail`` allows (read through the events' `contextFingerprint`,
+/// `targetingKey` and `contextAttributes`).
+struct EventContext: Sendable, Hashable {
     /// The context's opaque fingerprint: joins events of one context without naming it.
-    public let fingerprint: String
+    let fingerprint: String
     /// The targeting key, with ``EventContextDetail/targetingKey`` or ``EventContextDetail/attributes``.
-    public let targetingKey: String?
+    let targetingKey: String?
     /// The attributes, with ``EventContextDetail/attributes`` only.
-    public let attributes: [String: FlagValue]?
+    let attributes: [String: FlagValue]?
 
     /// `context` as much as `detail` allows.
-    public init(_ context: EvaluationContext, detail: EventContextDetail) {
+    init(_ context: EvaluationContext, detail: EventContextDetail) {
         fingerprint = context.fingerprint
         targetingKey = detail == .fingerprint ? nil : context.targetingKey
         attributes = detail == .attributes ? context.attributes : nil
@@ -49,7 +50,15 @@ public struct FlagExposure: Sendable, Hashable {
     /// Where it came from: `network`, `fallback` or `bundled_defaults`.
     public let source: FlagSource
     /// Who read it.
-    public let context: EventContext
+    let context: EventContext
+
+    /// The reading context's opaque fingerprint: joins events of one context without naming it.
+    public var contextFingerprint: String { context.fingerprint }
+    /// The reading context's targeting key, with ``EventContextDetail/targetingKey`` or
+    /// ``EventContextDetail/attributes``.
+    public var targetingKey: String? { context.targetingKey }
+    /// The reading context's attributes, with ``EventContextDetail/attributes`` only.
+    public var contextAttributes: [String: FlagValue]? { context.attributes }
 }
 
 /// An event the app tracked with ``FeatureFlagClient/track(_:value:attributes:)``, with the
@@ -62,10 +71,26 @@ public struct FlagTrackingEvent: Sendable, Hashable {
     /// What the app attached to it. The app chooses these; they are sent as given.
     public let attributes: [String: FlagValue]
     /// Who did it.
-    public let context: EventContext
+    let context: EventContext
 
-    /// A tracking event (for tests of event handlers).
-    public init(name: String, value: Double?, attributes: [String: FlagValue], context: EventContext) {
+    /// The tracking context's opaque fingerprint: joins events of one context without naming it.
+    public var contextFingerprint: String { context.fingerprint }
+    /// The tracking context's targeting key, with ``EventContextDetail/targetingKey`` or
+    /// ``EventContextDetail/attributes``.
+    public var targetingKey: String? { context.targetingKey }
+    /// The tracking context's attributes, with ``EventContextDetail/attributes`` only.
+    public var contextAttributes: [String: FlagValue]? { context.attributes }
+
+    /// A tracking event in `context`, shown as much as `detail` allows (for tests of event
+    /// handlers).
+    public init(
+        name: String, value: Double?, attributes: [String: FlagValue], context: EvaluationContext,
+        detail: EventContextDetail = .fingerprint
+    ) {
+        self.init(name: name, value: value, attributes: attributes, context: EventContext(context, detail: detail))
+    }
+
+    init(name: String, value: Double?, attributes: [String: FlagValue], context: EventContext) {
         self.name = name
         self.value = value
         self.attributes = attributes

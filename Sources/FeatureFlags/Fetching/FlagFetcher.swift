@@ -151,11 +151,13 @@ public final class FlagFetcher: Sendable {
             return .failed(.decode(FlagError(.general, "streamed values from an endpoint this fetcher does not have")))
         }
         do throws(FlagError) {
-            guard case .flags(let entries, let version, let ttl, let streams) = try endpoint.decode(streamed: flags, for: context) else {
+            let decoded = try endpoint.decode(streamed: flags, for: context)
+            guard let entries = decoded.flags else {
                 return .failed(.decode(FlagError(.parseError, "streamed values without flags")))
             }
-            let snapshot = FlagSnapshot(flags: entries, version: version, fetchedAt: now(), ttl: ttl, contextFingerprint: context.fingerprint)
-            return .fetched(snapshot, etag: nil, streams: streams.map { $0.advertised(by: scope(of: index)) })
+            let snapshot = FlagSnapshot(
+                flags: entries, version: decoded.version, fetchedAt: now(), ttl: decoded.ttl, contextFingerprint: context.fingerprint)
+            return .fetched(snapshot, etag: nil, streams: decoded.streams.map { $0.advertised(by: scope(of: index)) })
         } catch {
             return .failed(.decode(error))
         }
@@ -235,16 +237,12 @@ public final class FlagFetcher: Sendable {
         } catch {
             throw .decode(error)
         }
-        switch decoded {
-        case .notModified:
-            return try notModified(sent: condition)
-        case .flags(let flags, let version, let ttl, let streams):
-            let snapshot = FlagSnapshot(
-                flags: flags, version: version, fetchedAt: now(), ttl: ttl, contextFingerprint: context.fingerprint)
-            return .fetched(
-                snapshot, etag: response.header("etag").map { EntityTag($0, endpoint: scope) },
-                streams: streams.map { $0.advertised(by: scope) })
-        }
+        guard let flags = decoded.flags else { return try notModified(sent: condition) }
+        let snapshot = FlagSnapshot(
+            flags: flags, version: decoded.version, fetchedAt: now(), ttl: decoded.ttl, contextFingerprint: context.fingerprint)
+        return .fetched(
+            snapshot, etag: response.header("etag").map { EntityTag($0, endpoint: scope) },
+            streams: decoded.streams.map { $0.advertised(by: scope) })
     }
 
     /// Rules instead of values: compiled, evaluated for `context`, and carried with the

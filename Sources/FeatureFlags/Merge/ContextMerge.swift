@@ -68,12 +68,12 @@ public struct ContextMerge: Sendable {
             }
             return first
         }
-        var candidates: [MergeCandidate] = []
+        var candidates: [(context: EvaluationContext, value: FlagValue)] = []
         var topEntry: FlagEntry?
         for member in members {
             guard let entry = member.snapshot.flags[name] else { continue }
             if topEntry == nil { topEntry = entry }
-            if let value = entry.value { candidates.append(MergeCandidate(context: member.context, value: value)) }
+            if let value = entry.value { candidates.append((context: member.context, value: value)) }
         }
         guard !candidates.isEmpty else { return topEntry }
         let value = policy.merge(candidates)

@@ -18,12 +18,12 @@ public enum MergePolicy: Sendable {
     case any
     /// `true` only if every context says `true`. Non-Booleans are ignored.
     case all
-    /// The app decides: given every candidate (highest tier first), return the value, or nil
-    /// to fall back to ``topTier``.
-    case custom(@Sendable ([MergeCandidate]) -> FlagValue?)
+    /// The app decides: given every candidate — each context with its value, highest tier
+    /// first — return the value, or nil to fall back to ``topTier``.
+    case custom(@Sendable ([(context: EvaluationContext, value: FlagValue)]) -> FlagValue?)
 
     /// The merged value of `candidates` (non-empty, highest tier first).
-    public func merge(_ candidates: [MergeCandidate]) -> FlagValue {
+    public func merge(_ candidates: [(context: EvaluationContext, value: FlagValue)]) -> FlagValue {
         let top = candidates[0].value
         switch self {
         case .topTier:
@@ -52,20 +52,6 @@ public enum MergePolicy: Sendable {
         case .custom(let decide):
             return decide(candidates) ?? top
         }
-    }
-}
-
-/// One context's value for a flag being merged.
-public struct MergeCandidate: Sendable {
-    /// The context the value was evaluated for.
-    public let context: EvaluationContext
-    /// Its value.
-    public let value: FlagValue
-
-    /// A candidate.
-    public init(context: EvaluationContext, value: FlagValue) {
-        self.context = context
-        self.value = value
     }
 }
 

@@ -35,7 +35,7 @@ package final class FlagPublisher: Sendable {
     /// Sends a ``FlagEvent/tracked(_:)`` event for `eventName` in `context`; an empty name is
     /// ignored. Returns the event sent.
     @discardableResult
-    package func track(
+    func track(
         _ eventName: String, value: Double?, attributes: [String: FlagValue], context: @autoclosure () -> EventContext
     ) -> FlagTrackingEvent? {
         guard !eventName.isEmpty else { return nil }

@@ -63,16 +63,6 @@ public struct ApplicationUpdate: Sendable, Hashable, FlagValueConvertible {
     public func encode(to encoder: any Encoder) throws { try flagValue.encode(to: encoder) }
 }
 
-/// Which update, if any, the app should offer now.
-public enum UpdateAdvice: Sendable, Equatable {
-    /// A required update applies: block until the user installs it.
-    case required(ApplicationUpdate)
-    /// A recommended update applies: offer it.
-    case recommended(ApplicationUpdate)
-    /// Nothing to offer.
-    case none
-}
-
 extension FlagKey where Value == ApplicationUpdate? {
     /// The flag `ios_required_update`: an update the app must install before it goes on.
     public static var requiredUpdate: FlagKey { .update(named: "ios_required_update") }
@@ -96,15 +86,16 @@ extension FlagKey where Value == ApplicationUpdate? {
 }
 
 extension FeatureFlagClient {
-    /// The update to offer an app at `appVersion`: a required one if it applies, else a
-    /// recommended one if it applies, else none. Under the kill switch both keys read as
-    /// their default (nil): no update is advised.
+    /// The update to offer an app at `appVersion`: a required one if it applies (`required`
+    /// true: block until the user installs it), else a recommended one if it applies (offer
+    /// it), else nil. Under the kill switch both keys read as their default (nil): no update
+    /// is advised.
     public func updateAdvice(
         for appVersion: AppVersion, required: FlagKey<ApplicationUpdate?> = .requiredUpdate,
         recommended: FlagKey<ApplicationUpdate?> = .recommendedUpdate
-    ) -> UpdateAdvice {
-        if let update = value(required), update.isApplicable(to: appVersion) { return .required(update) }
-        if let update = value(recommended), update.isApplicable(to: appVersion) { return .recommended(update) }
-        return .none
+    ) -> (update: ApplicationUpdate, required: Bool)? {
+        if let update = value(required), update.isApplicable(to: appVersion) { return (update, true) }
+        if let update = value(recommended), update.isApplicable(to: appVersion) { return (update, false) }
+        return nil
     }
 }

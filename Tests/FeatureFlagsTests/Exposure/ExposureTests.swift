@@ -42,7 +42,7 @@ struct ExposureTests {
         #expect(seen.count == 1)
         let first = try #require(seen.first)
         #expect(first.flag == "new_checkout" && first.value == false && first.source == .network)
-        #expect(first.context.fingerprint == auraPersonal.fingerprint)
+        #expect(first.contextFingerprint == auraPersonal.fingerprint)
 
         _ = provider.details(Self.limit)
         _ = provider.value(Self.limit)
