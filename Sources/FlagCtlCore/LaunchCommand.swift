@@ -63,7 +63,7 @@ enum LaunchCommand {
             for (key, value) in extra { line[key] = value }
             console.out(Formatting.json(line))
         }
-        say("launch", ["reason": safeAtLaunch.map { .string($0.reason) } ?? .null])
+        say("launch", ["reason": safeAtLaunch.map { .string($0) } ?? .null])
         // The app reaches the flagged code before any fetch: this is the crash at launch.
         if provider.value(flag) { crash(console, "the flag was on at launch") }
 

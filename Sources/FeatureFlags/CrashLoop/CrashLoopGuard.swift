@@ -53,14 +53,11 @@ public struct CrashLoopGuard: Sendable, Equatable {
 }
 
 /// Why the provider is in safe mode (see ``CrashLoopGuard``).
-public struct SafeMode: Sendable, Equatable, CustomStringConvertible {
+struct SafeMode: Sendable, Equatable {
     /// One line: how many launches failed and what is served instead.
-    public let reason: String
+    let reason: String
     /// The launches in a row that never became healthy before this one.
-    public let unhealthyLaunches: Int
-
-    /// The reason.
-    public var description: String { reason }
+    let unhealthyLaunches: Int
 }
 
 /// A launch that starts in safe mode: what to serve and what not to trust.

@@ -26,7 +26,9 @@ public import Foundation
 ///   Docs/Testing.md). Then the file is never read, nothing can be set, and reads are exactly
 ///   the service's.
 /// - For UI tests, a launch argument or environment variable names a JSON file (or holds the
-///   JSON itself) whose overrides decide that run (see ``Launch``).
+///   JSON itself) whose overrides decide that run: `-FeatureFlagOverrides <path or JSON>`
+///   (``launchArgument``) or `FEATURE_FLAG_OVERRIDES=<path or JSON>`
+///   (``launchEnvironmentVariable``); the argument wins.
 ///
 /// Changes apply to every client carrying the overrides before the call returns.
 public final class FlagOverrides: Sendable {
@@ -39,7 +41,15 @@ public final class FlagOverrides: Sendable {
     /// Whether this build allows overrides at all.
     public let isAllowed: Bool
     /// Where this run's overrides came from when a launch argument or variable named them.
-    public let launch: Launch?
+    package let launch: Launch?
+
+    /// The launch argument that names overrides for one run: `-FeatureFlagOverrides <path or
+    /// JSON>`. A value starting with `{` is the JSON itself (for devices, where the test's
+    /// files are out of the app's reach); anything else is a path.
+    public static let launchArgument = Launch.argument
+    /// The environment variable that names overrides for one run:
+    /// `FEATURE_FLAG_OVERRIDES=<path or JSON>` (read when the launch argument is absent).
+    public static let launchEnvironmentVariable = Launch.environmentVariable
 
     private struct State {
         var values: [String: FlagValue]
@@ -61,18 +71,22 @@ public final class FlagOverrides: Sendable {
     /// What went wrong loading the overrides (an unusable file, a broken launch file).
     public let problems: [String]
 
-    /// Overrides persisted at `fileURL`, or — when `launch` names overrides — exactly those for
-    /// this run (not persisted: a UI test never changes a tester's file).
+    /// Overrides persisted at `fileURL`, or — when the process was launched with overrides
+    /// (``launchArgument``, ``launchEnvironmentVariable``) — exactly those for this run (not
+    /// persisted: a UI test never changes a tester's file).
     /// - Parameters:
     ///   - fileURL: where overrides are kept between runs (nil: memory only). Default: beside
     ///     the Last-Known-Good store's default file.
     ///   - allowed: false forbids overrides entirely: nothing is read or set.
-    ///   - launch: overrides named at launch; by default found in the process's arguments and
-    ///     environment (``Launch/current(arguments:environment:)``).
+    ///   - readsLaunchOverrides: false ignores the launch argument and variable.
     public convenience init(
-        fileURL: URL? = FlagOverrides.defaultFileURL(), allowed: Bool,
-        launch: Launch? = Launch.current()
+        fileURL: URL? = FlagOverrides.defaultFileURL(), allowed: Bool, readsLaunchOverrides: Bool = true
     ) {
+        self.init(fileURL: fileURL, allowed: allowed, launch: readsLaunchOverrides ? Launch.current() : nil)
+    }
+
+    /// Overrides persisted at `fileURL`, or exactly `launch`'s for this run.
+    package convenience init(fileURL: URL?, allowed: Bool, launch: Launch?) {
         self.init(fileURL: fileURL, allowed: allowed, launch: launch) { bytes, path throws(FileIOError) in
             try FileIO.writeAtomically(bytes, to: path)
         }
@@ -124,65 +138,67 @@ public final class FlagOverrides: Sendable {
     // MARK: Changing
 
     /// Forces `name` to `value` on this device until cleared.
-    /// - Throws: ``FlagOverrideError/forbidden`` in a build that forbids overrides (nothing
-    ///   changes), ``FlagOverrideError/tooMany(limit:)``, ``FlagOverrideError/emptyName``, or
-    ///   ``FlagOverrideError/notSaved(_:)`` when the override is in effect but could not be
-    ///   written.
-    public func override(_ name: String, _ value: FlagValue) throws(FlagOverrideError) {
-        guard !name.isEmpty else { throw .emptyName }
-        try change { values throws(FlagOverrideError) in
-            if values[name] == nil, values.count >= Self.maximumCount { throw .tooMany(limit: Self.maximumCount) }
+    /// - Throws: ``FlagError`` with `GENERAL`: in a build that forbids overrides (nothing
+    ///   changes), for too many overrides (``maximumCount``) or an empty name, or when the
+    ///   override is in effect but could not be written ("override in effect for this run
+    ///   only; saving it failed: …").
+    public func override(_ name: String, _ value: FlagValue) throws(FlagError) {
+        guard !name.isEmpty else { throw .emptyOverrideName }
+        try change { values throws(FlagError) in
+            if values[name] == nil, values.count >= Self.maximumCount { throw .tooManyOverrides(limit: Self.maximumCount) }
             values[name] = value
         }
     }
 
     /// Forces `key`'s flag to `value` (as the key writes it in JSON) on this device until cleared.
-    /// - Throws: as ``override(_:_:)``, and ``FlagOverrideError/unencodable(flag:)`` when the
+    /// - Throws: as ``override(_:_:)``, and ``FlagError`` with `TYPE_MISMATCH` when the
     ///   key's conversion cannot write `value`.
-    public func override<Value>(_ key: FlagKey<Value>, _ value: Value) throws(FlagOverrideError) {
-        guard let encoded = key.flagValue(for: value) else { throw .unencodable(flag: key.name) }
+    public func override<Value>(_ key: FlagKey<Value>, _ value: Value) throws(FlagError) {
+        guard let encoded = key.flagValue(for: value) else { throw .unencodableOverride(flag: key.name) }
         try override(key.name, encoded)
     }
 
     /// Removes the override of `name`: the flag reads the service's value again.
-    /// - Throws: ``FlagOverrideError/forbidden`` or ``FlagOverrideError/notSaved(_:)``.
-    public func clearOverride(_ name: String) throws(FlagOverrideError) {
-        try change { values throws(FlagOverrideError) in values[name] = nil }
+    /// - Throws: ``FlagError`` with `GENERAL` when overrides are forbidden or the change
+    ///   could not be written.
+    public func clearOverride(_ name: String) throws(FlagError) {
+        try change { values throws(FlagError) in values[name] = nil }
     }
 
     /// Removes the override of `key`'s flag.
-    public func clearOverride<Value>(_ key: FlagKey<Value>) throws(FlagOverrideError) {
+    public func clearOverride<Value>(_ key: FlagKey<Value>) throws(FlagError) {
         try clearOverride(key.name)
     }
 
     /// Removes every override.
-    /// - Throws: ``FlagOverrideError/forbidden`` or ``FlagOverrideError/notSaved(_:)``.
-    public func clearAll() throws(FlagOverrideError) {
-        try change { values throws(FlagOverrideError) in values.removeAll() }
+    /// - Throws: ``FlagError`` with `GENERAL` when overrides are forbidden or the change
+    ///   could not be written.
+    public func clearAll() throws(FlagError) {
+        try change { values throws(FlagError) in values.removeAll() }
     }
 
     /// Replaces every override with those in the JSON file at `url` (a flag-name-to-value
     /// object) — a debug menu's "load preset".
-    /// - Throws: ``FlagOverrideError/unusableFile(_:)`` naming what is wrong with the file
+    /// - Throws: ``FlagError`` with `PARSE_ERROR` naming what is wrong with the file
     ///   (nothing changes then), or as ``clearAll()``.
-    public func load(contentsOf url: URL) throws(FlagOverrideError) {
-        guard isAllowed else { throw .forbidden }
+    public func load(contentsOf url: URL) throws(FlagError) {
+        guard isAllowed else { throw .overridesForbidden }
         let loaded: [String: FlagValue]
         switch Launch.file(url).load() {
         case .success(let values): loaded = values
-        case .failure(let problem): throw .unusableFile("\(url.fileSystemPath) unusable: \(problem.reason)")
+        case .failure(let problem): throw .unusableOverrideFile("\(url.fileSystemPath) unusable: \(problem.reason)")
         }
-        try change { values throws(FlagOverrideError) in values = loaded }
+        try change { values throws(FlagError) in values = loaded }
     }
 
     /// Applies `body` to the values and tells the observers, in the order changes are made;
     /// then, outside that order, writes the file with the newest values (a slow disk holds up
     /// only the next write, never a change or a read).
-    private func change(_ body: (inout [String: FlagValue]) throws(FlagOverrideError) -> Void) throws(FlagOverrideError) {
-        guard isAllowed else { throw .forbidden }
-        let applied: Result<Bool, FlagOverrideError> = changes.withLock { _ in
+    private func change(_ body: (inout [String: FlagValue]) throws(FlagError) -> Void) throws(FlagError) {
+        guard isAllowed else { throw .overridesForbidden }
+        let applied: Result<Bool, FlagError> = changes.withLock { _ in
             var next = state.withLock { $0.values }
-            do throws(FlagOverrideError) {
+            do throws(FlagError) {
                 try body(&next)
             } catch {
                 return .failure(error)
@@ -199,7 +215,7 @@ public final class FlagOverrides: Sendable {
         }
         guard try applied.get(), let fileURL else { return }
         let path = fileURL.fileSystemPath
-        let failure = writes.withLock { written -> FlagOverrideError? in
+        let failure = writes.withLock { written -> FlagError? in
             let (version, values) = state.withLock { ($0.version, $0.values) }
             guard version > written else { return nil }
             do throws(FileIOError) {
@@ -207,7 +223,7 @@ public final class FlagOverrides: Sendable {
                 written = version
                 return nil
             } catch {
-                return .notSaved("\(path): \(error.description)")
+                return .overrideNotSaved("\(path): \(error.description)")
             }
         }
         if let failure { throw failure }
@@ -276,20 +292,20 @@ extension FlagOverrides {
     ///
     /// The argument wins over the variable. A value starting with `{` is the JSON itself (for
     /// devices, where the test's files are out of the app's reach); anything else is a path.
-    public enum Launch: Sendable, Equatable, CustomStringConvertible {
+    package enum Launch: Sendable, Equatable, CustomStringConvertible {
         /// A JSON file of flag names to values.
         case file(URL)
         /// The JSON text itself.
         case json(String)
 
         /// The launch argument that names overrides: `-FeatureFlagOverrides <path or JSON>`.
-        public static let argument = "-FeatureFlagOverrides"
+        package static let argument = "-FeatureFlagOverrides"
         /// The environment variable that names overrides: `FEATURE_FLAG_OVERRIDES=<path or JSON>`.
-        public static let environmentVariable = "FEATURE_FLAG_OVERRIDES"
+        package static let environmentVariable = "FEATURE_FLAG_OVERRIDES"
 
         /// The overrides named by `arguments` (``argument`` followed by a value) or, failing
         /// that, by `environment` (``environmentVariable``); nil when neither names any.
-        public static func current(
+        package static func current(
             arguments: [String] = ProcessInfo.processInfo.arguments,
             environment: [String: String] = ProcessInfo.processInfo.environment
         ) -> Launch? {
@@ -307,7 +323,7 @@ extension FlagOverrides {
         }
 
         /// Where the overrides come from, for messages (never the JSON's values).
-        public var description: String {
+        package var description: String {
             switch self {
             case .file(let url): return "launch overrides file \(url.fileSystemPath)"
             case .json(let text): return "launch overrides JSON (\(text.utf8.count) bytes)"

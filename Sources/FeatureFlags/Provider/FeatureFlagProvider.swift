@@ -214,8 +214,10 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     public var status: ProviderStatus { cell.read { $0.served.status } }
     /// Whether the kill switch is on.
     public var isKillSwitchActive: Bool { cell.read { $0.served.killed } }
-    /// Why this launch is in safe mode (see ``CrashLoopGuard``); nil when it is not.
-    public var safeMode: SafeMode? { cell.withLock { $0.safeMode?.info } }
+    /// Why this launch is in safe mode (see ``CrashLoopGuard``): one line saying how many
+    /// launches in a row ended before the app was marked healthy and what is served instead;
+    /// nil when it is not in safe mode.
+    public var safeMode: String? { cell.withLock { $0.safeMode?.info.reason } }
     /// Changes of served values.
     public func changes() -> AsyncStream<FlagChange> { publisher.changes.subscribe() }
     /// Lifecycle and diagnostics; a new stream first receives the last 32 events.

@@ -32,7 +32,7 @@ public final class FlagInspectorModel {
     public private(set) var refreshedAt: Date
     /// What the last override, clear or preset load through this model failed with; nil
     /// after one that succeeded.
-    public private(set) var lastError: FlagOverrideError?
+    public private(set) var lastError: FlagError?
 
     /// How many events are kept.
     public let eventLimit = 50
@@ -84,22 +84,22 @@ public final class FlagInspectorModel {
     /// Overrides `name` with `value` (see ``FlagOverrides/override(_:_:)``); a failure is kept
     /// in ``lastError``.
     public func override(_ name: String, _ value: FlagValue) {
-        perform { overrides throws(FlagOverrideError) in try overrides.override(name, value) }
+        perform { overrides throws(FlagError) in try overrides.override(name, value) }
     }
 
     /// Clears the override of `name`; a failure is kept in ``lastError``.
     public func clearOverride(_ name: String) {
-        perform { overrides throws(FlagOverrideError) in try overrides.clearOverride(name) }
+        perform { overrides throws(FlagError) in try overrides.clearOverride(name) }
     }
 
     /// Clears every override; a failure is kept in ``lastError``.
     public func clearAllOverrides() {
-        perform { overrides throws(FlagOverrideError) in try overrides.clearAll() }
+        perform { overrides throws(FlagError) in try overrides.clearAll() }
     }
 
-    private func perform(_ change: (FlagOverrides) throws(FlagOverrideError) -> Void) {
+    private func perform(_ change: (FlagOverrides) throws(FlagError) -> Void) {
         guard let overrides = inspector.overrides else {
-            lastError = .forbidden
+            lastError = .overridesForbidden
             return
         }
         do {

@@ -93,10 +93,10 @@ struct FlagInspectorTests {
         defer { forbidden.stop() }
         #expect(!forbidden.canOverride)
         forbidden.override("new_checkout", true)
-        #expect(forbidden.lastError == .forbidden && forbidden.rows.first?.value == false)
+        #expect(forbidden.lastError == .overridesForbidden && forbidden.rows.first?.value == false)
         let none = FlagInspectorModel(FlagInspector(client: client))
         defer { none.stop() }
         none.clearOverride("new_checkout")
-        #expect(none.lastError == .forbidden)
+        #expect(none.lastError == .overridesForbidden)
     }
 }

@@ -40,10 +40,10 @@ struct FlagOverridesTests {
         #expect(forbidden.values.isEmpty, "the tester's file is ignored in a release build")
         #expect(forbidden.fileURL == nil && !forbidden.isAllowed)
         #expect(forbidden.problems.count == 1 && forbidden.problems[0].contains("not allowed"))
-        #expect(throws: FlagOverrideError.forbidden) { try forbidden.override(Self.newCheckout, true) }
-        #expect(throws: FlagOverrideError.forbidden) { try forbidden.clearOverride("new_checkout") }
-        #expect(throws: FlagOverrideError.forbidden) { try forbidden.clearAll() }
-        #expect(throws: FlagOverrideError.forbidden) { try forbidden.load(contentsOf: file) }
+        #expect(throws: FlagError.overridesForbidden) { try forbidden.override(Self.newCheckout, true) }
+        #expect(throws: FlagError.overridesForbidden) { try forbidden.clearOverride("new_checkout") }
+        #expect(throws: FlagError.overridesForbidden) { try forbidden.clearAll() }
+        #expect(throws: FlagError.overridesForbidden) { try forbidden.load(contentsOf: file) }
         #expect(try Data(contentsOf: file) == Data(#"{"new_checkout": true}"#.utf8), "the file is left as it was")
         let client = InMemoryFlagClient(["new_checkout": false], overrides: forbidden)
         #expect(client.value(Self.newCheckout) == false)
@@ -52,11 +52,11 @@ struct FlagOverridesTests {
 
     @Test func refusedChangesLeaveEverythingAsItWas() throws {
         let overrides = FlagOverrides(fileURL: nil, allowed: true, launch: nil)
-        #expect(throws: FlagOverrideError.emptyName) { try overrides.override("", true) }
+        #expect(throws: FlagError.emptyOverrideName) { try overrides.override("", true) }
         let unencodable = FlagKey<Date>("date", default: Date(), convert: { _ in nil }, encode: { _ in nil })
-        #expect(throws: FlagOverrideError.unencodable(flag: "date")) { try overrides.override(unencodable, Date()) }
+        #expect(throws: FlagError.unencodableOverride(flag: "date")) { try overrides.override(unencodable, Date()) }
         for n in 0..<FlagOverrides.maximumCount { try overrides.override("f\(n)", .int(n)) }
-        #expect(throws: FlagOverrideError.tooMany(limit: FlagOverrides.maximumCount)) { try overrides.override("one_more", true) }
+        #expect(throws: FlagError.tooManyOverrides(limit: FlagOverrides.maximumCount)) { try overrides.override("one_more", true) }
         try overrides.override("f0", 99)  // replacing one is fine at the limit
         #expect(overrides.values.count == FlagOverrides.maximumCount && overrides.value("f0") == 99)
     }
@@ -70,7 +70,8 @@ struct FlagOverridesTests {
             try overrides.override(Self.newCheckout, true)
             Issue.record("expected notSaved")
         } catch {
-            if case .notSaved(let reason) = error { #expect(reason.contains("blocker")) } else { Issue.record("\(error)") }
+            #expect(error.code == .general && error.message.hasPrefix("override in effect for this run only; saving it failed:"))
+            #expect(error.message.contains("blocker"))
         }
         #expect(client.value(Self.newCheckout) == true, "in effect for this run")
     }
@@ -96,7 +97,7 @@ struct FlagOverridesTests {
         #expect(overrides.values.isEmpty)
         #expect(overrides.problems.count == 1 && overrides.problems[0].contains("unreadable"))
         #expect(!FileManager.default.fileExists(atPath: file.path + ".corrupt"), "not corrupt: nothing is set aside")
-        #expect(throws: FlagOverrideError.self) { try overrides.override("x", 1) }
+        #expect(throws: FlagError.self) { try overrides.override("x", 1) }
         #expect(overrides.value("x") == 1, "in effect for this run, though it cannot be saved")
     }
 
@@ -144,7 +145,7 @@ struct FlagOverridesTests {
         try overrides.load(contentsOf: dir.url("preset.json"))
         #expect(overrides.values == ["preset": true])
         try Data("[]".utf8).write(to: dir.url("bad.json"))
-        #expect(throws: FlagOverrideError.self) { try overrides.load(contentsOf: dir.url("bad.json")) }
+        #expect(throws: FlagError.self) { try overrides.load(contentsOf: dir.url("bad.json")) }
         #expect(overrides.values == ["preset": true], "a bad preset changes nothing")
     }
 

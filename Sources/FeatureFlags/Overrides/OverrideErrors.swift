@@ -1,0 +1,26 @@
+/// Why an override could not be set, cleared or loaded: the ``FlagError``s ``FlagOverrides``
+/// throws.
+extension FlagError {
+    /// This build forbids overrides (`allowed: false`): nothing was changed.
+    package static let overridesForbidden = FlagError(.general, "overrides are not allowed in this build")
+
+    /// The change is in effect for this run but could not be written, so it will not survive
+    /// a relaunch.
+    package static func overrideNotSaved(_ reason: String) -> FlagError {
+        FlagError(.general, "override in effect for this run only; saving it failed: \(reason)")
+    }
+
+    /// Already ``FlagOverrides/maximumCount`` overrides: clear some first.
+    package static func tooManyOverrides(limit: Int) -> FlagError { FlagError(.general, "too many overrides (at most \(limit))") }
+
+    /// The key's conversion cannot express the value as JSON, so it cannot be stored.
+    package static func unencodableOverride(flag: String) -> FlagError {
+        FlagError(.typeMismatch, "the value for \(flag) cannot be written as JSON")
+    }
+
+    /// An empty flag name.
+    package static let emptyOverrideName = FlagError(.general, "a flag name cannot be empty")
+
+    /// An overrides file to load is missing or not a JSON object of flag names to values.
+    package static func unusableOverrideFile(_ reason: String) -> FlagError { FlagError(.parseError, reason) }
+}
