@@ -42,9 +42,9 @@ struct FlagTelemetry: Sendable {
         guard let metric = event.metric else { return }
         let dimensions = metric.dimensions.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         switch metric.kind {
-        case .counter: metrics.count(metric.name, by: Int(metric.value), dimensions: dimensions)
-        case .gauge: metrics.gauge(metric.name, metric.value, dimensions: dimensions)
-        case .timerMilliseconds: metrics.time(metric.name, milliseconds: metric.value, dimensions: dimensions)
+        case "counter": metrics.count(metric.name, by: Int(metric.value), dimensions: dimensions)
+        case "gauge": metrics.gauge(metric.name, metric.value, dimensions: dimensions)
+        default: metrics.time(metric.name, milliseconds: metric.value, dimensions: dimensions)  // "timer_ms"
         }
     }
 }

@@ -108,7 +108,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case safeModeLeft(reason: String)
         case overridesRejected(reason: String)
         case hookFailed(HookFailure, flag: String)
-        case hookDisabled(hook: String, stage: FlagHookStage, elapsedMilliseconds: Int)
+        case hookDisabled(hook: String, stage: String, elapsedMilliseconds: Int)
         case exposure(FlagExposure)
         case tracked(FlagTrackingEvent)
     }
@@ -189,12 +189,12 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     public static func overridesRejected(reason: String) -> FlagEvent { FlagEvent(.overridesRejected(reason: reason)) }
     /// A hook's stage threw while `flag` was read; reported once per hook and stage. A `before`
     /// or `after` failure made that read return its default with `ERROR`/`GENERAL`.
-    public static func hookFailed(hook: String, stage: FlagHookStage, message: String, flag: String) -> FlagEvent {
+    public static func hookFailed(hook: String, stage: String, message: String, flag: String) -> FlagEvent {
         FlagEvent(.hookFailed(HookFailure(hook: hook, stage: stage, message: message), flag: flag))
     }
     /// A hook's stage took `elapsedMilliseconds`, longer than the client's hook time limit: the
     /// client does not run the hook again.
-    public static func hookDisabled(hook: String, stage: FlagHookStage, elapsedMilliseconds: Int) -> FlagEvent {
+    public static func hookDisabled(hook: String, stage: String, elapsedMilliseconds: Int) -> FlagEvent {
         FlagEvent(.hookDisabled(hook: hook, stage: stage, elapsedMilliseconds: elapsedMilliseconds))
     }
 
@@ -266,8 +266,9 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// The stage a ``Kind/hookFailed`` or ``Kind/hookDisabled`` event is about.
-    public var hookStage: FlagHookStage? {
+    /// The stage a ``Kind/hookFailed`` or ``Kind/hookDisabled`` event is about: `before`,
+    /// `after`, `error` or `finally`.
+    public var hookStage: String? {
         switch base {
         case .hookFailed(let error, _): return error.stage
         case .hookDisabled(_, let stage, _): return stage
@@ -443,7 +444,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .safeModeLeft(let reason): return "safe_mode_left: \(reason)"
         case .overridesRejected(let reason): return "overrides_rejected: \(reason)"
         case .hookFailed(let error, let flag): return "hook_failed \(flag): \(error)"
-        case .hookDisabled(let hook, let stage, let ms): return "hook_disabled \(hook): \(stage.rawValue) took \(ms) ms"
+        case .hookDisabled(let hook, let stage, let ms): return "hook_disabled \(hook): \(stage) took \(ms) ms"
         case .exposure(let e):
             return "exposure \(e.flag) \(e.variant.map { "variant=\($0)" } ?? "value") source=\(e.source.rawValue) context=\(e.context.fingerprint)"
         case .tracked(let e):

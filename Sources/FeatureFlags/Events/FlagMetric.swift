@@ -1,27 +1,18 @@
 /// A number worth recording, derived from a ``FlagEvent``, ready for any metrics backend (see
 /// `Docs/Observability.md`). Names follow the `rc_` convention of remote-configuration dashboards.
 public struct FlagMetric: Sendable, Equatable, CustomStringConvertible {
-    /// How a backend should record the value.
-    public enum Kind: String, Sendable, Equatable {
-        /// Add the value to a running total.
-        case counter
-        /// Replace the current level with the value.
-        case gauge
-        /// A duration in milliseconds.
-        case timerMilliseconds = "timer_ms"
-    }
-
     /// The metric's name, e.g. `rc_fetch_latency_ms`.
     public let name: String
-    /// How to record it.
-    public let kind: Kind
+    /// How a backend should record it: `counter` (add the value to a running total), `gauge`
+    /// (replace the current level with the value) or `timer_ms` (a duration in milliseconds).
+    public let kind: String
     /// The amount (1 for a single occurrence).
     public let value: Double
     /// Low-cardinality labels (never context attributes or flag values).
     public let dimensions: [String: String]
 
     /// A metric.
-    public init(name: String, kind: Kind, value: Double, dimensions: [String: String] = [:]) {
+    public init(name: String, kind: String, value: Double, dimensions: [String: String] = [:]) {
         self.name = name
         self.kind = kind
         self.value = value
@@ -32,7 +23,7 @@ public struct FlagMetric: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         let labels = dimensions.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
         let number = value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(value)
-        return "\(name)\(labels.isEmpty ? "" : "{\(labels)}") \(number) (\(kind.rawValue))"
+        return "\(name)\(labels.isEmpty ? "" : "{\(labels)}") \(number) (\(kind))"
     }
 }
 
@@ -54,29 +45,29 @@ extension FlagEvent {
     public var metric: FlagMetric? {
         switch base {
         case .activated:
-            return FlagMetric(name: "rc_activation_success", kind: .counter, value: 1)
+            return FlagMetric(name: "rc_activation_success", kind: "counter", value: 1)
         case .fetchCompleted(let milliseconds, let outcome):
             return FlagMetric(
-                name: "rc_fetch_latency_ms", kind: .timerMilliseconds, value: Double(milliseconds),
+                name: "rc_fetch_latency_ms", kind: "timer_ms", value: Double(milliseconds),
                 dimensions: ["result": outcome.name])
         case .stale:
-            return FlagMetric(name: "rc_stale_config", kind: .gauge, value: 1)
+            return FlagMetric(name: "rc_stale_config", kind: "gauge", value: 1)
         case .payloadRejected(let violations, _):
-            return FlagMetric(name: "rc_schema_validation_errors", kind: .counter, value: Double(violations.count))
+            return FlagMetric(name: "rc_schema_validation_errors", kind: "counter", value: Double(violations.count))
         case .killSwitch(let active):
-            return FlagMetric(name: "rc_killswitch_active", kind: .gauge, value: active ? 1 : 0)
+            return FlagMetric(name: "rc_killswitch_active", kind: "gauge", value: active ? 1 : 0)
         case .unknownKeys(let names):
-            return FlagMetric(name: "rc_unknown_keys", kind: .counter, value: Double(names.count))
+            return FlagMetric(name: "rc_unknown_keys", kind: "counter", value: Double(names.count))
         case .unknownValues(let flag, let values):
-            return FlagMetric(name: "rc_unknown_values", kind: .counter, value: Double(values.count), dimensions: ["flag": flag])
+            return FlagMetric(name: "rc_unknown_values", kind: "counter", value: Double(values.count), dimensions: ["flag": flag])
         case .fetchFailed(let error):
-            return FlagMetric(name: "rc_fetch_failures", kind: .counter, value: 1, dimensions: ["code": error.errorCode.rawValue])
+            return FlagMetric(name: "rc_fetch_failures", kind: "counter", value: 1, dimensions: ["code": error.errorCode.rawValue])
         case .streamClosed:
-            return FlagMetric(name: "rc_stream_disconnects", kind: .counter, value: 1)
+            return FlagMetric(name: "rc_stream_disconnects", kind: "counter", value: 1)
         case .safeModeEntered:
-            return FlagMetric(name: "rc_safe_mode", kind: .gauge, value: 1)
+            return FlagMetric(name: "rc_safe_mode", kind: "gauge", value: 1)
         case .safeModeLeft:
-            return FlagMetric(name: "rc_safe_mode", kind: .gauge, value: 0)
+            return FlagMetric(name: "rc_safe_mode", kind: "gauge", value: 0)
         default:
             return nil
         }

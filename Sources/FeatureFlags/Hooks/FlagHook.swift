@@ -55,8 +55,8 @@ extension FlagHook {
     public func finally(_ context: FlagHookContext, details: FlagDetails<FlagValue?>, data: inout [String: any Sendable], hints: [String: FlagValue]) throws {}
 }
 
-/// A stage of a hook.
-public enum FlagHookStage: String, Sendable, Hashable, CaseIterable {
+/// A stage of a hook; events name it by its raw value (`before`, `after`, `error`, `finally`).
+enum HookStage: String, Sendable, Hashable, CaseIterable {
     /// Before the lookup.
     case before
     /// After a successful lookup.

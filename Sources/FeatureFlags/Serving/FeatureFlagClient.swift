@@ -32,8 +32,10 @@ public protocol FeatureFlagClient: Sendable {
     /// Whether the kill switch is on: every read returns its key's safe default, and a UI
     /// should say so ("limited mode": a banner, dimmed navigation, disabled feature rows).
     var isKillSwitchActive: Bool { get }
-    /// A stream of value changes from now on; ends when the client shuts down.
-    func changes() -> AsyncStream<FlagChange>
+    /// A stream of value changes from now on; ends when the client shuts down. Each change
+    /// names the flags whose effective values changed (every flag when the kill switch flips),
+    /// the snapshot now served, and whether the kill switch is on after it.
+    func changes() -> AsyncStream<(keys: Set<String>, snapshot: FlagSnapshot, killSwitchActive: Bool)>
     /// A stream of events from now on; ends when the client shuts down.
     func events() -> AsyncStream<FlagEvent>
     /// Records that something happened — `checkout_completed`, with an amount — for the

@@ -135,7 +135,7 @@ package final class FlagHooks: Sendable {
             do {
                 try hooks[i].hook.before(context, data: &data[i], hints: hints)
             } catch {
-                failure = HookFailure(hook: hooks[i].hook.name, stage: .before, message: "\(error)")
+                failure = HookFailure(hook: hooks[i].hook.name, stage: HookStage.before.rawValue, message: "\(error)")
             }
             check(&timer, hooks[i], .before)
             if failure != nil { break }
@@ -152,7 +152,7 @@ package final class FlagHooks: Sendable {
                     do {
                         try hooks[i].hook.after(context, details: details, data: &data[i], hints: hints)
                     } catch {
-                        failure = HookFailure(hook: hooks[i].hook.name, stage: .after, message: "\(error)")
+                        failure = HookFailure(hook: hooks[i].hook.name, stage: HookStage.after.rawValue, message: "\(error)")
                     }
                     check(&timer, hooks[i], .after)
                     if failure != nil { break }
@@ -168,12 +168,12 @@ package final class FlagHooks: Sendable {
                 errorMessage: failure.description, source: .codeDefault)
         }
         /// Runs `stage` of every hook, last first; a hook that throws is reported and the rest run.
-        func runEvery(_ stage: FlagHookStage, _ body: (any FlagHook, inout [String: any Sendable]) throws -> Void) {
+        func runEvery(_ stage: HookStage, _ body: (any FlagHook, inout [String: any Sendable]) throws -> Void) {
             for i in hooks.indices.reversed() {
                 do {
                     try body(hooks[i].hook, &data[i])
                 } catch {
-                    report(HookFailure(hook: hooks[i].hook.name, stage: stage, message: "\(error)"), flag: context.flagKey)
+                    report(HookFailure(hook: hooks[i].hook.name, stage: stage.rawValue, message: "\(error)"), flag: context.flagKey)
                 }
                 check(&timer, hooks[i], stage)
             }
@@ -194,7 +194,7 @@ package final class FlagHooks: Sendable {
     }
 
     /// Ends a stage's timing; disables a client hook whose stage took longer than the limit.
-    private func check(_ timer: inout StageTimer, _ hook: Entry, _ stage: FlagHookStage) {
+    private func check(_ timer: inout StageTimer, _ hook: Entry, _ stage: HookStage) {
         let elapsed = timer.lap()
         guard elapsed > timeLimit, let slot = hook.slot else { return }
         let removed = state.withLock { _ -> Bool in
@@ -204,13 +204,13 @@ package final class FlagHooks: Sendable {
             return true
         }
         if removed {
-            emit(.hookDisabled(hook: hook.hook.name, stage: stage, elapsedMilliseconds: Int(elapsed.milliseconds)))
+            emit(.hookDisabled(hook: hook.hook.name, stage: stage.rawValue, elapsedMilliseconds: Int(elapsed.milliseconds)))
         }
     }
 
     /// Reports a hook's failure, once per hook and stage.
     private func report(_ failure: HookFailure, flag: String) {
-        let first = state.withLock { $0.reported.insert("\(failure.hook)\u{0}\(failure.stage.rawValue)").inserted }
+        let first = state.withLock { $0.reported.insert("\(failure.hook)\u{0}\(failure.stage)").inserted }
         if first { emit(.hookFailed(hook: failure.hook, stage: failure.stage, message: failure.message, flag: flag)) }
     }
 }

@@ -66,7 +66,7 @@ package final class FlagPublisher: Sendable {
             emit(.killSwitch(active: new.killed))
         }
         if !keys.isEmpty {
-            changeBroadcaster.withLock { $0 }?.yield(FlagChange(keys: keys, snapshot: new.snapshot, killSwitchActive: new.killed))
+            changeBroadcaster.withLock { $0 }?.yield((keys: keys, snapshot: new.snapshot, killSwitchActive: new.killed))
             emit(.configurationChanged(keys: keys))
         }
         return keys

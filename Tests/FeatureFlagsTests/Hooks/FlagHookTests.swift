@@ -8,14 +8,14 @@ import FeatureFlagsTesting
 final class RecordingHook: FlagHook {
     let name: String
     let journal: Locked<[String]>
-    let throwsIn: Set<FlagHookStage>
+    let throwsIn: Set<HookStage>
     let clock: TestClock?
     let takes: Duration
     let seen = Locked<[(FlagHookContext, [String: FlagValue])]>([])
     let details = Locked<[FlagDetails<FlagValue?>]>([])
     let errors = Locked<[String]>([])
 
-    init(_ name: String, _ journal: Locked<[String]>, throwsIn: Set<FlagHookStage> = [], clock: TestClock? = nil, takes: Duration = .zero) {
+    init(_ name: String, _ journal: Locked<[String]>, throwsIn: Set<HookStage> = [], clock: TestClock? = nil, takes: Duration = .zero) {
         self.name = name
         self.journal = journal
         self.throwsIn = throwsIn
@@ -27,7 +27,7 @@ final class RecordingHook: FlagHook {
         let description: String
     }
 
-    private func stage(_ stage: FlagHookStage, _ context: FlagHookContext, _ hints: [String: FlagValue]) throws {
+    private func stage(_ stage: HookStage, _ context: FlagHookContext, _ hints: [String: FlagValue]) throws {
         journal.withLock { $0.append("\(name).\(stage.rawValue)") }
         seen.withLock { $0.append((context, hints)) }
         clock?.advance(by: takes)
@@ -63,7 +63,7 @@ struct FlagHookTests {
     static let newCheckout = FlagKey("new_checkout", default: false)
 
     /// A client serving `new_checkout: true` with hooks A and B.
-    func client(_ journal: Locked<[String]>, a: Set<FlagHookStage> = [], b: Set<FlagHookStage> = []) -> (InMemoryFlagClient, RecordingHook, RecordingHook) {
+    func client(_ journal: Locked<[String]>, a: Set<HookStage> = [], b: Set<HookStage> = []) -> (InMemoryFlagClient, RecordingHook, RecordingHook) {
         let client = InMemoryFlagClient(["new_checkout": true, "label": "x"])
         let hookA = RecordingHook("A", journal, throwsIn: a)
         let hookB = RecordingHook("B", journal, throwsIn: b)
@@ -129,7 +129,7 @@ struct FlagHookTests {
         _ = client.details(Self.newCheckout)
         let failures = client.recentEvents.filter { $0.kind == .hookFailed }
         #expect(failures.count == 1, "reported once per hook and stage")
-        #expect(failures.first?.hook == "A" && failures.first?.hookStage == .before && failures.first?.keys == ["new_checkout"])
+        #expect(failures.first?.hook == "A" && failures.first?.hookStage == "before" && failures.first?.keys == ["new_checkout"])
     }
 
     @Test func aThrowingAfterRejectsTheValue() {
@@ -150,7 +150,7 @@ struct FlagHookTests {
         #expect(journal.withLock { $0 } == ["A.before", "B.before", "B.error", "A.error", "B.finally", "A.finally"])
         let found = client.details(Self.newCheckout)
         #expect(found.value == true && found.errorCode == nil, "a throwing finally changes nothing")
-        let failed = Set(client.recentEvents.filter { $0.kind == .hookFailed }.compactMap { e in e.hook.map { "\($0).\(e.hookStage!.rawValue)" } })
+        let failed = Set(client.recentEvents.filter { $0.kind == .hookFailed }.compactMap { e in e.hook.map { "\($0).\(e.hookStage!)" } })
         #expect(failed == ["B.error", "B.finally", "A.finally"])
     }
 
