@@ -96,19 +96,14 @@ extension FeatureFlagProvider {
             case .reschedule:
                 wakeup.fire()
                 lifecycleChanged.fire()
-            case .recordHealthy(let snapshot, let fingerprint):
+            case .writeJournal(let journal):
+                // Effects leave in the order of their transitions and the queue is serial: the
+                // file ends with the newest journal.
                 let path = LaunchJournal.path(besides: store.fileURL)
-                let journal = self.journal
                 let publisher = self.publisher
                 io.async {
-                    let updated = journal.withLock { j -> LaunchJournal in
-                        j.unhealthyLaunches = 0
-                        j.crashDigest = nil
-                        j.keepHealthy(snapshot, for: fingerprint)
-                        return j
-                    }
                     do throws(FileIOError) {
-                        try updated.write(to: path)
+                        try journal.write(to: path)
                     } catch {
                         publisher.emit(.fallbackWriteFailed(reason: "the launch journal: \(error.description)"))
                     }

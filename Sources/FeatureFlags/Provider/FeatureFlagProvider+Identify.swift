@@ -40,10 +40,10 @@ extension FeatureFlagProvider {
             problem = nil
         }
         var crashDigest: String?
-        if cell.withLock({ $0.safeMode != nil }) {
+        let (inSafeMode, healthy) = cell.withLock { ($0.safeMode != nil, $0.journal.healthy[context.fingerprint]) }
+        if inSafeMode {
             // Safe mode holds for every identity: its healthy values, never its stored ones.
             if source == .fallback { crashDigest = LaunchJournal.digest(lastKnownGood.snapshot) }
-            let healthy = journal.withLock { $0.healthy[context.fingerprint] }
             lastKnownGood = base.prepare(healthy ?? .empty)
             source = healthy == nil ? .codeDefault : .fallback
         }

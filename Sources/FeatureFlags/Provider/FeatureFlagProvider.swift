@@ -39,8 +39,6 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     let lifecycle: any AppLifecycle
     /// The change streams open now.
     let streamSet: StreamSet
-    /// The crash-loop guard's journal (in memory; written beside the store's file).
-    let journal = Locked(LaunchJournal())
     /// Fired whenever the app changes state (for the automatic healthy mark).
     let lifecycleChanged = Wakeup()
     let clock: any ElapsedClock
@@ -71,7 +69,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     ///   - clock: schedules polls, backoff and `Retry-After` (inject a test clock in tests).
     ///   - now: wall-clock time for TTLs and ages.
     ///   - random: the jitter source.
-    public init(
+    public convenience init(
         context: EvaluationContext,
         fetcher: FlagFetcher,
         store: LastKnownGoodStore,
@@ -82,13 +80,25 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         now: @escaping @Sendable () -> Date = coarseWallClockNow,
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()
     ) {
+        // The work is in the initialiser below, which takes no existential the optimiser could
+        // specialise for the defaults: one copy of it in the binary instead of three.
+        self.init(
+            context: context, fetcher: fetcher, store: store, configuration: configuration, reachability: reachability,
+            lifecycle: lifecycle, elapsed: makeElapsedClock(clock), now: now, random: JitterSource(random))
+    }
+
+    @inline(never)
+    private init(
+        context: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore, configuration: Configuration,
+        reachability: (any Reachability)?, lifecycle: (any AppLifecycle)?, elapsed: any ElapsedClock,
+        now: @escaping @Sendable () -> Date, random: JitterSource
+    ) {
         self.configuration = configuration
         self.fetcher = fetcher
         self.store = store
         self.reachability = reachability ?? SystemReachability.make()
         self.lifecycle = lifecycle ?? SystemAppLifecycle.make()
         let relay = SignalRelay()
-        let elapsed = makeElapsedClock(clock)
         var streamConfiguration = ChangeStream.Configuration()
         streamConfiguration.heartbeatDeadline = configuration.heartbeatDeadline
         streamConfiguration.backoff = configuration.streamBackoff
@@ -115,6 +125,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         }
         // The crash-loop guard decides, before the first read, whether this launch is safe.
         var safe: SafeModeStart?
+        var journal = LaunchJournal()
         var launchEvents: [FlagEvent] = []
         if let policy = configuration.crashLoopGuard {
             let path = LaunchJournal.path(besides: store.fileURL)
@@ -122,7 +133,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             if let problem { launchEvents.append(.fallbackRejected(reason: problem, keptAt: nil)) }
             let stored = source == .fallback ? lastKnownGood.snapshot : nil
             let launch = policy.launch(recorded, fingerprint: context.fingerprint, lastKnownGood: stored)
-            journal.withLock { $0 = launch.journal }
+            journal = launch.journal
             do {
                 try launch.journal.write(to: path)
             } catch {
@@ -145,6 +156,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             pathUp: true, foreground: self.lifecycle.isForeground, configuration: configuration, base: base,
             random: random)
         state.safeMode = safe.map { ProviderState.SafeModeState(info: $0.info, crashDigest: $0.crashDigest) }
+        state.journal = journal
         // What the last full answer for this context advertised, kept with its snapshot: the
         // launch fetch may then be conditional, and a 304 still opens the streams.
         if configuration.changeStreams, let links = store.lastKnownGood(for: context)?.streams {

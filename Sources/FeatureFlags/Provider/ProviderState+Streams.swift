@@ -136,7 +136,10 @@ extension ProviderState {
     /// (serving `lastKnownGood` again); the automatic one never does, and is not taken in safe mode.
     mutating func markHealthy(automatic: Bool, lastKnownGood: PreparedSnapshot, source: FlagSource) -> [ProviderEffect] {
         guard !shutDown, !(automatic && safeMode != nil) else { return [] }
-        var effects: [ProviderEffect] = [.recordHealthy(served.prepared.snapshot, fingerprint: context.fingerprint)]
+        journal.unhealthyLaunches = 0
+        journal.crashDigest = nil
+        journal.keepHealthy(served.prepared.snapshot, for: context.fingerprint)
+        var effects: [ProviderEffect] = [.writeJournal(journal)]
         guard safeMode != nil else { return effects }
         effects += leaveSafeMode(because: "the app marked itself healthy")
         let old = served.serve(lastKnownGood, source: source, status: served.status, reasonOverride: .cached)

@@ -62,6 +62,9 @@ struct ProviderState: ServesValues {
     var streams: StreamState
     /// Set while the crash-loop guard keeps this launch in safe mode.
     var safeMode: SafeModeState?
+    /// The crash-loop guard's launch journal as this launch holds it (written beside the
+    /// store's file by ``ProviderEffect/writeJournal(_:)``).
+    var journal = LaunchJournal()
     /// The overrides the app's testers set; served (``ServedState/overrides``) except in safe mode.
     var overrides: OverrideLayer?
 
@@ -322,8 +325,9 @@ enum ProviderEffect: Sendable {
     case scheduleStreamWait(FetchTicket, after: Duration)
     /// Wake ``FeatureFlagProvider/run()`` only to reschedule its timer (no fetch).
     case reschedule
-    /// Record in the launch journal that the app is healthy under this snapshot of this context.
-    case recordHealthy(FlagSnapshot, fingerprint: String)
+    /// Write the launch journal (the app became healthy: it holds the snapshot healthy for
+    /// the context).
+    case writeJournal(LaunchJournal)
 
     /// A short label, for tests and traces.
     var label: String {
@@ -344,7 +348,7 @@ enum ProviderEffect: Sendable {
         case .scheduleInactivity: return "scheduleInactivity"
         case .scheduleStreamWait: return "scheduleStreamWait"
         case .reschedule: return "reschedule"
-        case .recordHealthy: return "recordHealthy"
+        case .writeJournal: return "writeJournal"
         }
     }
 }
