@@ -36,7 +36,7 @@ let package = Package(
         .testTarget(
             name: "FeatureFlagsTests", dependencies: ["FeatureFlags", "FeatureFlagsUI", "FeatureFlagsTesting", "FlagServer", "TestSupport"],
             // Read from the source tree by #filePath (their generator is Python, kept beside them).
-            exclude: ["LocalEvaluation/Fixtures"]),
+            exclude: ["LocalEvaluation/Fixtures", "Signing/Fixtures"]),
         .testTarget(name: "FlagServerTests", dependencies: ["FlagServer", "FeatureFlags", "TestSupport"]),
         .testTarget(name: "FlagCtlTests", dependencies: ["FlagCtlCore", "FlagServer", "FeatureFlags", "TestSupport"]),
         // The README's first app, compiled as written (`.ci/first-app` runs it as a newcomer would).

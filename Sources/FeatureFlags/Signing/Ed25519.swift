@@ -1,0 +1,345 @@
+/// Ed25519 signature verification (RFC 8032, section 5.1.7), pure Swift, the same code on
+/// every platform. Strict where the RFC is: a signature is 64 bytes, its `S` must be below the
+/// group order `L` (no malleability), `R` must be the canonical encoding of the point the
+/// equation gives (it is compared byte for byte with the encoding computed), a public key
+/// that is not a point of the curve (or encodes `-0`) is refused. The check is the
+/// cofactorless one, `[S]B = R + [k]A` with `k = SHA-512(R ‖ A ‖ M) mod L`, as most verifiers
+/// compute it. Verification handles public data only: it is not written to run in constant time.
+package enum Ed25519 {
+    /// Whether `signature` is `publicKey`'s signature of `message`.
+    package static func verify(signature: [UInt8], of message: [UInt8], publicKey: [UInt8]) -> Bool {
+        guard signature.count == 64, publicKey.count == 32 else { return false }
+        let r = Array(signature[0..<32])
+        let s = Array(signature[32..<64])
+        guard isBelowOrder(s), let negatedA = Point.decodeNegated(publicKey) else { return false }
+        let k = Scalar.reduce(SHA512.hash(r, publicKey, message))
+        // [k](−A) + [S]B, encoded, must be R's bytes.
+        let computed = negatedA.multiplied(by: k).adding(Point.base.multiplied(by: s))
+        return computed.encoded() == r
+    }
+
+    /// The public key of the 32-byte private key `seed` (RFC 8032 5.1.5).
+    package static func publicKey(seed: [UInt8]) -> [UInt8] {
+        precondition(seed.count == 32, "an Ed25519 private key is 32 bytes")
+        return Point.base.multipliedUniformly(by: secretScalar(seed)).encoded()
+    }
+
+    /// The signature of `message` by the 32-byte private key `seed` (RFC 8032 5.1.6). The
+    /// secret scalars go through a ladder that does the same work for every bit.
+    package static func sign(_ message: [UInt8], seed: [UInt8]) -> [UInt8] {
+        precondition(seed.count == 32, "an Ed25519 private key is 32 bytes")
+        let digest = SHA512.hash(seed)
+        let a = clamped(Array(digest[0..<32]))
+        let publicKey = Point.base.multipliedUniformly(by: a).encoded()
+        let r = Scalar.reduce(SHA512.hash(Array(digest[32..<64]), message))
+        let rEncoded = Point.base.multipliedUniformly(by: r).encoded()
+        let k = Scalar.reduce(SHA512.hash(rEncoded, publicKey, message))
+        return rEncoded + Scalar.multiplyAdd(k, a, r)
+    }
+
+    /// The secret scalar of a private key: the first half of its SHA-512, clamped.
+    private static func secretScalar(_ seed: [UInt8]) -> [UInt8] { clamped(Array(SHA512.hash(seed)[0..<32])) }
+
+    private static func clamped(_ bytes: [UInt8]) -> [UInt8] {
+        var a = bytes
+        a[0] &= 248
+        a[31] &= 127
+        a[31] |= 64
+        return a
+    }
+
+    /// The group order L = 2^252 + 27742317777372353535851937790883648493, little-endian.
+    static let order: [UInt8] = [
+        0xed, 0xd3, 0xf5, 0x5c, 0x1a, 0x63, 0x12, 0x58, 0xd6, 0x9c, 0xf7, 0xa2, 0xde, 0xf9, 0xde, 0x14,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10,
+    ]
+
+    /// Whether the little-endian 32-byte `s` is below L.
+    static func isBelowOrder(_ s: [UInt8]) -> Bool {
+        for i in stride(from: 31, through: 0, by: -1) where s[i] != order[i] {
+            return s[i] < order[i]
+        }
+        return false
+    }
+}
+
+/// An element of GF(2^255 − 19): sixteen 16-bit limbs, little-endian, held in 64-bit integers
+/// so that sums and products can be carried lazily.
+struct FieldElement: Equatable {
+    var limbs: [Int64]
+
+    init(_ limbs: [Int64]) { self.limbs = limbs }
+
+    static let zero = FieldElement([Int64](repeating: 0, count: 16))
+    static let one = FieldElement([1] + [Int64](repeating: 0, count: 15))
+    /// The curve constant d = −121665/121666.
+    static let d = FieldElement([
+        0x78a3, 0x1359, 0x4dca, 0x75eb, 0xd8ab, 0x4141, 0x0a4d, 0x0070, 0xe898, 0x7779, 0x4079, 0x8cc7, 0xfe73, 0x2b6f,
+        0x6cee, 0x5203,
+    ])
+    /// 2d.
+    static let d2 = FieldElement([
+        0xf159, 0x26b2, 0x9b94, 0xebd6, 0xb156, 0x8283, 0x149a, 0x00e0, 0xd130, 0xeef3, 0x80f2, 0x198e, 0xfce7, 0x56df,
+        0xd9dc, 0x2406,
+    ])
+    /// √−1.
+    static let sqrtMinusOne = FieldElement([
+        0xa0b0, 0x4a0e, 0x1b27, 0xc4ee, 0xe478, 0xad2f, 0x1806, 0x2f43, 0xd7a7, 0x3dfb, 0x0099, 0x2b4d, 0xdf0b, 0x4fc1,
+        0x2480, 0x2b83,
+    ])
+
+    /// The element a 32-byte little-endian string encodes, its top bit ignored (values from
+    /// p to 2^255 − 1 are taken modulo p, as most verifiers do).
+    init(decoding bytes: [UInt8]) {
+        var limbs = [Int64](repeating: 0, count: 16)
+        for i in 0..<16 { limbs[i] = Int64(bytes[2 * i]) | Int64(bytes[2 * i + 1]) << 8 }
+        limbs[15] &= 0x7fff
+        self.limbs = limbs
+    }
+
+    /// Carries every limb into 16 bits (the top limb's excess wraps around times 38).
+    static func carry(_ o: inout [Int64]) {
+        for i in 0..<16 {
+            o[i] += 1 << 16
+            let c = o[i] >> 16
+            if i < 15 { o[i + 1] += c - 1 } else { o[0] += 38 * (c - 1) }
+            o[i] -= c << 16
+        }
+    }
+
+    static func + (a: FieldElement, b: FieldElement) -> FieldElement {
+        var o = a.limbs
+        for i in 0..<16 { o[i] += b.limbs[i] }
+        return FieldElement(o)
+    }
+
+    static func - (a: FieldElement, b: FieldElement) -> FieldElement {
+        var o = a.limbs
+        for i in 0..<16 { o[i] -= b.limbs[i] }
+        return FieldElement(o)
+    }
+
+    static func * (a: FieldElement, b: FieldElement) -> FieldElement {
+        var t = [Int64](repeating: 0, count: 31)
+        for i in 0..<16 {
+            let ai = a.limbs[i]
+            for j in 0..<16 { t[i + j] += ai * b.limbs[j] }
+        }
+        for i in 0..<15 { t[i] += 38 * t[i + 16] }
+        var o = Array(t[0..<16])
+        carry(&o)
+        carry(&o)
+        return FieldElement(o)
+    }
+
+    var squared: FieldElement { self * self }
+
+    /// Swaps `a` and `b` when `bit` is 1, with the same operations either way.
+    static func swap(_ a: inout FieldElement, _ b: inout FieldElement, if bit: Int64) {
+        let mask = ~(bit - 1)
+        for i in 0..<16 {
+            let t = mask & (a.limbs[i] ^ b.limbs[i])
+            a.limbs[i] ^= t
+            b.limbs[i] ^= t
+        }
+    }
+
+    /// The multiplicative inverse (a^(p−2)).
+    var inverse: FieldElement {
+        var c = self
+        for a in stride(from: 253, through: 0, by: -1) {
+            c = c.squared
+            if a != 2 && a != 4 { c = c * self }
+        }
+        return c
+    }
+
+    /// a^((p−5)/8), for square roots.
+    var powerP58: FieldElement {
+        var c = self
+        for a in stride(from: 250, through: 0, by: -1) {
+            c = c.squared
+            if a != 1 { c = c * self }
+        }
+        return c
+    }
+
+    /// The canonical 32-byte little-endian encoding (fully reduced modulo p).
+    var encoded: [UInt8] {
+        var t = limbs
+        Self.carry(&t)
+        Self.carry(&t)
+        Self.carry(&t)
+        for _ in 0..<2 {
+            var m = [Int64](repeating: 0, count: 16)
+            m[0] = t[0] - 0xffed
+            for i in 1..<15 {
+                m[i] = t[i] - 0xffff - ((m[i - 1] >> 16) & 1)
+                m[i - 1] &= 0xffff
+            }
+            m[15] = t[15] - 0x7fff - ((m[14] >> 16) & 1)
+            let borrow = (m[15] >> 16) & 1
+            m[14] &= 0xffff
+            if borrow == 0 { t = m }
+        }
+        var out = [UInt8](repeating: 0, count: 32)
+        for i in 0..<16 {
+            out[2 * i] = UInt8(truncatingIfNeeded: t[i])
+            out[2 * i + 1] = UInt8(truncatingIfNeeded: t[i] >> 8)
+        }
+        return out
+    }
+
+    /// The low bit of the canonical encoding (the "sign" of x).
+    var isNegative: Bool { encoded[0] & 1 == 1 }
+
+    static func == (a: FieldElement, b: FieldElement) -> Bool { a.encoded == b.encoded }
+}
+
+/// A point of edwards25519 in extended coordinates (X : Y : Z : T), x = X/Z, y = Y/Z, xy = T/Z.
+struct Point {
+    var x: FieldElement
+    var y: FieldElement
+    var z: FieldElement
+    var t: FieldElement
+
+    /// The neutral element.
+    static let identity = Point(x: .zero, y: .one, z: .one, t: .zero)
+
+    /// The base point B.
+    static let base: Point = {
+        let x = FieldElement([
+            0xd51a, 0x8f25, 0x2d60, 0xc956, 0xa7b2, 0x9525, 0xc760, 0x692c, 0xdc5c, 0xfdd6, 0xe231, 0xc0a4, 0x53fe, 0xcd6e,
+            0x36d3, 0x2169,
+        ])
+        let y = FieldElement([Int64](repeating: 0x6666, count: 15) + [0x6666])
+        var fixedY = y
+        fixedY.limbs[0] = 0x6658
+        return Point(x: x, y: fixedY, z: .one, t: x * fixedY)
+    }()
+
+    /// −P for the point `bytes` encode (RFC 8032 5.1.3), or nil when they encode no point of
+    /// the curve, or encode x = 0 with the sign bit set.
+    static func decodeNegated(_ bytes: [UInt8]) -> Point? {
+        let y = FieldElement(decoding: bytes)
+        let one = FieldElement.one
+        let y2 = y.squared
+        let u = y2 - one                 // y² − 1
+        let v = y2 * .d + one            // d·y² + 1
+        let v2 = v.squared
+        let v4 = v2.squared
+        let v6 = v4 * v2
+        // x = u·v³·(u·v⁷)^((p−5)/8)
+        var x = (v6 * u * v).powerP58 * u * v * v * v
+        if x.squared * v != u { x = x * .sqrtMinusOne }
+        guard x.squared * v == u else { return nil }
+        let signBit = bytes[31] >> 7 == 1
+        if x.encoded.allSatisfy({ $0 == 0 }) && signBit { return nil }
+        // The negation of the decoded point: x with the opposite sign.
+        if x.isNegative == signBit { x = .zero - x }
+        return Point(x: x, y: y, z: one, t: x * y)
+    }
+
+    /// P + Q (the unified addition of extended coordinates, complete on this curve).
+    func adding(_ q: Point) -> Point {
+        let a = (y - x) * (q.y - q.x)
+        let b = (y + x) * (q.y + q.x)
+        let c = t * q.t * .d2
+        let d0 = z * q.z
+        let d = d0 + d0
+        let e = b - a
+        let f = d - c
+        let g = d + c
+        let h = b + a
+        return Point(x: e * f, y: h * g, z: g * f, t: e * h)
+    }
+
+    /// [s]P for a 32-byte little-endian scalar (double and add, most significant bit first).
+    func multiplied(by scalar: [UInt8]) -> Point {
+        var result = Point.identity
+        for i in stride(from: 255, through: 0, by: -1) {
+            result = result.adding(result)
+            if (scalar[i / 8] >> (i & 7)) & 1 == 1 { result = result.adding(self) }
+        }
+        return result
+    }
+
+    /// [s]P with the same additions for every bit of `s` (a ladder with branch-free swaps),
+    /// for secret scalars.
+    func multipliedUniformly(by scalar: [UInt8]) -> Point {
+        var p = Point.identity
+        var q = self
+        for i in stride(from: 255, through: 0, by: -1) {
+            let bit = Int64((scalar[i / 8] >> (i & 7)) & 1)
+            Point.swap(&p, &q, if: bit)
+            q = q.adding(p)
+            p = p.adding(p)
+            Point.swap(&p, &q, if: bit)
+        }
+        return p
+    }
+
+    /// Swaps `p` and `q` when `bit` is 1, with the same operations either way.
+    private static func swap(_ p: inout Point, _ q: inout Point, if bit: Int64) {
+        FieldElement.swap(&p.x, &q.x, if: bit)
+        FieldElement.swap(&p.y, &q.y, if: bit)
+        FieldElement.swap(&p.z, &q.z, if: bit)
+        FieldElement.swap(&p.t, &q.t, if: bit)
+    }
+
+    /// The 32-byte encoding: y with the sign of x in the top bit.
+    func encoded() -> [UInt8] {
+        let zInverse = z.inverse
+        let affineX = x * zInverse
+        var out = (y * zInverse).encoded
+        if affineX.isNegative { out[31] ^= 0x80 }
+        return out
+    }
+}
+
+/// Scalars modulo the group order L.
+enum Scalar {
+    /// (k·a + r) mod L for 32-byte little-endian scalars.
+    static func multiplyAdd(_ k: [UInt8], _ a: [UInt8], _ r: [UInt8]) -> [UInt8] {
+        var x = [Int64](repeating: 0, count: 64)
+        for i in 0..<32 { x[i] = Int64(r[i]) }
+        for i in 0..<32 {
+            for j in 0..<32 { x[i + j] += Int64(k[i]) * Int64(a[j]) }
+        }
+        return reduce(limbs: x)
+    }
+
+    /// `wide` (a 64-byte little-endian integer, a SHA-512 digest) modulo L, as 32 bytes.
+    static func reduce(_ wide: [UInt8]) -> [UInt8] { reduce(limbs: wide.map { Int64($0) }) }
+
+    /// 64 limbs of a little-endian integer (each may exceed a byte) modulo L, as 32 bytes.
+    private static func reduce(limbs: [Int64]) -> [UInt8] {
+        var x = limbs
+        let l = Ed25519.order.map { Int64($0) }
+        for i in stride(from: 63, through: 32, by: -1) {
+            var carry: Int64 = 0
+            var j = i - 32
+            while j < i - 12 {
+                x[j] += carry - 16 * x[i] * l[j - (i - 32)]
+                carry = (x[j] + 128) >> 8
+                x[j] -= carry << 8
+                j += 1
+            }
+            x[j] += carry
+            x[i] = 0
+        }
+        var carry: Int64 = 0
+        for j in 0..<32 {
+            x[j] += carry - (x[31] >> 4) * l[j]
+            carry = x[j] >> 8
+            x[j] &= 255
+        }
+        for j in 0..<32 { x[j] -= carry * l[j] }
+        var out = [UInt8](repeating: 0, count: 32)
+        for i in 0..<32 {
+            x[i + 1] += x[i] >> 8
+            out[i] = UInt8(truncatingIfNeeded: x[i] & 255)
+        }
+        return out
+    }
+}
