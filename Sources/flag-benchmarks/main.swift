@@ -31,7 +31,7 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--init-floor-c
     exit(0)
 }
 
-let sections = ["reads", "init", "startup", "policy", "local", "poll", "oversized", "memory", "server", "slow-clients", "streams", "kill-path"]
+let sections = ["reads", "init", "startup", "policy", "local", "signing", "poll", "oversized", "memory", "server", "slow-clients", "streams", "kill-path"]
 let only = CommandLine.arguments.dropFirst().first { $0.hasPrefix("--only=") }.map { Set($0.dropFirst(7).split(separator: ",").map(String.init)) }
 let arguments = Set(CommandLine.arguments.dropFirst().filter { !$0.hasPrefix("--only=") })
 var unknown = arguments.subtracting(["--json", "--check", "--quick", "--help", "-h"])
@@ -64,6 +64,7 @@ do {
     if wanted("startup") { try StartupBenchmarks.run(report, quick: quick) }
     if wanted("policy") { try PolicyBenchmarks.run(report, quick: quick) }
     if wanted("local") { try await LocalEvaluationBenchmarks.run(report, quick: quick) }
+    if wanted("signing") { try SigningBenchmarks.run(report, quick: quick) }
     if wanted("poll") { try await PollBenchmarks.run(report, quick: quick) }
     if wanted("oversized") { try OversizedBenchmarks.run(report, quick: quick) }
     if wanted("memory") { try MemoryBenchmarks.run(report) }

@@ -64,14 +64,22 @@ package enum Ed25519 {
 }
 
 /// An element of GF(2^255 − 19): sixteen 16-bit limbs, little-endian, held in 64-bit integers
-/// so that sums and products can be carried lazily.
+/// so that sums and products can be carried lazily. Stored inline (no allocation per
+/// operation); the arithmetic wraps rather than traps, though its bounds never reach overflow.
 struct FieldElement: Equatable {
-    var limbs: [Int64]
+    typealias Limbs = (Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64)
+    var limbs: Limbs
 
-    init(_ limbs: [Int64]) { self.limbs = limbs }
+    init(_ values: [Int64]) {
+        var limbs: Limbs = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &limbs) { raw in
+            for (i, value) in values.prefix(16).enumerated() { raw.storeBytes(of: value, toByteOffset: i * 8, as: Int64.self) }
+        }
+        self.limbs = limbs
+    }
 
-    static let zero = FieldElement([Int64](repeating: 0, count: 16))
-    static let one = FieldElement([1] + [Int64](repeating: 0, count: 15))
+    static let zero = FieldElement([])
+    static let one = FieldElement([1])
     /// The curve constant d = −121665/121666.
     static let d = FieldElement([
         0x78a3, 0x1359, 0x4dca, 0x75eb, 0xd8ab, 0x4141, 0x0a4d, 0x0070, 0xe898, 0x7779, 0x4079, 0x8cc7, 0xfe73, 0x2b6f,
@@ -91,56 +99,81 @@ struct FieldElement: Equatable {
     /// The element a 32-byte little-endian string encodes, its top bit ignored (values from
     /// p to 2^255 − 1 are taken modulo p, as most verifiers do).
     init(decoding bytes: [UInt8]) {
-        var limbs = [Int64](repeating: 0, count: 16)
-        for i in 0..<16 { limbs[i] = Int64(bytes[2 * i]) | Int64(bytes[2 * i + 1]) << 8 }
-        limbs[15] &= 0x7fff
-        self.limbs = limbs
+        var values = (0..<16).map { Int64(bytes[2 * $0]) | Int64(bytes[2 * $0 + 1]) << 8 }
+        values[15] &= 0x7fff
+        self.init(values)
+    }
+
+    /// Runs `body` with the limbs as a buffer to change.
+    @inline(__always)
+    mutating func withLimbs<R>(_ body: (UnsafeMutablePointer<Int64>) -> R) -> R {
+        withUnsafeMutableBytes(of: &limbs) { body($0.baseAddress!.assumingMemoryBound(to: Int64.self)) }
+    }
+
+    /// Runs `body` with the limbs as a buffer to read.
+    @inline(__always)
+    func readLimbs<R>(_ body: (UnsafePointer<Int64>) -> R) -> R {
+        withUnsafeBytes(of: limbs) { body($0.baseAddress!.assumingMemoryBound(to: Int64.self)) }
     }
 
     /// Carries every limb into 16 bits (the top limb's excess wraps around times 38).
-    static func carry(_ o: inout [Int64]) {
+    @inline(__always)
+    static func carry(_ o: UnsafeMutablePointer<Int64>) {
         for i in 0..<16 {
-            o[i] += 1 << 16
+            o[i] &+= 1 << 16
             let c = o[i] >> 16
-            if i < 15 { o[i + 1] += c - 1 } else { o[0] += 38 * (c - 1) }
-            o[i] -= c << 16
+            if i < 15 { o[i + 1] &+= c &- 1 } else { o[0] &+= 38 &* (c &- 1) }
+            o[i] &-= c << 16
         }
     }
 
     static func + (a: FieldElement, b: FieldElement) -> FieldElement {
-        var o = a.limbs
-        for i in 0..<16 { o[i] += b.limbs[i] }
-        return FieldElement(o)
+        var o = a
+        o.withLimbs { op in b.readLimbs { bp in for i in 0..<16 { op[i] &+= bp[i] } } }
+        return o
     }
 
     static func - (a: FieldElement, b: FieldElement) -> FieldElement {
-        var o = a.limbs
-        for i in 0..<16 { o[i] -= b.limbs[i] }
-        return FieldElement(o)
+        var o = a
+        o.withLimbs { op in b.readLimbs { bp in for i in 0..<16 { op[i] &-= bp[i] } } }
+        return o
     }
 
     static func * (a: FieldElement, b: FieldElement) -> FieldElement {
-        var t = [Int64](repeating: 0, count: 31)
-        for i in 0..<16 {
-            let ai = a.limbs[i]
-            for j in 0..<16 { t[i + j] += ai * b.limbs[j] }
+        var o = FieldElement.zero
+        withUnsafeTemporaryAllocation(of: Int64.self, capacity: 31) { t in
+            t.initialize(repeating: 0)
+            a.readLimbs { ap in
+                b.readLimbs { bp in
+                    for i in 0..<16 {
+                        let ai = ap[i]
+                        for j in 0..<16 { t[i + j] &+= ai &* bp[j] }
+                    }
+                }
+            }
+            for i in 0..<15 { t[i] &+= 38 &* t[i + 16] }
+            o.withLimbs { op in
+                for i in 0..<16 { op[i] = t[i] }
+                carry(op)
+                carry(op)
+            }
         }
-        for i in 0..<15 { t[i] += 38 * t[i + 16] }
-        var o = Array(t[0..<16])
-        carry(&o)
-        carry(&o)
-        return FieldElement(o)
+        return o
     }
 
     var squared: FieldElement { self * self }
 
     /// Swaps `a` and `b` when `bit` is 1, with the same operations either way.
     static func swap(_ a: inout FieldElement, _ b: inout FieldElement, if bit: Int64) {
-        let mask = ~(bit - 1)
-        for i in 0..<16 {
-            let t = mask & (a.limbs[i] ^ b.limbs[i])
-            a.limbs[i] ^= t
-            b.limbs[i] ^= t
+        let mask = ~(bit &- 1)
+        a.withLimbs { ap in
+            b.withLimbs { bp in
+                for i in 0..<16 {
+                    let t = mask & (ap[i] ^ bp[i])
+                    ap[i] ^= t
+                    bp[i] ^= t
+                }
+            }
         }
     }
 
@@ -166,26 +199,32 @@ struct FieldElement: Equatable {
 
     /// The canonical 32-byte little-endian encoding (fully reduced modulo p).
     var encoded: [UInt8] {
-        var t = limbs
-        Self.carry(&t)
-        Self.carry(&t)
-        Self.carry(&t)
-        for _ in 0..<2 {
-            var m = [Int64](repeating: 0, count: 16)
-            m[0] = t[0] - 0xffed
-            for i in 1..<15 {
-                m[i] = t[i] - 0xffff - ((m[i - 1] >> 16) & 1)
-                m[i - 1] &= 0xffff
-            }
-            m[15] = t[15] - 0x7fff - ((m[14] >> 16) & 1)
-            let borrow = (m[15] >> 16) & 1
-            m[14] &= 0xffff
-            if borrow == 0 { t = m }
-        }
+        var t = self
         var out = [UInt8](repeating: 0, count: 32)
-        for i in 0..<16 {
-            out[2 * i] = UInt8(truncatingIfNeeded: t[i])
-            out[2 * i + 1] = UInt8(truncatingIfNeeded: t[i] >> 8)
+        t.withLimbs { tp in
+            Self.carry(tp)
+            Self.carry(tp)
+            Self.carry(tp)
+            withUnsafeTemporaryAllocation(of: Int64.self, capacity: 16) { m in
+                m.initialize(repeating: 0)
+                for _ in 0..<2 {
+                    m[0] = tp[0] &- 0xffed
+                    for i in 1..<15 {
+                        m[i] = tp[i] &- 0xffff &- ((m[i - 1] >> 16) & 1)
+                        m[i - 1] &= 0xffff
+                    }
+                    m[15] = tp[15] &- 0x7fff &- ((m[14] >> 16) & 1)
+                    let borrow = (m[15] >> 16) & 1
+                    m[14] &= 0xffff
+                    // Keep m (t − p) unless it borrowed, the same operations either way.
+                    let keep = borrow &- 1
+                    for i in 0..<16 { tp[i] ^= keep & (tp[i] ^ m[i]) }
+                }
+            }
+            for i in 0..<16 {
+                out[2 * i] = UInt8(truncatingIfNeeded: tp[i])
+                out[2 * i + 1] = UInt8(truncatingIfNeeded: tp[i] >> 8)
+            }
         }
         return out
     }
@@ -212,10 +251,8 @@ struct Point {
             0xd51a, 0x8f25, 0x2d60, 0xc956, 0xa7b2, 0x9525, 0xc760, 0x692c, 0xdc5c, 0xfdd6, 0xe231, 0xc0a4, 0x53fe, 0xcd6e,
             0x36d3, 0x2169,
         ])
-        let y = FieldElement([Int64](repeating: 0x6666, count: 15) + [0x6666])
-        var fixedY = y
-        fixedY.limbs[0] = 0x6658
-        return Point(x: x, y: fixedY, z: .one, t: x * fixedY)
+        let y = FieldElement([0x6658] + [Int64](repeating: 0x6666, count: 15))
+        return Point(x: x, y: y, z: .one, t: x * y)
     }()
 
     /// −P for the point `bytes` encode (RFC 8032 5.1.3), or nil when they encode no point of
