@@ -57,11 +57,7 @@ package enum EndpointSupport {
     }
 
     /// Base64url without padding (RFC 4648 §5), as LaunchDarkly puts contexts in paths.
-    package static func base64URL(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
+    package static func base64URL(_ bytes: [UInt8]) -> String { Base64URL.encode(bytes) }
 
     /// Decodes base64url with or without padding.
     package static func fromBase64URL(_ text: String) -> [UInt8]? {

@@ -1,0 +1,61 @@
+/// Base64url (RFC 4648 section 5) without padding, as JWS (RFC 7515) and LaunchDarkly's
+/// context paths use it. Decoding is strict: only the URL alphabet, no padding, no spaces,
+/// and the unused bits of the last character must be zero (one string per byte sequence).
+package enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// The unpadded base64url text of `bytes`.
+    package static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var i = 0
+        while i + 3 <= bytes.count {
+            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+            out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
+            i += 3
+        }
+        switch bytes.count - i {
+        case 1:
+            let n = UInt32(bytes[i]) << 16
+            out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)]]
+        case 2:
+            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
+            out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)]]
+        default: break
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The bytes `text` encodes, or nil when it is not strict unpadded base64url.
+    package static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+        guard text.count % 4 != 1 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(text.count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for character in text {
+            let value: UInt8
+            switch character {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = character - UInt8(ascii: "A")
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = character - UInt8(ascii: "a") + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = character - UInt8(ascii: "0") + 52
+            case UInt8(ascii: "-"): value = 62
+            case UInt8(ascii: "_"): value = 63
+            default: return nil
+            }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+                accumulator &= (1 << UInt32(bits)) - 1
+            }
+        }
+        // The leftover bits of the last character must be zero.
+        guard accumulator == 0 else { return nil }
+        return out
+    }
+
+    /// ``decode(_:)`` of a string.
+    package static func decode(_ text: String) -> [UInt8]? { decode(Array(text.utf8)) }
+}
