@@ -45,6 +45,13 @@ public final class FlagServer: Sendable {
         var flagd: (body: [UInt8], etag: String)? {
             didSet { revision += 1 }
         }
+        /// The key every flag answer is signed with (JWS), and its key id; nil: unsigned.
+        var signer: (seed: [UInt8], keyID: String?)? {
+            didSet {
+                revision += 1
+                rendered.removeAll()
+            }
+        }
         var fileStamp: FileStamp?
         var reloads = 0
         var lastReloadError: String?
@@ -213,6 +220,28 @@ public final class FlagServer: Sendable {
         }
         changes.announce(revision)
         return definitions
+    }
+
+    /// Signs every flag answer from now on — each wire format, and the flagd document — as a
+    /// compact JWS (RFC 7515, `EdDSA`) with the Ed25519 private key in `privateKeyPEM` (a
+    /// `PRIVATE KEY` block as `openssl genpkey -algorithm ed25519` writes it), naming `keyID`
+    /// and the time it was signed (`iat`) in the protected header. nil: answers are unsigned.
+    /// Clients configured with the matching public key (`FlagFetcher.Configuration.trustedKeys`)
+    /// accept only such answers. LaunchDarkly's stream events are not signed.
+    /// - Throws: `FlagError` (`GENERAL`) when the text holds no Ed25519 private key.
+    public func signAnswers(privateKeyPEM: String?, keyID: String? = nil) throws(FlagError) {
+        guard let privateKeyPEM else {
+            state.withLock { $0.signer = nil }
+            return
+        }
+        guard let seed = SigningKeys.privateKey(privateKeyPEM) else {
+            throw FlagError(.general, "not an Ed25519 private key (a PRIVATE KEY PEM block)")
+        }
+        let revision = state.withLock { s in
+            s.signer = (seed, keyID)
+            return s.revision
+        }
+        changes.announce(revision)
     }
 
     /// The flagd document served now, as sent (nil: none).
@@ -400,7 +429,7 @@ public final class FlagServer: Sendable {
         let started = ContinuousClock.now
         reloadIfChanged()
         let route = Route(request, pathAttribute: configuration.pathAttribute)
-        let flagd = state.withLock { $0.flagd }
+        let (flagd, signer) = state.withLock { ($0.flagd, $0.signer) }
         let (index, fault, latency, document, revision) = state.withLock { s in
             var fault = route.context == nil ? nil : s.fault
             if route.context != nil, fault == nil, s.failRate > 0, Double.random(in: 0..<1) < s.failRate {
@@ -449,7 +478,10 @@ public final class FlagServer: Sendable {
             if let (status, message) = authorize(request) {
                 outcome = responder.json(status: status, WireFormat.json.errorBody(status: status, message: message).objectValue ?? [:])
             } else if let flagd {
-                outcome = responder.document(body: flagd.body, etag: flagd.etag, ifNoneMatch: request.headers["if-none-match"])
+                // Signed without a time: the same bytes (and tag) for every request of one document.
+                let body = signer.map { JWS.sign(flagd.body, seed: $0.seed, keyID: $0.keyID) } ?? flagd.body
+                let etag = signer == nil ? flagd.etag : Responder.etag(body)
+                outcome = responder.document(body: body, etag: etag, ifNoneMatch: request.headers["if-none-match"])
             } else {
                 outcome = responder.json(status: 404, WireFormat.json.errorBody(status: 404, message: "no flagd document is served").objectValue ?? [:])
             }
@@ -487,12 +519,15 @@ public final class FlagServer: Sendable {
             if let cached = state.withLock({ $0.rendered[key] }), cached.revision == revision { return (cached.body, cached.etag) }
             let advertise = configuration.advertiseStreams && configuration.maxStreams > 0
             let evaluated = document.evaluate(for: context)
-            let body: [UInt8]
+            var body: [UInt8]
             if case .launchDarkly(let reasons) = format {
                 // The revision is every flag's environment version, as in the stream's events.
                 body = FlagJSON.bytes(.object(WireFormat.launchDarklyFlags(evaluated, reasons: reasons, version: revision)), sortedKeys: true)
             } else {
                 body = format.render(evaluated, eventStreams: advertise ? WireFormat.ownEventStream : nil)
+            }
+            if let signer = state.withLock({ $0.signer }) {
+                body = JWS.sign(body, seed: signer.seed, keyID: signer.keyID, issuedAt: Date())
             }
             let etag = Responder.etag(body)
             state.withLock { s in

@@ -26,7 +26,7 @@ final class ProviderFixture: Sendable {
         context: EvaluationContext = auraPersonal, reachable: Bool = true, document: ServerDocument = .seedExample,
         server existing: FlagServer? = nil, dir existingDir: TempDir? = nil, transport: (any FlagTransport)? = nil,
         configuration: FeatureFlagProvider.Configuration = .init(), seed: UInt64 = 1, streams: Bool = false,
-        lifecycle: any AppLifecycle = AlwaysForeground()
+        lifecycle: any AppLifecycle = AlwaysForeground(), fetch: FlagFetcher.Configuration = .init()
     ) throws {
         // Polling, backoff and validation are tested without change streams (their requests
         // would blur the counts); the streaming suites turn them on.
@@ -40,7 +40,7 @@ final class ProviderFixture: Sendable {
         let clock = self.clock
         let start = self.start
         let now: @Sendable () -> Date = { start.addingTimeInterval(clock.now.offset.seconds) }
-        fetcher = FlagFetcher(endpoint: endpoint, transport: transport, clock: clock, now: now)
+        fetcher = FlagFetcher(endpoint: endpoint, configuration: fetch, transport: transport, clock: clock, now: now)
         store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
         provider = FeatureFlagProvider(
             context: context, fetcher: fetcher, store: store, configuration: configuration, reachability: reachability,

@@ -54,6 +54,8 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         public static let fetchCompleted = Kind("fetch_completed")
         /// A fetched payload broke the schema and was rejected whole.
         public static let payloadRejected = Kind("payload_rejected")
+        /// An answer was not a document a trusted key signed; nothing of it was read.
+        public static let signatureRejected = Kind("signature_rejected")
         /// An accepted payload holds flags the schema does not know.
         public static let unknownKeys = Kind("unknown_keys")
         /// A read met list members the app's enum does not know.
@@ -99,6 +101,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case fetchFailed(FetchError)
         case fetchCompleted(latencyMilliseconds: Int, outcome: FetchOutcome)
         case payloadRejected(violations: [FlagViolation], fingerprint: String)
+        case signatureRejected(reason: String)
         case unknownKeys([String])
         case unknownValues(flag: String, values: [String])
         case streamOpened(stream: String)
@@ -159,6 +162,10 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     public static func payloadRejected(violations: [FlagViolation], fingerprint: String) -> FlagEvent {
         FlagEvent(.payloadRejected(violations: violations, fingerprint: fingerprint))
     }
+    /// Trusted keys are configured and an answer was not a document one of them signed
+    /// (unsigned, an unknown key id, a bad signature): nothing of it was read — not even a kill
+    /// switch, which did not come from the operator — and the Last-Known-Good stays.
+    public static func signatureRejected(reason: String) -> FlagEvent { FlagEvent(.signatureRejected(reason: reason)) }
     /// An accepted payload holds flags the schema does not know; they are kept and served.
     public static func unknownKeys(_ names: [String]) -> FlagEvent { FlagEvent(.unknownKeys(names)) }
     /// A read met list members the app's enum does not know (newer than this build); they
@@ -242,6 +249,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .fetchFailed: return .fetchFailed
         case .fetchCompleted: return .fetchCompleted
         case .payloadRejected: return .payloadRejected
+        case .signatureRejected: return .signatureRejected
         case .unknownKeys: return .unknownKeys
         case .unknownValues: return .unknownValues
         case .streamOpened: return .streamOpened
@@ -387,15 +395,15 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         return nil
     }
 
-    /// The message of an error, the reason of a rejected or unwritable fallback file, or the
-    /// description of a fetch failure.
+    /// The message of an error, the reason of a rejected or unwritable fallback file or of a
+    /// rejected signature, or the description of a fetch failure.
     public var message: String? {
         switch base {
         case .error(_, let message): return message
         case .fallbackRejected(let reason, _), .fallbackWriteFailed(let reason), .fallbackWarning(let reason): return reason
         case .fetchFailed(let error): return error.description
         case .streamClosed(_, let reason, _), .safeModeEntered(let reason), .safeModeLeft(let reason),
-            .overridesRejected(let reason):
+            .overridesRejected(let reason), .signatureRejected(let reason):
             return reason
         case .hookFailed(let error, _): return error.description
         default: return nil
@@ -433,6 +441,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .fetchCompleted(let ms, let outcome): return "fetch_completed \(outcome.name) latency=\(ms)ms"
         case .payloadRejected(let violations, let fingerprint):
             return "payload_rejected \(fingerprint): \(violations.map(\.description).joined(separator: "; "))"
+        case .signatureRejected(let reason): return "signature_rejected: \(reason)"
         case .unknownKeys(let names): return "unknown_keys \(names.joined(separator: ","))"
         case .unknownValues(let flag, let values): return "unknown_values \(flag): \(values.joined(separator: ","))"
         case .streamOpened(let stream): return "stream_opened \(stream)"

@@ -39,6 +39,9 @@ public struct FetchError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidRequest = Kind("invalid_request")
         /// Any other transport failure.
         public static let transport = Kind("transport")
+        /// Trusted keys are configured and the answer is not a document one of them signed
+        /// (unsigned, an unknown key id, a bad signature) — or a configured key is unusable.
+        public static let signatureRejected = Kind("signature_rejected")
 
         /// The name.
         public var description: String { name }
@@ -54,6 +57,7 @@ public struct FetchError: Error, Hashable, Sendable, CustomStringConvertible {
         case insecureURL(host: String)
         case invalidRequest(FlagError)
         case transport(String)
+        case signatureRejected(String)
     }
 
     let base: Base
@@ -81,6 +85,8 @@ public struct FetchError: Error, Hashable, Sendable, CustomStringConvertible {
     public static func invalidRequest(_ error: FlagError) -> FetchError { FetchError(.invalidRequest(error)) }
     /// Any other transport failure.
     public static func transport(_ why: String) -> FetchError { FetchError(.transport(why)) }
+    /// The answer is not a document a trusted key signed, and why.
+    public static func signatureRejected(_ why: String) -> FetchError { FetchError(.signatureRejected(why)) }
 
     /// The kind of failure.
     public var kind: Kind {
@@ -94,6 +100,7 @@ public struct FetchError: Error, Hashable, Sendable, CustomStringConvertible {
         case .insecureURL: return .insecureURL
         case .invalidRequest: return .invalidRequest
         case .transport: return .transport
+        case .signatureRejected: return .signatureRejected
         }
     }
 
@@ -106,6 +113,12 @@ public struct FetchError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The `Retry-After` the service sent, in seconds from its answer, if any.
     public var retryAfter: TimeInterval? {
         if case .httpStatus(_, let retryAfter, _) = base { return retryAfter }
+        return nil
+    }
+
+    /// Why the signature was rejected, for ``Kind/signatureRejected``.
+    var signatureProblem: String? {
+        if case .signatureRejected(let why) = base { return why }
         return nil
     }
 
@@ -160,6 +173,7 @@ public struct FetchError: Error, Hashable, Sendable, CustomStringConvertible {
         case .insecureURL(let host): return "refusing plain HTTP to \(host) (HTTPS required except for loopback)"
         case .invalidRequest(let e): return "cannot build the request: \(e.message)"
         case .transport(let why): return "transport error: \(why)"
+        case .signatureRejected(let why): return "signature rejected: \(why)"
         }
     }
 }

@@ -31,16 +31,25 @@ public final class FlagFetcher: Sendable {
         public var allowInsecureHTTP: Bool
         /// Extra header fields for every request (e.g. `Authorization`); never logged.
         public var headers: [String: String]
+        /// The Ed25519 public keys trusted to sign the flags, by key id (the JWS `kid`): a
+        /// `PUBLIC KEY` PEM block as `openssl pkey -pubout` writes it, or the key's 32 bytes in
+        /// base64url. When any is set, every answer must be a JWS (RFC 7515, `EdDSA`) that one
+        /// of them verifies, before it is decoded: an unsigned answer, an unknown key id or a
+        /// bad signature fails the fetch (``FetchError/Kind/signatureRejected``), and what the
+        /// app holds stays. Several keys at once for rotation. Empty (the default): answers are
+        /// not checked. See Docs/Security.md, "Signed flags".
+        public var trustedKeys: [String: String]
 
         /// A configuration.
         public init(
             budget: Duration = .seconds(2), maxResponseBytes: Int = 1 << 20, allowInsecureHTTP: Bool = false,
-            headers: [String: String] = [:]
+            headers: [String: String] = [:], trustedKeys: [String: String] = [:]
         ) {
             self.budget = budget
             self.maxResponseBytes = maxResponseBytes
             self.allowInsecureHTTP = allowInsecureHTTP
             self.headers = headers
+            self.trustedKeys = trustedKeys
         }
     }
 
@@ -50,6 +59,9 @@ public final class FlagFetcher: Sendable {
     /// How fetches are made.
     public let configuration: Configuration
 
+    /// The keys answers must be signed with (nil: answers are not checked), or why the
+    /// configured ones are unusable (every fetch then fails with it).
+    package let trust: Result<TrustedKeys, FlagError>?
     private let transport: any FlagTransport
     private let ownsTransport: Bool
     private let clock: any ElapsedClock
@@ -95,6 +107,15 @@ public final class FlagFetcher: Sendable {
     ) {
         self.endpoints = endpoints.isEmpty ? [FlagEndpoint(UnavailableEndpoint())] : endpoints
         self.configuration = configuration
+        if configuration.trustedKeys.isEmpty {
+            trust = nil
+        } else {
+            do throws(FlagError) {
+                trust = .success(try TrustedKeys(configuration.trustedKeys))
+            } catch {
+                trust = .failure(error)
+            }
+        }
         // Unwrapped before storing: copying an optional existential makes the runtime set up
         // its type the first time, at every app's launch.
         if let transport {
@@ -145,6 +166,11 @@ public final class FlagFetcher: Sendable {
     /// `delete`), read as the endpoint at `scope` reads its polling answer: the same snapshot a
     /// fetch would make, with no entity tag (no request validated it).
     func streamed(_ flags: [String: FlagValue], from endpointScope: String?, for context: EvaluationContext) -> FetchResult {
+        // Values a stream pushes are not signed documents: with trusted keys they are refused
+        // (the stream's signals that ask for a fetch still work; the fetch is verified).
+        if trust != nil {
+            return .failed(.signatureRejected("values pushed by a stream are not a signed document"))
+        }
         guard let index = endpoints.indices.first(where: { scope(of: $0) == endpointScope }),
             let endpoint = endpoints[index].format as? any StreamingEndpoint
         else {
@@ -220,13 +246,25 @@ public final class FlagFetcher: Sendable {
         if let hint, hint.endpoint == nil || hint.endpoint == scope { request.url = hint.apply(to: request.url) }
         try URLPolicy.check(request.url, allowInsecureHTTP: configuration.allowInsecureHTTP)
 
-        let response = try await send(request, within: share)
+        var response = try await send(request, within: share)
         if response.status == 304 { return try notModified(sent: condition) }
         guard (200..<300).contains(response.status) else {
             // OFREP's bulk contract names the header Retry-Later; accept both spellings.
             let header = response.header("retry-after") ?? response.header("retry-later")
             let retryAfter = header.flatMap { RetryAfter.delay($0, now: now()) }
             throw .httpStatus(response.status, retryAfter: retryAfter, detail: endpoint.failureDetail(response))
+        }
+        if let trust {
+            // Before anything is read: a document the operator did not sign is never decoded.
+            let keys: TrustedKeys
+            switch trust {
+            case .success(let trusted): keys = trusted
+            case .failure(let problem): throw .signatureRejected(problem.message)
+            }
+            switch JWS.verify(response.body, trusting: keys) {
+            case .success(let verified): response.body = verified.payload
+            case .failure(let failure): throw .signatureRejected(failure.description)
+            }
         }
         if let local = endpoint.format as? any LocalEvaluationEndpoint {
             return try evaluateLocally(response, from: local, for: context, scope: scope, url: request.url)

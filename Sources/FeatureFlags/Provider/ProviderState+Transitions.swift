@@ -327,6 +327,10 @@ extension ProviderState {
             retryNotBefore = time.elapsed + min(Duration.seconds(retryAfter), configuration.maximumRetryAfter)
         }
         var effects: [ProviderEffect] = [.emit(.fetchFailed(error))]
+        // A document its operator did not sign: said on its own, beside the failed fetch.
+        if error.kind == .signatureRejected, let reason = error.signatureProblem {
+            effects.append(.emit(.signatureRejected(reason: reason)))
+        }
         if error.isFatal { effects.append(.emit(.error(.providerFatal, message: error.description))) }
         return effects + fallBack(reason: error.description, forcing: error.isFatal ? .fatal : nil, at: time)
     }
