@@ -21,6 +21,7 @@ enum EvalCommand {
             .init(name: "schema", value: "FILE", help: "validate the payload first; a failing one is rejected and the fallback kept"),
             .timeout,
             .init(name: "allow-http", value: nil, help: "allow plain HTTP to hosts that are not loopback"),
+            SigningCommands.trustOption,
             .init(name: "json", value: nil, help: "print JSON lines instead of a table"),
         ],
         examples: [
@@ -73,7 +74,8 @@ enum EvalCommand {
         let fetcher = FlagFetcher(
             endpoint: endpoint,
             configuration: .init(
-                budget: budget, allowInsecureHTTP: arguments.has("allow-http"), headers: headers))
+                budget: budget, allowInsecureHTTP: arguments.has("allow-http"), headers: headers,
+                trustedKeys: try SigningCommands.trustedKeys(arguments)))
         let provider = FeatureFlagProvider(
             context: context, fetcher: fetcher, store: store, configuration: .init(schema: schema),
             reachability: AlwaysReachable())

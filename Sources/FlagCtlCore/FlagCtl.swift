@@ -22,6 +22,9 @@ public enum FlagCtl {
           watch   print every flag change as a change stream brings it, with its latency
           launch  rehearse one launch of an app with the crash-loop guard
           read    print what a fallback file serves, offline, as an app extension reads it
+          keygen  make an Ed25519 key pair for signing flag documents
+          sign    sign a flag document (JSON, flagd rules) as a compact JWS
+          verify  check a signed flag document against a public key
 
         Run flagctl <command> --help for a command's options.
         """
@@ -65,8 +68,14 @@ public enum FlagCtl {
             return await execute(LaunchCommand.spec, rest, console) { try await LaunchCommand.run($0, console: console) }
         case "read":
             return await execute(ReadCommand.spec, rest, console) { try ReadCommand.run($0, console: console) }
+        case "keygen":
+            return await execute(SigningCommands.keygen, rest, console) { try SigningCommands.runKeygen($0, console: console) }
+        case "sign":
+            return await execute(SigningCommands.sign, rest, console) { try SigningCommands.runSign($0, console: console) }
+        case "verify":
+            return await execute(SigningCommands.verify, rest, console) { try SigningCommands.runVerify($0, console: console) }
         default:
-            let known = ["demo", "eval", "serve", "lint", "watch", "launch", "read"]
+            let known = ["demo", "eval", "serve", "lint", "watch", "launch", "read", "keygen", "sign", "verify"]
             let hint = ArgumentParser.suggestion(for: command, among: known).map { " (did you mean \($0)?)" } ?? ""
             console.err("flagctl: unknown command '\(command)'\(hint)")
             console.err(usage)

@@ -24,7 +24,7 @@ enum ServeCommand {
             .init(
                 name: "format", value: "NAME",
                 help: "the service to rehearse: json (default) or launchdarkly (its polling and stream forms; every form is served either way)"),
-        ],
+        ] + SigningCommands.signWithOptions,
         examples: [
             "flagctl serve flags.json --port 8080",
             "flagctl serve flags.json --latency 2500 --fail-rate 0.2",
@@ -39,6 +39,7 @@ enum ServeCommand {
 
     static func run(_ arguments: ParsedArguments, console: Console, stop: StopSignal) async throws -> Int32 {
         let file = arguments.positionals[0]
+        let signing = try SigningCommands.signing(arguments)
         var configuration = FlagServer.Configuration()
         if let text = arguments.value("port") {
             guard let port = UInt16(text) else { throw UsageError(message: "--port takes 0…65535, got '\(text)'") }
@@ -79,7 +80,8 @@ enum ServeCommand {
             return 66
         }
         if let flagd = flagdDocument(at: file) {
-            return try await serveFlagd(flagd, file: file, configuration: configuration, console: console, waitForStop: waitForStop)
+            return try await serveFlagd(
+                flagd, file: file, configuration: configuration, signing: signing, console: console, waitForStop: waitForStop)
         }
         let server: FlagServer
         do {
@@ -97,6 +99,10 @@ enum ServeCommand {
         } catch let error as FlagError {
             console.err("flagctl serve: \(file) is not a flag document: \(error.message)")
             return 65
+        }
+        if let signing {
+            try server.signAnswers(privateKeyPEM: signing.pem, keyID: signing.keyID)
+            console.out("signing every answer as a JWS (EdDSA) with key id \(signing.keyID)")
         }
         if let latency { server.latency = latency }
         if let failRate { server.failRate = failRate }
@@ -141,8 +147,8 @@ enum ServeCommand {
     /// Serves a flagd definitions file at `/flagd/flags.json` (read once: restart to publish
     /// a change), with the change stream at `/events`.
     static func serveFlagd(
-        _ bytes: [UInt8], file: String, configuration: FlagServer.Configuration, console: Console,
-        waitForStop: () async -> Void
+        _ bytes: [UInt8], file: String, configuration: FlagServer.Configuration, signing: (pem: String, keyID: String)?,
+        console: Console, waitForStop: () async -> Void
     ) async throws -> Int32 {
         let server = try FlagServer(
             document: ServerDocument(base: FlagDocument(flags: [:])), configuration: configuration,
@@ -154,6 +160,10 @@ enum ServeCommand {
             server.stop()
             console.err("flagctl serve: \(file) is not a flagd definitions file: \(error.problems.first?.description ?? "unreadable")")
             return 65
+        }
+        if let signing {
+            try server.signAnswers(privateKeyPEM: signing.pem, keyID: signing.keyID)
+            console.out("signing every answer as a JWS (EdDSA) with key id \(signing.keyID)")
         }
         for problem in definitions?.problems ?? [] { console.err("flagctl serve: \(file): \(problem) (served as PARSE_ERROR)") }
         console.out(

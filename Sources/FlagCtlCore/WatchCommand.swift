@@ -20,6 +20,7 @@ enum WatchCommand {
             .init(name: "count", value: "N", help: "stop after N changes (default: run until Ctrl-C)"),
             .timeout,
             .init(name: "allow-http", value: nil, help: "allow plain HTTP to hosts that are not loopback"),
+            SigningCommands.trustOption,
             .init(name: "json", value: nil, help: "print JSON lines"),
         ],
         examples: [
@@ -112,7 +113,10 @@ enum WatchCommand {
             }
         })
         let fetcher = FlagFetcher(
-            endpoint: endpoint, configuration: .init(budget: budget, allowInsecureHTTP: arguments.has("allow-http"), headers: headers))
+            endpoint: endpoint,
+            configuration: .init(
+                budget: budget, allowInsecureHTTP: arguments.has("allow-http"), headers: headers,
+                trustedKeys: try SigningCommands.trustedKeys(arguments)))
         let store = LastKnownGoodStore(fileURL: directory.appendingPathComponent("flags.lkg"))
         let provider = FeatureFlagProvider(
             context: context, fetcher: fetcher, store: store, configuration: configuration, reachability: AlwaysReachable(),

@@ -67,10 +67,21 @@ package struct TrustedKeys: Sendable, Equatable {
         self.keys = keys
     }
 
+    /// Whether a document's key id is ignored: every key is tried (a tool checking a file
+    /// against one key).
+    package private(set) var ignoresKeyIDs = false
+
     /// Whether no key is trusted (documents are not checked).
     package var isEmpty: Bool { keys.isEmpty }
 
+    /// These keys, each tried whatever key id a document names.
+    package var anyKeyID: TrustedKeys {
+        var copy = self
+        copy.ignoresKeyIDs = true
+        return copy
+    }
+
     package static func == (a: TrustedKeys, b: TrustedKeys) -> Bool {
-        a.keys.map(\.id) == b.keys.map(\.id) && a.keys.map(\.key) == b.keys.map(\.key)
+        a.keys.map(\.id) == b.keys.map(\.id) && a.keys.map(\.key) == b.keys.map(\.key) && a.ignoresKeyIDs == b.ignoresKeyIDs
     }
 }

@@ -1,0 +1,66 @@
+import FeatureFlags
+import FlagServer
+import Foundation
+import Testing
+import TestSupport
+
+@testable import FlagCtlCore
+
+/// `flagctl keygen`, `sign`, `verify`, and `eval --trust` against a server that signs: an
+/// operator's whole path to signed flags, with every refusal.
+@Suite("flagctl signing")
+struct SigningCommandTests {
+    @Test func keygenSignVerifyRoundTripAndRefusals() async throws {
+        let dir = TempDir()
+        let name = dir.url("ops-2026").path
+        let (made, madeOut) = await run(["keygen", name])
+        #expect(made == 0 && madeOut.out.first?.hasPrefix("private key: \(name).pem") == true)
+        let permissions = try FileManager.default.attributesOfItem(atPath: name + ".pem")[.posixPermissions] as? Int
+        #expect(permissions == 0o600, "the private key is its owner's alone")
+        let (again, againOut) = await run(["keygen", name])
+        #expect(again == 73 && againOut.err.first == "flagctl keygen: \(name).pem exists already; nothing written")
+
+        let document = dir.url("flags.json")
+        try Data(#"{"flags": {"new_checkout": true}}"#.utf8).write(to: document)
+        let signed = dir.url("flags.jws").path
+        #expect(await run(["sign", document.path, "--key", name + ".pem", "--kid", "ops-2026", "--expires-in", "3600", "--out", signed]).0 == 0)
+        let (verified, verifiedOut) = await run(["verify", signed, "--key", name + ".pub.pem", "--kid", "ops-2026", "--print"])
+        #expect(verified == 0)
+        #expect(verifiedOut.out == [#"{"flags": {"new_checkout": true}}"#])
+        #expect(verifiedOut.err.first?.hasPrefix("verified · key ops-2026 · signed ") == true && verifiedOut.err.first?.contains(" · expires ") == true)
+
+        // Another key, another kid, a changed document, an unsigned one: refused, with why.
+        #expect(await run(["keygen", dir.url("other").path]).0 == 0)
+        let (wrongKey, wrongKeyOut) = await run(["verify", signed, "--key", dir.url("other.pub.pem").path])
+        #expect(wrongKey == 1 && wrongKeyOut.err.first == #"flagctl verify: bad signature (key "ops-2026")"#)
+        let (wrongID, wrongIDOut) = await run(["verify", signed, "--key", name + ".pub.pem", "--kid", "ops-2025"])
+        #expect(wrongID == 1 && wrongIDOut.err.first == #"flagctl verify: unknown key id "ops-2026""#)
+        var parts = try String(contentsOfFile: signed, encoding: .utf8).trimmingCharacters(in: .newlines).split(separator: ".").map(String.init)
+        parts[1] = Base64URL.encode(Array(#"{"flags": {"new_checkout": false}}"#.utf8))
+        try Data(parts.joined(separator: ".").utf8).write(to: URL(fileURLWithPath: signed))
+        #expect(await run(["verify", signed, "--key", name + ".pub.pem"]).0 == 1)
+        #expect(await run(["verify", document.path, "--key", name + ".pub.pem"]).0 == 1)
+        // A public key is not a signing key; a missing --key is a usage error.
+        #expect(await run(["sign", document.path, "--key", name + ".pub.pem"]).0 == 66)
+        #expect(await run(["sign", document.path]).0 == 64)
+        #expect(await run(["verify", signed, "--key", dir.url("missing.pem").path]).0 == 66)
+    }
+
+    @Test func evalTrustsOnlyTheKeyItIsGiven() async throws {
+        let dir = TempDir()
+        #expect(await run(["keygen", dir.url("ops").path]).0 == 0)
+        #expect(await run(["keygen", dir.url("stranger").path]).0 == 0)
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        try server.signAnswers(privateKeyPEM: String(contentsOf: dir.url("ops.pem"), encoding: .utf8), keyID: "ops")
+        let common = ["eval", "--endpoint", server.flagsURL.absoluteString, "--context", "targetingKey=user-1"] + generousTimeout
+        let (trusted, trustedOut) = await run(common + ["--trust", dir.url("ops.pub.pem").path])
+        #expect(trusted == 0 && trustedOut.out.first?.hasPrefix("status READY · network") == true, "\(trustedOut.out.prefix(2))")
+        let (_, refusedOut) = await run(common + ["--trust", dir.url("stranger.pub.pem").path])
+        #expect(refusedOut.out.first?.contains(#"signature rejected: unknown key id "ops""#) == true, "\(refusedOut.out.prefix(2))")
+        // The same key under the id the server names.
+        let (renamed, renamedOut) = await run(common + ["--trust", "ops=" + dir.url("stranger.pub.pem").path])
+        #expect(renamedOut.out.first?.contains(#"signature rejected: bad signature (key "ops")"#) == true, "\(renamed) \(renamedOut.out.prefix(2))")
+        #expect(await run(common + ["--trust", dir.url("missing.pub.pem").path]).0 == 64)
+    }
+}
