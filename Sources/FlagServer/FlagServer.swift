@@ -46,7 +46,7 @@ public final class FlagServer: Sendable {
             didSet { revision += 1 }
         }
         /// The key every flag answer is signed with (JWS), and its key id; nil: unsigned.
-        var signer: (seed: [UInt8], keyID: String?)? {
+        var signer: (seed: [UInt8], keyID: String?, issuedAt: Date?, expiresAt: Date?)? {
             didSet {
                 revision += 1
                 rendered.removeAll()
@@ -225,11 +225,14 @@ public final class FlagServer: Sendable {
     /// Signs every flag answer from now on — each wire format, and the flagd document — as a
     /// compact JWS (RFC 7515, `EdDSA`) with the Ed25519 private key in `privateKeyPEM` (a
     /// `PRIVATE KEY` block as `openssl genpkey -algorithm ed25519` writes it), naming `keyID`
-    /// and the time it was signed (`iat`) in the protected header. nil: answers are unsigned.
+    /// and the time it was signed (`iat`: `issuedAt`, else the time each answer is rendered) and
+    /// `expiresAt` (`exp`) in the protected header. nil: answers are unsigned.
     /// Clients configured with the matching public key (`FlagFetcher.Configuration.trustedKeys`)
     /// accept only such answers. LaunchDarkly's stream events are not signed.
     /// - Throws: `FlagError` (`GENERAL`) when the text holds no Ed25519 private key.
-    public func signAnswers(privateKeyPEM: String?, keyID: String? = nil) throws(FlagError) {
+    public func signAnswers(
+        privateKeyPEM: String?, keyID: String? = nil, issuedAt: Date? = nil, expiresAt: Date? = nil
+    ) throws(FlagError) {
         guard let privateKeyPEM else {
             state.withLock { $0.signer = nil }
             return
@@ -238,7 +241,7 @@ public final class FlagServer: Sendable {
             throw FlagError(.general, "not an Ed25519 private key (a PRIVATE KEY PEM block)")
         }
         let revision = state.withLock { s in
-            s.signer = (seed, keyID)
+            s.signer = (seed, keyID, issuedAt, expiresAt)
             return s.revision
         }
         changes.announce(revision)
@@ -478,8 +481,8 @@ public final class FlagServer: Sendable {
             if let (status, message) = authorize(request) {
                 outcome = responder.json(status: status, WireFormat.json.errorBody(status: status, message: message).objectValue ?? [:])
             } else if let flagd {
-                // Signed without a time: the same bytes (and tag) for every request of one document.
-                let body = signer.map { JWS.sign(flagd.body, seed: $0.seed, keyID: $0.keyID) } ?? flagd.body
+                // Signed with the times given (none by default): the same bytes and tag for every request.
+                let body = signer.map { JWS.sign(flagd.body, seed: $0.seed, keyID: $0.keyID, issuedAt: $0.issuedAt, expiresAt: $0.expiresAt) } ?? flagd.body
                 let etag = signer == nil ? flagd.etag : Responder.etag(body)
                 outcome = responder.document(body: body, etag: etag, ifNoneMatch: request.headers["if-none-match"])
             } else {
@@ -527,7 +530,7 @@ public final class FlagServer: Sendable {
                 body = format.render(evaluated, eventStreams: advertise ? WireFormat.ownEventStream : nil)
             }
             if let signer = state.withLock({ $0.signer }) {
-                body = JWS.sign(body, seed: signer.seed, keyID: signer.keyID, issuedAt: Date())
+                body = JWS.sign(body, seed: signer.seed, keyID: signer.keyID, issuedAt: signer.issuedAt ?? Date(), expiresAt: signer.expiresAt)
             }
             let etag = Responder.etag(body)
             state.withLock { s in

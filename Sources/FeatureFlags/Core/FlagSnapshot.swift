@@ -49,6 +49,9 @@ public struct FlagSnapshot: Sendable, Equatable {
     /// ``HeldRules`` so that the core names nothing of local evaluation (`rules`, in
     /// LocalEvaluation, is the typed view).
     package var heldRules: (any HeldRules)?
+    /// What the signature of the document it came from said, when trusted keys verified one:
+    /// rollback and freeze are judged on it.
+    package var signature: SignatureStamp?
 
     /// A snapshot.
     public init(
@@ -86,7 +89,7 @@ public struct FlagSnapshot: Sendable, Equatable {
     /// Equal when they hold the same flags, version, fetch time, TTL, context and rules.
     public static func == (a: FlagSnapshot, b: FlagSnapshot) -> Bool {
         a.version == b.version && a.fetchedAt == b.fetchedAt && a.ttl == b.ttl && a.contextFingerprint == b.contextFingerprint
-            && HeldRulesIdentity.same(a.heldRules, b.heldRules) && a.storage.sameEntries(as: b.storage)
+            && HeldRulesIdentity.same(a.heldRules, b.heldRules) && a.signature == b.signature && a.storage.sameEntries(as: b.storage)
     }
 
     /// Seconds since ``fetchedAt`` (never negative).
@@ -94,6 +97,9 @@ public struct FlagSnapshot: Sendable, Equatable {
 
     /// Whether the data is older than its ``ttl``.
     public func isExpired(at now: Date) -> Bool {
+        // A signed document past its expiry is stale whatever its TTL: an old signed document
+        // replayed forever (a freeze) must not pass for current.
+        if let expiresAt = signature?.expiresAt, now >= expiresAt { return true }
         guard let ttl else { return false }
         return age(at: now) > ttl
     }

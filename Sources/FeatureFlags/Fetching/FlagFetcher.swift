@@ -204,7 +204,9 @@ public final class FlagFetcher: Sendable {
     /// `hint` is the metadata of the change-stream event that triggered this fetch: it is sent
     /// (as `flagConfigEtag` / `flagConfigLastModified` query parameters) to the endpoint whose
     /// stream sent it, with this request only.
-    package func fetch(_ context: EvaluationContext, ifNoneMatch: EntityTag? = nil, hint: RefetchHint? = nil) async -> FetchResult {
+    package func fetch(
+        _ context: EvaluationContext, ifNoneMatch: EntityTag? = nil, hint: RefetchHint? = nil, signedNoEarlierThan: Date? = nil
+    ) async -> FetchResult {
         let budget = configuration.budget
         let end = clock.now() + budget
         var firstError: FetchError?
@@ -215,7 +217,8 @@ public final class FlagFetcher: Sendable {
             let left = endpoints.count - index
             let share = left == 1 ? remaining : remaining / left
             do throws(FetchError) {
-                return try await fetch(context, from: index, within: share, ifNoneMatch: ifNoneMatch, hint: hint)
+                return try await fetch(
+                    context, from: index, within: share, ifNoneMatch: ifNoneMatch, hint: hint, signedNoEarlierThan: signedNoEarlierThan)
             } catch {
                 if error == .cancelled || Task.isCancelled { return .failed(.cancelled) }
                 if firstError == nil { firstError = error }
@@ -231,7 +234,8 @@ public final class FlagFetcher: Sendable {
     }
 
     private func fetch(
-        _ context: EvaluationContext, from index: Int, within share: Duration, ifNoneMatch: EntityTag?, hint: RefetchHint?
+        _ context: EvaluationContext, from index: Int, within share: Duration, ifNoneMatch: EntityTag?, hint: RefetchHint?,
+        signedNoEarlierThan: Date?
     ) async throws(FetchError) -> FetchResult {
         let endpoint = endpoints[index]
         let scope = scope(of: index)
@@ -247,6 +251,7 @@ public final class FlagFetcher: Sendable {
         try URLPolicy.check(request.url, allowInsecureHTTP: configuration.allowInsecureHTTP)
 
         var response = try await send(request, within: share)
+        var stamp: SignatureStamp?
         if response.status == 304 { return try notModified(sent: condition) }
         guard (200..<300).contains(response.status) else {
             // OFREP's bulk contract names the header Retry-Later; accept both spellings.
@@ -262,12 +267,15 @@ public final class FlagFetcher: Sendable {
             case .failure(let problem): throw .signatureRejected(problem.message)
             }
             switch JWS.verify(response.body, trusting: keys) {
-            case .success(let verified): response.body = verified.payload
+            case .success(let verified):
+                try Self.checkNotRolledBack(verified.issuedAt, heldSince: signedNoEarlierThan)
+                response.body = verified.payload
+                stamp = SignatureStamp(keyID: verified.keyID, issuedAt: verified.issuedAt, expiresAt: verified.expiresAt)
             case .failure(let failure): throw .signatureRejected(failure.description)
             }
         }
         if let local = endpoint.format as? any LocalEvaluationEndpoint {
-            return try evaluateLocally(response, from: local, for: context, scope: scope, url: request.url)
+            return try evaluateLocally(response, from: local, for: context, scope: scope, url: request.url, stamp: stamp)
         }
         let decoded: DecodedFlags
         do {
@@ -276,8 +284,9 @@ public final class FlagFetcher: Sendable {
             throw .decode(error)
         }
         guard let flags = decoded.flags else { return try notModified(sent: condition) }
-        let snapshot = FlagSnapshot(
+        var snapshot = FlagSnapshot(
             flags: flags, version: decoded.version, fetchedAt: now(), ttl: decoded.ttl, contextFingerprint: context.fingerprint)
+        snapshot.signature = stamp
         return .fetched(
             snapshot, etag: response.header("etag").map { EntityTag($0, endpoint: scope) },
             streams: decoded.streams.map { $0.advertised(by: scope) })
@@ -286,7 +295,8 @@ public final class FlagFetcher: Sendable {
     /// Rules instead of values: compiled, evaluated for `context`, and carried with the
     /// snapshot so the caller can keep them.
     private func evaluateLocally(
-        _ response: FlagResponse, from endpoint: any LocalEvaluationEndpoint, for context: EvaluationContext, scope: String, url: URL
+        _ response: FlagResponse, from endpoint: any LocalEvaluationEndpoint, for context: EvaluationContext, scope: String, url: URL,
+        stamp: SignatureStamp?
     ) throws(FetchError) -> FetchResult {
         let definitions: FlagdDefinitions
         do {
@@ -297,9 +307,25 @@ public final class FlagFetcher: Sendable {
         let fetchedAt = now()
         let etag = response.header("etag").map { EntityTag($0, endpoint: scope) }
         let rules = LocalRules(definitions: definitions, document: response.body, etag: etag, fetchedAt: fetchedAt)
+        var snapshot = rules.snapshot(for: context, at: fetchedAt)
+        snapshot.signature = stamp
         return .fetched(
-            rules.snapshot(for: context, at: fetchedAt), etag: etag,
+            snapshot, etag: etag,
             streams: definitions.streams(base: url).map { $0.advertised(by: scope) })
+    }
+
+    /// Refuses a document signed earlier than the one held (a rollback: an operator's
+    /// deliberate one is a new document, signed now), or one without a signing time when the
+    /// held one has one.
+    static func checkNotRolledBack(_ issuedAt: Date?, heldSince held: Date?) throws(FetchError) {
+        guard let held else { return }
+        guard let issuedAt else {
+            throw .signatureRejected("the document has no signing time (iat) and the one held was signed at \(ISO8601.string(held)): refused as a possible rollback")
+        }
+        guard issuedAt >= held else {
+            throw .signatureRejected(
+                "rollback: the document was signed at \(ISO8601.string(issuedAt)), before the one held (\(ISO8601.string(held)))")
+        }
     }
 
     /// "Not modified" is an answer only to a conditional request.

@@ -172,7 +172,8 @@ extension FeatureFlagProvider {
         if case .streamed(let flags, let endpoint) = trigger {
             result = fetcher.streamed(flags, from: endpoint, for: member)
         } else {
-            result = await fetcher.fetch(member, ifNoneMatch: condition, hint: trigger.hint)
+            result = await fetcher.fetch(
+                member, ifNoneMatch: condition, hint: trigger.hint, signedNoEarlierThan: held?.snapshot.signature?.issuedAt)
         }
         switch result {
         case .failed(let error):

@@ -10,6 +10,9 @@ import Foundation
 ///             [string contextFingerprint] [string etagEndpoint] [streams] varint flagCount flag*
 /// streams  := varint n (string url, u64 inactivityDelayNanoseconds, u8 bits (1 endpoint,
 ///             2 same origin), [string endpoint])*n      (presence bit 32; absent: not known)
+/// signed   := u8 bits (1 issuedAt, 2 expiresAt) [f64 issuedAt] [f64 expiresAt] string keyID
+///             (presence bit 64, after streams: the verified signature's stamp; a build
+///             before it refuses such a snapshot as having unknown fields)
 /// flag     := string name u8 presence [value] [string variant] [string reason] [string errorCode]
 ///             [varint n (string value)*n metadata]
 /// value    := u8 tag (0 null, 1 false, 2 true, 3 int i64, 4 double f64, 5 string,
@@ -34,6 +37,7 @@ enum SnapshotCodec {
         if stored.etag != nil { presence |= 4 | 16 }
         if snapshot.contextFingerprint != nil { presence |= 8 }
         if stored.streams != nil { presence |= 32 }
+        if snapshot.signature != nil { presence |= 64 }
         w.u8(presence)
         w.u64(snapshot.fetchedAt.timeIntervalSince1970.bitPattern)
         if let v = snapshot.version { w.string(v) }
@@ -42,6 +46,12 @@ enum SnapshotCodec {
         if let f = snapshot.contextFingerprint { w.string(f) }
         if let e = stored.etag { w.string(e.endpoint) }
         if let streams = stored.streams { encodeStreams(streams, into: &w) }
+        if let stamp = snapshot.signature {
+            w.u8((stamp.issuedAt == nil ? 0 : 1) | (stamp.expiresAt == nil ? 0 : 2))
+            if let t = stamp.issuedAt { w.u64(t.timeIntervalSince1970.bitPattern) }
+            if let t = stamp.expiresAt { w.u64(t.timeIntervalSince1970.bitPattern) }
+            w.string(stamp.keyID)
+        }
         w.varint(snapshot.flags.count)
         for (name, entry) in snapshot.flags {
             w.string(name)
@@ -105,7 +115,15 @@ enum SnapshotCodec {
         let fingerprint = presence & 8 != 0 ? try r.string() : nil
         let etagEndpoint = presence & 16 != 0 ? try r.string() : ""
         let streams = presence & 32 != 0 ? try decodeStreams(&r) : nil
-        guard presence & ~63 == 0 else { throw r.fail("unknown snapshot fields") }
+        var stamp: SignatureStamp?
+        if presence & 64 != 0 {
+            let bits = try r.u8()
+            guard bits & ~3 == 0 else { throw r.fail("unknown signature fields") }
+            let issuedAt = bits & 1 != 0 ? Date(timeIntervalSince1970: Double(bitPattern: try r.u64())) : nil
+            let expiresAt = bits & 2 != 0 ? Date(timeIntervalSince1970: Double(bitPattern: try r.u64())) : nil
+            stamp = SignatureStamp(keyID: try r.string(), issuedAt: issuedAt, expiresAt: expiresAt)
+        }
+        guard presence & ~127 == 0 else { throw r.fail("unknown snapshot fields") }
         let count = try r.count()
         // Straight into the table reads use: no dictionary is built at launch (see `FlagSet`).
         let table = try FlagTable(capacity: count) { (add) throws(ByteDecodingError) in
@@ -121,9 +139,10 @@ enum SnapshotCodec {
             }
         }
         guard r.remaining == 0 else { throw r.fail("trailing bytes after snapshot") }
-        let snapshot = FlagSnapshot(
+        var snapshot = FlagSnapshot(
             storage: FlagSet(table: table), version: version, fetchedAt: fetchedAt, ttl: ttl,
             contextFingerprint: fingerprint)
+        snapshot.signature = stamp
         return StoredFlags(snapshot: snapshot, etag: etag.map { EntityTag($0, endpoint: etagEndpoint) }, streams: streams)
     }
 

@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsTesting
 import FlagServer
 import Foundation
 import Testing
@@ -132,5 +133,76 @@ struct SignedFetchTests {
             return
         }
         #expect(error.kind == .signatureRejected)
+    }
+
+    // MARK: Rollback and freeze
+
+    static func signAs(_ server: FlagServer, issuedAt: Date?, expiresAt: Date? = nil) throws {
+        try server.signAnswers(
+            privateKeyPEM: SigningKeys.privateKeyPEM(operatorSeed), keyID: "ops-2026", issuedAt: issuedAt, expiresAt: expiresAt)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anOlderSignedDocumentIsRefusedAsARollbackANewerOneIsServed() async throws {
+        let server = try FlagServer(document: Self.document(newCheckout: true, version: "march"))
+        let march = Date(timeIntervalSince1970: 1_772_323_200)
+        try Self.signAs(server, issuedAt: march)
+        let f = try ProviderFixture(server: server, fetch: Self.trusting)
+        defer { f.stop() }
+        #expect(await f.provider.refresh().isSuccess)
+        #expect(f.store.lastKnownGood(for: auraPersonal)?.snapshot.signature?.issuedAt == march, "the signing time is stored")
+
+        // A genuine but older signed document, replayed: refused, what is held stays.
+        server.document = Self.document(newCheckout: false, version: "february")
+        try Self.signAs(server, issuedAt: march - 86_400 * 28)
+        guard case .failed(let error) = await f.provider.refresh() else {
+            Issue.record("expected the rollback to be refused")
+            return
+        }
+        #expect(error.kind == .signatureRejected && error.description.contains("rollback: the document was signed at 2026-02-01T00:00:00Z"))
+        #expect(f.provider.value(Self.newCheckout) == true && f.provider.snapshot.version == "march")
+        #expect(f.provider.recentEvents.contains { $0.kind == .signatureRejected && $0.message?.hasPrefix("rollback:") == true })
+        // A document without a signing time while the one held has one: refused too.
+        let timeless = JWS.sign(Array(#"{"flags": {}}"#.utf8), seed: Self.operatorSeed, keyID: "ops-2026")
+        #expect(throws: FetchError.self) {
+            try FlagFetcher.checkNotRolledBack(try JWS.verify(timeless, trusting: TrustedKeys(Self.trusting.trustedKeys)).get().issuedAt, heldSince: march)
+        }
+        // The operator's deliberate rollback: the old values, signed now.
+        server.document = Self.document(newCheckout: false, version: "march-rollback")
+        try Self.signAs(server, issuedAt: march + 3_600)
+        #expect(await f.provider.refresh().isSuccess)
+        #expect(f.provider.value(Self.newCheckout) == false && f.provider.snapshot.version == "march-rollback")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aSignedDocumentPastItsExpiryIsStaleAndSaysSo() async throws {
+        let server = try FlagServer(document: Self.document(newCheckout: true, version: "v1"))
+        let f = try ProviderFixture(server: server, fetch: Self.trusting)
+        defer { f.stop() }
+        // Signed by the operator, current for one minute of the provider's clock.
+        try Self.signAs(server, issuedAt: f.start, expiresAt: f.start + 60)
+        #expect(await f.provider.refresh().isSuccess)
+        #expect(f.provider.status == .ready)
+        // Nothing newer comes (the service is replaying it, or cut off): past its expiry the
+        // values are still served, but as stale.
+        f.server.fault = .closeConnection
+        f.clock.advance(by: .seconds(120))
+        _ = await f.provider.refresh()
+        #expect(f.provider.status == .stale, "\(f.provider.status)")
+        #expect(f.provider.recentEvents.contains { $0.kind == .stale })
+        #expect(f.provider.value(Self.newCheckout) == true, "stale values are still the operator's")
+        #expect(f.provider.details(Self.newCheckout).reason == .stale)
+    }
+
+    @Test func theStampSurvivesTheStore() throws {
+        let dir = TempDir()
+        var snapshot = FlagSnapshot(values: ["a": true], version: "v", fetchedAt: Date(timeIntervalSince1970: 1_790_000_000), contextFingerprint: "ctx")
+        snapshot.signature = SignatureStamp(
+            keyID: "ops-2026", issuedAt: Date(timeIntervalSince1970: 1_790_000_000), expiresAt: Date(timeIntervalSince1970: 1_790_086_400))
+        let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
+        try store.save(snapshot, etag: nil, for: EvaluationContext(targetingKey: "u"))
+        let reloaded = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
+        #expect(reloaded.lastKnownGood(for: EvaluationContext(targetingKey: "u"))?.snapshot.signature == snapshot.signature)
+        #expect(reloaded.lastKnownGood(for: EvaluationContext(targetingKey: "u"))?.snapshot.isExpired(at: Date(timeIntervalSince1970: 1_790_086_400)) == true)
     }
 }
