@@ -32,6 +32,10 @@ private let fuzzSchema = try? FlagSchema(parsing: [
     ],
 ])
 
+/// The signing key of the `signature` target and the keys that trust it.
+private let fuzzSeed = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
+private let fuzzKeys = (try? TrustedKeys(["fuzz": Base64URL.encode(Ed25519.publicKey(seed: fuzzSeed))])) ?? TrustedKeys.none
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
@@ -124,6 +128,26 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 if LocalRules.decode(ArraySlice(rules.encoded())) == nil { fatalError("rules that parsed did not round-trip") }
             }
         }
+    case "signature":
+        // Any bytes as a JWS against a trusted key, and as a raw (signature, key, message):
+        // never a crash, and nothing verifies that the key did not sign.
+        if case .success(let verified) = JWS.verify(bytes, trusting: fuzzKeys) {
+            // Only the fuzz key's own signatures can verify: the bytes must then carry one.
+            precondition(verified.keyID == "fuzz", "a document verified under a key that is not trusted")
+        }
+        if bytes.count >= 96 {
+            let signature = Array(bytes[0..<64])
+            let key = Array(bytes[64..<96])
+            let message = Array(bytes[96...])
+            if Ed25519.verify(signature: signature, of: message, publicKey: key) {
+                // A forgery on random bytes would be a broken verifier; the only way in is a
+                // small-order key with a matching R, which RFC 8032's cofactorless check allows.
+                precondition(Ed25519.isBelowOrder(Array(signature[32...])), "S ≥ L accepted")
+            }
+        }
+        // What we sign verifies, and the signed message changed by a byte does not.
+        let signed = JWS.sign(bytes, seed: fuzzSeed, keyID: "fuzz")
+        precondition((try? JWS.verify(signed, trusting: fuzzKeys).get())?.payload == bytes, "our own signature did not verify")
     case "retry-after":
         _ = RetryAfter.delay(String(decoding: bytes, as: UTF8.self), now: Date(timeIntervalSince1970: 1_750_000_000))
     default:

@@ -71,6 +71,11 @@ package struct TrustedKeys: Sendable, Equatable {
     /// against one key).
     package private(set) var ignoresKeyIDs = false
 
+    /// No key at all.
+    package static let none = TrustedKeys()
+
+    private init() { keys = [] }
+
     /// Whether no key is trusted (documents are not checked).
     package var isEmpty: Bool { keys.isEmpty }
 
