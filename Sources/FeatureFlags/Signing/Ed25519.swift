@@ -12,7 +12,7 @@ package enum Ed25519 {
         let r = Array(signature[0..<32])
         let s = Array(signature[32..<64])
         guard isBelowOrder(s), let negatedA = Point.decodeNegated(publicKey) else { return false }
-        let k = Scalar.reduce(SHA512.hash(r, publicKey, message))
+        let k = GroupScalar.reduce(SHA512.hash(r, publicKey, message))
         // [k](−A) + [S]B, encoded, must be R's bytes.
         let computed = negatedA.multiplied(by: k).adding(Point.base.multiplied(by: s))
         return computed.encoded() == r
@@ -31,10 +31,10 @@ package enum Ed25519 {
         let digest = SHA512.hash(seed)
         let a = clamped(Array(digest[0..<32]))
         let publicKey = Point.base.multipliedUniformly(by: a).encoded()
-        let r = Scalar.reduce(SHA512.hash(Array(digest[32..<64]), message))
+        let r = GroupScalar.reduce(SHA512.hash(Array(digest[32..<64]), message))
         let rEncoded = Point.base.multipliedUniformly(by: r).encoded()
-        let k = Scalar.reduce(SHA512.hash(rEncoded, publicKey, message))
-        return rEncoded + Scalar.multiplyAdd(k, a, r)
+        let k = GroupScalar.reduce(SHA512.hash(rEncoded, publicKey, message))
+        return rEncoded + GroupScalar.multiplyAdd(k, a, r)
     }
 
     /// The secret scalar of a private key: the first half of its SHA-512, clamped.
@@ -335,7 +335,7 @@ struct Point {
 }
 
 /// Scalars modulo the group order L.
-enum Scalar {
+enum GroupScalar {
     /// (k·a + r) mod L for 32-byte little-endian scalars.
     static func multiplyAdd(_ k: [UInt8], _ a: [UInt8], _ r: [UInt8]) -> [UInt8] {
         var x = [Int64](repeating: 0, count: 64)
