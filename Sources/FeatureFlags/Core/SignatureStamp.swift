@@ -10,11 +10,15 @@ package struct SignatureStamp: Sendable, Equatable {
     package let issuedAt: Date?
     /// When it stops being current (`exp`), if said: past it, the snapshot is stale.
     package let expiresAt: Date?
+    /// The signed answer as it came (the JWS): kept with the snapshot, so that a launch can
+    /// verify again that what the fallback file serves is what the operator signed.
+    package let envelope: [UInt8]
 
     /// A stamp.
-    package init(keyID: String, issuedAt: Date?, expiresAt: Date?) {
+    package init(keyID: String, issuedAt: Date?, expiresAt: Date?, envelope: [UInt8] = []) {
         self.keyID = keyID
         self.issuedAt = issuedAt
         self.expiresAt = expiresAt
+        self.envelope = envelope
     }
 }

@@ -42,6 +42,8 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         public static let fallbackRejected = Kind("fallback_rejected")
         /// Persisting a snapshot failed.
         public static let fallbackWriteFailed = Kind("fallback_write_failed")
+        /// With trusted keys, a stored snapshot was not what a trusted key signed: set aside.
+        public static let fallbackTampered = Kind("fallback_tampered")
         /// The fallback file was used, but who may change it deserves attention.
         public static let fallbackWarning = Kind("fallback_warning")
         /// The kill switch turned on or off.
@@ -95,6 +97,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case fallbackLoaded(contexts: Int, bytes: Int)
         case fallbackRejected(reason: String, keptAt: String?)
         case fallbackWriteFailed(reason: String)
+        case fallbackTampered(reason: String, keptAt: String?)
         case fallbackWarning(reason: String)
         case killSwitch(active: Bool)
         case activated(version: String?, latencyMilliseconds: Int)
@@ -138,6 +141,12 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     /// unusable file was moved for diagnosis, if it was moved.
     public static func fallbackRejected(reason: String, keptAt: String?) -> FlagEvent {
         FlagEvent(.fallbackRejected(reason: reason, keptAt: keptAt))
+    }
+    /// With trusted keys, the fallback file's snapshot for the context served was not what a
+    /// trusted key signed (edited, or stored unsigned): it is not served, the file as it was is
+    /// kept at `keptAt` for diagnosis, and the snapshot is removed.
+    public static func fallbackTampered(reason: String, keptAt: String?) -> FlagEvent {
+        FlagEvent(.fallbackTampered(reason: reason, keptAt: keptAt))
     }
     /// Persisting a snapshot failed; the values served are unaffected.
     public static func fallbackWriteFailed(reason: String) -> FlagEvent { FlagEvent(.fallbackWriteFailed(reason: reason)) }
@@ -243,6 +252,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .fallbackLoaded: return .fallbackLoaded
         case .fallbackRejected: return .fallbackRejected
         case .fallbackWriteFailed: return .fallbackWriteFailed
+        case .fallbackTampered: return .fallbackTampered
         case .fallbackWarning: return .fallbackWarning
         case .killSwitch: return .killSwitch
         case .activated: return .activated
@@ -389,10 +399,13 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         return nil
     }
 
-    /// Where a ``Kind/fallbackRejected`` event's file was moved, if it was.
+    /// Where a ``Kind/fallbackRejected`` event's file was moved, or a ``Kind/fallbackTampered``
+    /// event's file was copied, if it was.
     public var keptAt: String? {
-        if case .fallbackRejected(_, let keptAt) = base { return keptAt }
-        return nil
+        switch base {
+        case .fallbackRejected(_, let keptAt), .fallbackTampered(_, let keptAt): return keptAt
+        default: return nil
+        }
     }
 
     /// The message of an error, the reason of a rejected or unwritable fallback file or of a
@@ -400,7 +413,9 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     public var message: String? {
         switch base {
         case .error(_, let message): return message
-        case .fallbackRejected(let reason, _), .fallbackWriteFailed(let reason), .fallbackWarning(let reason): return reason
+        case .fallbackRejected(let reason, _), .fallbackWriteFailed(let reason), .fallbackWarning(let reason),
+            .fallbackTampered(let reason, _):
+            return reason
         case .fetchFailed(let error): return error.description
         case .streamClosed(_, let reason, _), .safeModeEntered(let reason), .safeModeLeft(let reason),
             .overridesRejected(let reason), .signatureRejected(let reason):
@@ -434,6 +449,8 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         case .fallbackRejected(let reason, let keptAt):
             return "fallback_rejected: \(reason)" + (keptAt.map { " (kept at \($0))" } ?? "")
         case .fallbackWriteFailed(let reason): return "fallback_write_failed: \(reason)"
+        case .fallbackTampered(let reason, let keptAt):
+            return "fallback_tampered: \(reason)" + (keptAt.map { " (kept at \($0))" } ?? "")
         case .fallbackWarning(let reason): return "fallback_warning: \(reason)"
         case .killSwitch(let active): return "kill_switch \(active ? "on" : "off")"
         case .activated(let version, let ms): return "activated version=\(version ?? "-") latency=\(ms)ms"

@@ -269,8 +269,9 @@ public final class FlagFetcher: Sendable {
             switch JWS.verify(response.body, trusting: keys) {
             case .success(let verified):
                 try Self.checkNotRolledBack(verified.issuedAt, heldSince: signedNoEarlierThan)
+                stamp = SignatureStamp(
+                    keyID: verified.keyID, issuedAt: verified.issuedAt, expiresAt: verified.expiresAt, envelope: response.body)
                 response.body = verified.payload
-                stamp = SignatureStamp(keyID: verified.keyID, issuedAt: verified.issuedAt, expiresAt: verified.expiresAt)
             case .failure(let failure): throw .signatureRejected(failure.description)
             }
         }
@@ -312,6 +313,32 @@ public final class FlagFetcher: Sendable {
         return .fetched(
             snapshot, etag: etag,
             streams: definitions.streams(base: url).map { $0.advertised(by: scope) })
+    }
+
+    /// Why `stored` (a snapshot from the fallback file) is not what a trusted key signed, or nil
+    /// when it is: its signed answer must verify with the trusted keys and decode, through one
+    /// of the chain's endpoints, to exactly the flags stored. Nil when no keys are configured.
+    /// Rules evaluated on the device are not checked here (their file entry keeps no envelope).
+    package func storedSignatureProblem(_ stored: FlagSnapshot, for context: EvaluationContext) -> String? {
+        guard let trust, !evaluatesLocally else { return nil }
+        guard case .success(let keys) = trust else { return "the trusted keys are unusable" }
+        guard let stamp = stored.signature, !stamp.envelope.isEmpty else {
+            return "the stored snapshot carries no signature (stored before trusted keys were configured, or edited)"
+        }
+        let verified: VerifiedDocument
+        switch JWS.verify(stamp.envelope, trusting: keys) {
+        case .success(let document): verified = document
+        case .failure(let failure): return "its signature does not verify: \(failure.description)"
+        }
+        guard verified.issuedAt == stamp.issuedAt, verified.expiresAt == stamp.expiresAt else {
+            return "its signing time or expiry differs from its signature's"
+        }
+        let response = FlagResponse(status: 200, body: verified.payload)
+        for endpoint in endpoints where !(endpoint.format is any LocalEvaluationEndpoint) {
+            guard let flags = (try? endpoint.decode(response, for: context))?.flags else { continue }
+            if FlagSet(flags).sameEntries(as: stored.storage) { return nil }
+        }
+        return "its values differ from the signed document's"
     }
 
     /// Refuses a document signed earlier than the one held (a rollback: an operator's

@@ -118,6 +118,13 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         var reader = LastKnownGoodReader(
             store: store, bundledDefaults: configuration.bundledDefaults, killSwitchKey: configuration.killSwitchKey)
         base = reader.base
+        // With trusted keys, what the fallback file serves must still be what the operator
+        // signed: an edited snapshot is set aside before anything of it is read.
+        var tampered: [FlagEvent] = []
+        if let stored = store.lastKnownGood(for: context), let problem = fetcher.storedSignatureProblem(stored.snapshot, for: context) {
+            let keptAt = store.setAside(context)
+            tampered.append(.fallbackTampered(reason: "the stored snapshot for this context is not what a trusted key signed: \(problem)", keptAt: keptAt))
+        }
         var (lastKnownGood, source, held) = reader.start(with: context.fingerprint, in: store)
         if let evaluated = Self.evaluateHeldRules(for: context, fetcher: fetcher, store: store, base: base, at: now()) {
             lastKnownGood = evaluated
@@ -180,7 +187,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         relay.target = self
         // A change made between attaching and now reached no one: take the overrides again.
         configuration.overrides?.resync(killSwitchKey: base.killSwitchKey) { transition(.overrides($0)) }
-        for event in reader.events + launchEvents { publisher.emit(event) }
+        for event in tampered + reader.events + launchEvents { publisher.emit(event) }
     }
 
     deinit {

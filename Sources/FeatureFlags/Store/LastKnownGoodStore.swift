@@ -215,6 +215,20 @@ public final class LastKnownGoodStore: Sendable {
         }
     }
 
+    /// Keeps a copy of the file as it is now beside it (`<file>.corrupt`, `-2` … `-9`), for
+    /// diagnosis, then forgets `context`'s snapshot: for a snapshot that must not be served
+    /// (one whose signature no longer matches). Returns where the copy went, if it was made.
+    package func setAside(_ context: EvaluationContext) -> String? {
+        let path = fileURL.fileSystemPath
+        var keptAt: String?
+        if let bytes = try? FileIO.read(path) {
+            let destination = FileIO.quarantinePath(for: path)
+            if (try? FileIO.writeAtomically(bytes, to: destination)) != nil { keptAt = destination }
+        }
+        try? remove(context)
+        return keptAt
+    }
+
     /// Forgets `context`'s snapshot and rewrites the file.
     public func remove(_ context: EvaluationContext) throws(FlagError) {
         let fingerprint = context.fingerprint

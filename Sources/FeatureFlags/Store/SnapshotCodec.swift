@@ -11,6 +11,7 @@ import Foundation
 /// streams  := varint n (string url, u64 inactivityDelayNanoseconds, u8 bits (1 endpoint,
 ///             2 same origin), [string endpoint])*n      (presence bit 32; absent: not known)
 /// signed   := u8 bits (1 issuedAt, 2 expiresAt) [f64 issuedAt] [f64 expiresAt] string keyID
+///             varint n byte*n (the signed answer, the JWS)
 ///             (presence bit 64, after streams: the verified signature's stamp; a build
 ///             before it refuses such a snapshot as having unknown fields)
 /// flag     := string name u8 presence [value] [string variant] [string reason] [string errorCode]
@@ -51,6 +52,8 @@ enum SnapshotCodec {
             if let t = stamp.issuedAt { w.u64(t.timeIntervalSince1970.bitPattern) }
             if let t = stamp.expiresAt { w.u64(t.timeIntervalSince1970.bitPattern) }
             w.string(stamp.keyID)
+            w.varint(stamp.envelope.count)
+            w.raw(stamp.envelope)
         }
         w.varint(snapshot.flags.count)
         for (name, entry) in snapshot.flags {
@@ -121,7 +124,9 @@ enum SnapshotCodec {
             guard bits & ~3 == 0 else { throw r.fail("unknown signature fields") }
             let issuedAt = bits & 1 != 0 ? Date(timeIntervalSince1970: Double(bitPattern: try r.u64())) : nil
             let expiresAt = bits & 2 != 0 ? Date(timeIntervalSince1970: Double(bitPattern: try r.u64())) : nil
-            stamp = SignatureStamp(keyID: try r.string(), issuedAt: issuedAt, expiresAt: expiresAt)
+            let keyID = try r.string()
+            let envelope = Array(try r.bytes(try r.count()))
+            stamp = SignatureStamp(keyID: keyID, issuedAt: issuedAt, expiresAt: expiresAt, envelope: envelope)
         }
         guard presence & ~127 == 0 else { throw r.fail("unknown snapshot fields") }
         let count = try r.count()

@@ -205,4 +205,52 @@ struct SignedFetchTests {
         #expect(reloaded.lastKnownGood(for: EvaluationContext(targetingKey: "u"))?.snapshot.signature == snapshot.signature)
         #expect(reloaded.lastKnownGood(for: EvaluationContext(targetingKey: "u"))?.snapshot.isExpired(at: Date(timeIntervalSince1970: 1_790_086_400)) == true)
     }
+
+    // MARK: Signed at rest
+
+    @Test(.timeLimit(.minutes(1)))
+    func anIntactSignedFallbackIsServedOfflineAtTheNextLaunch() async throws {
+        let f = try await Self.signedStart()
+        f.stop()
+        let relaunch = try ProviderFixture(reachable: false, server: f.server, dir: f.dir, fetch: Self.trusting)
+        defer { relaunch.stop() }
+        #expect(relaunch.provider.value(Self.newCheckout) == true && relaunch.provider.snapshot.version == "signed-1")
+        #expect(!relaunch.provider.recentEvents.contains { $0.kind == .fallbackTampered })
+    }
+
+    enum Tampering: String, CaseIterable {
+        case editedValues, storedUnsigned, editedSignature
+    }
+
+    @Test(.timeLimit(.minutes(1)), arguments: Tampering.allCases)
+    func anEditedFallbackIsSetAsideNeverServed(_ tampering: Tampering) async throws {
+        let f = try await Self.signedStart()
+        f.stop()
+        // Someone who can write the app's container rewrites the stored snapshot (and its
+        // checksums): new values under the old signature, no signature, or a broken one.
+        let stored = try #require(f.store.lastKnownGood(for: auraPersonal)?.snapshot)
+        var edited = FlagSnapshot(
+            values: ["new_checkout": false, "kill_switch": false], version: stored.version, fetchedAt: stored.fetchedAt,
+            contextFingerprint: stored.contextFingerprint)
+        switch tampering {
+        case .editedValues: edited.signature = stored.signature
+        case .storedUnsigned: edited.signature = nil
+        case .editedSignature:
+            edited = stored
+            var envelope = try #require(stored.signature?.envelope)
+            envelope[envelope.count - 3] ^= 1
+            edited.signature = SignatureStamp(keyID: "ops-2026", issuedAt: stored.signature?.issuedAt, expiresAt: nil, envelope: envelope)
+        }
+        try LastKnownGoodStore(fileURL: f.fallbackURL).save(edited, etag: nil, for: auraPersonal)
+
+        let relaunch = try ProviderFixture(reachable: false, server: f.server, dir: f.dir, fetch: Self.trusting)
+        defer { relaunch.stop() }
+        #expect(relaunch.provider.value(Self.newCheckout) == false, "the code default, not the edited or stored value")
+        #expect(relaunch.provider.details(Self.newCheckout).source == .codeDefault)
+        let event = try #require(relaunch.provider.recentEvents.first { $0.kind == .fallbackTampered })
+        #expect(event.message?.hasPrefix("the stored snapshot for this context is not what a trusted key signed") == true, "\(event)")
+        let keptAt = try #require(event.keptAt)
+        #expect(FileManager.default.fileExists(atPath: keptAt), "the file as it was is kept for diagnosis")
+        #expect(relaunch.store.lastKnownGood(for: auraPersonal) == nil, "the snapshot is gone from the store")
+    }
 }
