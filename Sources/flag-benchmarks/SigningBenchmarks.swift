@@ -22,5 +22,68 @@ enum SigningBenchmarks {
             report.add(.init(section: "signing", name: "SHA-512 of a \(name) document", value: hash.median / 1_000, unit: "µs", spread: hash.spread))
             report.add(.init(section: "signing", name: "verify a \(name) document", value: verify.median / 1_000, unit: "µs", spread: verify.spread))
         }
+        try launch(report, quick: quick, seed: seed)
+    }
+
+    /// A launch on a 1,000-flag fallback file, signed (the stored snapshot verified again: the
+    /// signature, and the signed document decoded and compared) against the same launch
+    /// unsigned. The budget: the signed launch costs at most the unsigned one plus 1.25× what
+    /// verifying and decoding the document once costs, measured in the same run — the launch
+    /// adds nothing beyond that one check.
+    static func launch(_ report: Report, quick: Bool, seed: [UInt8]) throws {
+        let runs = quick ? 21 : 101
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = URL(string: "https://flags.example.com/flags")!
+        let document = FlagDocument(version: "bench", ttl: 300, flags: sampleFlags(1_000)).jsonBytes()
+        let envelope = JWS.sign(document, seed: seed, keyID: "bench", issuedAt: Date(timeIntervalSince1970: 1_790_000_000))
+        let keys = ["bench": SigningKeys.publicKeyPEM(Ed25519.publicKey(seed: seed))]
+        let context = InitBenchmarks.context
+        guard let flags = (try? FlagEndpoint.json(post: url).decode(FlagResponse(status: 200, body: document), for: context))?.flags else {
+            throw BenchmarkError("the JSON endpoint did not decode the document")
+        }
+        var snapshot = FlagSnapshot(flags: flags, version: "bench", fetchedAt: Date(timeIntervalSince1970: 1_790_000_000))
+        let unsignedFile = directory.appendingPathComponent("unsigned.lkg")
+        try LastKnownGoodStore(fileURL: unsignedFile).save(snapshot, etag: nil, for: context)
+        snapshot.signature = SignatureStamp(
+            keyID: "bench", issuedAt: Date(timeIntervalSince1970: 1_790_000_000), expiresAt: nil, envelope: envelope)
+        let signedFile = directory.appendingPathComponent("signed.lkg")
+        try LastKnownGoodStore(fileURL: signedFile).save(snapshot, etag: nil, for: context)
+
+        func start(_ file: URL, trusted: Bool) -> (Bool, FeatureFlagProvider) {
+            let fetcher = FlagFetcher(endpoint: .json(post: url), configuration: .init(trustedKeys: trusted ? keys : [:]))
+            let provider = FeatureFlagProvider(context: context, fetcher: fetcher, store: LastKnownGoodStore(fileURL: file))
+            return (provider.value(FlagKey("feature_flag_0", default: false)), provider)
+        }
+        func starts(_ file: URL, trusted: Bool) throws -> Harness.Stats {
+            var samples: [Double] = []
+            for run in 0..<(runs + 10) {
+                let begin = DispatchTime.now().uptimeNanoseconds
+                let (on, provider) = start(file, trusted: trusted)
+                let elapsed = Double(DispatchTime.now().uptimeNanoseconds - begin)
+                provider.shutdown()
+                guard provider.snapshot.version == "bench", !provider.recentEvents.contains(where: { $0.kind == .fallbackTampered }) else {
+                    throw BenchmarkError("the \(trusted ? "signed" : "unsigned") fallback file was not served")
+                }
+                blackHole(on)
+                if run >= 10 { samples.append(elapsed) }
+            }
+            return Harness.stats(samples, runs)
+        }
+        let trusted = try TrustedKeys(keys)
+        let check = Harness.measure(operations: 1, runs: runs) { _ in
+            let payload = (try? JWS.verify(envelope, trusting: trusted).get())?.payload ?? []
+            blackHole(try? FlagEndpoint.json(post: url).decode(FlagResponse(status: 200, body: payload), for: context))
+        }
+        let unsigned = try starts(unsignedFile, trusted: false)
+        let signed = try starts(signedFile, trusted: true)
+        report.add(.init(section: "signing", name: "floor: verify + decode the 1,000-flag document once", value: check.median / 1_000, unit: "µs", spread: check.spread))
+        report.add(.init(section: "signing", name: "launch on the 1,000-flag fallback file, unsigned", value: unsigned.median / 1_000, unit: "µs", spread: unsigned.spread))
+        let added = signed.median - unsigned.median
+        report.add(
+            .init(
+                section: "signing", name: "launch on it signed, verified again (ratio to unsigned)", value: signed.median / 1_000, unit: "µs",
+                spread: signed.spread, floor: "launch unsigned", ratio: signed.median / unsigned.median,
+                budget: "≤ unsigned + 1.25× the floor", passed: added <= 1.25 * check.median))
     }
 }

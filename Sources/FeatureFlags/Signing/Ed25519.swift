@@ -14,7 +14,7 @@ package enum Ed25519 {
         guard isBelowOrder(s), let negatedA = Point.decodeNegated(publicKey) else { return false }
         let k = GroupScalar.reduce(SHA512.hash(r, publicKey, message))
         // [k](−A) + [S]B, encoded, must be R's bytes.
-        let computed = negatedA.multiplied(by: k).adding(Point.base.multiplied(by: s))
+        let computed = Point.combination(k, negatedA, s, Point.base)
         return computed.encoded() == r
     }
 
@@ -289,6 +289,42 @@ struct Point {
         let g = d + c
         let h = b + a
         return Point(x: e * f, y: h * g, z: g * f, t: e * h)
+    }
+
+    /// 2P, with the doubling formula of extended coordinates (4 squarings, 4 products).
+    func doubled() -> Point {
+        let a = x.squared
+        let b = y.squared
+        let zz = z.squared
+        let c = zz + zz
+        let h = a + b
+        let sum = x + y
+        let e = h - sum.squared
+        let g = a - b
+        let f = c + g
+        return Point(x: e * f, y: g * h, z: f * g, t: e * h)
+    }
+
+    /// [a]P + [b]Q for public 32-byte little-endian scalars, in one pass of doublings with
+    /// 4-bit windows (verification: its inputs are public, so its time may depend on them).
+    static func combination(_ a: [UInt8], _ p: Point, _ b: [UInt8], _ q: Point) -> Point {
+        func table(_ point: Point) -> [Point] {
+            var multiples = [Point.identity, point]
+            for _ in 2..<16 { multiples.append(multiples[multiples.count - 1].adding(point)) }
+            return multiples
+        }
+        let pTable = table(p)
+        let qTable = table(q)
+        var result = Point.identity
+        for nibble in stride(from: 63, through: 0, by: -1) {
+            if nibble != 63 { result = result.doubled().doubled().doubled().doubled() }
+            let shift = UInt8((nibble & 1) * 4)
+            let aDigit = Int((a[nibble / 2] >> shift) & 15)
+            let bDigit = Int((b[nibble / 2] >> shift) & 15)
+            if aDigit != 0 { result = result.adding(pTable[aDigit]) }
+            if bDigit != 0 { result = result.adding(qTable[bDigit]) }
+        }
+        return result
     }
 
     /// [s]P for a 32-byte little-endian scalar (double and add, most significant bit first).
