@@ -6,6 +6,7 @@ public struct BundledDefaults: Sendable {
     private enum Storage: Sendable {
         case values([String: FlagValue])
         case file(URL)
+        case signedFile(URL, trustedKeys: [String: String])
     }
 
     private let storage: Storage
@@ -34,6 +35,14 @@ public struct BundledDefaults: Sendable {
         BundledDefaults(storage: .file(url))
     }
 
+    /// Defaults from a signed file: the same JSON as ``jsonFile(_:)``, wrapped as a JWS
+    /// (RFC 7515, `EdDSA`) — what `flagctl sign` writes — that one of `trustedKeys` (by key id,
+    /// as ``FlagFetcher/Configuration/trustedKeys``) must verify. A file that does not verify
+    /// yields no defaults and a `PARSE_ERROR` error event saying why, like an unreadable one.
+    public static func signedJSONFile(_ url: URL, trustedKeys: [String: String]) -> BundledDefaults {
+        BundledDefaults(storage: .signedFile(url, trustedKeys: trustedKeys))
+    }
+
     /// The defaults as entries, or why they could not be read.
     func load() -> Result<[String: FlagEntry], BundledDefaultsError> {
         switch storage {
@@ -41,17 +50,35 @@ public struct BundledDefaults: Sendable {
             if values.isEmpty { return .success([:]) }
             return .success(values.mapValues { FlagEntry(value: $0) })
         case .file(let url):
-            return Self.read(url).mapError { BundledDefaultsError(message: "bundled defaults \(url.lastPathComponent): \($0.message)") }
+            return Self.read(url, trustedKeys: nil).mapError {
+                BundledDefaultsError(message: "bundled defaults \(url.lastPathComponent): \($0.message)")
+            }
+        case .signedFile(let url, let keys):
+            return Self.read(url, trustedKeys: keys).mapError {
+                BundledDefaultsError(message: "bundled defaults \(url.lastPathComponent): \($0.message)")
+            }
         }
     }
 
-    private static func read(_ url: URL) -> Result<[String: FlagEntry], BundledDefaultsError> {
-        let bytes: [UInt8]
+    private static func read(_ url: URL, trustedKeys: [String: String]?) -> Result<[String: FlagEntry], BundledDefaultsError> {
+        var bytes: [UInt8]
         let top: FlagValue
         do {
             bytes = try FileIO.read(url.fileSystemPath)
         } catch {
             return .failure(BundledDefaultsError(message: "cannot be read: \(error)"))
+        }
+        if let trustedKeys {
+            let keys: TrustedKeys
+            do {
+                keys = try TrustedKeys(trustedKeys)
+            } catch {
+                return .failure(BundledDefaultsError(message: error.message))
+            }
+            switch JWS.verify(bytes, trusting: keys) {
+            case .success(let verified): bytes = verified.payload
+            case .failure(let failure): return .failure(BundledDefaultsError(message: "signature rejected: \(failure.description)"))
+            }
         }
         do {
             top = try FlagJSON.parse(bytes)

@@ -93,6 +93,26 @@ struct JWSTests {
         #expect(Base64URL.decode("a") == nil)
     }
 
+    @Test func signedBundledDefaultsAreReadOnlyWhenTheyVerify() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jws-defaults-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let defaults = dir.appendingPathComponent("defaults.jws")
+        let keys = ["ops": SigningKeys.publicKeyPEM(Ed25519.publicKey(seed: Self.seed))]
+        try Data(JWS.sign(Array(#"{"flags": {"new_checkout": true}}"#.utf8), seed: Self.seed, keyID: "ops")).write(to: defaults)
+        let signed = FallbackClient(fileURL: dir.appendingPathComponent("f"), bundledDefaults: .signedJSONFile(defaults, trustedKeys: keys))
+        defer { signed.shutdown() }
+        #expect(signed.value(FlagKey("new_checkout", default: false)) == true)
+        #expect(signed.details(FlagKey("new_checkout", default: false)).source == .bundledDefaults)
+
+        try Data(JWS.sign(Array(#"{"flags": {"new_checkout": true}}"#.utf8), seed: Self.otherSeed, keyID: "ops")).write(to: defaults)
+        let forged = FallbackClient(fileURL: dir.appendingPathComponent("g"), bundledDefaults: .signedJSONFile(defaults, trustedKeys: keys))
+        defer { forged.shutdown() }
+        #expect(forged.value(FlagKey("new_checkout", default: false)) == false)
+        let message = #"bundled defaults defaults.jws: signature rejected: bad signature (key "ops")"#
+        #expect(forged.recentEvents.contains(.error(.parseError, message: message)), "\(forged.recentEvents)")
+    }
+
     // MARK: OpenSSL, both ways
 
     /// Runs `openssl` with `arguments`; nil when it is missing or lacks Ed25519.
