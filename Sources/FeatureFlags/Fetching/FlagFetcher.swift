@@ -307,7 +307,7 @@ public final class FlagFetcher: Sendable {
         }
         let fetchedAt = now()
         let etag = response.header("etag").map { EntityTag($0, endpoint: scope) }
-        let rules = LocalRules(definitions: definitions, document: response.body, etag: etag, fetchedAt: fetchedAt)
+        let rules = LocalRules(definitions: definitions, document: response.body, etag: etag, fetchedAt: fetchedAt, envelope: stamp?.envelope)
         var snapshot = rules.snapshot(for: context, at: fetchedAt)
         snapshot.signature = stamp
         return .fetched(
@@ -339,6 +339,22 @@ public final class FlagFetcher: Sendable {
             if FlagSet(flags).sameEntries(as: stored.storage) { return nil }
         }
         return "its values differ from the signed document's"
+    }
+
+    /// Why held flagd `rules` are not what a trusted key signed, or nil when they are (or no
+    /// keys are configured): their signed answer must verify and hold exactly their document.
+    package func heldRulesSignatureProblem(_ rules: LocalRules) -> String? {
+        guard let trust else { return nil }
+        guard case .success(let keys) = trust else { return "the trusted keys are unusable" }
+        guard let envelope = rules.envelope else {
+            return "the held rules carry no signature (held before trusted keys were configured, or edited)"
+        }
+        switch JWS.verify(envelope, trusting: keys) {
+        case .success(let verified):
+            return verified.payload == rules.document ? nil : "the held rules differ from their signed document"
+        case .failure(let failure):
+            return "their signature does not verify: \(failure.description)"
+        }
     }
 
     /// Refuses a document signed earlier than the one held (a rollback: an operator's

@@ -13,20 +13,25 @@ package final class LocalRules: Sendable, Equatable {
     package let etag: EntityTag?
     /// When the document was fetched.
     package let fetchedAt: Date
+    /// The signed answer the document came in (the JWS), when trusted keys verified it: kept
+    /// so that a launch can verify the held rules again.
+    package let envelope: [UInt8]?
     /// The last evaluation: its table and context (see ``snapshot(for:at:)``).
     private let last = Locked<(table: FlagTable, context: EvaluationContext)?>(nil)
 
     /// Rules read from `document`.
-    package init(definitions: FlagdDefinitions, document: [UInt8], etag: EntityTag?, fetchedAt: Date) {
+    package init(definitions: FlagdDefinitions, document: [UInt8], etag: EntityTag?, fetchedAt: Date, envelope: [UInt8]? = nil) {
         self.definitions = definitions
         self.document = document
         self.etag = etag
         self.fetchedAt = fetchedAt
+        self.envelope = envelope
     }
 
     /// The same document and tag.
     package static func == (lhs: LocalRules, rhs: LocalRules) -> Bool {
-        lhs === rhs || (lhs.etag == rhs.etag && lhs.fetchedAt == rhs.fetchedAt && lhs.document == rhs.document)
+        lhs === rhs
+            || (lhs.etag == rhs.etag && lhs.fetchedAt == rhs.fetchedAt && lhs.document == rhs.document && lhs.envelope == rhs.envelope)
     }
 
     /// The flags for `context`, evaluated at `date`: a snapshot as old as the rules (its

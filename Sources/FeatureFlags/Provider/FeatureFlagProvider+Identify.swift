@@ -26,6 +26,23 @@ extension FeatureFlagProvider {
     }
 
     private func switchIdentity(to context: EvaluationContext, members: [EvaluationContext]) {
+        // With trusted keys, what is held for the new context is checked first; what fails is
+        // not served, and is set aside off this thread (an identify never waits on the disk).
+        // (A merged identity's stored snapshot is a merge, signed by no one: not checked.)
+        let found: (snapshot: String?, rules: String?) =
+            members.count == 1 ? Self.unsignedHoldings(for: context, fetcher: fetcher, store: store) : (nil, nil)
+        if found.snapshot != nil || found.rules != nil {
+            let (store, io, publisher) = (self.store, self.io, self.publisher)
+            io.async {
+                let events = Self.tamperedEvents(
+                    found, setAsideSnapshot: { store.setAside(context) }, setAsideRules: { store.setAsideLocalRules() })
+                for event in events { publisher.emit(event) }
+            }
+            transition(
+                .identify(
+                    context, members: members, lastKnownGood: base.prepare(.empty), source: .codeDefault, problem: nil, crashDigest: nil))
+            return
+        }
         var (lastKnownGood, source, problem) = LastKnownGoodReader.lastKnownGood(of: context.fingerprint, in: store, base: base)
         // Evaluated here, before the state's lock, so readers never wait for it.
         if members.count == 1, let evaluated = Self.evaluateHeldRules(for: context, fetcher: fetcher, store: store, base: base, at: wallClock()) {
@@ -60,7 +77,11 @@ extension FeatureFlagProvider {
         for context: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore, base: ServingBase, at date: Date
     ) -> PreparedSnapshot? {
         guard store.holdsLocalRules, fetcher.evaluatesLocally else { return nil }
-        if let stored = store.lastKnownGood(for: context), let tag = stored.etag, tag == store.localRulesTag { return nil }
+        // With trusted keys the stored snapshot is not served as it is: evaluated again from
+        // the verified rules.
+        if fetcher.trust == nil, let stored = store.lastKnownGood(for: context), let tag = stored.etag, tag == store.localRulesTag {
+            return nil
+        }
         guard let rules = store.localRules else { return nil }
         return base.prepare(rules.snapshot(for: context, at: date))
     }

@@ -120,11 +120,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         base = reader.base
         // With trusted keys, what the fallback file serves must still be what the operator
         // signed: an edited snapshot is set aside before anything of it is read.
-        var tampered: [FlagEvent] = []
-        if let stored = store.lastKnownGood(for: context), let problem = fetcher.storedSignatureProblem(stored.snapshot, for: context) {
-            let keptAt = store.setAside(context)
-            tampered.append(.fallbackTampered(reason: "the stored snapshot for this context is not what a trusted key signed: \(problem)", keptAt: keptAt))
-        }
+        let tampered = Self.tamperedEvents(
+            Self.unsignedHoldings(for: context, fetcher: fetcher, store: store),
+            setAsideSnapshot: { store.setAside(context) }, setAsideRules: { store.setAsideLocalRules() })
         var (lastKnownGood, source, held) = reader.start(with: context.fingerprint, in: store)
         if let evaluated = Self.evaluateHeldRules(for: context, fetcher: fetcher, store: store, base: base, at: now()) {
             lastKnownGood = evaluated

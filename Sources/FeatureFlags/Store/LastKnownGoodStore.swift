@@ -219,14 +219,24 @@ public final class LastKnownGoodStore: Sendable {
     /// diagnosis, then forgets `context`'s snapshot: for a snapshot that must not be served
     /// (one whose signature no longer matches). Returns where the copy went, if it was made.
     package func setAside(_ context: EvaluationContext) -> String? {
-        let path = fileURL.fileSystemPath
-        var keptAt: String?
-        if let bytes = try? FileIO.read(path) {
-            let destination = FileIO.quarantinePath(for: path)
-            if (try? FileIO.writeAtomically(bytes, to: destination)) != nil { keptAt = destination }
-        }
+        let keptAt = keepCopy()
         try? remove(context)
         return keptAt
+    }
+
+    /// ``setAside(_:)`` for the flag rules held for local evaluation.
+    package func setAsideLocalRules() -> String? {
+        let keptAt = keepCopy()
+        try? commit { $0.dropLocalRules() }
+        return keptAt
+    }
+
+    /// A copy of the file as it is now, at a free `.corrupt` path; where it went.
+    private func keepCopy() -> String? {
+        let path = fileURL.fileSystemPath
+        guard let bytes = try? FileIO.read(path) else { return nil }
+        let destination = FileIO.quarantinePath(for: path)
+        return (try? FileIO.writeAtomically(bytes, to: destination)) != nil ? destination : nil
     }
 
     /// Forgets `context`'s snapshot and rewrites the file.

@@ -188,6 +188,12 @@ struct StoreContent {
     /// The held definitions' entity tag, read without parsing them.
     var localRulesTag: EntityTag? { rulesPayload.flatMap(LocalRules.tag(of:)) }
 
+    /// Holds no rules for local evaluation any more.
+    mutating func dropLocalRules() {
+        rulesPayload = nil
+        decodedRules = nil
+    }
+
     /// Holds `rules` for local evaluation (replacing any held).
     mutating func setLocalRules(_ rules: LocalRules) {
         rulesPayload = ArraySlice(rules.encoded())

@@ -253,4 +253,63 @@ struct SignedFetchTests {
         #expect(FileManager.default.fileExists(atPath: keptAt), "the file as it was is kept for diagnosis")
         #expect(relaunch.store.lastKnownGood(for: auraPersonal) == nil, "the snapshot is gone from the store")
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func heldFlagdRulesAreVerifiedAgainAtLaunch() async throws {
+        let server = try FlagServer(document: .seedExample)
+        let rules = #"{"flags": {"new_checkout": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"}}}"#
+        try server.serveFlagd(Array(rules.utf8))
+        try server.signAnswers(privateKeyPEM: SigningKeys.privateKeyPEM(Self.operatorSeed), keyID: "ops-2026")
+        let dir = TempDir()
+        let url = server.baseURL.appendingPathComponent("flagd/flags.json")
+        func provider() -> FeatureFlagProvider {
+            FeatureFlagProvider(
+                context: auraPersonal, fetcher: FlagFetcher(endpoint: .flagd(url: url), configuration: Self.trusting),
+                store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: ManualReachability(false),
+                lifecycle: ManualLifecycle(foreground: true))
+        }
+        let first = FeatureFlagProvider(
+            context: auraPersonal, fetcher: FlagFetcher(endpoint: .flagd(url: url), configuration: Self.trusting),
+            store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: ManualReachability(true),
+            lifecycle: ManualLifecycle(foreground: true))
+        #expect(await first.refresh().isSuccess)
+        first.shutdown()
+        server.stop()
+
+        // An offline relaunch evaluates the verified rules, for this context and any other.
+        let intact = provider()
+        #expect(intact.value(Self.newCheckout) == true)
+        intact.identify(EvaluationContext(targetingKey: "someone-else"))
+        #expect(intact.value(Self.newCheckout) == true && !intact.recentEvents.contains { $0.kind == .fallbackTampered })
+        intact.shutdown()
+
+        // The held rules edited (the default variant turned off) under the old signature.
+        let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
+        let held = try #require(store.localRules)
+        let edited = Array(rules.replacingOccurrences(of: #""defaultVariant": "on""#, with: #""defaultVariant": "off""#).utf8)
+        var snapshot = FlagSnapshot(values: [:], contextFingerprint: auraPersonal.fingerprint)
+        snapshot.rules = LocalRules(
+            definitions: try FlagdDefinitions.parse(edited), document: edited, etag: held.etag, fetchedAt: held.fetchedAt, envelope: held.envelope)
+        try store.save(snapshot, etag: held.etag, for: auraPersonal)
+        let tampered = provider()
+        defer { tampered.shutdown() }
+        #expect(tampered.value(Self.newCheckout) == false && tampered.details(Self.newCheckout).source == .codeDefault)
+        let events = tampered.recentEvents.filter { $0.kind == .fallbackTampered }.compactMap(\.message)
+        #expect(events.contains { $0.hasPrefix("the flag rules held for evaluation on the device are not what a trusted key signed: the held rules differ") }, "\(events)")
+        #expect(LastKnownGoodStore(fileURL: dir.url("flags.lkg")).localRules == nil, "the edited rules are gone")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anIdentifyToAnEditedSnapshotServesDefaultsAndSaysSo() async throws {
+        let f = try await Self.signedStart()
+        // Another context's snapshot, stored unsigned (planted in the file).
+        let other = EvaluationContext(targetingKey: "user-2")
+        try f.store.save(FlagSnapshot(values: ["new_checkout": true], contextFingerprint: other.fingerprint), etag: nil, for: other)
+        f.reachability.set(false)
+        f.provider.identify(other)
+        defer { f.stop() }
+        #expect(f.provider.value(Self.newCheckout) == false && f.provider.details(Self.newCheckout).source == .codeDefault)
+        #expect(await eventually { f.provider.recentEvents.contains { $0.kind == .fallbackTampered } })
+        #expect(await eventually { f.store.lastKnownGood(for: other) == nil })
+    }
 }

@@ -1,0 +1,42 @@
+import Foundation
+
+/// Signed at rest: with trusted keys, what the fallback file holds is checked against them
+/// before it is served — at launch and at every identify (Docs/Security.md, "Signed flags").
+extension FeatureFlagProvider {
+    /// What is wrong with what the fallback file holds for `context` — its snapshot, and the
+    /// flagd rules held for evaluation on the device — when keys are trusted: nil for each
+    /// part that is what a trusted key signed (or when no keys are configured).
+    static func unsignedHoldings(
+        for context: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore
+    ) -> (snapshot: String?, rules: String?) {
+        guard fetcher.trust != nil else { return (nil, nil) }
+        var rules: String?
+        if fetcher.evaluatesLocally, store.holdsLocalRules {
+            rules = store.localRules.map(fetcher.heldRulesSignatureProblem) ?? "the held rules no longer read"
+        }
+        guard let stored = store.lastKnownGood(for: context) else { return (nil, rules) }
+        if fetcher.evaluatesLocally {
+            // Evaluated on the device: served only as evaluated again from verified rules.
+            return (rules != nil || !store.holdsLocalRules ? "it was evaluated from rules that cannot be verified" : nil, rules)
+        }
+        return (fetcher.storedSignatureProblem(stored.snapshot, for: context), rules)
+    }
+
+    /// The events for what ``unsignedHoldings(for:fetcher:store:)`` found, after setting it
+    /// aside with `setAside` (now at launch; on the I/O queue at an identify).
+    static func tamperedEvents(
+        _ found: (snapshot: String?, rules: String?), setAsideSnapshot: () -> String?, setAsideRules: () -> String?
+    ) -> [FlagEvent] {
+        var events: [FlagEvent] = []
+        if let problem = found.rules {
+            events.append(.fallbackTampered(
+                reason: "the flag rules held for evaluation on the device are not what a trusted key signed: \(problem)",
+                keptAt: setAsideRules()))
+        }
+        if let problem = found.snapshot {
+            events.append(.fallbackTampered(
+                reason: "the stored snapshot for this context is not what a trusted key signed: \(problem)", keptAt: setAsideSnapshot()))
+        }
+        return events
+    }
+}
