@@ -46,7 +46,7 @@ public final class FlagServer: Sendable {
             didSet { revision += 1 }
         }
         /// The key every flag answer is signed with (JWS), and its key id; nil: unsigned.
-        var signer: (seed: [UInt8], keyID: String?, issuedAt: Date?, expiresAt: Date?)? {
+        var signer: (seed: [UInt8], publicKey: [UInt8], keyID: String?, issuedAt: Date?, expiresAt: Date?)? {
             didSet {
                 revision += 1
                 rendered.removeAll()
@@ -240,8 +240,9 @@ public final class FlagServer: Sendable {
         guard let seed = SigningKeys.privateKey(privateKeyPEM) else {
             throw FlagError(.general, "not an Ed25519 private key (a PRIVATE KEY PEM block)")
         }
+        let publicKey = Ed25519.publicKey(seed: seed)  // once, not at every signature
         let revision = state.withLock { s in
-            s.signer = (seed, keyID, issuedAt, expiresAt)
+            s.signer = (seed, publicKey, keyID, issuedAt, expiresAt)
             return s.revision
         }
         changes.announce(revision)
@@ -482,7 +483,10 @@ public final class FlagServer: Sendable {
                 outcome = responder.json(status: status, WireFormat.json.errorBody(status: status, message: message).objectValue ?? [:])
             } else if let flagd {
                 // Signed with the times given (none by default): the same bytes and tag for every request.
-                let body = signer.map { JWS.sign(flagd.body, seed: $0.seed, keyID: $0.keyID, issuedAt: $0.issuedAt, expiresAt: $0.expiresAt) } ?? flagd.body
+                let body =
+                    signer.map {
+                        JWS.sign(flagd.body, seed: $0.seed, publicKey: $0.publicKey, keyID: $0.keyID, issuedAt: $0.issuedAt, expiresAt: $0.expiresAt)
+                    } ?? flagd.body
                 let etag = signer == nil ? flagd.etag : Responder.etag(body)
                 outcome = responder.document(body: body, etag: etag, ifNoneMatch: request.headers["if-none-match"])
             } else {
@@ -530,7 +534,9 @@ public final class FlagServer: Sendable {
                 body = format.render(evaluated, eventStreams: advertise ? WireFormat.ownEventStream : nil)
             }
             if let signer = state.withLock({ $0.signer }) {
-                body = JWS.sign(body, seed: signer.seed, keyID: signer.keyID, issuedAt: signer.issuedAt ?? Date(), expiresAt: signer.expiresAt)
+                body = JWS.sign(
+                    body, seed: signer.seed, publicKey: signer.publicKey, keyID: signer.keyID, issuedAt: signer.issuedAt ?? Date(),
+                    expiresAt: signer.expiresAt)
             }
             let etag = Responder.etag(body)
             state.withLock { s in

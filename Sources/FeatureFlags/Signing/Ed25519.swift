@@ -24,13 +24,15 @@ package enum Ed25519 {
         return Point.base.multipliedUniformly(by: secretScalar(seed)).encoded()
     }
 
-    /// The signature of `message` by the 32-byte private key `seed` (RFC 8032 5.1.6). The
-    /// secret scalars go through a ladder that does the same work for every bit.
-    package static func sign(_ message: [UInt8], seed: [UInt8]) -> [UInt8] {
+    /// The signature of `message` by the 32-byte private key `seed` (RFC 8032 5.1.6);
+    /// `publicKey`, when given, must be the seed's. The secret scalars go through a
+    /// multiplication whose operations do not depend on them.
+    package static func sign(_ message: [UInt8], seed: [UInt8], publicKey knownKey: [UInt8]? = nil) -> [UInt8] {
         precondition(seed.count == 32, "an Ed25519 private key is 32 bytes")
         let digest = SHA512.hash(seed)
         let a = clamped(Array(digest[0..<32]))
-        let publicKey = Point.base.multipliedUniformly(by: a).encoded()
+        // The public key is the seed's (a caller that signs often passes it, computed once).
+        let publicKey = knownKey ?? Point.base.multipliedUniformly(by: a).encoded()
         let r = GroupScalar.reduce(SHA512.hash(Array(digest[32..<64]), message))
         let rEncoded = Point.base.multipliedUniformly(by: r).encoded()
         let k = GroupScalar.reduce(SHA512.hash(rEncoded, publicKey, message))
@@ -337,19 +339,27 @@ struct Point {
         return result
     }
 
-    /// [s]P with the same additions for every bit of `s` (a ladder with branch-free swaps),
-    /// for secret scalars.
+    /// [s]P with the same operations whatever `s` is, for secret scalars: 4-bit windows, each
+    /// multiple taken from a table of 16 by a branch-free scan of the whole table, and one
+    /// addition per window (of the identity for a zero digit).
     func multipliedUniformly(by scalar: [UInt8]) -> Point {
-        var p = Point.identity
-        var q = self
-        for i in stride(from: 255, through: 0, by: -1) {
-            let bit = Int64((scalar[i / 8] >> (i & 7)) & 1)
-            Point.swap(&p, &q, if: bit)
-            q = q.adding(p)
-            p = p.adding(p)
-            Point.swap(&p, &q, if: bit)
+        var multiples = [Point.identity, self]
+        for _ in 2..<16 { multiples.append(multiples[multiples.count - 1].adding(self)) }
+        var result = Point.identity
+        for nibble in stride(from: 63, through: 0, by: -1) {
+            if nibble != 63 { result = result.doubled().doubled().doubled().doubled() }
+            let digit = Int64((scalar[nibble / 2] >> UInt8((nibble & 1) * 4)) & 15)
+            var chosen = Point.identity
+            for (index, candidate) in multiples.enumerated() {
+                var take = candidate
+                // 1 when index == digit, else 0, without a branch on the digit.
+                let difference = Int64(index) ^ digit
+                let equal = ((difference | -difference) >> 63) + 1
+                Point.swap(&chosen, &take, if: equal)
+            }
+            result = result.adding(chosen)
         }
-        return p
+        return result
     }
 
     /// Swaps `p` and `q` when `bit` is 1, with the same operations either way.

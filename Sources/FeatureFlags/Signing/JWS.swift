@@ -64,13 +64,15 @@ package enum JWS {
 
     /// `payload` signed with `seed` as compact JWS, with `kid`, `iat` and `exp` in the
     /// protected header when given.
-    package static func sign(_ payload: [UInt8], seed: [UInt8], keyID: String?, issuedAt: Date? = nil, expiresAt: Date? = nil) -> [UInt8] {
+    package static func sign(
+        _ payload: [UInt8], seed: [UInt8], publicKey: [UInt8]? = nil, keyID: String?, issuedAt: Date? = nil, expiresAt: Date? = nil
+    ) -> [UInt8] {
         var header: [String: FlagValue] = ["alg": "EdDSA"]
         if let keyID { header["kid"] = .string(keyID) }
         if let issuedAt { header["iat"] = .int(Int(issuedAt.timeIntervalSince1970.rounded(.down))) }
         if let expiresAt { header["exp"] = .int(Int(expiresAt.timeIntervalSince1970.rounded(.down))) }
         let input = Base64URL.encode(FlagJSON.bytes(.object(header), sortedKeys: true)) + "." + Base64URL.encode(payload)
-        let signature = Ed25519.sign(Array(input.utf8), seed: seed)
+        let signature = Ed25519.sign(Array(input.utf8), seed: seed, publicKey: publicKey)
         return Array((input + "." + Base64URL.encode(signature)).utf8)
     }
 

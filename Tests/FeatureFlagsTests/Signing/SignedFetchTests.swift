@@ -15,8 +15,13 @@ import TestSupport
 struct SignedFetchTests {
     static let operatorSeed = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 41 &+ 3) }
     static let forgerSeed = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 23 &+ 9) }
+    /// The operator's key trusted; a generous budget (the provider's test clock holds it; the
+    /// transport's real-time backstop follows it): signing and verifying in a debug build
+    /// under ThreadSanitizer, on a loaded machine, takes far longer than in an app.
     static var trusting: FlagFetcher.Configuration {
-        .init(trustedKeys: ["ops-2026": SigningKeys.publicKeyPEM(Ed25519.publicKey(seed: operatorSeed))])
+        .init(
+            budget: .seconds(20 * TestTiming.scale),
+            trustedKeys: ["ops-2026": SigningKeys.publicKeyPEM(Ed25519.publicKey(seed: operatorSeed))])
     }
     static let newCheckout = FlagKey("new_checkout", default: false)
 
