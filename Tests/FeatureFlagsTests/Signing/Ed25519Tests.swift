@@ -1,12 +1,15 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import FeatureFlags
 
 /// Ed25519 verification (RFC 8032) and the SHA-512 inside it, against published vectors:
 /// every case of Project Wycheproof's Ed25519 file gives its expected result — valid
 /// signatures verify, and every invalid one (S ≥ L, non-canonical R, truncated or padded
-/// signatures, edge-case points) is refused.
+/// signatures, edge-case points) is refused. The curve arithmetic runs on threads of its own
+/// (`blocking`): seconds of CPU in a debug build under ThreadSanitizer must not hold Swift's
+/// cooperative threads, which other suites' deadlines need.
 @Suite("Ed25519 and SHA-512")
 struct Ed25519Tests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
@@ -77,50 +80,76 @@ struct Ed25519Tests {
         return cases
     }
 
-    @Test func everyWycheproofCaseGivesItsExpectedResult() throws {
+    @Test func everyWycheproofCaseGivesItsExpectedResult() async throws {
         let cases = try Self.wycheproof()
         #expect(cases.count == 151)
-        let wrong = cases.filter { Ed25519.verify(signature: $0.signature, of: $0.message, publicKey: $0.publicKey) != $0.valid }
+        let wrong = try await blocking {
+            cases.filter { Ed25519.verify(signature: $0.signature, of: $0.message, publicKey: $0.publicKey) != $0.valid }
+        }
         #expect(wrong.isEmpty, "\(wrong.count) wrong: \(wrong.prefix(20))")
         #expect(cases.filter { !$0.valid }.count == 63, "the invalid cases are all there")
     }
 
     /// RFC 8032 section 7.1, TEST 1 (the empty message) and TEST 3 (two bytes).
-    @Test func rfc8032Vectors() {
+    @Test func rfc8032Vectors() async throws {
+        let failed = try await blocking { Self.rfc8032Verifications() }
+        #expect(failed.isEmpty, "\(failed)")
+    }
+
+    /// The failed checks (run off the cooperative threads; expectations are made by the test).
+    static func rfc8032Verifications() -> [String] {
+        var failed: [String] = []
         let test1Key = Self.bytes("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
         let test1Signature = Self.bytes("e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b")
-        #expect(Ed25519.verify(signature: test1Signature, of: [], publicKey: test1Key))
+        if !(Ed25519.verify(signature: test1Signature, of: [], publicKey: test1Key)) { failed.append("Ed25519.verify(signature: test1Signature, of: [], publicKey:") }
         let test3Key = Self.bytes("fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025")
         let test3Signature = Self.bytes("6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a")
-        #expect(Ed25519.verify(signature: test3Signature, of: [0xaf, 0x82], publicKey: test3Key))
+        if !(Ed25519.verify(signature: test3Signature, of: [0xaf, 0x82], publicKey: test3Key)) { failed.append("Ed25519.verify(signature: test3Signature, of: [0xaf, 0x82], ") }
         // One bit changed anywhere — message, signature, key — and it fails.
-        #expect(!Ed25519.verify(signature: test3Signature, of: [0xaf, 0x83], publicKey: test3Key))
+        if !(!Ed25519.verify(signature: test3Signature, of: [0xaf, 0x83], publicKey: test3Key)) { failed.append("!Ed25519.verify(signature: test3Signature, of: [0xaf, 0x83],") }
         var flipped = test3Signature
         flipped[10] ^= 1
-        #expect(!Ed25519.verify(signature: flipped, of: [0xaf, 0x82], publicKey: test3Key))
-        #expect(!Ed25519.verify(signature: test3Signature, of: [0xaf, 0x82], publicKey: test1Key))
+        if !(!Ed25519.verify(signature: flipped, of: [0xaf, 0x82], publicKey: test3Key)) { failed.append("!Ed25519.verify(signature: flipped, of: [0xaf, 0x82], public") }
+        if !(!Ed25519.verify(signature: test3Signature, of: [0xaf, 0x82], publicKey: test1Key)) { failed.append("!Ed25519.verify(signature: test3Signature, of: [0xaf, 0x82],") }
+        return failed
     }
 
     /// RFC 8032 section 7.1: the keys and signatures of TEST 1 and TEST 3 from their secret keys.
-    @Test func signingGivesRFC8032sSignatures() {
-        let test1Seed = Self.bytes("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
-        #expect(Self.hex(Ed25519.publicKey(seed: test1Seed)) == "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
-        #expect(Self.hex(Ed25519.sign([], seed: test1Seed)) == "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b")
-        let test3Seed = Self.bytes("c5aa8df43f9f837bedb7442f31dcb7b166d38535076f094b85ce3a2e0b4458f7")
-        #expect(Self.hex(Ed25519.publicKey(seed: test3Seed)) == "fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025")
-        #expect(Self.hex(Ed25519.sign([0xaf, 0x82], seed: test3Seed)) == "6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a")
+    @Test func signingGivesRFC8032sSignatures() async throws {
+        let failed = try await blocking { Self.rfc8032Signatures() }
+        #expect(failed.isEmpty, "\(failed)")
     }
 
-    @Test func whatIsSignedVerifiesAndNothingElse() {
+    /// The failed checks (run off the cooperative threads; expectations are made by the test).
+    static func rfc8032Signatures() -> [String] {
+        var failed: [String] = []
+        let test1Seed = Self.bytes("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
+        if !(Self.hex(Ed25519.publicKey(seed: test1Seed)) == "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a") { failed.append("line \(#line)") }
+        if !(Self.hex(Ed25519.sign([], seed: test1Seed)) == "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b") { failed.append("line \(#line)") }
+        let test3Seed = Self.bytes("c5aa8df43f9f837bedb7442f31dcb7b166d38535076f094b85ce3a2e0b4458f7")
+        if !(Self.hex(Ed25519.publicKey(seed: test3Seed)) == "fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025") { failed.append("line \(#line)") }
+        if !(Self.hex(Ed25519.sign([0xaf, 0x82], seed: test3Seed)) == "6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed28dc027beceea1ec40a") { failed.append("line \(#line)") }
+        return failed
+    }
+
+    @Test func whatIsSignedVerifiesAndNothingElse() async throws {
+        let failed = try await blocking { Self.roundTrips() }
+        #expect(failed.isEmpty, "\(failed)")
+    }
+
+    /// The failed checks (run off the cooperative threads; expectations are made by the test).
+    static func roundTrips() -> [String] {
+        var failed: [String] = []
         var generator = SystemRandomNumberGenerator()
         for length in [0, 1, 64, 1000] {
             let seed = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
             let message = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
             let signature = Ed25519.sign(message, seed: seed)
             let key = Ed25519.publicKey(seed: seed)
-            #expect(Ed25519.verify(signature: signature, of: message, publicKey: key))
-            #expect(!Ed25519.verify(signature: signature, of: message + [0], publicKey: key))
+            if !(Ed25519.verify(signature: signature, of: message, publicKey: key)) { failed.append("Ed25519.verify(signature: signature, of: message, publicKey:") }
+            if !(!Ed25519.verify(signature: signature, of: message + [0], publicKey: key)) { failed.append("!Ed25519.verify(signature: signature, of: message + [0], pub") }
         }
+        return failed
     }
 
     @Test func malformedInputsAreRefusedNotTrapped() {
