@@ -4,6 +4,10 @@ import TestSupport
 
 @testable import FeatureFlags
 
+// Seconds of curve arithmetic in a debug build under ThreadSanitizer: kept apart from the
+// wall-clock tests (WallClockSensitive runs its suites one after the other), whose deadlines
+// this CPU would otherwise steal.
+extension WallClockSensitive {
 /// Ed25519 verification (RFC 8032) and the SHA-512 inside it, against published vectors:
 /// every case of Project Wycheproof's Ed25519 file gives its expected result — valid
 /// signatures verify, and every invalid one (S ≥ L, non-canonical R, truncated or padded
@@ -160,4 +164,5 @@ struct Ed25519Tests {
         #expect(!Ed25519.verify(signature: [UInt8](repeating: 0, count: 64), of: [], publicKey: []))
         #expect(!Ed25519.verify(signature: [UInt8](repeating: 0, count: 64), of: [], publicKey: [UInt8](repeating: 0xff, count: 32)))
     }
+}
 }

@@ -3,6 +3,10 @@ import Testing
 
 @testable import FeatureFlags
 
+// Seconds of curve arithmetic in a debug build under ThreadSanitizer: kept apart from the
+// wall-clock tests (WallClockSensitive runs its suites one after the other), whose deadlines
+// this CPU would otherwise steal.
+extension WallClockSensitive {
 /// The signed envelope (JWS, RFC 7515, EdDSA of RFC 8037): what verifies, every refusal, the
 /// key formats operators hold, and interoperability with OpenSSL both ways.
 @Suite("JWS envelopes")
@@ -162,4 +166,5 @@ struct JWSTests {
         try Data("x".utf8).write(to: URL(fileURLWithPath: inputFile))
         #expect(Self.openssl(["pkeyutl", "-verify", "-rawin", "-pubin", "-inkey", publicFile, "-in", inputFile, "-sigfile", signatureFile]) != 0)
     }
+}
 }

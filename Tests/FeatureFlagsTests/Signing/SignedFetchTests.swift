@@ -7,6 +7,10 @@ import TestSupport
 
 @testable import FeatureFlags
 
+// Seconds of curve arithmetic in a debug build under ThreadSanitizer: kept apart from the
+// wall-clock tests (WallClockSensitive runs its suites one after the other), whose deadlines
+// this CPU would otherwise steal.
+extension WallClockSensitive {
 /// Signed flags over real loopback HTTP: with trusted keys, a provider serves only documents
 /// the operator signed. Every refusal — unsigned, a bad signature, an unknown key id, an
 /// unusable configured key — fails the fetch with `signature_rejected`, keeps what is served
@@ -317,4 +321,5 @@ struct SignedFetchTests {
         #expect(await eventually { f.provider.recentEvents.contains { $0.kind == .fallbackTampered } })
         #expect(await eventually { f.store.lastKnownGood(for: other) == nil })
     }
+}
 }
