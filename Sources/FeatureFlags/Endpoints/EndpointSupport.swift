@@ -59,10 +59,10 @@ package enum EndpointSupport {
     /// Base64url without padding (RFC 4648 §5), as LaunchDarkly puts contexts in paths.
     package static func base64URL(_ bytes: [UInt8]) -> String { Base64URL.encode(bytes) }
 
-    /// Decodes base64url with or without padding.
+    /// Decodes base64url with or without padding (``Base64URL/decode(_:)`` after the padding).
     package static func fromBase64URL(_ text: String) -> [UInt8]? {
-        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while standard.count % 4 != 0 { standard += "=" }
-        return Data(base64Encoded: standard).map { Array($0) }
+        var bytes = Array(text.utf8)
+        while bytes.last == UInt8(ascii: "=") { bytes.removeLast() }
+        return Base64URL.decode(bytes)
     }
 }

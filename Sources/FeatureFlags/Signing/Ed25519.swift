@@ -307,16 +307,18 @@ struct Point {
         return Point(x: e * f, y: g * h, z: f * g, t: e * h)
     }
 
+    /// [0]P … [15]P, the table of a 4-bit window.
+    var multiples: [Point] {
+        var table = [Point.identity, self]
+        for _ in 2..<16 { table.append(table[table.count - 1].adding(self)) }
+        return table
+    }
+
     /// [a]P + [b]Q for public 32-byte little-endian scalars, in one pass of doublings with
     /// 4-bit windows (verification: its inputs are public, so its time may depend on them).
     static func combination(_ a: [UInt8], _ p: Point, _ b: [UInt8], _ q: Point) -> Point {
-        func table(_ point: Point) -> [Point] {
-            var multiples = [Point.identity, point]
-            for _ in 2..<16 { multiples.append(multiples[multiples.count - 1].adding(point)) }
-            return multiples
-        }
-        let pTable = table(p)
-        let qTable = table(q)
+        let pTable = p.multiples
+        let qTable = q.multiples
         var result = Point.identity
         for nibble in stride(from: 63, through: 0, by: -1) {
             if nibble != 63 { result = result.doubled().doubled().doubled().doubled() }
@@ -329,22 +331,11 @@ struct Point {
         return result
     }
 
-    /// [s]P for a 32-byte little-endian scalar (double and add, most significant bit first).
-    func multiplied(by scalar: [UInt8]) -> Point {
-        var result = Point.identity
-        for i in stride(from: 255, through: 0, by: -1) {
-            result = result.adding(result)
-            if (scalar[i / 8] >> (i & 7)) & 1 == 1 { result = result.adding(self) }
-        }
-        return result
-    }
-
     /// [s]P with the same operations whatever `s` is, for secret scalars: 4-bit windows, each
     /// multiple taken from a table of 16 by a branch-free scan of the whole table, and one
     /// addition per window (of the identity for a zero digit).
     func multipliedUniformly(by scalar: [UInt8]) -> Point {
-        var multiples = [Point.identity, self]
-        for _ in 2..<16 { multiples.append(multiples[multiples.count - 1].adding(self)) }
+        let multiples = self.multiples
         var result = Point.identity
         for nibble in stride(from: 63, through: 0, by: -1) {
             if nibble != 63 { result = result.doubled().doubled().doubled().doubled() }

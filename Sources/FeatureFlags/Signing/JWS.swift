@@ -76,16 +76,6 @@ package enum JWS {
         return Array((input + "." + Base64URL.encode(signature)).utf8)
     }
 
-    /// Whether `bytes` look like a JWS at all (compact or JSON with a `payload`), for tools.
-    package static func looksSigned(_ bytes: [UInt8]) -> Bool {
-        let text = trimmed(bytes)
-        if text.first == UInt8(ascii: "{") {
-            guard case .object(let o)? = try? FlagJSON.parse(text) else { return false }
-            return o["payload"] != nil && (o["signature"] != nil || o["signatures"] != nil)
-        }
-        return text.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).count == 3
-    }
-
     /// One signature's parts as they were sent (base64url), with the `kid` of an unprotected header.
     private struct Part {
         let protected: ArraySlice<UInt8>

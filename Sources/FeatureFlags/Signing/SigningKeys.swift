@@ -76,9 +76,6 @@ package struct TrustedKeys: Sendable, Equatable {
 
     private init() { keys = [] }
 
-    /// Whether no key is trusted (documents are not checked).
-    package var isEmpty: Bool { keys.isEmpty }
-
     /// These keys, each tried whatever key id a document names.
     package var anyKeyID: TrustedKeys {
         var copy = self
