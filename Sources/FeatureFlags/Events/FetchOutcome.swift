@@ -1,6 +1,6 @@
 /// What one fetch attempt came to: the answer of ``FeatureFlagProvider/refresh()`` and the
 /// subject of ``FlagEvent/fetchCompleted(latencyMilliseconds:outcome:)``.
-public enum FetchOutcome: Sendable, Equatable {
+public indirect enum FetchOutcome: Sendable, Equatable {
     /// A new snapshot was activated; these keys' effective values changed.
     case updated(Set<String>)
     /// The service confirmed the values served (304, or the same content again).

@@ -22,20 +22,25 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         /// The kind's name, e.g. `fetch_failed`.
         public let name: String
-        private init(_ name: String) { self.name = name }
+        /// The OpenFeature event name of a lifecycle kind.
+        let openFeatureName: String?
+        private init(_ name: String, openFeature: String? = nil) {
+            self.name = name
+            self.openFeatureName = openFeature
+        }
 
         /// The client can serve evaluated values (PROVIDER_READY).
-        public static let ready = Kind("ready")
+        public static let ready = Kind("ready", openFeature: "PROVIDER_READY")
         /// Flags' values changed (PROVIDER_CONFIGURATION_CHANGED).
-        public static let configurationChanged = Kind("configuration_changed")
+        public static let configurationChanged = Kind("configuration_changed", openFeature: "PROVIDER_CONFIGURATION_CHANGED")
         /// Values are older than their TTL and refreshing failed (PROVIDER_STALE).
-        public static let stale = Kind("stale")
+        public static let stale = Kind("stale", openFeature: "PROVIDER_STALE")
         /// Something failed; the client keeps serving what it had (PROVIDER_ERROR).
-        public static let error = Kind("error")
+        public static let error = Kind("error", openFeature: "PROVIDER_ERROR")
         /// The context changed; values for it are on their way (PROVIDER_RECONCILING).
-        public static let reconciling = Kind("reconciling")
+        public static let reconciling = Kind("reconciling", openFeature: "PROVIDER_RECONCILING")
         /// Values for the new context are in place (PROVIDER_CONTEXT_CHANGED).
-        public static let contextChanged = Kind("context_changed")
+        public static let contextChanged = Kind("context_changed", openFeature: "PROVIDER_CONTEXT_CHANGED")
         /// The fallback file was read.
         public static let fallbackLoaded = Kind("fallback_loaded")
         /// The fallback file, or a snapshot in it, could not be used.
@@ -85,398 +90,292 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
 
         /// The name.
         public var description: String { name }
+
+        /// Kinds are the same when their names are.
+        public static func == (lhs: Kind, rhs: Kind) -> Bool { lhs.name == rhs.name }
+        /// Hashes the name.
+        public func hash(into hasher: inout Hasher) { hasher.combine(name) }
     }
 
-    enum Base: Sendable, Equatable {
-        case ready
-        case configurationChanged(keys: Set<String>)
-        case stale(age: TimeInterval)
-        case error(FlagErrorCode, message: String)
-        case reconciling
-        case contextChanged
-        case fallbackLoaded(contexts: Int, bytes: Int)
-        case fallbackRejected(reason: String, keptAt: String?)
-        case fallbackWriteFailed(reason: String)
-        case fallbackTampered(reason: String, keptAt: String?)
-        case fallbackWarning(reason: String)
-        case killSwitch(active: Bool)
-        case activated(version: String?, latencyMilliseconds: Int)
-        case fetchFailed(FetchError)
-        case fetchCompleted(latencyMilliseconds: Int, outcome: FetchOutcome)
-        case payloadRejected(violations: [FlagViolation], fingerprint: String)
-        case signatureRejected(reason: String)
-        case unknownKeys([String])
-        case unknownValues(flag: String, values: [String])
-        case streamOpened(stream: String)
-        case streamClosed(stream: String, reason: String, retryInMilliseconds: Int?)
-        case changeNotified(stream: String, etag: String?, via: String?)
-        case safeModeEntered(reason: String)
-        case safeModeLeft(reason: String)
-        case overridesRejected(reason: String)
-        case hookFailed(HookFailure, flag: String)
-        case hookDisabled(hook: String, stage: String, elapsedMilliseconds: Int)
-        case exposure(FlagExposure)
-        case tracked(FlagTrackingEvent)
+    /// What the event says besides its kind: each factory fills the fields its kind has, and
+    /// the accessors and ``description`` read them — so a kind is written once, as its
+    /// ``Kind`` constant, and once more where its factory names it.
+    struct Details: Sendable, Equatable {
+        var keys: Set<String>?
+        var errorCode: FlagErrorCode?
+        var message: String?
+        var fetchError: FetchError?
+        var outcome: FetchOutcome?
+        var latencyMilliseconds: Int?
+        var version: String?
+        var age: TimeInterval?
+        var active: Bool?
+        var violations: [FlagViolation]?
+        var fingerprint: String?
+        var flag: String?
+        var values: [String]?
+        var contexts: Int?
+        var bytes: Int?
+        var keptAt: String?
+        var stream: String?
+        var via: String?
+        var etag: String?
+        var retryInMilliseconds: Int?
+        var hook: String?
+        var stage: String?
+        var elapsedMilliseconds: Int?
+        var exposure: FlagExposure?
+        var tracking: FlagTrackingEvent?
     }
 
-    let base: Base
+    /// Boxed: an event is two words wherever it is copied.
+    private indirect enum Box: Sendable, Equatable { case details(Details) }
 
-    private init(_ base: Base) { self.base = base }
+    /// The kind of event.
+    public let kind: Kind
+    private let box: Box
+
+    /// The details.
+    var details: Details {
+        switch box { case .details(let details): return details }
+    }
+
+    private init(_ kind: Kind, _ details: Details = Details()) {
+        self.kind = kind
+        self.box = .details(details)
+    }
 
     /// The client can serve evaluated values (PROVIDER_READY).
     public static let ready = FlagEvent(.ready)
     /// These flags' effective values changed (PROVIDER_CONFIGURATION_CHANGED).
-    public static func configurationChanged(keys: Set<String>) -> FlagEvent { FlagEvent(.configurationChanged(keys: keys)) }
+    public static func configurationChanged(keys: Set<String>) -> FlagEvent { FlagEvent(.configurationChanged, Details(keys: keys)) }
     /// Values are `age` seconds old, past their TTL, and refreshing failed (PROVIDER_STALE).
-    public static func stale(age: TimeInterval) -> FlagEvent { FlagEvent(.stale(age: age)) }
+    public static func stale(age: TimeInterval) -> FlagEvent { FlagEvent(.stale, Details(age: age)) }
     /// Something failed; the client keeps serving what it had (PROVIDER_ERROR).
-    public static func error(_ code: FlagErrorCode, message: String) -> FlagEvent { FlagEvent(.error(code, message: message)) }
+    public static func error(_ code: FlagErrorCode, message: String) -> FlagEvent { FlagEvent(.error, Details(errorCode: code, message: message)) }
     /// The context changed; values for it are on their way (PROVIDER_RECONCILING).
     public static let reconciling = FlagEvent(.reconciling)
     /// Values for the new context are in place (PROVIDER_CONTEXT_CHANGED).
     public static let contextChanged = FlagEvent(.contextChanged)
     /// The fallback file was read: how many contexts it holds and its size.
-    public static func fallbackLoaded(contexts: Int, bytes: Int) -> FlagEvent { FlagEvent(.fallbackLoaded(contexts: contexts, bytes: bytes)) }
+    public static func fallbackLoaded(contexts: Int, bytes: Int) -> FlagEvent { FlagEvent(.fallbackLoaded, Details(contexts: contexts, bytes: bytes)) }
     /// The fallback file (or one snapshot in it) could not be used. `keptAt` is where an
     /// unusable file was moved for diagnosis, if it was moved.
     public static func fallbackRejected(reason: String, keptAt: String?) -> FlagEvent {
-        FlagEvent(.fallbackRejected(reason: reason, keptAt: keptAt))
+        FlagEvent(.fallbackRejected, Details(message: reason, keptAt: keptAt))
     }
     /// With trusted keys, the fallback file's snapshot for the context served was not what a
     /// trusted key signed (edited, or stored unsigned): it is not served, the file as it was is
     /// kept at `keptAt` for diagnosis, and the snapshot is removed.
     public static func fallbackTampered(reason: String, keptAt: String?) -> FlagEvent {
-        FlagEvent(.fallbackTampered(reason: reason, keptAt: keptAt))
+        FlagEvent(.fallbackTampered, Details(message: reason, keptAt: keptAt))
     }
     /// Persisting a snapshot failed; the values served are unaffected.
-    public static func fallbackWriteFailed(reason: String) -> FlagEvent { FlagEvent(.fallbackWriteFailed(reason: reason)) }
+    public static func fallbackWriteFailed(reason: String) -> FlagEvent { FlagEvent(.fallbackWriteFailed, Details(message: reason)) }
     /// The fallback file was used, but it is owned by another user or open to others: anyone
     /// who can write it decides the app's flags.
-    public static func fallbackWarning(reason: String) -> FlagEvent { FlagEvent(.fallbackWarning(reason: reason)) }
+    public static func fallbackWarning(reason: String) -> FlagEvent { FlagEvent(.fallbackWarning, Details(message: reason)) }
     /// The kill switch turned on (every read returns its safe default) or off.
-    public static func killSwitch(active: Bool) -> FlagEvent { FlagEvent(.killSwitch(active: active)) }
+    public static func killSwitch(active: Bool) -> FlagEvent { FlagEvent(.killSwitch, Details(active: active)) }
     /// A fetched snapshot was activated, with the fetch latency.
     public static func activated(version: String?, latencyMilliseconds: Int) -> FlagEvent {
-        FlagEvent(.activated(version: version, latencyMilliseconds: latencyMilliseconds))
+        FlagEvent(.activated, Details(latencyMilliseconds: latencyMilliseconds, version: version))
     }
     /// A fetch failed; the Last-Known-Good stays.
-    public static func fetchFailed(_ error: FetchError) -> FlagEvent { FlagEvent(.fetchFailed(error)) }
+    public static func fetchFailed(_ error: FetchError) -> FlagEvent {
+        FlagEvent(.fetchFailed, Details(errorCode: error.errorCode, message: error.description, fetchError: error))
+    }
     /// A fetch ended: how long it took and what it came to. Answers dropped because the
     /// context changed are not reported.
     public static func fetchCompleted(latencyMilliseconds: Int, outcome: FetchOutcome) -> FlagEvent {
-        FlagEvent(.fetchCompleted(latencyMilliseconds: latencyMilliseconds, outcome: outcome))
+        FlagEvent(.fetchCompleted, Details(outcome: outcome, latencyMilliseconds: latencyMilliseconds))
     }
     /// A fetched payload broke the schema and was rejected whole; the Last-Known-Good stays.
     /// Every violation names its key; `fingerprint` identifies the payload (an opaque hash).
     public static func payloadRejected(violations: [FlagViolation], fingerprint: String) -> FlagEvent {
-        FlagEvent(.payloadRejected(violations: violations, fingerprint: fingerprint))
+        FlagEvent(.payloadRejected, Details(violations: violations, fingerprint: fingerprint))
     }
     /// Trusted keys are configured and an answer was not a document one of them signed
     /// (unsigned, an unknown key id, a bad signature): nothing of it was read — not even a kill
     /// switch, which did not come from the operator — and the Last-Known-Good stays.
-    public static func signatureRejected(reason: String) -> FlagEvent { FlagEvent(.signatureRejected(reason: reason)) }
+    public static func signatureRejected(reason: String) -> FlagEvent { FlagEvent(.signatureRejected, Details(message: reason)) }
     /// An accepted payload holds flags the schema does not know; they are kept and served.
-    public static func unknownKeys(_ names: [String]) -> FlagEvent { FlagEvent(.unknownKeys(names)) }
+    public static func unknownKeys(_ names: [String]) -> FlagEvent { FlagEvent(.unknownKeys, Details(keys: Set(names))) }
     /// A read met list members the app's enum does not know (newer than this build); they
     /// were ignored or read as the enum's `unknown` case. Reported once per flag per activation.
     public static func unknownValues(flag: String, values: [String]) -> FlagEvent {
-        FlagEvent(.unknownValues(flag: flag, values: values))
+        FlagEvent(.unknownValues, Details(keys: [flag], flag: flag, values: values))
     }
 
     /// A change stream connected (`stream` is its URL without the query, which may hold a token).
-    public static func streamOpened(stream: String) -> FlagEvent { FlagEvent(.streamOpened(stream: stream)) }
+    public static func streamOpened(stream: String) -> FlagEvent { FlagEvent(.streamOpened, Details(stream: stream)) }
     /// A change stream ended or could not connect, and when it is tried again (nil: not again,
     /// e.g. the service answered 204). Polling is the safety net meanwhile.
     public static func streamClosed(stream: String, reason: String, retryInMilliseconds: Int?) -> FlagEvent {
-        FlagEvent(.streamClosed(stream: stream, reason: reason, retryInMilliseconds: retryInMilliseconds))
+        FlagEvent(.streamClosed, Details(message: reason, stream: stream, retryInMilliseconds: retryInMilliseconds))
     }
     /// A change stream said flags changed (`etag`: the configuration's tag, if it sent one;
     /// `via`: the stream's event when it names the kind of change — LaunchDarkly's `put`,
     /// `patch`, `delete`, `ping`); a fetch follows at once, or the values it carried are applied.
     public static func changeNotified(stream: String, etag: String?, via: String? = nil) -> FlagEvent {
-        FlagEvent(.changeNotified(stream: stream, etag: etag, via: via))
+        FlagEvent(.changeNotified, Details(stream: stream, via: via, etag: etag))
     }
     /// The crash-loop guard started this launch in safe mode, and why.
-    public static func safeModeEntered(reason: String) -> FlagEvent { FlagEvent(.safeModeEntered(reason: reason)) }
+    public static func safeModeEntered(reason: String) -> FlagEvent { FlagEvent(.safeModeEntered, Details(message: reason)) }
     /// The provider left safe mode, and why.
-    public static func safeModeLeft(reason: String) -> FlagEvent { FlagEvent(.safeModeLeft(reason: reason)) }
+    public static func safeModeLeft(reason: String) -> FlagEvent { FlagEvent(.safeModeLeft, Details(message: reason)) }
     /// The persisted overrides or those named at launch could not be used, and why; reads are
     /// the service's for those flags.
-    public static func overridesRejected(reason: String) -> FlagEvent { FlagEvent(.overridesRejected(reason: reason)) }
+    public static func overridesRejected(reason: String) -> FlagEvent { FlagEvent(.overridesRejected, Details(message: reason)) }
     /// A hook's stage threw while `flag` was read; reported once per hook and stage. A `before`
     /// or `after` failure made that read return its default with `ERROR`/`GENERAL`.
     public static func hookFailed(hook: String, stage: String, message: String, flag: String) -> FlagEvent {
-        FlagEvent(.hookFailed(HookFailure(hook: hook, stage: stage, message: message), flag: flag))
+        FlagEvent(
+            .hookFailed,
+            Details(
+                keys: [flag], message: HookFailure(hook: hook, stage: stage, message: message).description, flag: flag,
+                hook: hook, stage: stage))
     }
     /// A hook's stage took `elapsedMilliseconds`, longer than the client's hook time limit: the
     /// client does not run the hook again.
     public static func hookDisabled(hook: String, stage: String, elapsedMilliseconds: Int) -> FlagEvent {
-        FlagEvent(.hookDisabled(hook: hook, stage: stage, elapsedMilliseconds: elapsedMilliseconds))
+        FlagEvent(.hookDisabled, Details(hook: hook, stage: stage, elapsedMilliseconds: elapsedMilliseconds))
     }
 
     /// A context read a flag for the first time this session: what it was served. Not replayed
     /// to later ``FeatureFlagClient/events()`` subscribers.
-    public static func exposure(_ exposure: FlagExposure) -> FlagEvent { FlagEvent(.exposure(exposure)) }
+    public static func exposure(_ exposure: FlagExposure) -> FlagEvent {
+        FlagEvent(.exposure, Details(keys: [exposure.flag], flag: exposure.flag, exposure: exposure))
+    }
     /// The app tracked an event. Not replayed to later ``FeatureFlagClient/events()`` subscribers.
-    public static func tracked(_ event: FlagTrackingEvent) -> FlagEvent { FlagEvent(.tracked(event)) }
+    public static func tracked(_ event: FlagTrackingEvent) -> FlagEvent { FlagEvent(.tracked, Details(tracking: event)) }
 
     /// The exposure an ``Kind/exposure`` event reports.
-    public var exposure: FlagExposure? {
-        if case .exposure(let exposure) = base { return exposure }
-        return nil
-    }
+    public var exposure: FlagExposure? { details.exposure }
 
     /// The event a ``Kind/tracked`` event carries.
-    public var tracking: FlagTrackingEvent? {
-        if case .tracked(let event) = base { return event }
-        return nil
-    }
+    public var tracking: FlagTrackingEvent? { details.tracking }
 
     /// Whether this is an exposure or tracking event (analytics, not lifecycle).
-    package var isAnalytics: Bool {
-        switch base {
-        case .exposure, .tracked: return true
-        default: return false
-        }
-    }
-
-    /// The kind of event.
-    public var kind: Kind {
-        switch base {
-        case .ready: return .ready
-        case .configurationChanged: return .configurationChanged
-        case .stale: return .stale
-        case .error: return .error
-        case .reconciling: return .reconciling
-        case .contextChanged: return .contextChanged
-        case .fallbackLoaded: return .fallbackLoaded
-        case .fallbackRejected: return .fallbackRejected
-        case .fallbackWriteFailed: return .fallbackWriteFailed
-        case .fallbackTampered: return .fallbackTampered
-        case .fallbackWarning: return .fallbackWarning
-        case .killSwitch: return .killSwitch
-        case .activated: return .activated
-        case .fetchFailed: return .fetchFailed
-        case .fetchCompleted: return .fetchCompleted
-        case .payloadRejected: return .payloadRejected
-        case .signatureRejected: return .signatureRejected
-        case .unknownKeys: return .unknownKeys
-        case .unknownValues: return .unknownValues
-        case .streamOpened: return .streamOpened
-        case .streamClosed: return .streamClosed
-        case .changeNotified: return .changeNotified
-        case .safeModeEntered: return .safeModeEntered
-        case .safeModeLeft: return .safeModeLeft
-        case .overridesRejected: return .overridesRejected
-        case .hookFailed: return .hookFailed
-        case .hookDisabled: return .hookDisabled
-        case .exposure: return .exposure
-        case .tracked: return .tracked
-        }
-    }
+    package var isAnalytics: Bool { kind == .exposure || kind == .tracked }
 
     /// The hook a ``Kind/hookFailed`` or ``Kind/hookDisabled`` event is about.
-    public var hook: String? {
-        switch base {
-        case .hookFailed(let error, _): return error.hook
-        case .hookDisabled(let hook, _, _): return hook
-        default: return nil
-        }
-    }
+    public var hook: String? { details.hook }
 
     /// The stage a ``Kind/hookFailed`` or ``Kind/hookDisabled`` event is about: `before`,
     /// `after`, `error` or `finally`.
-    public var hookStage: String? {
-        switch base {
-        case .hookFailed(let error, _): return error.stage
-        case .hookDisabled(_, let stage, _): return stage
-        default: return nil
-        }
-    }
+    public var hookStage: String? { details.stage }
 
     /// The stream (URL without its query) of a stream event.
-    public var stream: String? {
-        switch base {
-        case .streamOpened(let stream), .streamClosed(let stream, _, _), .changeNotified(let stream, _, _): return stream
-        default: return nil
-        }
-    }
+    public var stream: String? { details.stream }
 
     /// The stream event a ``Kind/changeNotified`` event reports, when the stream names its kind
     /// of change (LaunchDarkly's `put`, `patch`, `delete`, `ping`).
-    public var via: String? {
-        if case .changeNotified(_, _, let via) = base { return via }
-        return nil
-    }
+    public var via: String? { details.via }
 
     /// When a ``Kind/streamClosed`` event's stream is tried again (nil: not again).
-    public var retryInMilliseconds: Int? {
-        if case .streamClosed(_, _, let ms) = base { return ms }
-        return nil
-    }
+    public var retryInMilliseconds: Int? { details.retryInMilliseconds }
 
     // MARK: Details
 
-    /// The flags concerned: changed keys, unknown keys, or the one flag with unknown values.
-    public var keys: Set<String>? {
-        switch base {
-        case .configurationChanged(let keys): return keys
-        case .unknownKeys(let names): return Set(names)
-        case .unknownValues(let flag, _), .hookFailed(_, let flag): return [flag]
-        case .exposure(let exposure): return [exposure.flag]
-        default: return nil
-        }
-    }
+    /// The flags concerned: changed keys, unknown keys, or the one flag with unknown values, a
+    /// failed hook or an exposure.
+    public var keys: Set<String>? { details.keys }
 
     /// The error code of an ``Kind/error`` event, or of a failed fetch.
-    public var errorCode: FlagErrorCode? {
-        switch base {
-        case .error(let code, _): return code
-        case .fetchFailed(let error): return error.errorCode
-        default: return nil
-        }
-    }
+    public var errorCode: FlagErrorCode? { details.errorCode }
 
     /// The failure of a ``Kind/fetchFailed`` event.
-    public var fetchError: FetchError? {
-        if case .fetchFailed(let error) = base { return error }
-        return nil
-    }
+    public var fetchError: FetchError? { details.fetchError }
 
     /// What a ``Kind/fetchCompleted`` event's fetch came to.
-    public var outcome: FetchOutcome? {
-        if case .fetchCompleted(_, let outcome) = base { return outcome }
-        return nil
-    }
+    public var outcome: FetchOutcome? { details.outcome }
 
     /// The fetch latency of ``Kind/activated`` and ``Kind/fetchCompleted`` events.
-    public var latencyMilliseconds: Int? {
-        switch base {
-        case .activated(_, let ms), .fetchCompleted(let ms, _): return ms
-        default: return nil
-        }
-    }
+    public var latencyMilliseconds: Int? { details.latencyMilliseconds }
 
     /// The configuration version an ``Kind/activated`` event activated.
-    public var version: String? {
-        if case .activated(let version, _) = base { return version }
-        return nil
-    }
+    public var version: String? { details.version }
 
     /// The age in seconds of the values a ``Kind/stale`` event is about.
-    public var age: TimeInterval? {
-        if case .stale(let age) = base { return age }
-        return nil
-    }
+    public var age: TimeInterval? { details.age }
 
     /// Whether a ``Kind/killSwitch`` event turned the kill switch on.
-    public var killSwitchActive: Bool? {
-        if case .killSwitch(let active) = base { return active }
-        return nil
-    }
+    public var killSwitchActive: Bool? { details.active }
 
     /// The broken rules of a ``Kind/payloadRejected`` event.
-    public var violations: [FlagViolation]? {
-        if case .payloadRejected(let violations, _) = base { return violations }
-        return nil
-    }
+    public var violations: [FlagViolation]? { details.violations }
 
     /// The opaque fingerprint of a rejected payload.
-    public var payloadFingerprint: String? {
-        if case .payloadRejected(_, let fingerprint) = base { return fingerprint }
-        return nil
-    }
+    public var payloadFingerprint: String? { details.fingerprint }
 
     /// The list members a ``Kind/unknownValues`` event reports.
-    public var unknownValues: [String]? {
-        if case .unknownValues(_, let values) = base { return values }
-        return nil
-    }
+    public var unknownValues: [String]? { details.values }
 
     /// How many contexts and bytes a ``Kind/fallbackLoaded`` event found.
     public var loaded: (contexts: Int, bytes: Int)? {
-        if case .fallbackLoaded(let contexts, let bytes) = base { return (contexts, bytes) }
-        return nil
+        guard let contexts = details.contexts, let bytes = details.bytes else { return nil }
+        return (contexts, bytes)
     }
 
     /// Where a ``Kind/fallbackRejected`` event's file was moved, or a ``Kind/fallbackTampered``
     /// event's file was copied, if it was.
-    public var keptAt: String? {
-        switch base {
-        case .fallbackRejected(_, let keptAt), .fallbackTampered(_, let keptAt): return keptAt
-        default: return nil
-        }
-    }
+    public var keptAt: String? { details.keptAt }
 
-    /// The message of an error, the reason of a rejected or unwritable fallback file or of a
-    /// rejected signature, or the description of a fetch failure.
-    public var message: String? {
-        switch base {
-        case .error(_, let message): return message
-        case .fallbackRejected(let reason, _), .fallbackWriteFailed(let reason), .fallbackWarning(let reason),
-            .fallbackTampered(let reason, _):
-            return reason
-        case .fetchFailed(let error): return error.description
-        case .streamClosed(_, let reason, _), .safeModeEntered(let reason), .safeModeLeft(let reason),
-            .overridesRejected(let reason), .signatureRejected(let reason):
-            return reason
-        case .hookFailed(let error, _): return error.description
-        default: return nil
-        }
-    }
+    /// The message of an error, the reason of a rejected or unwritable fallback file, of a
+    /// rejected signature, of a closed stream, of safe mode or of rejected overrides, or the
+    /// description of a fetch or hook failure.
+    public var message: String? { details.message }
 
     /// The OpenFeature event name, for the lifecycle events.
-    public var openFeatureName: String? {
-        switch base {
-        case .ready: return "PROVIDER_READY"
-        case .configurationChanged: return "PROVIDER_CONFIGURATION_CHANGED"
-        case .stale: return "PROVIDER_STALE"
-        case .error: return "PROVIDER_ERROR"
-        case .reconciling: return "PROVIDER_RECONCILING"
-        case .contextChanged: return "PROVIDER_CONTEXT_CHANGED"
-        default: return nil
+    public var openFeatureName: String? { kind.openFeatureName }
+
+    /// One line for logs: the kind, what it is about, its message and its figures (never
+    /// context values or credentials), e.g. `stream_closed http://host/events: reset (again in
+    /// 1000 ms)` or `activated version=42 latency=12ms`.
+    public var description: String {
+        let d = details
+        var text = kind.name
+        if let subject = Self.subject(of: d) { text += " " + subject }
+        if let message = d.message ?? d.values?.joined(separator: ",") {
+            text += ": " + message
+        } else if let violations = d.violations {
+            text += ": " + violations.map(\.description).joined(separator: "; ")
         }
+        var fields: [(String, String)] = []
+        if let age = d.age { fields.append(("age", "\(Int(age))s")) }
+        if let contexts = d.contexts { fields.append(("contexts", "\(contexts)")) }
+        if let bytes = d.bytes { fields.append(("bytes", "\(bytes)")) }
+        if let version = d.version { fields.append(("version", version)) }
+        if let latency = d.latencyMilliseconds { fields.append(("latency", "\(latency)ms")) }
+        if let via = d.via { fields.append(("via", via)) }
+        if let etag = d.etag { fields.append(("etag", etag)) }
+        if d.hook != nil, d.flag == nil, let stage = d.stage { fields.append(("stage", stage)) }
+        if let elapsed = d.elapsedMilliseconds { fields.append(("took", "\(elapsed)ms")) }
+        if let e = d.exposure {
+            fields.append(e.variant.map { ("variant", $0) } ?? ("value", e.value.map { "\($0)" } ?? "-"))
+            fields.append(("source", e.source.rawValue))
+        }
+        if let e = d.tracking {
+            if let value = e.value { fields.append(("value", "\(value)")) }
+            if !e.attributes.isEmpty { fields.append(("attributes", e.attributes.keys.sorted().joined(separator: ","))) }
+        }
+        if let context = d.exposure?.context ?? d.tracking?.context { fields.append(("context", context.fingerprint)) }
+        for (name, value) in fields { text += " \(name)=\(value)" }
+        if let keptAt = d.keptAt { text += " (kept at \(keptAt))" }
+        if d.stream != nil, d.message != nil {
+            text += d.retryInMilliseconds.map { " (again in \($0) ms)" } ?? " (not again)"
+        }
+        return text
     }
 
-    /// One line for logs: the kind and its details (never context values or credentials).
-    public var description: String {
-        switch base {
-        case .ready, .reconciling, .contextChanged: return kind.name
-        case .configurationChanged(let keys): return "configuration_changed \(keys.sorted().joined(separator: ","))"
-        case .stale(let age): return "stale age=\(Int(age))s"
-        case .error(let code, let message): return "error \(code.rawValue): \(message)"
-        case .fallbackLoaded(let contexts, let bytes): return "fallback_loaded contexts=\(contexts) bytes=\(bytes)"
-        case .fallbackRejected(let reason, let keptAt):
-            return "fallback_rejected: \(reason)" + (keptAt.map { " (kept at \($0))" } ?? "")
-        case .fallbackWriteFailed(let reason): return "fallback_write_failed: \(reason)"
-        case .fallbackTampered(let reason, let keptAt):
-            return "fallback_tampered: \(reason)" + (keptAt.map { " (kept at \($0))" } ?? "")
-        case .fallbackWarning(let reason): return "fallback_warning: \(reason)"
-        case .killSwitch(let active): return "kill_switch \(active ? "on" : "off")"
-        case .activated(let version, let ms): return "activated version=\(version ?? "-") latency=\(ms)ms"
-        case .fetchFailed(let error): return "fetch_failed: \(error)"
-        case .fetchCompleted(let ms, let outcome): return "fetch_completed \(outcome.name) latency=\(ms)ms"
-        case .payloadRejected(let violations, let fingerprint):
-            return "payload_rejected \(fingerprint): \(violations.map(\.description).joined(separator: "; "))"
-        case .signatureRejected(let reason): return "signature_rejected: \(reason)"
-        case .unknownKeys(let names): return "unknown_keys \(names.joined(separator: ","))"
-        case .unknownValues(let flag, let values): return "unknown_values \(flag): \(values.joined(separator: ","))"
-        case .streamOpened(let stream): return "stream_opened \(stream)"
-        case .streamClosed(let stream, let reason, let ms):
-            return "stream_closed \(stream): \(reason)" + (ms.map { " (again in \($0) ms)" } ?? " (not again)")
-        case .changeNotified(let stream, let etag, let via):
-            return "change_notified \(stream)" + (via.map { " via \($0)" } ?? "") + (etag.map { " etag=\($0)" } ?? "")
-        case .safeModeEntered(let reason): return "safe_mode_entered: \(reason)"
-        case .safeModeLeft(let reason): return "safe_mode_left: \(reason)"
-        case .overridesRejected(let reason): return "overrides_rejected: \(reason)"
-        case .hookFailed(let error, let flag): return "hook_failed \(flag): \(error)"
-        case .hookDisabled(let hook, let stage, let ms): return "hook_disabled \(hook): \(stage) took \(ms) ms"
-        case .exposure(let e):
-            return "exposure \(e.flag) \(e.variant.map { "variant=\($0)" } ?? "value") source=\(e.source.rawValue) context=\(e.context.fingerprint)"
-        case .tracked(let e):
-            let value = e.value.map { " value=\($0)" } ?? ""
-            let names = e.attributes.isEmpty ? "" : " attributes=\(e.attributes.keys.sorted().joined(separator: ","))"
-            return "tracked \(e.name)\(value)\(names) context=\(e.context.fingerprint)"
-        }
+    /// What an event is about, for its log line: the kill switch's state, an error's code, a
+    /// fetch's outcome, a payload, a stream, a flag, a hook, a tracked event or the keys.
+    private static func subject(of d: Details) -> String? {
+        if let active = d.active { return active ? "on" : "off" }
+        if d.fetchError == nil, let code = d.errorCode { return code.rawValue }
+        if let outcome = d.outcome { return outcome.name }
+        if let subject = d.fingerprint ?? d.stream ?? d.flag ?? d.hook ?? d.tracking?.name { return subject }
+        return d.keys.map { $0.sorted().joined(separator: ",") }
     }
 }

@@ -43,25 +43,27 @@ extension FlagEvent {
     /// | ``streamClosed(stream:reason:retryInMilliseconds:)`` | `rc_stream_disconnects` counter |
     /// | ``safeModeEntered(reason:)`` / ``safeModeLeft(reason:)`` | `rc_safe_mode` gauge = 1 or 0 |
     public var metric: FlagMetric? {
-        switch base {
+        let d = details
+        switch kind {
         case .activated:
             return FlagMetric(name: "rc_activation_success", kind: "counter", value: 1)
-        case .fetchCompleted(let milliseconds, let outcome):
+        case .fetchCompleted:
             return FlagMetric(
-                name: "rc_fetch_latency_ms", kind: "timer_ms", value: Double(milliseconds),
-                dimensions: ["result": outcome.name])
+                name: "rc_fetch_latency_ms", kind: "timer_ms", value: Double(d.latencyMilliseconds ?? 0),
+                dimensions: ["result": d.outcome?.name ?? "-"])
         case .stale:
             return FlagMetric(name: "rc_stale_config", kind: "gauge", value: 1)
-        case .payloadRejected(let violations, _):
-            return FlagMetric(name: "rc_schema_validation_errors", kind: "counter", value: Double(violations.count))
-        case .killSwitch(let active):
-            return FlagMetric(name: "rc_killswitch_active", kind: "gauge", value: active ? 1 : 0)
-        case .unknownKeys(let names):
-            return FlagMetric(name: "rc_unknown_keys", kind: "counter", value: Double(names.count))
-        case .unknownValues(let flag, let values):
-            return FlagMetric(name: "rc_unknown_values", kind: "counter", value: Double(values.count), dimensions: ["flag": flag])
-        case .fetchFailed(let error):
-            return FlagMetric(name: "rc_fetch_failures", kind: "counter", value: 1, dimensions: ["code": error.errorCode.rawValue])
+        case .payloadRejected:
+            return FlagMetric(name: "rc_schema_validation_errors", kind: "counter", value: Double(d.violations?.count ?? 0))
+        case .killSwitch:
+            return FlagMetric(name: "rc_killswitch_active", kind: "gauge", value: d.active == true ? 1 : 0)
+        case .unknownKeys:
+            return FlagMetric(name: "rc_unknown_keys", kind: "counter", value: Double(d.keys?.count ?? 0))
+        case .unknownValues:
+            return FlagMetric(
+                name: "rc_unknown_values", kind: "counter", value: Double(d.values?.count ?? 0), dimensions: ["flag": d.flag ?? "-"])
+        case .fetchFailed:
+            return FlagMetric(name: "rc_fetch_failures", kind: "counter", value: 1, dimensions: ["code": d.errorCode?.rawValue ?? "-"])
         case .streamClosed:
             return FlagMetric(name: "rc_stream_disconnects", kind: "counter", value: 1)
         case .safeModeEntered:

@@ -409,7 +409,7 @@ public final class FlagFetcher: Sendable {
 }
 
 /// What one fetch came to.
-package enum FetchResult: Sendable, Equatable {
+package indirect enum FetchResult: Sendable, Equatable {
     /// New flags, stamped with the fetch time and the context's fingerprint, the entity tag
     /// that validates them (if the service sent one), and the change streams the answer
     /// advertised, attributed to the endpoint that answered.

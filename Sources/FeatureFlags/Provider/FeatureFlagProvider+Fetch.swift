@@ -120,7 +120,7 @@ extension FeatureFlagProvider {
     }
 
     /// What one member context's request came to.
-    enum MemberAnswer: Sendable {
+    indirect enum MemberAnswer: Sendable {
         /// A new payload the gate accepted, with its tag, the flags the schema does not know and
         /// the change streams the answer advertised.
         case fresh(FlagSnapshot, etag: EntityTag?, unknownKeys: [String], streams: [EventStreamLink])

@@ -207,7 +207,7 @@ enum FetchTrigger: Sendable, Equatable {
 
 /// A fetch's answers, judged and (for merged identities) merged, before the state decides
 /// what they mean.
-enum FetchVerdict: Sendable {
+indirect enum FetchVerdict: Sendable {
     /// New values the schema accepted: activate and persist them.
     case fresh(PreparedSnapshot, etag: EntityTag?, unknownKeys: [String])
     /// The service confirmed what is stored: serve it again, fetched now.
@@ -237,7 +237,7 @@ struct FetchReport: Sendable {
 }
 
 /// Something that happens to a provider.
-enum ProviderInput: Sendable {
+indirect enum ProviderInput: Sendable {
     /// Serve another identity: `lastKnownGood` (prepared from the store, or the defaults alone
     /// with `source` `code_default`), `problem` when its stored snapshot was unreadable.
     /// In safe mode, `lastKnownGood` is the new context's healthy snapshot and `crashDigest`
@@ -287,7 +287,7 @@ enum ProviderInput: Sendable {
 }
 
 /// What a transition asks the provider to do after unlocking, in order.
-enum ProviderEffect: Sendable {
+indirect enum ProviderEffect: Sendable {
     /// Tell subscribers which values changed between the two.
     case publish(from: ServedValues, to: ServedValues)
     /// Send an event.

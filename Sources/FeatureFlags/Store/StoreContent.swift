@@ -229,7 +229,7 @@ struct StoreContent {
 /// What the store holds for a context: its snapshot, or an entry that does not decode. A plain
 /// enum rather than `Result`: every launch looks a snapshot up, and `Result`'s `Failure: Error`
 /// requirement would cost the runtime a conformance lookup at that moment.
-enum StoredLookup {
+indirect enum StoredLookup {
     /// The snapshot.
     case found(StoredFlags)
     /// The entry's checksum held but its content does not decode (it was dropped).

@@ -20,7 +20,7 @@ import FoundationNetworking
 /// appears in a signal (it may carry a token).
 final class ChangeStream: SessionEventHandler, Sendable {
     /// What the owner hears.
-    enum Signal: Sendable, Equatable {
+    indirect enum Signal: Sendable, Equatable {
         /// Connected (again): fetch now.
         case opened
         /// The service says flags changed: fetch, passing these as `flagConfigEtag` /

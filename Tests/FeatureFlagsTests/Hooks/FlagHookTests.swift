@@ -165,7 +165,7 @@ struct FlagHookTests {
         let key = FlagKey("f", default: 1)
         let read = { hooks.run(key, context: { .anonymous }, provider: "t") { FlagDetails(key: "f", value: 2, reason: .static, source: .override) } }
         #expect(read().value == 2, "the slow read itself still returns its value")
-        #expect(events.withLock { $0 }.map(\.description) == ["hook_disabled slow: before took 80 ms"])
+        #expect(events.withLock { $0 }.map(\.description) == ["hook_disabled slow stage=before took=80ms"])
         #expect(hooks.all.map(\.name) == ["quick"])
         journal.withLock { $0.removeAll() }
         #expect(read().value == 2)
