@@ -87,7 +87,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             lifecycle: lifecycle, elapsed: makeElapsedClock(clock), now: now, random: JitterSource(random))
     }
 
-    @inline(never)
+    // Not specialised for a concrete clock either (the optimiser would otherwise copy this
+    // initialiser for `ContinuousClock`).
+    @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     private init(
         context: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore, configuration: Configuration,
         reachability: (any Reachability)?, lifecycle: (any AppLifecycle)?, elapsed: any ElapsedClock,

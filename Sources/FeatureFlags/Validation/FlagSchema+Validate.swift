@@ -35,7 +35,7 @@ extension FlagSchema {
                 }
                 continue
             }
-            Self.check(value, against: rule, path: "\(path).\(name)", into: &report.violations)
+            Self.check(value, against: rule, path: .member(path, name), into: &report.violations)
         }
         report.unknownKeys.sort()
         if report.violations.count > 1 {
@@ -46,13 +46,13 @@ extension FlagSchema {
     }
 
     static func check(
-        _ value: FlagValue, against rule: Rule, path: @autoclosure () -> String, into violations: inout [FlagViolation]
+        _ value: FlagValue, against rule: Rule, path: ValuePath, into violations: inout [FlagViolation]
     ) {
         // Text holding JSON counts as what it holds when the rule wants another type, the
         // same leniency keys apply when reading (Firebase and Unleash send every value as text).
         var value = value
         if case .string = value, let type = rule.type, type != "string" { value = value.readingText }
-        func fail(_ message: String) { violations.append(FlagViolation(path: path(), message: message)) }
+        func fail(_ message: String) { violations.append(FlagViolation(path: path.text, message: message)) }
         if let type = rule.type, !matches(value, type: type) {
             fail("expected \(type), found \(value.typeName)")
             return
@@ -74,7 +74,7 @@ extension FlagSchema {
             if let minItems = rule.minItems, items.count < minItems { fail("fewer than \(minItems) items") }
             if let maxItems = rule.maxItems, items.count > maxItems { fail("more than \(maxItems) items") }
             if let itemRule = rule.items.first {
-                for (i, item) in items.enumerated() { check(item, against: itemRule, path: "\(path())[\(i)]", into: &violations) }
+                for (i, item) in items.enumerated() { check(item, against: itemRule, path: .item(path, i), into: &violations) }
             }
         }
     }
@@ -125,5 +125,23 @@ extension FlagSchema {
 
     private static func format(_ number: Double) -> String {
         number.rounded() == number && abs(number) < 1e15 ? String(Int(number)) : String(number)
+    }
+}
+
+/// Where a value sits in a payload (`flags.name`, `flags.name[2]`), spelled out only when a
+/// violation names it. A value rather than a closure, so that one copy of the check serves
+/// every caller.
+enum ValuePath: Sendable {
+    /// `parent.name` (no allocation: most values are flags).
+    case member(String, String)
+    /// The `index`th item of a list.
+    indirect case item(ValuePath, Int)
+
+    /// The path as violations print it.
+    var text: String {
+        switch self {
+        case .member(let parent, let name): return "\(parent).\(name)"
+        case .item(let list, let index): return "\(list.text)[\(index)]"
+        }
     }
 }
