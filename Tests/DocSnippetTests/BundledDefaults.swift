@@ -6,7 +6,7 @@ import Testing
 // snippet: BundledDefaults test
 @Test func theBundledDefaultsAreUsable() throws {
     let url = try #require(Bundle.module.url(forResource: "flag-defaults", withExtension: "json"))
-    let client = FallbackClient(fileURL: temporaryDirectory.appendingPathComponent("t.lkg"),
+    let client = FallbackClient(fileURL: temporaryDirectory.appendingPathComponent("t-\(UUID()).lkg"),
                                 bundledDefaults: .jsonFile(url))
     #expect(!client.recentEvents.contains { $0.kind == .error })
     #expect(client.details(.newCheckout).source == .bundledDefaults)

@@ -42,13 +42,15 @@ func testingUITest(fixtureURL: URL) {
     // snippet: Testing provider
     let server = try FlagServer(file: "Docs/examples/flags.json")   // or FlagServer(document: …)
     defer { server.stop() }
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("flags-\(UUID()).lkg")  // this test's own
+    defer { for f in [file.path, file.path + ".lock"] { try? FileManager.default.removeItem(atPath: f) } }
     let clock = TestClock()
     let path = ManualReachability(true)
     let context = EvaluationContext(targetingKey: "cashier-7", attributes: ["venue": "venue-42"])
     let provider = FeatureFlagProvider(
         context: context,
         fetcher: FlagFetcher(endpoint: .json(post: server.flagsURL), clock: clock),
-        store: LastKnownGoodStore(fileURL: temporaryDirectory.appendingPathComponent("flags.lkg")),
+        store: LastKnownGoodStore(fileURL: file),
         reachability: path,
         clock: clock)
     defer { provider.shutdown() }

@@ -87,9 +87,10 @@ struct FlagFetcherTests {
         #expect(pilot.flags["new_checkout"]?.value == true)
         let other = try #require(snapshot(of: await fetcher.fetch(EvaluationContext(targetingKey: "u", venue: "venue-7"))))
         #expect(other.flags["new_checkout"]?.value == false)
-        // Only this fetcher's requests: the server's port is an ephemeral one that another test's
-        // change stream, reconnecting after its own server stopped, can reach (seen once under
-        // ThreadSanitizer on a loaded machine: a GET /events before the first fetch).
+        // Only this fetcher's requests: the port is an ephemeral one that another test's change
+        // stream can reach — seen once, a GET /events from a doc-snippet test whose fallback
+        // file was shared between runs and so restored an old run's stream on this port (that
+        // test now has a file of its own; the filter keeps this one about its own fetcher).
         let ours = { server.requests.filter { $0.path.hasPrefix("/flags/") } }
         #expect(ours().map(\.path) == ["/flags/venue-42.json", "/flags/venue-7.json"])
         #expect(ours().allSatisfy { $0.method == "GET" })
