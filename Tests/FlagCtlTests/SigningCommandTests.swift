@@ -63,4 +63,28 @@ struct SigningCommandTests {
         #expect(renamedOut.out.first?.contains(#"signature rejected: bad signature (key "ops")"#) == true, "\(renamed) \(renamedOut.out.prefix(2))")
         #expect(await run(common + ["--trust", dir.url("missing.pub.pem").path]).0 == 64)
     }
+
+    @Test func signingOptionsThatCannotWorkAreUsageErrors() async throws {
+        let dir = TempDir()
+        #expect(await run(["keygen", dir.url("ops").path]).0 == 0)
+        let document = dir.url("flags.json")
+        try Data(#"{"flags": {"a": true}}"#.utf8).write(to: document)
+        for bad in ["-5", "0", "soon"] {
+            let (status, output) = await run(["sign", document.path, "--key", dir.url("ops.pem").path, "--expires-in", bad])
+            #expect(status == 64, "--expires-in \(bad)")
+            #expect(output.err.first == "flagctl sign: --expires-in takes a positive number of seconds, not '\(bad)'", "\(output.err)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.url("flags.jws").path), "nothing written")
+        // serve --sign-with: a file that does not exist, and a public key (no private key in it).
+        let missing = dir.url("missing.pem").path
+        let (unread, unreadOut) = await run(["serve", Self.examples, "--port", "0", "--sign-with", missing])
+        #expect(unread == 64 && unreadOut.err.first == "flagctl serve: --sign-with: cannot read \(missing)", "\(unreadOut.err)")
+        let publicKey = dir.url("ops.pub.pem").path
+        let (wrong, wrongOut) = await run(["serve", Self.examples, "--port", "0", "--sign-with", publicKey])
+        #expect(wrong == 64, "\(wrongOut.err)")
+        #expect(wrongOut.err.first == "flagctl serve: --sign-with: \(publicKey) holds no Ed25519 private key (a PRIVATE KEY PEM block)")
+    }
+
+    /// The example document, from the package's root (where `swift test` runs).
+    static let examples = "Docs/examples/flags.json"
 }

@@ -228,7 +228,7 @@ struct SignedFetchTests {
     }
 
     enum Tampering: String, CaseIterable {
-        case editedValues, storedUnsigned, editedSignature
+        case editedValues, storedUnsigned, editedSignature, editedStampTimes
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: Tampering.allCases)
@@ -249,6 +249,12 @@ struct SignedFetchTests {
             var envelope = try #require(stored.signature?.envelope)
             envelope[envelope.count - 3] ^= 1
             edited.signature = SignatureStamp(keyID: "ops-2026", issuedAt: stored.signature?.issuedAt, expiresAt: nil, envelope: envelope)
+        case .editedStampTimes:
+            // The signed answer intact, its recorded expiry pushed out (to keep stale values fresh).
+            edited = stored
+            let stamp = try #require(stored.signature)
+            edited.signature = SignatureStamp(
+                keyID: stamp.keyID, issuedAt: stamp.issuedAt, expiresAt: Date(timeIntervalSince1970: 4_000_000_000), envelope: stamp.envelope)
         }
         try LastKnownGoodStore(fileURL: f.fallbackURL).save(edited, etag: nil, for: auraPersonal)
 
@@ -258,6 +264,13 @@ struct SignedFetchTests {
         #expect(relaunch.provider.details(Self.newCheckout).source == .codeDefault)
         let event = try #require(relaunch.provider.recentEvents.first { $0.kind == .fallbackTampered })
         #expect(event.message?.hasPrefix("the stored snapshot for this context is not what a trusted key signed") == true, "\(event)")
+        let why: [Tampering: String] = [
+            .editedValues: "its values differ from the signed document's",
+            .storedUnsigned: "the stored snapshot carries no signature",
+            .editedSignature: "its signature does not verify",
+            .editedStampTimes: "its signing time or expiry differs from its signature's",
+        ]
+        #expect(event.message?.contains(why[tampering] ?? "?") == true, "\(event)")
         let keptAt = try #require(event.keptAt)
         #expect(FileManager.default.fileExists(atPath: keptAt), "the file as it was is kept for diagnosis")
         #expect(relaunch.store.lastKnownGood(for: auraPersonal) == nil, "the snapshot is gone from the store")
@@ -320,6 +333,62 @@ struct SignedFetchTests {
         #expect(f.provider.value(Self.newCheckout) == false && f.provider.details(Self.newCheckout).source == .codeDefault)
         #expect(await eventually { f.provider.recentEvents.contains { $0.kind == .fallbackTampered } })
         #expect(await eventually { f.store.lastKnownGood(for: other) == nil })
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func unusableTrustedKeysServeNothingStoredAtLaunch() async throws {
+        let f = try await Self.signedStart()
+        f.stop()
+        // The app now ships a key that does not read: nothing stored can be verified, so
+        // nothing stored is served (and nothing fetched will be).
+        var broken = Self.trusting
+        broken.trustedKeys = ["ops-2026": "not a key"]
+        let relaunch = try ProviderFixture(reachable: false, server: f.server, dir: f.dir, fetch: broken)
+        defer { relaunch.stop() }
+        #expect(relaunch.provider.value(Self.newCheckout) == false && relaunch.provider.details(Self.newCheckout).source == .codeDefault)
+        let event = try #require(relaunch.provider.recentEvents.first { $0.kind == .fallbackTampered })
+        #expect(event.message?.contains("the trusted keys are unusable") == true, "\(event)")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func heldFlagdRulesWithoutTheirSignedAnswerAreSetAside() async throws {
+        let dir = TempDir()
+        let rules = Array(#"{"flags": {"new_checkout": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"}}}"#.utf8)
+        // Rules held before keys were configured (or stripped of their envelope).
+        var snapshot = FlagSnapshot(values: [:], contextFingerprint: auraPersonal.fingerprint)
+        snapshot.rules = LocalRules(
+            definitions: try FlagdDefinitions.parse(rules), document: rules, etag: nil, fetchedAt: Date(timeIntervalSince1970: 1_790_000_000))
+        try LastKnownGoodStore(fileURL: dir.url("flags.lkg")).save(snapshot, etag: nil, for: auraPersonal)
+        let provider = FeatureFlagProvider(
+            context: auraPersonal,
+            fetcher: FlagFetcher(endpoint: .flagd(url: URL(string: "http://127.0.0.1:9/flags.json")!), configuration: Self.trusting),
+            store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: ManualReachability(false),
+            lifecycle: ManualLifecycle(foreground: true))
+        defer { provider.shutdown() }
+        #expect(provider.value(Self.newCheckout) == false && provider.details(Self.newCheckout).source == .codeDefault)
+        let messages = provider.recentEvents.filter { $0.kind == .fallbackTampered }.compactMap(\.message)
+        #expect(messages.contains { $0.contains("the held rules carry no signature") }, "\(messages)")
+        #expect(LastKnownGoodStore(fileURL: dir.url("flags.lkg")).localRules == nil)
+    }
+
+    @Test func valuesAStreamPushesAreRefusedWhileKeysAreTrusted() {
+        // LaunchDarkly's `put`/`patch` carry values, not a signed document: with keys, the
+        // fetcher refuses them (the stream's requests for a fetch still work: that fetch is verified).
+        let endpoint = FlagEndpoint.launchDarkly(mobileKey: "mob-test", baseURL: URL(string: "http://127.0.0.1:9")!)
+        let trusting = FlagFetcher(endpoint: endpoint, configuration: Self.trusting)
+        defer { trusting.shutdown() }
+        let pushed: [String: FlagValue] = ["new_checkout": ["value": true, "version": 4]]
+        guard case .failed(let error) = trusting.streamed(pushed, from: "0/launchdarkly", for: auraPersonal) else {
+            Issue.record("pushed values were accepted with trusted keys")
+            return
+        }
+        #expect(error.kind == .signatureRejected && error.description.contains("not a signed document"), "\(error)")
+        // Without keys the same values are read.
+        let plain = FlagFetcher(endpoint: endpoint)
+        defer { plain.shutdown() }
+        if case .failed(let error) = plain.streamed(pushed, from: "0/launchdarkly", for: auraPersonal) {
+            Issue.record("without keys the pushed values were refused: \(error)")
+        }
     }
 }
 }
