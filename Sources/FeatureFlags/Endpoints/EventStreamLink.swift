@@ -25,6 +25,25 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
     /// OFREP's default for a missing `inactivityDelaySec`.
     package static let defaultInactivityDelay = Duration.seconds(120)
 
+    // Written out and kept out of line: the sets and dictionaries keyed by links call these
+    // instead of each carrying its own inlined copy.
+    /// Hashes every field.
+    @inline(never)
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(url)
+        hasher.combine(inactivityDelay)
+        hasher.combine(endpoint)
+        hasher.combine(sameOrigin)
+        hasher.combine(connection)
+    }
+
+    /// Links are equal when every field is.
+    @inline(never)
+    package static func == (lhs: EventStreamLink, rhs: EventStreamLink) -> Bool {
+        lhs.url == rhs.url && lhs.inactivityDelay == rhs.inactivityDelay && lhs.endpoint == rhs.endpoint
+            && lhs.sameOrigin == rhs.sameOrigin && lhs.connection == rhs.connection
+    }
+
     /// A link.
     package init(url: URL, inactivityDelay: Duration = EventStreamLink.defaultInactivityDelay, endpoint: String? = nil) {
         self.init(url: url, inactivityDelay: inactivityDelay, endpoint: endpoint, sameOrigin: false)

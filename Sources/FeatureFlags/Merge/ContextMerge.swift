@@ -41,7 +41,9 @@ public struct ContextMerge: Sendable {
         func rank(_ context: EvaluationContext) -> Int {
             context.string(tierAttribute).flatMap { tierOrder.firstIndex(of: $0) } ?? tierOrder.count
         }
-        return unique.enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }.map(\.element)
+        // Indices sorted, not (offset, context) pairs: one sort of `Int`s serves the library.
+        let ranks = unique.map(rank)
+        return unique.indices.sorted { (ranks[$0], $0) < (ranks[$1], $1) }.map { unique[$0] }
     }
 
     /// The context a merged identity is known by: its fallback entry and snapshot carry this

@@ -40,8 +40,8 @@ extension FlagSchema {
         report.unknownKeys.sort()
         if report.violations.count > 1 {
             // Stable: a value's several violations keep the order they were found in.
-            report.violations = report.violations.enumerated()
-                .sorted { ($0.element.path, $0.offset) < ($1.element.path, $1.offset) }.map(\.element)
+            let found = report.violations
+            report.violations = found.indices.sorted { (found[$0].path, $0) < (found[$1].path, $1) }.map { found[$0] }
         }
     }
 

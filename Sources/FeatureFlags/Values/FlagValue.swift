@@ -20,6 +20,23 @@ public enum FlagValue: Sendable, Hashable {
 }
 
 extension FlagValue {
+    /// Hashes the case and its payload. Written out and kept out of line, so that sets of
+    /// values call it rather than each carrying an inlined copy of the whole recursive hash.
+    @inline(never)
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .bool(let value): hasher.combine(0); hasher.combine(value)
+        case .int(let value): hasher.combine(1); hasher.combine(value)
+        case .double(let value): hasher.combine(2); hasher.combine(value)
+        case .string(let value): hasher.combine(3); hasher.combine(value)
+        case .list(let value): hasher.combine(4); hasher.combine(value)
+        case .object(let value): hasher.combine(5); hasher.combine(value)
+        case .null: hasher.combine(6)
+        }
+    }
+}
+
+extension FlagValue {
     /// The Boolean, if this is `.bool`.
     public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
     /// The integer, if this is `.int`.
