@@ -13,10 +13,21 @@ struct ProviderState: ServesValues {
     /// Called once when a wait is over.
     typealias Resume = @Sendable () -> Void
 
+    /// What never changes after the start, held once by reference: the code that copies and
+    /// destroys the state goes field by field, and these two are its largest fields.
+    private final class Fixed: Sendable {
+        let configuration: FeatureFlagProvider.Configuration
+        let base: ServingBase
+        init(configuration: FeatureFlagProvider.Configuration, base: ServingBase) {
+            self.configuration = configuration
+            self.base = base
+        }
+    }
+    private let fixed: Fixed
     /// The provider's configuration (poll interval, backoff, schema, merging).
-    let configuration: FeatureFlagProvider.Configuration
+    var configuration: FeatureFlagProvider.Configuration { fixed.configuration }
     /// The bundled defaults and the kill-switch key.
-    let base: ServingBase
+    var base: ServingBase { fixed.base }
 
     /// The identity served: the context itself, or for merged contexts their merged identity.
     var context: EvaluationContext
@@ -131,8 +142,7 @@ struct ProviderState: ServesValues {
         self.members = [context]
         self.served = served
         self.pathUp = pathUp
-        self.configuration = configuration
-        self.base = base
+        self.fixed = Fixed(configuration: configuration, base: base)
         self.random = JitterSource(random)
     }
 
