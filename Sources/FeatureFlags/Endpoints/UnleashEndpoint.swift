@@ -41,8 +41,8 @@ package struct UnleashEndpoint: EndpointFormat {
         if let key = context.targetingKey { query.append(("userId", key)) }
         if let appName, context["appName"] == nil { query.append(("appName", appName)) }
         if let environment, context["environment"] == nil { query.append(("environment", environment)) }
-        for (name, value) in context.attributes.sorted(by: { $0.key < $1.key }) {
-            guard let text = EndpointSupport.text(value) else { continue }
+        for name in context.attributes.keys.sorted() {
+            guard let value = context.attributes[name], let text = EndpointSupport.text(value) else { continue }
             query.append((Self.standardFields.contains(name) ? name : "properties[\(name)]", text))
         }
         let url = try EndpointSupport.url(baseURL, appending: ["api", "frontend"], query: query)

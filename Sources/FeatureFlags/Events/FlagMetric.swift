@@ -21,7 +21,7 @@ public struct FlagMetric: Sendable, Equatable, CustomStringConvertible {
 
     /// `name{dimensions} value (kind)`.
     public var description: String {
-        let labels = dimensions.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+        let labels = dimensions.keys.sorted().map { "\($0)=\(dimensions[$0] ?? "")" }.joined(separator: ",")
         let number = value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(value)
         return "\(name)\(labels.isEmpty ? "" : "{\(labels)}") \(number) (\(kind))"
     }

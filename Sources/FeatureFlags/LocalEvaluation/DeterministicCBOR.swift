@@ -42,9 +42,10 @@ enum DeterministicCBOR {
                 encoded.append(contentsOf: key.utf8)
                 return (encoded, value)
             }
-            for entry in entries.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-                bytes.append(contentsOf: entry.key)
-                append(entry.value, to: &bytes)
+            // Indices sorted (one sort of `Int`s serves the library), by the encoded keys.
+            for index in entries.indices.sorted(by: { entries[$0].key.lexicographicallyPrecedes(entries[$1].key) }) {
+                bytes.append(contentsOf: entries[index].key)
+                append(entries[index].value, to: &bytes)
             }
         }
     }

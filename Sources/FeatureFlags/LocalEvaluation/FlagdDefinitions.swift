@@ -111,7 +111,8 @@ package struct FlagdDefinitions: Sendable {
             }
             self.keys = keys
             self.flags = ordered
-            attributes = names.sorted { $0.value < $1.value }.map(\.key)
+            // In the order first read (each name's number), by sorting the names by it.
+            attributes = names.keys.sorted { names[$0, default: 0] < names[$1, default: 0] }
             masks = ordered.map { flag in
                 guard let reads = flag.reads, names.count <= 64 else { return nil }
                 return reads.reduce(UInt64(0)) { $0 | (1 << UInt64(names[$1]!)) }

@@ -58,8 +58,8 @@ package struct TrustedKeys: Sendable, Equatable {
     /// - Throws: ``FlagError`` (`GENERAL`) naming the first key that is not an Ed25519 public key.
     package init(_ text: [String: String]) throws(FlagError) {
         var keys: [(id: String, key: [UInt8])] = []
-        for (id, value) in text.sorted(by: { $0.key < $1.key }) {
-            guard let key = SigningKeys.publicKey(value) else {
+        for id in text.keys.sorted() {
+            guard let value = text[id], let key = SigningKeys.publicKey(value) else {
                 throw FlagError(.general, "trusted key \"\(id)\" is not an Ed25519 public key (PEM or 32 bytes of base64url)")
             }
             keys.append((id, key))
