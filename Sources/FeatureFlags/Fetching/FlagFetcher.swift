@@ -386,7 +386,10 @@ public final class FlagFetcher: Sendable {
         let maxBytes = configuration.maxResponseBytes
         let deadline = clock.now() + share
         // Linux URLSession timeouts are whole seconds, reset by every byte: a backstop only.
-        let backstop = share.seconds.rounded(.up) + 1
+        // With an injected clock (a test's), time is that clock's: the real-time backstop is
+        // then only for a transport that never answers, so that a machine that stalls for
+        // seconds does not end a fetch the clock has not ended.
+        let backstop = clock.isSystemClock ? share.seconds.rounded(.up) + 1 : max(share.seconds.rounded(.up) + 1, 120)
         do {
             return try await withThrowingTaskGroup(of: FlagResponse?.self) { group in
                 group.addTask { try await transport.send(request, maxBytes: maxBytes, timeout: backstop) }
