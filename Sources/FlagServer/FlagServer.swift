@@ -74,6 +74,8 @@ public final class FlagServer: Sendable {
 
     private let source: Source
     let state: Locked<State>
+    /// Held for the whole of a reload of the served file.
+    private let reloading = Locked<Void>(())
     /// Held while an answer is rendered: one render at a time, so clients asking for the same
     /// large answer at once wait for the first render and take it from the cache, instead of
     /// each building its own copy (32 renders of a 5 MB answer held 300 MB).
@@ -566,13 +568,22 @@ public final class FlagServer: Sendable {
 
     private func reloadIfChanged() {
         guard case .file(let path) = source else { return }
+        // One reload at a time, start to end: a request that comes while the watcher reads a
+        // changed file waits for the new document instead of being served the old one.
+        // `onReload` runs after, outside: it may be anyone's code.
+        if let result = reloading.withLock({ _ in reloadNow(path) }) { onReload?(result) }
+    }
+
+    /// Reads the file if its stamp changed, and serves it if it parses: what the reload came to,
+    /// or nil when the file had not changed.
+    private func reloadNow(_ path: String) -> Result<ServerDocument, FlagError>? {
         let stamp = FileStamp(path: path)
         let changed = state.withLock { s -> Bool in
             guard stamp != s.fileStamp else { return false }
             s.fileStamp = stamp
             return true
         }
-        guard changed else { return }
+        guard changed else { return nil }
         let result: Result<ServerDocument, FlagError>
         do {
             result = .success(try ServerDocument(json: try FileIO.read(path)))
@@ -594,7 +605,7 @@ public final class FlagServer: Sendable {
             }
         }
         if let revision { changes.announce(revision) }
-        onReload?(result)
+        return result
     }
 
     /// Re-checks the served file every 200 ms, so edits apply even before the next request.
