@@ -28,6 +28,8 @@ struct SignedFetchTests {
             trustedKeys: ["ops-2026": SigningKeys.publicKeyPEM(Ed25519.publicKey(seed: operatorSeed))])
     }
     static let newCheckout = FlagKey("new_checkout", default: false)
+    /// flagd rules serving `new_checkout` on to everyone.
+    static let flagdRules = #"{"flags": {"new_checkout": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"}}}"#
 
     static func document(newCheckout: Bool, kill: Bool = false, version: String) -> ServerDocument {
         var document = ServerDocument.seedExample
@@ -125,7 +127,7 @@ struct SignedFetchTests {
     func rulesEvaluatedOnTheDeviceAreVerifiedToo() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let rules = #"{"flags": {"new_checkout": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"}}}"#
+        let rules = Self.flagdRules
         try server.serveFlagd(Array(rules.utf8))
         try server.signAnswers(privateKeyPEM: SigningKeys.privateKeyPEM(Self.operatorSeed), keyID: "ops-2026")
         let url = server.baseURL.appendingPathComponent("flagd/flags.json")
@@ -279,7 +281,7 @@ struct SignedFetchTests {
     @Test(.timeLimit(.minutes(1)))
     func heldFlagdRulesAreVerifiedAgainAtLaunch() async throws {
         let server = try FlagServer(document: .seedExample)
-        let rules = #"{"flags": {"new_checkout": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"}}}"#
+        let rules = Self.flagdRules
         try server.serveFlagd(Array(rules.utf8))
         try server.signAnswers(privateKeyPEM: SigningKeys.privateKeyPEM(Self.operatorSeed), keyID: "ops-2026")
         let dir = TempDir()
@@ -353,7 +355,7 @@ struct SignedFetchTests {
     @Test(.timeLimit(.minutes(1)))
     func heldFlagdRulesWithoutTheirSignedAnswerAreSetAside() async throws {
         let dir = TempDir()
-        let rules = Array(#"{"flags": {"new_checkout": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"}}}"#.utf8)
+        let rules = Array(Self.flagdRules.utf8)
         // Rules held before keys were configured (or stripped of their envelope).
         var snapshot = FlagSnapshot(values: [:], contextFingerprint: auraPersonal.fingerprint)
         snapshot.rules = LocalRules(
