@@ -252,6 +252,9 @@ public final class FlagOverrides: Sendable {
         state.withLock { _ = $0.observers.removeValue(forKey: id) }
     }
 
+    /// How many clients are attached now (tests).
+    package var observerCount: Int { state.withLock { $0.observers.count } }
+
     // MARK: Loading
 
     /// The persisted overrides at `url`; a missing file is none, an unusable one is set aside

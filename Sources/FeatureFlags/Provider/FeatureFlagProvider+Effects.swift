@@ -26,6 +26,16 @@ extension FeatureFlagProvider {
         return deferred
     }
 
+    /// Applies the input `question` makes and returns what the state answered through it
+    /// (`unanswered` if it did not).
+    func ask<Answer: Sendable>(
+        _ question: (@escaping @Sendable (Answer) -> Void) -> ProviderInput, unanswered: Answer
+    ) -> Answer {
+        let answer = Locked(unanswered)
+        transition(question { value in answer.withLock { $0 = value } })
+        return answer.withLock { $0 }
+    }
+
     /// Feeds `input` to the state at `deadline` on the provider's clock (unless the provider
     /// is gone by then).
     func schedule(_ input: ProviderInput, at deadline: Duration) {
@@ -73,8 +83,8 @@ extension FeatureFlagProvider {
                 for waiter in waiters { waiter(outcome) }
             case .resume(let resume):
                 if writes { deferred.append(effect) } else { resume() }
-            case .wake:
-                wakeup.fire()
+            case .wake(let sleepers), .reschedule(let sleepers):
+                for resume in sleepers { resume() }
             case .keepMembers(let members, let identity):
                 store.keepMembers(members, of: identity.fingerprint)
             case .persist, .holdKill:
@@ -93,9 +103,6 @@ extension FeatureFlagProvider {
                 schedule(.inactivityElapsed(token: token), at: now + delay)
             case .scheduleStreamWait(let ticket, let delay):
                 schedule(.streamWaitElapsed(ticket), at: now + delay)
-            case .reschedule:
-                wakeup.fire()
-                lifecycleChanged.fire()
             case .writeJournal(let journal):
                 // Effects leave in the order of their transitions and the queue is serial: the
                 // file ends with the newest journal.

@@ -10,14 +10,8 @@ extension FeatureFlagProvider {
     /// triggers a fetch at once. Returns after a fatal error. Only one `run()` at a time:
     /// a second call returns immediately.
     public func run() async {
-        // The first run() claims the loop; the transition then opens the change streams.
-        let first = cell.withLock { s -> Bool in
-            if s.running || s.shutDown { return false }
-            s.running = true
-            return true
-        }
-        guard first else { return }
-        transition(.running(true))
+        // The first run() claims the loop; the same transition opens the change streams.
+        guard ask({ .running(true, answer: $0) }, unanswered: false) else { return }
         let watcher = Task { [reachability, weak self] in
             for await reachable in reachability.updates() {
                 guard let self else { return }
@@ -41,17 +35,14 @@ extension FeatureFlagProvider {
         // app comes to the foreground; `refreshInBackground(deadline:)` is the way to fetch.
         var outcome: FetchOutcome = lifecycle.isForeground ? await refresh() : .skipped("in the background")
         while !Task.isCancelled {
-            let now = clock.now()
-            let (stop, deadline) = cell.withLock { s in (s.shutDown || s.fatal, s.nextAttempt(after: outcome, at: now)) }
-            if stop { return }
+            let next = ask({ .planNextPoll(after: outcome, answer: $0) }, unanswered: .stop)
+            guard case .sleep(let deadline) = next else { return }
             await sleep(until: deadline)
             if Task.isCancelled { return }
             // Fetch when the timer is due or a wake-up asked for it; a wake-up that only
             // reschedules (the app changed state) computes the next deadline again.
             let due = deadline.map { clock.now() >= $0 } ?? false
-            let fetch = Locked(false)
-            transition(.takeFetchRequest(timerDue: due) { answer in fetch.withLock { $0 = answer } })
-            if !fetch.withLock({ $0 }) { continue }
+            guard ask({ .takeFetchRequest(timerDue: due, answer: $0) }, unanswered: false) else { continue }
             outcome = await refresh()
         }
     }
@@ -63,7 +54,7 @@ extension FeatureFlagProvider {
         while !Task.isCancelled {
             let (token, foreground) = cell.withLock { ($0.streams.inactivityToken, $0.streams.foreground) }
             guard foreground else {
-                await lifecycleChanged.wait()
+                await waitForWakeUp(.healthTimer)
                 continue
             }
             let deadline = clock.now() + after
@@ -83,13 +74,30 @@ extension FeatureFlagProvider {
     /// Sleeps until `deadline` (forever when nil) or a wake-up, whichever comes first.
     func sleep(until deadline: Duration?) async {
         let clock = self.clock
-        let wakeup = self.wakeup
         await withTaskGroup(of: Void.self) { group in
             if let deadline { group.addTask { try? await clock.sleep(until: deadline) } }
-            group.addTask { await wakeup.wait() }
+            group.addTask { await self.waitForWakeUp(.runLoop) }
             await group.next()
             group.cancelAll()
         }
+    }
+
+    /// Returns when the state wakes `sleeper` (at once if it was woken while nobody slept, or
+    /// after shutdown), or when the task is cancelled. Who sleeps is part of the state.
+    func waitForWakeUp(_ sleeper: ProviderState.Sleeper) async {
+        // A sleep is named by the address of an object that lives as long as the sleep.
+        let token = WaitToken()
+        let id = Int(bitPattern: UInt(bitPattern: ObjectIdentifier(token)))
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                transition(.sleep(sleeper, id: id, resume: { continuation.resume() }))
+                // Cancelled before the sleep was registered: the handler found no sleeper.
+                if Task.isCancelled { transition(.stopSleeping(sleeper, id: id)) }
+            }
+        } onCancel: {
+            self.transition(.stopSleeping(sleeper, id: id))
+        }
+        withExtendedLifetime(token) {}
     }
 
     // MARK: Waiting
@@ -127,5 +135,5 @@ extension FeatureFlagProvider {
     }
 }
 
-/// Names one wait for readiness by its address.
+/// Names one wait (for readiness, or a sleep until a wake-up) by its address.
 private final class WaitToken: Sendable {}

@@ -39,16 +39,10 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     let lifecycle: any AppLifecycle
     /// The change streams open now.
     let streamSet: StreamSet
-    /// Fired whenever the app changes state (for the automatic healthy mark).
-    let lifecycleChanged = Wakeup()
     let clock: any ElapsedClock
     let wallClock: @Sendable () -> Date
-    /// Wakes ``run()`` from its sleep between polls.
-    let wakeup = Wakeup()
     /// Disk writes happen here, never on Swift's cooperative threads.
     let io = DispatchQueue(label: "FeatureFlags.FeatureFlagProvider.io")
-    /// This provider's registration with ``Configuration/overrides``.
-    let overridesObserver: Int?
     /// The hooks run around ``details(_:)``.
     let hooks: FlagHooks
     /// Names this provider and its flag service to hooks (built only when hooks run).
@@ -100,7 +94,6 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         self.store = store
         self.reachability = reachability ?? SystemReachability.make()
         self.lifecycle = lifecycle ?? SystemAppLifecycle.make()
-        let relay = SignalRelay()
         var streamConfiguration = ChangeStream.Configuration()
         streamConfiguration.heartbeatDeadline = configuration.heartbeatDeadline
         streamConfiguration.backoff = configuration.streamBackoff
@@ -108,8 +101,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         streamConfiguration.clock = elapsed
         streamSet = StreamSet(
             configuration: streamConfiguration, sameOriginHeaders: fetcher.configuration.headers,
-            maxValueBytes: fetcher.configuration.maxResponseBytes,
-            onSignal: { link, signal in relay.target?.transition(.stream(link, signal)) })
+            maxValueBytes: fetcher.configuration.maxResponseBytes)
         self.clock = elapsed
         self.wallClock = now
         let publisher = FlagPublisher(handler: configuration.eventHandler)
@@ -171,27 +163,30 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             state.streams.restored = true
         }
         if let overrides = configuration.overrides {
-            let (id, layer) = overrides.attach(killSwitchKey: base.killSwitchKey) { layer in
-                relay.target?.transition(.overrides(layer))
+            overrides.resync(killSwitchKey: base.killSwitchKey) { layer in
+                state.overrides = layer
+                if safe == nil { state.served.overrides = layer }
             }
-            overridesObserver = id
-            state.overrides = layer
-            if safe == nil { state.served.overrides = layer }
             launchEvents += overrides.problemEvents
-        } else {
-            overridesObserver = nil
         }
         let exposures = configuration.exposures
             ? ExposureLog(detail: configuration.eventContext, base: base, now: now) { publisher.emit($0) } : nil
         cell = ServingCell(state, killSwitchKey: base.killSwitchKey, exposures: exposures)
-        relay.target = self
-        // A change made between attaching and now reached no one: take the overrides again.
-        configuration.overrides?.resync(killSwitchKey: base.killSwitchKey) { transition(.overrides($0)) }
+        // Signals and override changes come back as transitions, through weak references.
+        streamSet.connect(to: self)
+        if let overrides = configuration.overrides {
+            let (id, _) = overrides.attach(killSwitchKey: base.killSwitchKey) { [weak self] layer in
+                self?.transition(.overrides(layer))
+            }
+            // A change made between the first look and the attachment reached no one: take the
+            // overrides again (and keep the registration, to end it when the provider goes).
+            overrides.resync(killSwitchKey: base.killSwitchKey) { transition(.overrides($0, observer: id)) }
+        }
         for event in tampered + reader.events + launchEvents { publisher.emit(event) }
     }
 
     deinit {
-        if let overridesObserver { configuration.overrides?.detach(overridesObserver) }
+        if let observer = cell.withLock({ $0.overridesObserver }) { configuration.overrides?.detach(observer) }
     }
 
     // MARK: FeatureFlagClient
@@ -323,15 +318,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     }
 }
 
-/// Hands stream signals to the provider without the streams keeping it alive.
-private final class SignalRelay: Sendable {
-    private let cell = Locked<WeakProvider>(WeakProvider())
-    var target: FeatureFlagProvider? {
-        get { cell.withLock { $0.value } }
-        set { cell.withLock { $0.value = newValue } }
+extension FeatureFlagProvider: StreamSignalSink {
+    func streamSignalled(_ signal: ChangeStream.Signal, from link: EventStreamLink) {
+        transition(.stream(link, signal))
     }
-}
-
-private struct WeakProvider: Sendable {
-    weak var value: FeatureFlagProvider?
 }

@@ -165,9 +165,9 @@ extension ProviderState {
             // A fetch in flight now may be frozen mid-request by a suspension.
             flight?.spannedBackground = true
             let delays = streams.open.map(\.inactivityDelay) + [configuration.backgroundStreamGrace]
-            return [.reschedule, .scheduleInactivity(token: streams.inactivityToken, after: delays.min() ?? .zero)]
+            return [reschedule(), .scheduleInactivity(token: streams.inactivityToken, after: delays.min() ?? .zero)]
         }
-        var effects: [ProviderEffect] = [.reschedule]
+        var effects: [ProviderEffect] = [reschedule()]
         let interrupted = streams.fetchOnForeground
         streams.fetchOnForeground = false
         if streams.closedForInactivity {

@@ -30,10 +30,7 @@ extension ProviderState {
     /// values from the network are relabelled `fallback` (`CACHED` or `STALE`); emit `stale` or
     /// `error` when the status changed; settle waiters.
     mutating func apply(_ input: ProviderInput, at time: ProviderTime) -> [ProviderEffect] {
-        let effects = step(input, at: time)
-        // A wake-up asks the run loop to fetch: recorded here, with the transition that woke it.
-        if effects.contains(where: { if case .wake = $0 { return true } else { return false } }) { fetchRequested = true }
-        return effects + reconcileStreams()
+        step(input, at: time) + reconcileStreams()
     }
 
     private mutating func step(_ input: ProviderInput, at time: ProviderTime) -> [ProviderEffect] {
@@ -53,7 +50,7 @@ extension ProviderState {
         case .pathChanged(let reachable):
             guard pathUp != reachable else { return [] }
             pathUp = reachable
-            if reachable { return streams.foreground ? [.wake] : [] }
+            if reachable { return streams.foreground ? [wakeRunLoop()] : [] }
             return dropFlight() + fallBack(reason: "no network path", forcing: nil, at: time)
         case .unknownValues(let flag, let values):
             guard !values.isEmpty, served.noteUnknown(flag) else { return [] }
@@ -61,14 +58,23 @@ extension ProviderState {
         case .valuesPublished:
             served.valuesChanged()
             return []
-        case .running(let on):
-            running = on
+        case .running(let on, let answer):
+            let claimed = !on || (!running && !shutDown)
+            if claimed { running = on }
+            answer?(claimed)
+            return []
+        case .planNextPoll(let outcome, let answer):
+            answer(shutDown || fatal ? .stop : .sleep(until: nextAttempt(after: outcome, at: time.elapsed)))
             return []
         case .takeFetchRequest(let timerDue, let answer):
             let fetch = fetchRequested || (timerDue && pathUp && streams.foreground)
             fetchRequested = false
             answer(fetch)
             return []
+        case .sleep(let sleeper, let id, let resume):
+            return sleep(sleeper, id: id, resume: resume)
+        case .stopSleeping(let sleeper, let id):
+            return stopSleeping(sleeper, id: id)
         case .awaitSettled(let id, let resume):
             if shutDown || Self.isSettled(served.status) { return [.resume(resume)] }
             settleWaiters[id] = resume
@@ -79,7 +85,7 @@ extension ProviderState {
             guard !shutDown else { return [] }
             shutDown = true
             streams.queued = nil
-            return dropFlight() + releaseSettleWaiters() + [.wake, .stop]
+            return dropFlight() + releaseSettleWaiters() + [wakeRunLoop(), .stop]
         case .stream(let link, let signal):
             return streamSignal(signal, from: link, at: time)
         case .lifecycle(let foreground):
@@ -93,7 +99,8 @@ extension ProviderState {
             return []
         case .markHealthy(let automatic, let lastKnownGood, let source):
             return markHealthy(automatic: automatic, lastKnownGood: lastKnownGood, source: source)
-        case .overrides(let layer):
+        case .overrides(let layer, let observer):
+            if let observer { overridesObserver = observer }
             overrides = layer
             return serveOverrides()
         }
@@ -132,7 +139,7 @@ extension ProviderState {
         let reason: FlagReason? = lastKnownGood.snapshot.rules == nil ? .cached : nil
         let old = served.serve(lastKnownGood, source: source, status: .reconciling, reasonOverride: reason)
         served.context = next
-        effects += [.publish(from: old, to: served.effective), .emit(.reconciling), .wake]
+        effects += [.publish(from: old, to: served.effective), .emit(.reconciling), wakeRunLoop()]
         return effects
     }
 
@@ -373,6 +380,52 @@ extension ProviderState {
         guard shutDown || Self.isSettled(served.status), !settleWaiters.isEmpty else { return [] }
         defer { settleWaiters.removeAll() }
         return settleWaiters.keys.sorted().compactMap { settleWaiters[$0].map(ProviderEffect.resume) }
+    }
+
+    // MARK: Sleeping and waking
+
+    /// Wakes the run loop to fetch: the request is recorded here, with the transition that woke it.
+    mutating func wakeRunLoop() -> ProviderEffect {
+        fetchRequested = true
+        return .wake(runLoopSleep.wake())
+    }
+
+    /// Wakes the run loop to compute its deadline again (no fetch), and the crash-loop guard's
+    /// wait for the app to change state.
+    mutating func reschedule() -> ProviderEffect {
+        .reschedule(runLoopSleep.wake() + healthSleep.wake())
+    }
+
+    private mutating func sleep(_ sleeper: Sleeper, id: Int, resume: @escaping Resume) -> [ProviderEffect] {
+        // A sleep after shutdown would never be woken (the wake-up is spent): it returns at once.
+        guard !shutDown else { return [.resume(resume)] }
+        switch sleeper {
+        case .runLoop: return Self.sleep(&runLoopSleep, id: id, resume: resume)
+        case .healthTimer: return Self.sleep(&healthSleep, id: id, resume: resume)
+        }
+    }
+
+    private static func sleep(_ sleep: inout Sleep, id: Int, resume: @escaping Resume) -> [ProviderEffect] {
+        if sleep.pending {
+            sleep.pending = false
+            return [.resume(resume)]
+        }
+        // One sleeper at a time; one still registered was never woken and stops waiting now.
+        let earlier = sleep.sleeper.map { [ProviderEffect.resume($0.resume)] } ?? []
+        sleep.sleeper = (id, resume)
+        return earlier
+    }
+
+    private mutating func stopSleeping(_ sleeper: Sleeper, id: Int) -> [ProviderEffect] {
+        func stop(_ sleep: inout Sleep) -> [ProviderEffect] {
+            guard let current = sleep.sleeper, current.id == id else { return [] }
+            sleep.sleeper = nil
+            return [.resume(current.resume)]
+        }
+        switch sleeper {
+        case .runLoop: return stop(&runLoopSleep)
+        case .healthTimer: return stop(&healthSleep)
+        }
     }
 
     // MARK: Scheduling

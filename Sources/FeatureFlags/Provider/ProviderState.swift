@@ -63,8 +63,15 @@ struct ProviderState: ServesValues {
     /// Whether ``FeatureFlagProvider/run()`` is running.
     var running = false
     /// A wake-up asked ``FeatureFlagProvider/run()`` to fetch (identify, the path back), not
-    /// only to reschedule its timer; taken by ``ProviderInput/takeFetchRequest(_:)``.
+    /// only to reschedule its timer; taken by ``ProviderInput/takeFetchRequest(timerDue:answer:)``.
     var fetchRequested = false
+    /// The run loop's sleep between polls.
+    var runLoopSleep = Sleep()
+    /// The crash-loop guard's wait, in the background, for the app to change state.
+    var healthSleep = Sleep()
+    /// The registration with ``FeatureFlagProvider/Configuration/overrides``, ended when the
+    /// provider goes.
+    var overridesObserver: Int?
     /// Whether the provider was shut down.
     var shutDown = false
     /// Callers of ``FeatureFlagProvider/waitUntilReady(timeout:)`` waiting for a settled status.
@@ -78,6 +85,41 @@ struct ProviderState: ServesValues {
     var journal = LaunchJournal()
     /// The overrides the app's testers set; served (``ServedState/overrides``) except in safe mode.
     var overrides: OverrideLayer?
+
+    /// Who sleeps until a wake-up, and a wake-up that came while nobody slept (the next sleep
+    /// then returns at once).
+    struct Sleep: Sendable {
+        /// The sleeper, named by the id it chose.
+        var sleeper: (id: Int, resume: Resume)?
+        /// Woken with nobody asleep.
+        var pending = false
+
+        /// Wakes the sleeper, or the next one to sleep: the resumption to run, if anyone sleeps.
+        mutating func wake() -> [Resume] {
+            guard let sleeper else {
+                pending = true
+                return []
+            }
+            self.sleeper = nil
+            return [sleeper.resume]
+        }
+    }
+
+    /// Which of the provider's sleeps an input names.
+    enum Sleeper: Sendable {
+        /// The run loop between polls (woken to fetch, or to compute its deadline again).
+        case runLoop
+        /// The crash-loop guard's automatic healthy mark, waiting for the app to change state.
+        case healthTimer
+    }
+
+    /// What ``FeatureFlagProvider/run()`` does next after a fetch.
+    enum NextPoll: Sendable, Equatable {
+        /// Return: shut down, or stopped after a fatal error.
+        case stop
+        /// Sleep until the deadline on the provider's clock (nil: until a wake-up).
+        case sleep(until: Duration?)
+    }
 
     /// Safe mode: why, and the values not to trust.
     struct SafeModeState: Sendable {
@@ -274,8 +316,17 @@ indirect enum ProviderInput: Sendable {
     /// Stop for good.
     case shutdown
     /// ``FeatureFlagProvider/run()`` started (`true`) or returned: change streams are open
-    /// only while it runs.
-    case running(Bool)
+    /// only while it runs. A start is refused — `answer` gets `false` — while another `run()`
+    /// runs or after shutdown.
+    case running(Bool, answer: (@Sendable (Bool) -> Void)? = nil)
+    /// ``FeatureFlagProvider/run()`` fetched: what it does next is answered through `answer`
+    /// (the next poll's deadline, with the jitter drawn here).
+    case planNextPoll(after: FetchOutcome, answer: @Sendable (ProviderState.NextPoll) -> Void)
+    /// A sleeper waits for its wake-up (id chosen by the caller): resumed at once when it was
+    /// woken while nobody slept, or after shutdown.
+    case sleep(ProviderState.Sleeper, id: Int, resume: ProviderState.Resume)
+    /// The sleeper stops waiting (its task was cancelled, or its timer came first).
+    case stopSleeping(ProviderState.Sleeper, id: Int)
     /// ``FeatureFlagProvider/run()`` woke (`timerDue`: its poll timer's deadline has passed):
     /// whether to fetch now is answered through `answer` — when a wake-up asked for it, or when
     /// the timer is due and polling is still wanted (in the foreground, the path up; the loop
@@ -289,8 +340,9 @@ indirect enum ProviderInput: Sendable {
     case inactivityElapsed(token: Int)
     /// The wait for a restored stream to open before the launch fetch is over.
     case streamWaitElapsed(FetchTicket)
-    /// The overrides changed (nil: none left).
-    case overrides(OverrideLayer?)
+    /// The overrides changed (nil: none left); `observer`, once, names the provider's
+    /// registration with them.
+    case overrides(OverrideLayer?, observer: Int? = nil)
     /// The launch is healthy (by the app, or `automatic`ally after time in the foreground).
     /// `lastKnownGood` is what leaving safe mode serves.
     case markHealthy(automatic: Bool, lastKnownGood: PreparedSnapshot, source: FlagSource)
@@ -310,8 +362,9 @@ indirect enum ProviderEffect: Sendable {
     case answer([ProviderState.FetchWaiter], FetchOutcome)
     /// Resume a waiter.
     case resume(ProviderState.Resume)
-    /// Wake ``FeatureFlagProvider/run()`` (identify, path back, shutdown).
-    case wake
+    /// Wake ``FeatureFlagProvider/run()`` to fetch (identify, path back, shutdown): resume its
+    /// sleep, if it sleeps (otherwise its next sleep returns at once).
+    case wake([ProviderState.Resume])
     /// Keep a merged identity's member snapshots in the store (memory only).
     case keepMembers([String: StoredFlags], of: EvaluationContext)
     /// Hold the kill switch on the device (or release it, with nil): written to the store by
@@ -333,8 +386,9 @@ indirect enum ProviderEffect: Sendable {
     case scheduleInactivity(token: Int, after: Duration)
     /// After `delay`, report ``ProviderInput/streamWaitElapsed(_:)``.
     case scheduleStreamWait(FetchTicket, after: Duration)
-    /// Wake ``FeatureFlagProvider/run()`` only to reschedule its timer (no fetch).
-    case reschedule
+    /// Wake ``FeatureFlagProvider/run()`` only to reschedule its timer (no fetch), and the
+    /// crash-loop guard's wait for the app to change state: resume those asleep.
+    case reschedule([ProviderState.Resume])
     /// Write the launch journal (the app became healthy: it holds the snapshot healthy for
     /// the context).
     case writeJournal(LaunchJournal)

@@ -7,6 +7,8 @@ final class StreamSet: Sendable {
     /// lock over a dictionary keyed by links would cost a conformance lookup at that moment.
     private struct Open {
         var streams: [EventStreamLink: ChangeStream] = [:]
+        /// Where signals go; weak, so that open streams do not keep their owner alive.
+        weak var sink: (any StreamSignalSink)?
     }
 
     private let open = Locked(Open())
@@ -14,7 +16,6 @@ final class StreamSet: Sendable {
     private let sameOriginHeaders: [String: String]
     /// The largest event a stream that carries values may send: the fetcher's answer cap.
     private let maxValueBytes: Int
-    private let onSignal: @Sendable (EventStreamLink, ChangeStream.Signal) -> Void
 
     /// - Parameters:
     ///   - configuration: each stream's heartbeat deadline, backoff and HTTPS rule.
@@ -22,14 +23,20 @@ final class StreamSet: Sendable {
     ///     (a stream elsewhere carries its own credentials in its URL).
     ///   - maxValueBytes: the largest event a stream that carries values may send (the
     ///     fetcher's answer cap).
-    init(
-        configuration: ChangeStream.Configuration, sameOriginHeaders: [String: String], maxValueBytes: Int = 1 << 20,
-        onSignal: @escaping @Sendable (EventStreamLink, ChangeStream.Signal) -> Void
-    ) {
+    init(configuration: ChangeStream.Configuration, sameOriginHeaders: [String: String], maxValueBytes: Int = 1 << 20) {
         self.configuration = configuration
         self.sameOriginHeaders = sameOriginHeaders
         self.maxValueBytes = maxValueBytes
-        self.onSignal = onSignal
+    }
+
+    /// Sends every stream's signals to `sink` from now on (held weakly).
+    func connect(to sink: any StreamSignalSink) {
+        open.withLock { $0.sink = sink }
+    }
+
+    /// Hands a stream's signal to the sink, outside the lock.
+    private func deliver(_ signal: ChangeStream.Signal, from link: EventStreamLink) {
+        open.withLock { $0.sink }?.streamSignalled(signal, from: link)
     }
 
     /// Keeps exactly `links` open.
@@ -48,8 +55,7 @@ final class StreamSet: Sendable {
                     configuration.connection = connection
                     configuration.maxEventBytes = maxValueBytes
                 }
-                let onSignal = self.onSignal
-                let stream = ChangeStream(url: link.url, configuration: configuration) { onSignal(link, $0) }
+                let stream = ChangeStream(url: link.url, configuration: configuration) { [weak self] in self?.deliver($0, from: link) }
                 state.streams[link] = stream
                 opening.append(stream)
             }
@@ -61,4 +67,10 @@ final class StreamSet: Sendable {
 
     /// How many streams are open (connected, connecting or waiting to reconnect).
     var count: Int { open.withLock { $0.streams.count } }
+}
+
+/// Where a ``StreamSet`` sends its streams' signals (the provider, as a state transition).
+protocol StreamSignalSink: AnyObject, Sendable {
+    /// The stream for `link` connected, said flags changed, or closed.
+    func streamSignalled(_ signal: ChangeStream.Signal, from link: EventStreamLink)
 }

@@ -150,3 +150,27 @@ struct OverrideServingTests {
         #expect(state.served.lookup("crashy", killSwitchKey: "kill_switch") == true)
     }
 }
+
+/// A provider's registration with the overrides: made at its start, ended when it goes.
+@Suite("Provider and overrides")
+struct ProviderOverridesRegistrationTests {
+    @Test func aProviderTakesChangesAndLetsGoOfTheOverridesWhenItGoes() throws {
+        let dir = TempDir()
+        let overrides = FlagOverrides(fileURL: nil, allowed: true, launch: nil)
+        try overrides.override("before", true)
+        var configuration = FeatureFlagProvider.Configuration()
+        configuration.overrides = overrides
+        var provider: FeatureFlagProvider? = FeatureFlagProvider(
+            context: EvaluationContext(targetingKey: "u"),
+            fetcher: FlagFetcher(endpoint: .json(post: URL(string: "http://127.0.0.1:9/flags")!)),
+            store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), configuration: configuration,
+            reachability: AlwaysReachable(), lifecycle: AlwaysForeground())
+        #expect(provider?.bool("before", default: false) == true, "set before the start")
+        try overrides.override("after", true)
+        #expect(provider?.bool("after", default: false) == true, "set after it: the change reached the provider")
+        #expect(overrides.observerCount == 1)
+        provider?.shutdown()
+        provider = nil
+        #expect(overrides.observerCount == 0, "a provider that is gone is no longer told")
+    }
+}

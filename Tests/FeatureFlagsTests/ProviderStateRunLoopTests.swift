@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import FeatureFlags
+
+/// The run loop's part of the provider state: claiming the loop, planning the next poll, and
+/// the sleeps that wake-ups end — as plain transitions, like the rest of `ProviderStateTests`.
+extension ProviderStateTests {
+    /// Counts resumptions.
+    final class Resumed: Sendable {
+        private let count = Locked(0)
+        var value: Int { count.withLock { $0 } }
+        var resume: ProviderState.Resume { { self.count.withLock { $0 += 1 } } }
+    }
+
+    /// Runs the resumptions a transition's effects carry (what the provider does after unlocking).
+    func resume(_ effects: [ProviderEffect]) {
+        for effect in effects {
+            switch effect {
+            case .resume(let resume): resume()
+            case .wake(let sleepers), .reschedule(let sleepers): for sleeper in sleepers { sleeper() }
+            default: break
+            }
+        }
+    }
+
+    @Test func aSleeperIsWokenByTheTransitionThatWakesIt() {
+        var s = state()
+        let resumed = Resumed()
+        #expect(s.apply(.sleep(.runLoop, id: 1, resume: resumed.resume), at: at()).isEmpty, "asleep")
+        #expect(s.runLoopSleep.sleeper?.id == 1)
+        _ = s.apply(.pathChanged(false), at: at())
+        #expect(resumed.value == 0, "the path going down wakes nobody")
+        let up = s.apply(.pathChanged(true), at: at())
+        #expect(up.map(\.label) == ["wake"])
+        resume(up)
+        #expect(resumed.value == 1 && s.runLoopSleep.sleeper == nil && s.fetchRequested)
+    }
+
+    @Test func aWakeUpWithNobodyAsleepEndsTheNextSleepAtOnce() {
+        var s = state()
+        let resumed = Resumed()
+        let effects = s.apply(.identify(b, members: [b], lastKnownGood: prepared([:]), source: .codeDefault, problem: nil), at: at())
+        #expect(effects.map(\.label).last == "wake")
+        #expect(s.runLoopSleep.pending && s.runLoopSleep.sleeper == nil)
+        let sleep = s.apply(.sleep(.runLoop, id: 1, resume: resumed.resume), at: at())
+        #expect(sleep.map(\.label) == ["resume"], "the wake-up came first")
+        resume(sleep)
+        #expect(resumed.value == 1 && !s.runLoopSleep.pending, "spent")
+        #expect(s.apply(.sleep(.runLoop, id: 2, resume: resumed.resume), at: at()).isEmpty, "the next sleep waits")
+    }
+
+    @Test func aSleepEndsOnlyForTheSleeperItNames() {
+        var s = state()
+        let resumed = Resumed()
+        _ = s.apply(.sleep(.runLoop, id: 1, resume: resumed.resume), at: at())
+        #expect(s.apply(.stopSleeping(.runLoop, id: 2), at: at()).isEmpty, "a sleep that already ended names another")
+        #expect(s.apply(.stopSleeping(.healthTimer, id: 1), at: at()).isEmpty, "another sleeper's")
+        let stop = s.apply(.stopSleeping(.runLoop, id: 1), at: at())
+        #expect(stop.map(\.label) == ["resume"])
+        resume(stop)
+        #expect(resumed.value == 1 && s.runLoopSleep.sleeper == nil)
+        #expect(s.apply(.stopSleeping(.runLoop, id: 1), at: at()).isEmpty, "stopped once")
+        // A second sleeper replaces one never woken, which stops waiting.
+        _ = s.apply(.sleep(.healthTimer, id: 3, resume: resumed.resume), at: at())
+        resume(s.apply(.sleep(.healthTimer, id: 4, resume: resumed.resume), at: at()))
+        #expect(resumed.value == 2 && s.healthSleep.sleeper?.id == 4)
+    }
+
+    @Test func aChangeOfAppStateWakesBothSleepersWithoutAskingForAFetch() {
+        var s = state()
+        let resumed = Resumed()
+        _ = s.apply(.sleep(.runLoop, id: 1, resume: resumed.resume), at: at())
+        _ = s.apply(.sleep(.healthTimer, id: 2, resume: resumed.resume), at: at())
+        let background = s.apply(.lifecycle(foreground: false), at: at())
+        #expect(background.map(\.label) == ["reschedule", "scheduleInactivity"])
+        resume(background)
+        #expect(resumed.value == 2 && !s.fetchRequested, "only a new deadline")
+        // Nobody asleep now: both remember the next change.
+        _ = s.apply(.lifecycle(foreground: true), at: at(1))
+        #expect(s.runLoopSleep.pending && s.healthSleep.pending)
+    }
+
+    @Test func afterShutdownASleepEndsAtOnce() {
+        var s = state()
+        let resumed = Resumed()
+        _ = s.apply(.sleep(.runLoop, id: 1, resume: resumed.resume), at: at())
+        resume(s.apply(.shutdown, at: at()))
+        #expect(resumed.value == 1, "shutdown wakes the run loop")
+        resume(s.apply(.sleep(.healthTimer, id: 2, resume: resumed.resume), at: at()))
+        resume(s.apply(.sleep(.runLoop, id: 3, resume: resumed.resume), at: at()))
+        #expect(resumed.value == 3 && s.runLoopSleep.sleeper == nil && s.healthSleep.sleeper == nil, "no sleep outlives shutdown")
+    }
+
+    @Test func theRunLoopIsClaimedOnceAndNeverAfterShutdown() {
+        var s = state(running: false)
+        func claim(_ on: Bool) -> Bool? {
+            let answer = Locked<Bool?>(nil)
+            _ = s.apply(.running(on) { claimed in answer.withLock { $0 = claimed } }, at: at())
+            return answer.withLock { $0 }
+        }
+        #expect(claim(true) == true && s.running)
+        #expect(claim(true) == false && s.running, "a second run() returns at once")
+        #expect(claim(false) == true && !s.running)
+        #expect(claim(true) == true)
+        _ = s.apply(.shutdown, at: at())
+        _ = claim(false)
+        #expect(claim(true) == false && !s.running, "after shutdown no run() starts")
+    }
+
+    @Test func theNextPollIsPlannedInTheState() {
+        var s = state()
+        func plan(after outcome: FetchOutcome = .unchanged) -> ProviderState.NextPoll? {
+            let answer = Locked<ProviderState.NextPoll?>(nil)
+            _ = s.apply(.planNextPoll(after: outcome) { next in answer.withLock { $0 = next } }, at: at(10))
+            return answer.withLock { $0 }
+        }
+        guard case .sleep(let deadline?) = plan() else {
+            Issue.record("expected a deadline")
+            return
+        }
+        let interval = FeatureFlagProvider.Configuration().pollInterval
+        #expect(deadline > .seconds(10) + interval * 0.5 && deadline < .seconds(10) + interval * 1.5, "the poll interval with jitter")
+        guard case .sleep(let second?) = plan() else {
+            Issue.record("expected a deadline")
+            return
+        }
+        #expect(second != deadline, "each plan draws its own jitter from the state's source")
+        _ = s.apply(.pathChanged(false), at: at())
+        #expect(plan() == .sleep(until: nil), "no path: until a wake-up")
+        s.fatal = true
+        #expect(plan() == .stop)
+        s.fatal = false
+        _ = s.apply(.shutdown, at: at())
+        #expect(plan() == .stop)
+    }
+
+    @Test func theOverridesRegistrationIsKeptInTheState() {
+        var s = state()
+        _ = s.apply(.overrides(nil, observer: 7), at: at())
+        _ = s.apply(.overrides(nil), at: at())
+        #expect(s.overridesObserver == 7, "named once, kept")
+    }
+}
