@@ -133,7 +133,7 @@ struct ProviderTests {
         let provider = f.provider
         let refreshes = (0..<5).map { _ in Task { await provider.refresh() } }
         // Every caller has joined the one fetch before the answer is let through.
-        #expect(await eventually { provider.cell.withLock { $0.flight?.waiters.count } == 5 })
+        #expect(await eventually { provider.cell.inspect { $0.flight?.waiters.count } == 5 })
         #expect(await eventually { gate.waitingCount == 1 })
         gate.release(auraPersonal)
         var outcomes: [FetchOutcome] = []

@@ -57,7 +57,7 @@ extension FeatureFlagProvider {
             problem = nil
         }
         var crashDigest: String?
-        let (inSafeMode, healthy) = cell.withLock { ($0.safeMode != nil, $0.journal.healthy[context.fingerprint]) }
+        let (inSafeMode, healthy) = cell.inspect { ($0.safeMode != nil, $0.journal.healthy[context.fingerprint]) }
         if inSafeMode {
             // Safe mode holds for every identity: its healthy values, never its stored ones.
             if source == .fallback { crashDigest = LaunchJournal.digest(lastKnownGood.snapshot) }

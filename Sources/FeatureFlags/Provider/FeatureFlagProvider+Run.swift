@@ -52,7 +52,7 @@ extension FeatureFlagProvider {
     func markHealthyInTime() async {
         guard let after = configuration.crashLoopGuard?.healthyAfter else { return }
         while !Task.isCancelled {
-            let (token, foreground) = cell.withLock { ($0.streams.inactivityToken, $0.streams.foreground) }
+            let (token, foreground) = cell.inspect { ($0.streams.inactivityToken, $0.streams.foreground) }
             guard foreground else {
                 await waitForWakeUp(.healthTimer)
                 continue
@@ -63,7 +63,7 @@ extension FeatureFlagProvider {
             } catch {
                 return
             }
-            let unbroken = cell.withLock { $0.streams.inactivityToken == token && $0.streams.foreground }
+            let unbroken = cell.inspect { $0.streams.inactivityToken == token && $0.streams.foreground }
             if unbroken {
                 markHealthy(automatic: true)
                 return

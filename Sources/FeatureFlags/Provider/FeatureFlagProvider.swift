@@ -186,7 +186,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     }
 
     deinit {
-        if let observer = cell.withLock({ $0.overridesObserver }) { configuration.overrides?.detach(observer) }
+        if let observer = cell.inspect({ $0.overridesObserver }) { configuration.overrides?.detach(observer) }
     }
 
     // MARK: FeatureFlagClient
@@ -231,7 +231,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// Why this launch is in safe mode (see ``CrashLoopGuard``): one line saying how many
     /// launches in a row ended before the app was marked healthy and what is served instead;
     /// nil when it is not in safe mode.
-    public var safeMode: String? { cell.withLock { $0.safeMode?.info.reason } }
+    public var safeMode: String? { cell.inspect { $0.safeMode?.info.reason } }
     /// Changes of served values.
     public func changes() -> AsyncStream<(keys: Set<String>, snapshot: FlagSnapshot, killSwitchActive: Bool)> { publisher.changes.subscribe() }
     /// Lifecycle and diagnostics; a new stream first receives the last 32 events.
@@ -255,28 +255,28 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     // MARK: State
 
     /// The context being served (for merged contexts, their ``ContextMerge/identity(of:)``).
-    public var context: EvaluationContext { cell.withLock { $0.context } }
+    public var context: EvaluationContext { cell.inspect { $0.context } }
     /// The contexts fetched for it, highest tier first: one, unless identified by
     /// ``identify(merging:)``.
-    public var contexts: [EvaluationContext] { cell.withLock { $0.members } }
+    public var contexts: [EvaluationContext] { cell.inspect { $0.members } }
     /// The last fetch failure, cleared whenever the service answers (with new values, a 304,
     /// or a payload the schema rejected).
-    public var lastError: FetchError? { cell.withLock { $0.lastError } }
+    public var lastError: FetchError? { cell.inspect { $0.lastError } }
 
     /// Status and labels, read together.
     package var labels: ServedLabels { cell.read { $0.served.labels } }
     /// Consecutive failed fetches.
-    var consecutiveFailures: Int { cell.withLock { $0.failures } }
+    var consecutiveFailures: Int { cell.inspect { $0.failures } }
     /// How many payloads the schema checked.
-    var validationCount: Int { cell.withLock { $0.validations } }
+    var validationCount: Int { cell.inspect { $0.validations } }
     /// Whether a fetch is in flight.
-    package var isFetching: Bool { cell.withLock { $0.flight != nil } }
+    package var isFetching: Bool { cell.inspect { $0.flight != nil } }
     /// Whether ``run()`` is running now (tests).
-    package var isRunning: Bool { cell.withLock { $0.running } }
+    package var isRunning: Bool { cell.inspect { $0.running } }
     /// The change streams open now (connected, connecting or waiting to reconnect).
     package var openStreamCount: Int { streamSet.count }
     /// Whether the provider has taken in that the app is in the foreground.
-    package var isInForeground: Bool { cell.withLock { $0.streams.foreground } }
+    package var isInForeground: Bool { cell.inspect { $0.streams.foreground } }
 
     // MARK: Crash-loop guard
 
@@ -303,7 +303,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
 
     func markHealthy(automatic: Bool) {
         guard configuration.crashLoopGuard != nil else { return }
-        let fingerprint = cell.withLock { $0.context.fingerprint }
+        let fingerprint = cell.inspect { $0.context.fingerprint }
         let (lastKnownGood, source, _) = LastKnownGoodReader.lastKnownGood(of: fingerprint, in: store, base: base)
         transition(.markHealthy(automatic: automatic, lastKnownGood: lastKnownGood, source: source))
     }

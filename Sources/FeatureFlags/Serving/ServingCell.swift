@@ -67,6 +67,12 @@ package struct ServingCell<State: ServesValues>: Sendable {
         }
     }
 
+    /// Runs `body` with the state under the lock, read-only: what a client asks of the state
+    /// its transitions decided (a provider changes it only with `withLock { $0.apply(…) }`).
+    package func inspect<R>(_ body: (State) -> R) -> R {
+        inner.withLock { body($0.state) }
+    }
+
     /// Runs `body` with the served state readers see now, without locking.
     @inline(__always)
     package func read<R>(_ body: (ServedView) -> R) -> R { publication.read(body) }
