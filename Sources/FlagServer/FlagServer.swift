@@ -87,6 +87,8 @@ public final class FlagServer: Sendable {
     private let threads = DispatchGroup()
     private let onRequest: (@Sendable (RequestRecord) -> Void)?
     private let onReload: (@Sendable (Result<ServerDocument, FlagError>) -> Void)?
+    /// How the served file is read.
+    private let readFile: @Sendable (String) throws -> [UInt8]
 
     /// Serves `document` from memory.
     /// - Parameter onRequest: called after each request is answered (for logging).
@@ -106,21 +108,33 @@ public final class FlagServer: Sendable {
         onRequest: (@Sendable (RequestRecord) -> Void)? = nil,
         onReload: (@Sendable (Result<ServerDocument, FlagError>) -> Void)? = nil
     ) throws {
+        try self.init(file: path, configuration: configuration, onRequest: onRequest, onReload: onReload, reading: { try FileIO.read($0) })
+    }
+
+    /// Serves the file at `path` as above, reading it with `read` (tests pause a reload there).
+    package convenience init(
+        file path: String, configuration: Configuration = Configuration(),
+        onRequest: (@Sendable (RequestRecord) -> Void)? = nil,
+        onReload: (@Sendable (Result<ServerDocument, FlagError>) -> Void)? = nil,
+        reading read: @escaping @Sendable (String) throws -> [UInt8]
+    ) throws {
         let document = try ServerDocument(json: try Data(contentsOf: URL(fileURLWithPath: path)))
         try self.init(
             source: .file(path: path), document: document, configuration: configuration, onRequest: onRequest,
-            onReload: onReload)
+            onReload: onReload, read: read)
     }
 
     private init(
         source: Source, document: ServerDocument, configuration: Configuration,
         onRequest: (@Sendable (RequestRecord) -> Void)?,
-        onReload: (@Sendable (Result<ServerDocument, FlagError>) -> Void)? = nil
+        onReload: (@Sendable (Result<ServerDocument, FlagError>) -> Void)? = nil,
+        read: @escaping @Sendable (String) throws -> [UInt8] = { try FileIO.read($0) }
     ) throws {
         self.source = source
         self.configuration = configuration
         self.onRequest = onRequest
         self.onReload = onReload
+        self.readFile = read
         self.state = Locked(State(document: document, log: RequestLog(capacity: configuration.maxLoggedRequests)))
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw Socket.Failure(operation: "pipe", code: errno) }
@@ -586,7 +600,7 @@ public final class FlagServer: Sendable {
         guard changed else { return nil }
         let result: Result<ServerDocument, FlagError>
         do {
-            result = .success(try ServerDocument(json: try FileIO.read(path)))
+            result = .success(try ServerDocument(json: try readFile(path)))
         } catch let error as FlagError {
             result = .failure(error)
         } catch {
