@@ -53,12 +53,37 @@ package enum OversizedProbe {
         }
     }
 
-    /// The figures of a run's growth lines: the peak, and how far the second half's mean lies
-    /// above the first's (a leak shows as a rise; the allocator's ups and downs do not).
-    package static func summary(_ growth: [Int]) -> (peak: Int, rise: Int) {
+    /// The figures of a run's growth lines: the peak; how far the second half's mean lies above
+    /// the first's; and the slope of the last third (bytes per answer, least squares).
+    package static func summary(_ growth: [Int]) -> (peak: Int, rise: Int, tailSlope: Int) {
         func mean(_ part: ArraySlice<Int>) -> Int { part.reduce(0, +) / max(1, part.count) }
         let half = growth.count / 2
-        return (growth.max() ?? 0, mean(growth.suffix(half)) - mean(growth.prefix(half)))
+        return (growth.max() ?? 0, mean(growth.suffix(half)) - mean(growth.prefix(half)), slope(growth.suffix(growth.count / 3)))
+    }
+
+    /// Whether the growth is a leak: the second half lies more than 2 MiB above the first and
+    /// is still rising at the end (more than 20 KB per answer over the last third). The
+    /// allocator's own steps can lift the second half by 2–3 MB and then stay flat; a leak
+    /// (45 KB per answer would lift it by 2.2 MB) keeps rising to the last answer.
+    package static func leaks(rise: Int, tailSlope: Int) -> Bool {
+        rise > 2 << 20 && tailSlope > 20_000
+    }
+
+    /// The least-squares slope of `values` against their position.
+    static func slope(_ values: ArraySlice<Int>) -> Int {
+        let n = Double(values.count)
+        guard n > 1 else { return 0 }
+        let xs = (0..<values.count).map(Double.init)
+        let ys = values.map(Double.init)
+        let meanX = xs.reduce(0, +) / n
+        let meanY = ys.reduce(0, +) / n
+        var covariance = 0.0
+        var variance = 0.0
+        for (x, y) in zip(xs, ys) {
+            covariance += (x - meanX) * (y - meanY)
+            variance += (x - meanX) * (x - meanX)
+        }
+        return Int(covariance / variance)
     }
 
     /// The growth lines of a probe's output.

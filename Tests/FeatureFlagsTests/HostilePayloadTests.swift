@@ -130,12 +130,14 @@ struct HostilePayloadTests {
         let growth = OversizedProbe.growth(in: output)
         #expect(output.hasSuffix("refused \(count)\n"), "\(output.suffix(300))")
         try #require(growth.count == count, "\(output.suffix(300))")
-        let (peak, rise) = OversizedProbe.summary(growth)
+        let (peak, rise, tailSlope) = OversizedProbe.summary(growth)
         let mib = 1 << 20
         #expect(peak <= 16 * mib, "peak growth \(peak) bytes: \(growth)")
-        // A leak of 45 KB per answer would put the halves' means 2.2 MB apart; the allocator's
-        // own ups and downs stay within about 1.7 MB.
-        #expect(rise <= 2 * mib, "the growth rises with the count (\(rise) bytes): \(growth)")
+        // A leak of 45 KB per answer would put the halves' means 2.2 MB apart and keep rising;
+        // the allocator's own steps (seen: 2.3 MB once, under a full parallel test run) go flat.
+        #expect(
+            !OversizedProbe.leaks(rise: rise, tailSlope: tailSlope),
+            "the growth rises with the count (\(rise) bytes, \(tailSlope) bytes per answer at the end): \(growth)")
     }
 
     @Test func aBodyThatNeverEndsTimesOut() async throws {
