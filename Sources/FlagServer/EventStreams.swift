@@ -14,7 +14,7 @@ import Foundation
 /// one of them asks for the same refetch).
 extension FlagServer {
     func streamChanges(_ request: HTTPRequest, responder: Responder, connection: Connection) -> Responder.Outcome {
-        runStream(request, responder: responder, connection: connection, opening: { _ in ": change stream open\n\n" }) { snapshot in
+        runStream(request, responder: responder, connection: connection, opening: { _, _ in ": change stream open\n\n" }) { snapshot in
             Self.changeEvent(revision: snapshot.revision, changedAt: snapshot.changedAt)
         }
     }
@@ -27,15 +27,15 @@ extension FlagServer {
         _ request: HTTPRequest, context: EvaluationContext, reasons: Bool, responder: Responder, connection: Connection
     ) -> Responder.Outcome {
         let sent = Locked<[String: FlagValue]>([:])
-        let evaluate = { (revision: Int) -> [String: FlagValue] in
-            WireFormat.launchDarklyFlags(self.document.evaluate(for: context), reasons: reasons, version: revision)
+        let evaluate = { (document: ServerDocument, revision: Int) -> [String: FlagValue] in
+            WireFormat.launchDarklyFlags(document.evaluate(for: context), reasons: reasons, version: revision)
         }
-        return runStream(request, responder: responder, connection: connection, opening: { revision in
-            let flags = evaluate(revision)
+        return runStream(request, responder: responder, connection: connection, opening: { document, revision in
+            let flags = evaluate(document, revision)
             sent.withLock { $0 = flags }
             return ": launchdarkly stream open\n\n" + Self.event("put", .object(flags))
         }) { snapshot in
-            let now = evaluate(snapshot.revision)
+            let now = evaluate(self.document, snapshot.revision)
             let before = sent.withLock { old in
                 defer { old = now }
                 return old
@@ -65,15 +65,17 @@ extension FlagServer {
         return .object(item)
     }
 
-    /// One open stream: `opening` (given the revision) first, then what `onChange` makes of
-    /// each new revision (nil: nothing for this stream), heartbeat comments while idle, the
-    /// stream faults applied, until the client leaves or the server stops.
+    /// One open stream: `opening` (given the document and its revision) first, then what
+    /// `onChange` makes of each newer revision (nil: nothing for this stream), heartbeat
+    /// comments while idle, the stream faults applied, until the client leaves or the server stops.
     private func runStream(
-        _ request: HTTPRequest, responder: Responder, connection: Connection, opening: (Int) -> String,
+        _ request: HTTPRequest, responder: Responder, connection: Connection, opening: (ServerDocument, Int) -> String,
         onChange: (ChangeSignal.Snapshot) -> String?
     ) -> Responder.Outcome {
-        // The revision is read before the stream counts as open: a change made once
-        // `streamCount` includes this stream always reaches it.
+        // The document and its revision are read together, before the stream counts as open: a
+        // change made once `streamCount` includes this stream always reaches it as a change,
+        // never folded unannounced into the opening.
+        let (document, revision) = state.withLock { ($0.document, $0.revision) }
         var snapshot = changes.current
         let admitted = state.withLock { $0.connections.startStream(connection.fd, limit: configuration.maxStreams) }
         guard admitted else {
@@ -87,11 +89,11 @@ extension FlagServer {
             bytes += chunk.count
             return true
         }
-        var seen = snapshot.revision
+        var seen = revision
         if let last = request.headers["last-event-id"].flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }), last < seen {
             seen = last
         }
-        guard send(opening(snapshot.revision)) else { return Responder.Outcome(status: 200, bytes: bytes, keepOpen: false) }
+        guard send(opening(document, revision)) else { return Responder.Outcome(status: 200, bytes: bytes, keepOpen: false) }
         var sentEvents = 0
         var nextHeartbeat = ContinuousClock.now + configuration.streamHeartbeat
         while true {
@@ -117,7 +119,8 @@ extension FlagServer {
                 nextHeartbeat = ContinuousClock.now + heartbeat
                 continue
             }
-            if snapshot.revision != seen {
+            // Newer than what was sent (the announcement may trail the state it announces).
+            if snapshot.revision > seen {
                 seen = snapshot.revision
                 guard let text = onChange(snapshot) else { continue }
                 guard send(text) else { break }

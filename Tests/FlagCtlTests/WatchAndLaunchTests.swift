@@ -47,9 +47,9 @@ struct WatchAndLaunchTests {
             ["watch", "--provider", "launchdarkly", "--endpoint", server.baseURL.absoluteString, "--key", "mob-test",
              "--count", "1", "--json", "--timeout", "\(min(TestTiming.loopbackBudget.components.seconds, 60))"],
             stop: Self.never)
-        // The stream is open and its put applied: the flip's change comes as a patch.
+        // The stream counts as open once its put is settled (the document it carries read
+        // before): the flip's change comes after it, as a patch.
         #expect(await eventually(within: TestTiming.loopbackBudget) { server.streamCount == 1 })
-        try await Task.sleep(for: .milliseconds(300))
         var killed = ServerDocument.seedExample
         killed.base.flags["kill_switch"] = FlagEntry(value: true)
         server.document = killed

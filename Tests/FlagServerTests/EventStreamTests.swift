@@ -87,6 +87,31 @@ struct EventStreamTests {
         #expect(bad.receive(timeout: 2_000).hasPrefix("HTTP/1.1 400 "))
     }
 
+    @Test func aChangeRightAfterALaunchDarklyStreamOpensComesAsAPatchAfterThePut() async throws {
+        // The head is sent once the stream counts as open; the put carries the document read
+        // before that, so a change made the moment the head arrives is never folded into the
+        // put unannounced — it follows as a patch. Twenty flips, each at the head.
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let context = EndpointSupport.base64URL(Array(#"{"key":"u1","kind":"user"}"#.utf8))
+        for round in 0..<20 {
+            let killed = round % 2 == 0
+            let client = try StreamClient(
+                port: server.port, request: "GET /meval/\(context) HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
+            #expect(client.head.hasPrefix("HTTP/1.1 200 "))
+            var changed = server.document
+            changed.base.flags["kill_switch"] = FlagEntry(value: .bool(killed))
+            server.document = changed
+            let (events, _, _) = try client.events(count: 2, within: TestTiming.scaled(.seconds(5)))
+            let values = events.map { event -> FlagValue? in
+                let data = try? FlagJSON.parse(Array(event.data.utf8)).objectValue
+                return event.type == "put" ? data?["kill_switch"]?.objectValue?["value"] : data?["value"]
+            }
+            #expect(events.map(\.type) == ["put", "patch"], "round \(round): \(events.map(\.type))")
+            #expect(values == [.bool(!killed), .bool(killed)], "round \(round): the put holds the document before the change")
+        }
+    }
+
     @Test func everyDocumentChangeReachesEveryStream() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
