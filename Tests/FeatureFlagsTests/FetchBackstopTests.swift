@@ -39,8 +39,9 @@ struct FetchBackstopTests {
     }
 
     @Test func withTheSystemClockTheBackstopIsJustPastTheBudget() async throws {
-        #expect(try await fetchOnce(clock: ContinuousClock(), budget: .seconds(2)) == [3])
-        #expect(try await fetchOnce(clock: ContinuousClock(), budget: .milliseconds(1_500)) == [3], "whole seconds, rounded up, plus one")
+        // Budgets a loaded test machine cannot miss (the fetch must answer for the figure).
+        #expect(try await fetchOnce(clock: ContinuousClock(), budget: .seconds(30)) == [31])
+        #expect(try await fetchOnce(clock: ContinuousClock(), budget: .milliseconds(29_500)) == [31], "whole seconds, rounded up, plus one")
     }
 
     @Test func withAnInjectedClockTheBackstopIsTwoMinutesAtLeast() async throws {
