@@ -84,6 +84,15 @@ enum LaunchCommand {
             if provider.value(flag) { crash(console, "the flag came back on") }
         }
         if provider.safeMode == nil {
+            // A fix that ended safe mode is served the moment it arrives; its write to the store
+            // follows on the provider's I/O queue. This process exits next: wait until the
+            // store holds what is served (in memory, then the file in the same step, which
+            // `waitForWrites()` waits for), so that the next launch starts from it.
+            let context = provider.context
+            let stored = ContinuousClock.now + .seconds(5)
+            while store.lastKnownGood(for: context)?.snapshot.flags != provider.snapshot.flags, ContinuousClock.now < stored {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
             provider.markHealthy()
             provider.waitForWrites()
             say("healthy")
