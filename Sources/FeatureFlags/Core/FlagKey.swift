@@ -6,7 +6,8 @@ import Foundation
 // would cost more than the lookup itself. That is safe because every conversions object is
 // kept alive for the life of the process — one per value type, shared (`SharedKeyConversions`),
 // or one per key built with closures of its own (held once, never released: declare such keys
-// once, in `static let`s). `unowned(unsafe)` and `Unmanaged` below are only that.
+// once, in `static let`s). The `Unmanaged` below is only that: a reference not counted, and
+// lent to a call without a retain (`_withUnsafeGuaranteedRef`).
 
 /// The conversions of a ``FlagKey``: from and to ``FlagValue``, and for lists of enums the
 /// members a build does not know.
@@ -37,22 +38,22 @@ final class FlagKeyConversions<Value: Sendable>: Sendable {
 @usableFromInline
 struct FlagKeyConversionsReference<Value: Sendable>: @unchecked Sendable {
     // @unchecked: `object` is a `FlagKeyConversions` (Sendable, immutable) that is never released.
-    @usableFromInline unowned(unsafe) let object: FlagKeyConversions<Value>
+    @usableFromInline let object: Unmanaged<FlagKeyConversions<Value>>
 
     /// A reference to `object`, which is retained here once and never released.
     @usableFromInline
     init(keeping object: FlagKeyConversions<Value>) {
-        _ = Unmanaged.passRetained(object)
-        self.object = object
+        self.object = Unmanaged.passRetained(object)
     }
 
     /// A reference to `object`, which something else keeps for the life of the process.
     @usableFromInline
-    init(kept object: FlagKeyConversions<Value>) { self.object = object }
+    init(kept object: FlagKeyConversions<Value>) { self.object = Unmanaged.passUnretained(object) }
 
-    /// Runs `body` with the conversions.
+    /// Runs `body` with the conversions, without retaining them for the call (they are never
+    /// released, so the reference is valid throughout).
     @inlinable @inline(__always)
-    func with<R>(_ body: (FlagKeyConversions<Value>) -> R) -> R { body(object) }
+    func with<R>(_ body: (FlagKeyConversions<Value>) -> R) -> R { object._withUnsafeGuaranteedRef(body) }
 }
 
 /// Which of the package's initialisers built a shared conversions object (together with the
