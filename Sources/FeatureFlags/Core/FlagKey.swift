@@ -36,8 +36,8 @@ final class FlagKeyConversions<Value: Sendable>: Sendable {
 /// share one per value type (``SharedKeyConversions``); a key built with closures of its own
 /// keeps them (see ``FlagKey/init(_:default:convert:encode:)``).
 @usableFromInline
-struct FlagKeyConversionsReference<Value: Sendable>: @unchecked Sendable {
-    // @unchecked: `object` is a `FlagKeyConversions` (Sendable, immutable) that is never released.
+struct FlagKeyConversionsReference<Value: Sendable>: Sendable {
+    /// A `FlagKeyConversions` (Sendable, immutable) that is never released.
     @usableFromInline let object: Unmanaged<FlagKeyConversions<Value>>
 
     /// A reference to `object`, which is retained here once and never released.

@@ -399,32 +399,18 @@ extension ProviderState {
     private mutating func sleep(_ sleeper: Sleeper, id: Int, resume: @escaping Resume) -> [ProviderEffect] {
         // A sleep after shutdown would never be woken (the wake-up is spent): it returns at once.
         guard !shutDown else { return [.resume(resume)] }
-        switch sleeper {
-        case .runLoop: return Self.sleep(&runLoopSleep, id: id, resume: resume)
-        case .healthTimer: return Self.sleep(&healthSleep, id: id, resume: resume)
-        }
-    }
-
-    private static func sleep(_ sleep: inout Sleep, id: Int, resume: @escaping Resume) -> [ProviderEffect] {
-        if sleep.pending {
-            sleep.pending = false
-            return [.resume(resume)]
-        }
-        // One sleeper at a time; one still registered was never woken and stops waiting now.
-        let earlier = sleep.sleeper.map { [ProviderEffect.resume($0.resume)] } ?? []
-        sleep.sleeper = (id, resume)
-        return earlier
+        return self[keyPath: Self.sleep(of: sleeper)].register(id: id, resume: resume).map(ProviderEffect.resume)
     }
 
     private mutating func stopSleeping(_ sleeper: Sleeper, id: Int) -> [ProviderEffect] {
-        func stop(_ sleep: inout Sleep) -> [ProviderEffect] {
-            guard let current = sleep.sleeper, current.id == id else { return [] }
-            sleep.sleeper = nil
-            return [.resume(current.resume)]
-        }
+        self[keyPath: Self.sleep(of: sleeper)].stop(id: id).map(ProviderEffect.resume)
+    }
+
+    /// Where `sleeper`'s sleep is kept.
+    private static func sleep(of sleeper: Sleeper) -> WritableKeyPath<ProviderState, Sleep> {
         switch sleeper {
-        case .runLoop: return stop(&runLoopSleep)
-        case .healthTimer: return stop(&healthSleep)
+        case .runLoop: return \.runLoopSleep
+        case .healthTimer: return \.healthSleep
         }
     }
 

@@ -103,6 +103,24 @@ struct ProviderState: ServesValues {
             self.sleeper = nil
             return [sleeper.resume]
         }
+
+        /// `resume` sleeps, under `id`: the resumptions to run now — its own when a wake-up came
+        /// first; an earlier sleeper's, never woken, which it replaces (one sleeper at a time).
+        mutating func register(id: Int, resume: @escaping Resume) -> [Resume] {
+            if pending {
+                pending = false
+                return [resume]
+            }
+            defer { sleeper = (id, resume) }
+            return sleeper.map { [$0.resume] } ?? []
+        }
+
+        /// The sleeper `id` stops sleeping: its resumption, if it still sleeps.
+        mutating func stop(id: Int) -> [Resume] {
+            guard let current = sleeper, current.id == id else { return [] }
+            sleeper = nil
+            return [current.resume]
+        }
     }
 
     /// Which of the provider's sleeps an input names.
