@@ -84,15 +84,10 @@ enum LaunchCommand {
             if provider.value(flag) { crash(console, "the flag came back on") }
         }
         if provider.safeMode == nil {
-            // A fix that ended safe mode is served the moment it arrives; its write to the store
-            // follows on the provider's I/O queue. This process exits next: wait until the
-            // store holds what is served (in memory, then the file in the same step, which
-            // `waitForWrites()` waits for), so that the next launch starts from it.
-            let context = provider.context
-            let stored = ContinuousClock.now + .seconds(5)
-            while store.lastKnownGood(for: context)?.snapshot.flags != provider.snapshot.flags, ContinuousClock.now < stored {
-                try? await Task.sleep(for: .milliseconds(5))
-            }
+            // A fix that ended safe mode is served the moment it arrives and written to the
+            // store a moment later. This process exits next: `waitForWrites()` returns once the
+            // store holds what is served and the journal is written, so the next launch starts
+            // from them.
             provider.markHealthy()
             provider.waitForWrites()
             say("healthy")

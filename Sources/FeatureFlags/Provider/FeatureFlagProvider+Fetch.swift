@@ -78,6 +78,8 @@ extension FeatureFlagProvider {
         let held = plan.members.count > 1 ? store.members(of: plan.context.fingerprint) : [:]
         let answers = await fetchMembers(plan, held: held)
         let report = self.report(answers, for: plan, latency: clock.now() - started)
+        // Counted before its answer is served, until its writes are on disk (`waitForWrites`).
+        fetchWrites.enter()
         let effects = transition(.fetchEnded(report))
         // A kill hold and the snapshot that carried it go to the file in one commit (one fsync):
         // `hold` is the hold's change (`.some(nil)` a release), nil when the hold stays.
@@ -91,20 +93,32 @@ extension FeatureFlagProvider {
             }
         }
         let holdWithSnapshot = persists ? hold : nil
+        var writes: [@Sendable (LastKnownGoodStore) -> FlagError?] = []
+        for effect in effects {
+            switch effect {
+            case .persist(let snapshot, let etag, let streams, let keepStored, let context):
+                writes.append { store in
+                    let stored = keepStored ? store.lastKnownGood(for: context) : nil
+                    return Self.failure { () throws(FlagError) in
+                        try store.save(
+                            StoredFlags(snapshot: snapshot, etag: keepStored ? stored?.etag : etag, streams: keepStored ? stored?.streams : streams),
+                            for: context, killHold: holdWithSnapshot)
+                    }
+                }
+            case .holdKill(let change) where !persists:   // else written with the snapshot
+                writes.append { store in Self.failure { () throws(FlagError) in try store.setKillHold(change) } }
+            default: break
+            }
+        }
+        // Queued at once, from this thread (the closure runs before the task suspends): the
+        // group is left on the I/O queue, so `waitForWrites` never waits on this task.
+        await write(writes, leaving: fetchWrites)
         var resumes: [@Sendable () -> Void] = []
         defer { for resume in resumes { resume() } }
         for effect in effects {
             switch effect {
-            case .persist(let snapshot, let etag, let streams, let keepStored, let context):
-                await write { store throws(FlagError) in
-                    let stored = keepStored ? store.lastKnownGood(for: context) : nil
-                    try store.save(
-                        StoredFlags(snapshot: snapshot, etag: keepStored ? stored?.etag : etag, streams: keepStored ? stored?.streams : streams),
-                        for: context, killHold: holdWithSnapshot)
-                }
-            case .holdKill(let change):
-                guard !persists else { continue }   // written with the snapshot
-                await write { store throws(FlagError) in try store.setKillHold(change) }
+            case .persist, .holdKill:
+                break   // written above
             case .complete(let waiters, let outcome, let latency):
                 if let latency {
                     let event = FlagEvent.fetchCompleted(latencyMilliseconds: Int(latency.milliseconds), outcome: outcome)
@@ -252,22 +266,30 @@ extension FeatureFlagProvider {
             : report(.confirmed(prepared), members: kept)
     }
 
-    /// Runs a write to the store on the I/O queue (blocking file I/O never runs on Swift's
-    /// cooperative threads); a failure is reported once.
-    func write(_ body: @escaping @Sendable (LastKnownGoodStore) throws(FlagError) -> Void) async {
+    /// Runs writes to the store, in order, on the I/O queue (blocking file I/O never runs on
+    /// Swift's cooperative threads), then leaves `group` there; each failure is reported. The
+    /// block is queued before this function first suspends.
+    func write(_ bodies: [@Sendable (LastKnownGoodStore) -> FlagError?], leaving group: DispatchGroup) async {
         let store = self.store
-        let failure: FlagError? = await withCheckedContinuation { continuation in
+        let failures: [FlagError] = await withCheckedContinuation { continuation in
             io.async {
-                do throws(FlagError) {
-                    try body(store)
-                    continuation.resume(returning: nil)
-                } catch {
-                    continuation.resume(returning: error)
-                }
+                let failures = bodies.compactMap { $0(store) }
+                group.leave()
+                continuation.resume(returning: failures)
             }
         }
-        if let failure {
+        for failure in failures {
             order.withLock { _ in publisher.emit(.fallbackWriteFailed(reason: failure.message)) }
+        }
+    }
+
+    /// The error `write` threw, nil when it returned.
+    static func failure(_ write: () throws(FlagError) -> Void) -> FlagError? {
+        do throws(FlagError) {
+            try write()
+            return nil
+        } catch {
+            return error
         }
     }
 }

@@ -43,6 +43,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     let wallClock: @Sendable () -> Date
     /// Disk writes happen here, never on Swift's cooperative threads.
     let io = DispatchQueue(label: "FeatureFlags.FeatureFlagProvider.io")
+    /// A fetch is in it from just before its answer is served until its writes reached the
+    /// disk: what ``waitForWrites()`` waits for besides the queue.
+    let fetchWrites = DispatchGroup()
     /// The hooks run around ``details(_:)``.
     let hooks: FlagHooks
     /// Names this provider and its flag service to hooks (built only when hooks run).
@@ -289,9 +292,13 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         markHealthy(automatic: false)
     }
 
-    /// Waits until the writes asked for so far (the launch journal's) reached the disk: for
-    /// tools that exit right after ``markHealthy()``.
+    /// Waits until the values served so far and the writes asked for so far (the launch
+    /// journal's) reached the disk: for tools that exit right after ``markHealthy()``, or
+    /// right after they saw a value change. A fetch's answer is served a moment before its
+    /// write is queued; the fetch is counted from before it is served, so a value seen is a
+    /// value waited for. Blocks only on the I/O queue (never on Swift's cooperative threads).
     package func waitForWrites() {
+        fetchWrites.wait()
         io.sync {}
     }
 
