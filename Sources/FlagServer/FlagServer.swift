@@ -99,6 +99,18 @@ public final class FlagServer: Sendable {
         try self.init(source: .memory, document: document, configuration: configuration, onRequest: onRequest)
     }
 
+    /// Serves `document` from memory on the port `hold` reserved (its
+    /// ``FlagServer/stopHoldingPort()``), taken over while the reservation still holds it: the
+    /// port is never free between a server going down and one coming back. Release `hold`
+    /// afterwards. `configuration.port` is ignored.
+    package convenience init(
+        document: ServerDocument, configuration: Configuration = Configuration(), returningTo hold: PortReservation
+    ) throws {
+        var configuration = configuration
+        configuration.port = hold.port
+        try self.init(source: .memory, document: document, configuration: configuration, onRequest: nil, sharing: true)
+    }
+
     /// Serves the server document in the JSON file at `path`, reloading it whenever it
     /// changes; a change that does not parse keeps the previous document (see ``lastReloadError``).
     /// - Parameter onReload: called after each reload attempt: the new document, or why the
@@ -128,7 +140,7 @@ public final class FlagServer: Sendable {
         source: Source, document: ServerDocument, configuration: Configuration,
         onRequest: (@Sendable (RequestRecord) -> Void)?,
         onReload: (@Sendable (Result<ServerDocument, FlagError>) -> Void)? = nil,
-        read: @escaping @Sendable (String) throws -> [UInt8] = { try FileIO.read($0) }
+        read: @escaping @Sendable (String) throws -> [UInt8] = { try FileIO.read($0) }, sharing: Bool = false
     ) throws {
         self.source = source
         self.configuration = configuration
@@ -140,7 +152,7 @@ public final class FlagServer: Sendable {
         guard pipe(&fds) == 0 else { throw Socket.Failure(operation: "pipe", code: errno) }
         stopPipe = (fds[0], fds[1])
         do {
-            (listenFD, port) = try Socket.listen(host: configuration.host, port: configuration.port)
+            (listenFD, port) = try Socket.listen(host: configuration.host, port: configuration.port, sharing: sharing)
         } catch {
             close(fds[0])
             close(fds[1])
@@ -314,7 +326,8 @@ public final class FlagServer: Sendable {
     /// Stops like ``stop()`` and keeps its port reserved (bound, not listening: connections
     /// are refused) from the moment it stops listening, so that nothing else is given the port
     /// before a server comes back on it: a rehearsal of a server that goes down and returns.
-    /// Nil if the server had already stopped or the port could not be held.
+    /// The reservation binds the port before the listener closes: the port is never free in
+    /// between. Nil if the server had already stopped or the port could not be held.
     package func stopHoldingPort() -> PortReservation? {
         stop(holdingPort: true)
     }
@@ -337,9 +350,14 @@ public final class FlagServer: Sendable {
         var byte: UInt8 = 1
         _ = write(stopPipe.write, &byte, 1)
         _ = threads.wait(timeout: .now() + 5)
+        // Held before the listener closes (both sockets allow sharing the port for that
+        // moment), so that the port is never free between the two.
+        var hold: PortReservation?
+        if holdingPort {
+            Socket.allowSharing(listenFD)
+            hold = PortReservation(port: port, sharing: true)
+        }
         close(listenFD)
-        // Right after the close, before anything else can bind the port.
-        let hold = holdingPort ? PortReservation(port: port) : nil
         close(stopPipe.read)
         close(stopPipe.write)
         return hold

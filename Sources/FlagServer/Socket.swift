@@ -18,8 +18,9 @@ enum Socket {
     }
 
     /// A listening TCP socket on `host:port` (port 0 = any free port); returns it and the port.
-    static func listen(host: String, port: UInt16, backlog: Int32 = 64) throws(Failure) -> (Int32, UInt16) {
-        let (fd, actual) = try bound(host: host, port: port)
+    /// `sharing`: the port of a reservation (see ``bound(host:port:sharing:)``).
+    static func listen(host: String, port: UInt16, backlog: Int32 = 64, sharing: Bool = false) throws(Failure) -> (Int32, UInt16) {
+        let (fd, actual) = try bound(host: host, port: port, sharing: sharing)
         guard systemListen(fd, backlog) == 0 else {
             let code = errno
             close(fd)
@@ -29,13 +30,15 @@ enum Socket {
     }
 
     /// A TCP socket bound to `host:port` with `SO_REUSEADDR`, not listening (port 0 = any
-    /// free port); returns it and the port.
-    static func bound(host: String, port: UInt16) throws(Failure) -> (Int32, UInt16) {
+    /// free port); returns it and the port. `sharing` adds `SO_REUSEPORT`: the socket may bind
+    /// a port a listener holds that allows it too (see ``allowSharing(_:)``).
+    static func bound(host: String, port: UInt16, sharing: Bool = false) throws(Failure) -> (Int32, UInt16) {
         guard var address = address(host, port) else { throw Failure(operation: "inet_pton \(host)", code: EINVAL) }
         let fd = LoopbackSocket.make()
         guard fd >= 0 else { throw Failure(operation: "socket", code: errno) }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        if sharing { allowSharing(fd) }
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
@@ -50,6 +53,14 @@ enum Socket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
         }
         return (fd, UInt16(bigEndian: actual.sin_port))
+    }
+
+    /// Lets a socket bound with `sharing` bind `fd`'s port while `fd` still holds it
+    /// (`SO_REUSEPORT`): set on a listener about to close, so that its port passes to a
+    /// reservation without an instant in which it is free.
+    static func allowSharing(_ fd: Int32) {
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &yes, socklen_t(MemoryLayout<Int32>.size))
     }
 
     /// The IPv4 socket address `host:port`; nil if `host` is not an IPv4 address.
@@ -273,9 +284,11 @@ package final class PortReservation: Sendable {
     package let fd: Int32
     package let port: UInt16
 
-    /// Reserves `port` on 127.0.0.1 (0: any free port); nil if it is taken.
-    package init?(port requested: UInt16 = 0) {
-        guard let (fd, port) = try? Socket.bound(host: "127.0.0.1", port: requested) else { return nil }
+    /// Reserves `port` on 127.0.0.1 (0: any free port); nil if it is taken. `sharing`: the
+    /// port of a listener that allowed it (``Socket/allowSharing(_:)``), taken over before the
+    /// listener closes.
+    package init?(port requested: UInt16 = 0, sharing: Bool = false) {
+        guard let (fd, port) = try? Socket.bound(host: "127.0.0.1", port: requested, sharing: sharing) else { return nil }
         self.fd = fd
         self.port = port
     }

@@ -230,14 +230,12 @@ enum KillPathBenchmarks {
             throw BenchmarkError("only \(server.streamCount) of \(count) streams opened")
         }
         let port = server.port
-        var hold = server.stopHoldingPort()
+        guard let hold = server.stopHoldingPort() else { throw BenchmarkError("port \(port) could not be held") }
         // Down long enough for every client to notice and fail a reconnection or two.
         try? await Task.sleep(for: .milliseconds(500))
-        hold = nil
-        _ = hold
         let restarted = try FlagServer(document: document("after", killed: true), configuration: .init(
             port: port, maxConnections: configuration.maxConnections, maxLoggedRequests: configuration.maxLoggedRequests,
-            maxStreams: configuration.maxStreams))
+            maxStreams: configuration.maxStreams), returningTo: hold)
         defer { restarted.stop() }
         let start = ContinuousClock.now
         let back = await waitUntil(within: .seconds(120), { restarted.streamCount == count && clients.allSatisfy(\.killed) })
@@ -281,7 +279,7 @@ enum KillPathBenchmarks {
         }
         guard server.streamCount == count else { throw BenchmarkError("only \(server.streamCount) of \(count) streams opened") }
         let port = server.port
-        var hold = server.stopHoldingPort()
+        guard let hold = server.stopHoldingPort() else { throw BenchmarkError("port \(port) could not be held") }
         let restartAt = ContinuousClock.now + .milliseconds(500)
         // Every client notices the drop now (its stream ends) and schedules its reconnection.
         var failures = [Int](repeating: 0, count: count)
@@ -303,13 +301,12 @@ enum KillPathBenchmarks {
         var startedAt = ContinuousClock.now
         while back < count, ContinuousClock.now < deadline {
             if restarted == nil, ContinuousClock.now >= restartAt {
-                hold = nil
-                _ = hold
                 restarted = try FlagServer(
                     document: document("after", killed: true),
                     configuration: .init(
                         port: port, maxConnections: configuration.maxConnections, maxLoggedRequests: configuration.maxLoggedRequests,
-                        maxStreams: configuration.maxStreams))
+                        maxStreams: configuration.maxStreams),
+                    returningTo: hold)
                 startedAt = ContinuousClock.now
             }
             let now = ContinuousClock.now

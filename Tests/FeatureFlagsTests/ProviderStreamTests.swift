@@ -203,12 +203,12 @@ struct ProviderStreamTests {
         defer { loop.cancel() }
         let port = f.server.port
         var hold = f.server.stopHoldingPort()
-        #expect(hold != nil)
+        #expect(hold?.port == port)
         #expect(await eventually { f.provider.recentEvents.contains { $0.kind == .streamClosed } })
+        let restarted = try FlagServer(document: Self.killed(true, version: "after-restart"), returningTo: try #require(hold))
+        defer { restarted.stop() }
         hold = nil
         _ = hold
-        let restarted = try FlagServer(document: Self.killed(true, version: "after-restart"), configuration: .init(port: port))
-        defer { restarted.stop() }
         // Nobody polls (the test clock stands still): the reconnection's fetch brings the kill.
         #expect(await eventually(within: TestTiming.loopbackBudget) { f.provider.isKillSwitchActive })
         #expect(restarted.streamCount == 1)

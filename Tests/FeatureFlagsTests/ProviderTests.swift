@@ -78,7 +78,7 @@ struct ProviderTests {
         let port = f.server.port
         // Hold the port, closed, so that no other test's server is given it meanwhile.
         var hold = f.server.stopHoldingPort()
-        #expect(hold != nil)
+        #expect(hold?.port == port)
         await f.clock.sleepers(atLeast: 1)
         f.clock.advanceToNextDeadline()  // the next poll meets a closed port
         #expect(await eventually { f.provider.status == .error })
@@ -87,10 +87,10 @@ struct ProviderTests {
         #expect(f.provider.details(.themeColor).source == .fallback)
         #expect(f.provider.value(.themeColor) == "#3498DB")
         // The server comes back on the same port; the backoff retry finds it.
+        let revived = try FlagServer(document: .seedExample, returningTo: try #require(hold))
+        defer { revived.stop() }
         hold = nil
         _ = hold
-        let revived = try FlagServer(document: .seedExample, configuration: .init(port: port))
-        defer { revived.stop() }
         await f.clock.sleepers(atLeast: 1)
         f.clock.advanceToNextDeadline()
         #expect(await eventually { f.provider.status == .ready })

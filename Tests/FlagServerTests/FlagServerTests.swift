@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import FeatureFlags
-import FlagServer
+@testable import FlagServer
 
 @Suite("FlagServer")
 struct FlagServerTests {
@@ -105,6 +105,19 @@ struct FlagServerTests {
         #expect(server.connectionCount == 2)
     }
 
+    /// The reservation binds the port while the listener still holds it: there is no instant
+    /// in which another socket could be given the port (a parallel test run once took it so).
+    @Test func aPortPassesToItsReservationWithoutAFreeInstant() throws {
+        let (listener, port) = try Socket.listen(host: "127.0.0.1", port: 0)
+        #expect(PortReservation(port: port) == nil, "a listener's port cannot be reserved unless it allows sharing")
+        Socket.allowSharing(listener)
+        let hold = PortReservation(port: port, sharing: true)
+        #expect(hold?.port == port)
+        close(listener)
+        #expect(RawConnection(port: port) == nil, "the reservation does not listen")
+        _ = hold
+    }
+
     @Test func aServerCanGoDownHoldingItsPortAndComeBackOnIt() throws {
         let server = try FlagServer(document: .seedExample)
         let port = server.port
@@ -117,9 +130,10 @@ struct FlagServerTests {
         #expect(others.allSatisfy { $0.port != port })
         for other in others { other.stop() }
         #expect(server.stopHoldingPort() == nil, "already stopped")
-        hold = nil
-        let back = try FlagServer(document: .seedExample, configuration: .init(port: port))
+        // Back on it, taken over while the reservation still holds it.
+        let back = try FlagServer(document: .seedExample, returningTo: try #require(hold))
         defer { back.stop() }
+        hold = nil
         let connection = try #require(RawConnection(port: port))
         connection.send("GET /flags HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(connection.status() == 200)
