@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsFlagd
 import FlagServer
 import Foundation
 

@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsFlagd
 import Foundation
 
 /// The `--provider` names `flagctl eval` understands, and the endpoint each makes.

@@ -1,4 +1,5 @@
 public import FeatureFlags
+package import FeatureFlagsFlagd
 public import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsFlagd
 import Foundation
 
 /// Local evaluation: flagd rules for 1,000 flags, evaluated for one context, and an identify

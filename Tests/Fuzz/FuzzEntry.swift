@@ -125,7 +125,8 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             // Rules that parsed from these bytes survive the fallback file.
             if (try? FlagdDefinitions.parse(bytes)) != nil {
                 let rules = LocalRules(definitions: definitions, document: Array(bytes), etag: nil, fetchedAt: Date(timeIntervalSince1970: 0))
-                if LocalRules.decode(ArraySlice(rules.encoded())) == nil { fatalError("rules that parsed did not round-trip") }
+                let kept = HeldRulesEntry.rules(in: ArraySlice(HeldRulesEntry.encoded(rules)), readBy: FlagdEndpoint(url: URL(fileURLWithPath: "/")))
+                if kept == nil { fatalError("rules that parsed did not round-trip") }
             }
         }
     case "signature":

@@ -156,7 +156,7 @@ package final class FlagExtras: Sendable {
     }
 
     /// The extras of `entry`, or nil when it has none.
-    static func of(_ entry: FlagEntry) -> FlagExtras? {
+    package static func of(_ entry: FlagEntry) -> FlagExtras? {
         of(variant: entry.variant, reason: entry.reason, errorCode: entry.errorCode, metadata: entry.metadata)
     }
 

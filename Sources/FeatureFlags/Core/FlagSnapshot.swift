@@ -117,9 +117,24 @@ public struct FlagSnapshot: Sendable, Equatable {
     }
 }
 
-/// Rules a snapshot was evaluated from on the device: the core's seam to local evaluation,
-/// which conforms its rules type (the core compares and carries them, nothing more).
+/// Rules a snapshot was evaluated from on the device: the core's seam to local evaluation
+/// (flagd's, in `FeatureFlagsFlagd`), which conforms its rules type. The core carries and
+/// compares them, keeps what they were read from in the fallback file, checks their
+/// signature, and asks them for a context's values; it reads nothing of the rules themselves.
 package protocol HeldRules: AnyObject, Sendable {
+    /// The document's bytes, as the service sent them.
+    var document: [UInt8] { get }
+    /// The entity tag that validates the document, if the service sent one.
+    var etag: EntityTag? { get }
+    /// When the document was fetched.
+    var fetchedAt: Date { get }
+    /// The signed answer the document came in (the JWS), when trusted keys verified it.
+    var envelope: [UInt8]? { get }
+    /// What the endpoint needs besides the document to read it again (flagd: its bucketing
+    /// mode's name); kept with the document in the fallback file.
+    var options: String { get }
+    /// The flags for `context`, evaluated at `date`: a snapshot as old as the rules, carrying them.
+    func snapshot(for context: EvaluationContext, at date: Date) -> FlagSnapshot
     /// Whether `other` holds the same document and tag.
     func isSame(as other: any HeldRules) -> Bool
 }

@@ -17,11 +17,11 @@ package final class FlagTable: @unchecked Sendable {
     /// One flag: its name's hash, name, value, what else its entry says (nil for most flags:
     /// only entries with a variant, a reason, an error code or metadata have it), and whether
     /// the entry is the snapshot's. Kept small: a slot per flag is most of a table's memory.
-    struct Slot {
+    package struct Slot {
         let hash: Int
-        let name: String
-        let value: FlagValue?
-        let extras: FlagExtras?
+        package let name: String
+        package let value: FlagValue?
+        package let extras: FlagExtras?
         let fromSnapshot: Bool
 
         var variant: String? { extras?.variant }
@@ -119,7 +119,7 @@ package final class FlagTable: @unchecked Sendable {
 
     /// The `position`-th slot filled (the order `fill` added names in; a name added again
     /// keeps its first place).
-    func slot(at position: Int) -> UnsafePointer<Slot> {
+    package func slot(at position: Int) -> UnsafePointer<Slot> {
         precondition(position >= 0 && position < count, "slot \(position) of \(count)")
         return UnsafePointer(slots + position)
     }
@@ -219,13 +219,13 @@ package final class FlagTable: @unchecked Sendable {
 /// The hash the served table files a flag name under: seeded per process, computed once per
 /// ``FlagKey`` (and per untyped read).
 @usableFromInline
-enum FlagNameHash {
+package enum FlagNameHash {
     /// Random per process: collisions cannot be chosen in advance.
     private static let seed = UInt64.random(in: 1...UInt64.max)
 
     /// The hash of `name`'s UTF-8 bytes.
     @usableFromInline
-    static func of(_ name: String) -> Int {
+    package static func of(_ name: String) -> Int {
         if let hash = name.utf8.withContiguousStorageIfAvailable({ of(UnsafeRawBufferPointer($0)) }) { return hash }
         let bytes = Array(name.utf8)
         return bytes.withUnsafeBytes { of($0) }

@@ -99,7 +99,7 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
     /// `endpoint` (`{"origin"?: "https://host", "requestUri": "/path?query"}`; without
     /// `origin`, the origin of `base`, the URL the answer came from). `inactivityDelaySec` is
     /// an integer of at least 1; anything else there means the default.
-    static func list(from value: FlagValue?, base: URL?) -> (links: [EventStreamLink], skipped: Int) {
+    package static func list(from value: FlagValue?, base: URL?) -> (links: [EventStreamLink], skipped: Int) {
         guard case .list(let entries)? = value else { return ([], value == nil || value == .null ? 0 : 1) }
         var links: [EventStreamLink] = []
         var skipped = 0

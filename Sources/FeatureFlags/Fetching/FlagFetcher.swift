@@ -134,7 +134,14 @@ public final class FlagFetcher: Sendable {
     }
 
     /// Whether an endpoint of the chain sends rules evaluated on the device.
-    package var evaluatesLocally: Bool { endpoints.contains { $0.format is any LocalEvaluationEndpoint } }
+    package var evaluatesLocally: Bool { localEvaluation != nil }
+
+    /// The chain's first endpoint that sends rules evaluated on the device: the one that reads
+    /// rules the store kept.
+    package var localEvaluation: (any LocalEvaluationEndpoint)? {
+        for endpoint in endpoints { if let local = endpoint.format as? any LocalEvaluationEndpoint { return local } }
+        return nil
+    }
 
     /// `links` kept in the store by an earlier launch, as this fetcher trusts them: a link gets
     /// the fetcher's credentials only when it is on the origin of a request this fetcher's
@@ -276,7 +283,7 @@ public final class FlagFetcher: Sendable {
             }
         }
         if let local = endpoint.format as? any LocalEvaluationEndpoint {
-            return try evaluateLocally(response, from: local, for: context, scope: scope, url: request.url, stamp: stamp)
+            return try evaluateLocally(response, from: local, for: context, scope: scope, stamp: stamp)
         }
         let decoded: DecodedFlags
         do {
@@ -296,23 +303,20 @@ public final class FlagFetcher: Sendable {
     /// Rules instead of values: compiled, evaluated for `context`, and carried with the
     /// snapshot so the caller can keep them.
     private func evaluateLocally(
-        _ response: FlagResponse, from endpoint: any LocalEvaluationEndpoint, for context: EvaluationContext, scope: String, url: URL,
+        _ response: FlagResponse, from endpoint: any LocalEvaluationEndpoint, for context: EvaluationContext, scope: String,
         stamp: SignatureStamp?
     ) throws(FetchError) -> FetchResult {
-        let definitions: FlagdDefinitions
+        let fetchedAt = now()
+        let etag = response.header("etag").map { EntityTag($0, endpoint: scope) }
+        let read: (rules: any HeldRules, streams: [EventStreamLink])
         do {
-            definitions = try endpoint.definitions(from: response)
+            read = try endpoint.rules(from: response, etag: etag, fetchedAt: fetchedAt, envelope: stamp?.envelope)
         } catch {
             throw .decode(error)
         }
-        let fetchedAt = now()
-        let etag = response.header("etag").map { EntityTag($0, endpoint: scope) }
-        let rules = LocalRules(definitions: definitions, document: response.body, etag: etag, fetchedAt: fetchedAt, envelope: stamp?.envelope)
-        var snapshot = rules.snapshot(for: context, at: fetchedAt)
+        var snapshot = read.rules.snapshot(for: context, at: fetchedAt)
         snapshot.signature = stamp
-        return .fetched(
-            snapshot, etag: etag,
-            streams: definitions.streams(base: url).map { $0.advertised(by: scope) })
+        return .fetched(snapshot, etag: etag, streams: read.streams.map { $0.advertised(by: scope) })
     }
 
     /// Why `stored` (a snapshot from the fallback file) is not what a trusted key signed, or nil
@@ -341,9 +345,9 @@ public final class FlagFetcher: Sendable {
         return "its values differ from the signed document's"
     }
 
-    /// Why held flagd `rules` are not what a trusted key signed, or nil when they are (or no
+    /// Why held `rules` are not what a trusted key signed, or nil when they are (or no
     /// keys are configured): their signed answer must verify and hold exactly their document.
-    package func heldRulesSignatureProblem(_ rules: LocalRules) -> String? {
+    package func heldRulesSignatureProblem(_ rules: any HeldRules) -> String? {
         guard let trust else { return nil }
         guard case .success(let keys) = trust else { return "the trusted keys are unusable" }
         guard let envelope = rules.envelope else {

@@ -196,7 +196,7 @@ extension FeatureFlagProvider {
             if let rejected = memory?.rejectedETag, rejected == condition, let standing = PayloadGate.standingRejection(memory) {
                 return (.rejected(standing), memory, false)
             }
-            if let tag = rulesTag, tag == condition, let rules = store.localRules {
+            if let tag = rulesTag, tag == condition, let endpoint = fetcher.localEvaluation, let rules = store.localRules(readBy: endpoint) {
                 let evaluated = rules.snapshot(for: member, at: wallClock())
                 return (.unchanged(StoredFlags(snapshot: evaluated, etag: tag)), memory, false)
             }

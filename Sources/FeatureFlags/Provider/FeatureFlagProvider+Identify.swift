@@ -82,7 +82,7 @@ extension FeatureFlagProvider {
         if fetcher.trust == nil, let stored = store.lastKnownGood(for: context), let tag = stored.etag, tag == store.localRulesTag {
             return nil
         }
-        guard let rules = store.localRules else { return nil }
+        guard let endpoint = fetcher.localEvaluation, let rules = store.localRules(readBy: endpoint) else { return nil }
         return base.prepare(rules.snapshot(for: context, at: date))
     }
 
@@ -90,11 +90,13 @@ extension FeatureFlagProvider {
     /// definitions and merged by ``Configuration/merge``; nil when no definitions are held or
     /// the fetcher does not evaluate locally.
     func evaluateHeldRules(merging members: [EvaluationContext], as identity: EvaluationContext) -> PreparedSnapshot? {
-        guard store.holdsLocalRules, fetcher.evaluatesLocally, let rules = store.localRules else { return nil }
+        guard store.holdsLocalRules, let endpoint = fetcher.localEvaluation, let rules = store.localRules(readBy: endpoint) else {
+            return nil
+        }
         let date = wallClock()
         let snapshots = members.map { rules.snapshot(for: $0, at: date) }
         var merged = configuration.merge.merge(Array(zip(members, snapshots)), killSwitchKey: base.killSwitchKey, identity: identity)
-        merged.rules = rules
+        merged.heldRules = rules
         return base.prepare(merged)
     }
 }

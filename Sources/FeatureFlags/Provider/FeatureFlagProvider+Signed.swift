@@ -4,15 +4,15 @@ import Foundation
 /// before it is served — at launch and at every identify (Docs/Security.md, "Signed flags").
 extension FeatureFlagProvider {
     /// What is wrong with what the fallback file holds for `context` — its snapshot, and the
-    /// flagd rules held for evaluation on the device — when keys are trusted: nil for each
+    /// rules held for evaluation on the device — when keys are trusted: nil for each
     /// part that is what a trusted key signed (or when no keys are configured).
     static func unsignedHoldings(
         for context: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore
     ) -> (snapshot: String?, rules: String?) {
         guard fetcher.trust != nil else { return (nil, nil) }
         var rules: String?
-        if fetcher.evaluatesLocally, store.holdsLocalRules {
-            rules = store.localRules.map(fetcher.heldRulesSignatureProblem) ?? "the held rules no longer read"
+        if let endpoint = fetcher.localEvaluation, store.holdsLocalRules {
+            rules = store.localRules(readBy: endpoint).map(fetcher.heldRulesSignatureProblem) ?? "the held rules no longer read"
         }
         guard let stored = store.lastKnownGood(for: context) else { return (nil, rules) }
         if fetcher.evaluatesLocally {

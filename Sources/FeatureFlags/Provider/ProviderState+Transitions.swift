@@ -136,7 +136,7 @@ extension ProviderState {
         streams.documents = [:]
         if let problem { effects.append(.emit(problem)) }
         // Values evaluated on the device from held rules keep their own reasons; stored ones are CACHED.
-        let reason: FlagReason? = lastKnownGood.snapshot.rules == nil ? .cached : nil
+        let reason: FlagReason? = lastKnownGood.snapshot.heldRules == nil ? .cached : nil
         let old = served.serve(lastKnownGood, source: source, status: .reconciling, reasonOverride: reason)
         served.context = next
         effects += [.publish(from: old, to: served.effective), .emit(.reconciling), wakeRunLoop()]

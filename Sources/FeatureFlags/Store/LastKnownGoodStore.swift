@@ -150,7 +150,9 @@ public final class LastKnownGoodStore: Sendable {
 
     /// The flag definitions held for evaluation on the device (the last a local-evaluation
     /// endpoint fetched), if any.
-    package var localRules: LocalRules? { state.withLock { $0.content.localRules() } }
+    package func localRules(readBy endpoint: any LocalEvaluationEndpoint) -> (any HeldRules)? {
+        state.withLock { $0.content.localRules(readBy: endpoint) }
+    }
 
     /// Whether flag definitions are held for local evaluation (nothing is parsed).
     package var holdsLocalRules: Bool { state.withLock { $0.content.holdsLocalRules } }
@@ -198,7 +200,7 @@ public final class LastKnownGoodStore: Sendable {
         let fingerprint = context.fingerprint
         let unchanged = state.withLock { s -> Bool in
             if let killHold, s.content.changesKillHold(to: killHold) { return false }
-            guard stored.snapshot.rules == nil, case .found(let held)? = s.content.lookup(fingerprint),
+            guard stored.snapshot.heldRules == nil, case .found(let held)? = s.content.lookup(fingerprint),
                 held.sameContent(as: stored)
             else { return false }
             s.content.touch(fingerprint)
@@ -207,7 +209,7 @@ public final class LastKnownGoodStore: Sendable {
         if unchanged { return }
         let payload = SnapshotCodec.encode(stored)
         // Rules the snapshot was evaluated from are kept once, for every context.
-        let rules = stored.snapshot.rules
+        let rules = stored.snapshot.heldRules
         try commit { content in
             content.put(payload: payload, stored: stored, for: fingerprint)
             if let rules { content.setLocalRules(rules) }

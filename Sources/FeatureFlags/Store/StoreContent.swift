@@ -10,7 +10,7 @@ struct StoreContent {
     /// The flag definitions held for local evaluation, encoded (a reserved entry in the file).
     private(set) var rulesPayload: ArraySlice<UInt8>?
     /// ``rulesPayload`` decoded, on first use.
-    private var decodedRules: LocalRules?
+    private var decodedRules: (any HeldRules)?
     private var decoded: [String: StoredFlags] = [:]
     /// What deserves attention about a file that was used (another user's, open to others).
     var warning: String?
@@ -158,7 +158,7 @@ struct StoreContent {
         if let index = contexts.firstIndex(where: { $0.fingerprint == KillHold.entryName }) {
             killHold = KillHold.decode(contexts.remove(at: index).payload)
         }
-        if let index = contexts.firstIndex(where: { $0.fingerprint == LocalRules.entryName }) {
+        if let index = contexts.firstIndex(where: { $0.fingerprint == HeldRulesEntry.name }) {
             rulesPayload = contexts.remove(at: index).payload
             decodedRules = nil
         }
@@ -169,16 +169,16 @@ struct StoreContent {
     var fileEntries: [FallbackFileFormat.Entry] {
         var all = entries
         if let killHold { all.append(.init(fingerprint: KillHold.entryName, payload: ArraySlice(killHold.encoded()))) }
-        if let rulesPayload { all.append(.init(fingerprint: LocalRules.entryName, payload: rulesPayload)) }
+        if let rulesPayload { all.append(.init(fingerprint: HeldRulesEntry.name, payload: rulesPayload)) }
         return all
     }
 
-    /// The flag definitions held for local evaluation, decoded on first use (nil when none, or
-    /// when the entry no longer reads).
-    mutating func localRules() -> LocalRules? {
+    /// The flag rules held for local evaluation, read by `endpoint` on first use (nil when
+    /// none, or when the entry no longer reads).
+    mutating func localRules(readBy endpoint: any LocalEvaluationEndpoint) -> (any HeldRules)? {
         if let decodedRules { return decodedRules }
         guard let rulesPayload else { return nil }
-        decodedRules = LocalRules.decode(rulesPayload)
+        decodedRules = HeldRulesEntry.rules(in: rulesPayload, readBy: endpoint)
         return decodedRules
     }
 
@@ -186,7 +186,7 @@ struct StoreContent {
     var holdsLocalRules: Bool { rulesPayload != nil }
 
     /// The held definitions' entity tag, read without parsing them.
-    var localRulesTag: EntityTag? { rulesPayload.flatMap(LocalRules.tag(of:)) }
+    var localRulesTag: EntityTag? { rulesPayload.flatMap(HeldRulesEntry.tag(of:)) }
 
     /// Holds no rules for local evaluation any more.
     mutating func dropLocalRules() {
@@ -195,8 +195,8 @@ struct StoreContent {
     }
 
     /// Holds `rules` for local evaluation (replacing any held).
-    mutating func setLocalRules(_ rules: LocalRules) {
-        rulesPayload = ArraySlice(rules.encoded())
+    mutating func setLocalRules(_ rules: any HeldRules) {
+        rulesPayload = ArraySlice(HeldRulesEntry.encoded(rules))
         decodedRules = rules
     }
 

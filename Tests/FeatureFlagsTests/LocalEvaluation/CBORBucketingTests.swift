@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import FeatureFlags
+@testable import FeatureFlagsFlagd
 
 /// The CBOR bucketing mode (flagd's accepted ADR "fractional-non-string-rand-units") against
 /// expectations computed once by the reference evaluator, openfeature-flagd-core 2.0.0

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import FeatureFlags
+@testable import FeatureFlagsFlagd
 
 /// Cases published by OpenFeature's flagd test bed (evaluator scenarios), rebuilt here as
 /// definitions and expectations: the same flag keys, weights and contexts give the same

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import FeatureFlags
+@testable import FeatureFlagsFlagd
 
 /// The definitions format: documents the schema accepts, documents it refuses, and where
 /// each problem is reported.

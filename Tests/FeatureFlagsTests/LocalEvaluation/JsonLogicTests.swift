@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import FeatureFlags
+@testable import FeatureFlagsFlagd
 
 /// Every JsonLogic operator the evaluator knows, with the cases where implementations
 /// disagree decided as flagd's are (and noted in Docs/Providers.md).

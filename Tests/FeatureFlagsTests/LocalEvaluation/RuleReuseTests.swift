@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import FeatureFlags
+@testable import FeatureFlagsFlagd
 
 /// An identify keeps the previous context's answer for a flag whose rule reads nothing that
 /// changed (`RuleDependencies`, `LocalRules.snapshot(for:at:)`); every answer must still be

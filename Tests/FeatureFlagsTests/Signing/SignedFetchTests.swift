@@ -6,6 +6,7 @@ import Testing
 import TestSupport
 
 @testable import FeatureFlags
+@testable import FeatureFlagsFlagd
 
 // Seconds of curve arithmetic in a debug build under ThreadSanitizer: kept apart from the
 // wall-clock tests (WallClockSensitive runs its suites one after the other), whose deadlines
@@ -309,7 +310,7 @@ struct SignedFetchTests {
 
         // The held rules edited (the default variant turned off) under the old signature.
         let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
-        let held = try #require(store.localRules)
+        let held = try #require(store.flagdRules)
         let edited = Array(rules.replacingOccurrences(of: #""defaultVariant": "on""#, with: #""defaultVariant": "off""#).utf8)
         var snapshot = FlagSnapshot(values: [:], contextFingerprint: auraPersonal.fingerprint)
         snapshot.rules = LocalRules(
@@ -320,7 +321,7 @@ struct SignedFetchTests {
         #expect(tampered.value(Self.newCheckout) == false && tampered.details(Self.newCheckout).source == .codeDefault)
         let events = tampered.recentEvents.filter { $0.kind == .fallbackTampered }.compactMap(\.message)
         #expect(events.contains { $0.hasPrefix("the flag rules held for evaluation on the device are not what a trusted key signed: the held rules differ") }, "\(events)")
-        #expect(LastKnownGoodStore(fileURL: dir.url("flags.lkg")).localRules == nil, "the edited rules are gone")
+        #expect(LastKnownGoodStore(fileURL: dir.url("flags.lkg")).flagdRules == nil, "the edited rules are gone")
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -370,7 +371,7 @@ struct SignedFetchTests {
         #expect(provider.value(Self.newCheckout) == false && provider.details(Self.newCheckout).source == .codeDefault)
         let messages = provider.recentEvents.filter { $0.kind == .fallbackTampered }.compactMap(\.message)
         #expect(messages.contains { $0.contains("the held rules carry no signature") }, "\(messages)")
-        #expect(LastKnownGoodStore(fileURL: dir.url("flags.lkg")).localRules == nil)
+        #expect(LastKnownGoodStore(fileURL: dir.url("flags.lkg")).flagdRules == nil)
     }
 
     @Test func valuesAStreamPushesAreRefusedWhileKeysAreTrusted() {

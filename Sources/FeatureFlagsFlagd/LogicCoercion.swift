@@ -1,4 +1,5 @@
 import Foundation
+import FeatureFlags
 
 /// How JsonLogic values behave as Booleans, numbers and strings. Where JsonLogic
 /// implementations disagree, these follow flagd's evaluator (Go): an empty object is false.

@@ -1,4 +1,5 @@
 import Foundation
+package import FeatureFlags
 
 
 /// A flagd flag-definition document (`https://flagd.dev/schema/v0/flags.json`), parsed and

@@ -1,4 +1,5 @@
 package import Foundation
+package import FeatureFlags
 
 extension FlagdDefinitions {
     /// Every flag evaluated for `context` at `date` — what a service evaluating remotely would

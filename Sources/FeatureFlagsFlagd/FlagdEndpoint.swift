@@ -1,14 +1,5 @@
 package import Foundation
-
-/// An endpoint whose service sends rules rather than values: one document for every
-/// context, evaluated on the device. ``FlagFetcher`` asks it for the definitions, evaluates
-/// them for the context, and hands them on with the snapshot, so a
-/// ``FeatureFlagProvider`` keeps them and serves any later context — after an identify,
-/// offline, after a relaunch — without asking the service.
-package protocol LocalEvaluationEndpoint: EndpointFormat {
-    /// Reads the definitions from a 2xx response.
-    func definitions(from response: FlagResponse) throws(FlagError) -> FlagdDefinitions
-}
+package import FeatureFlags
 
 /// A flagd flag-definition file (`https://flagd.dev/schema/v0/flags.json`) from any URL — a
 /// CDN, an object store, `flagctl serve` — evaluated on the device (``FlagdDefinitions``).
@@ -53,6 +44,25 @@ package struct FlagdEndpoint: LocalEvaluationEndpoint {
             let first = error.problems.first.map(\.description) ?? "unreadable"
             throw FlagError(.parseError, "flagd: \(first)")
         }
+    }
+
+    /// The compiled document, held as ``LocalRules``, and the change streams it names.
+    package func rules(
+        from response: FlagResponse, etag: EntityTag?, fetchedAt: Date, envelope: [UInt8]?
+    ) throws(FlagError) -> (rules: any HeldRules, streams: [EventStreamLink]) {
+        let definitions = try definitions(from: response)
+        let rules = LocalRules(definitions: definitions, document: response.body, etag: etag, fetchedAt: fetchedAt, envelope: envelope)
+        return (rules, definitions.streams(base: url))
+    }
+
+    /// Rules the fallback file kept, compiled again with the bucketing they were fetched under
+    /// (their `options`); nil when it is not a mode this build knows or the document no longer
+    /// parses.
+    package func rules(kept document: [UInt8], options: String, etag: EntityTag?, fetchedAt: Date, envelope: [UInt8]?) -> (any HeldRules)? {
+        guard let bucketing = FractionalBucketing(rawValue: options),
+            let definitions = try? FlagdDefinitions.parse(document, bucketing: bucketing)
+        else { return nil }
+        return LocalRules(definitions: definitions, document: document, etag: etag, fetchedAt: fetchedAt, envelope: envelope)
     }
 
     /// The document evaluated for `context` now (for callers that want values, not rules).

@@ -1,4 +1,5 @@
 public import Foundation
+public import FeatureFlags
 
 extension FlagEndpoint {
     /// A flagd flag-definition file (`https://flagd.dev/schema/v0/flags.json`) from any URL —

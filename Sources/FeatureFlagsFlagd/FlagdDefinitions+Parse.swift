@@ -1,4 +1,5 @@
 import Foundation
+package import FeatureFlags
 
 extension FlagdDefinitions {
     /// The largest document accepted (4 MiB): rules for tens of thousands of flags.

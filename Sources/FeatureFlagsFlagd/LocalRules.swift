@@ -1,4 +1,5 @@
 package import Foundation
+package import FeatureFlags
 
 /// Flag definitions held for evaluation on the device: the document as fetched, its entity
 /// tag and fetch time, and the compiled ``FlagdDefinitions``. Kept in the fallback file as
@@ -53,6 +54,9 @@ package final class LocalRules: Sendable, Equatable {
 }
 
 extension LocalRules: HeldRules {
+    /// The bucketing mode's name: what the document is compiled again with from the fallback file.
+    package var options: String { definitions.bucketing.rawValue }
+
     /// The same document and tag, when `other` is rules too.
     package func isSame(as other: any HeldRules) -> Bool {
         guard let other = other as? LocalRules else { return false }

@@ -1,0 +1,97 @@
+import Foundation
+
+/// Held rules (``HeldRules``) as an entry of the fallback file: the store's format, kept with
+/// the store. The store keeps the entry's bytes and reads the rules again through the
+/// fetcher's ``LocalEvaluationEndpoint`` when they are first asked for.
+struct HeldRulesEntry {
+    /// The reserved entry name (context fingerprints are 32 hex digits).
+    static let name = "local-rules"
+
+    let version: UInt8
+    let options: String
+    let etag: EntityTag?
+    let fetchedAt: Date
+    let document: [UInt8]
+    let envelope: [UInt8]?
+
+    /// `u8 version(=1) string options u8 hasTag [string value string endpoint] f64 fetchedAt varint count bytes document`;
+    /// version 2 adds `varint count bytes envelope` (the signed answer) after the document
+    /// (a build before it does not read such an entry: it fetches the rules again). Written
+    /// by builds that held flagd's rules in the core, `options` their bucketing mode: the
+    /// same bytes.
+    static func encoded(_ rules: any HeldRules) -> [UInt8] {
+        let document = rules.document, envelope = rules.envelope
+        var w = ByteWriter(capacity: document.count + (envelope?.count ?? 0) + 96)
+        w.u8(envelope == nil ? 1 : 2)
+        w.string(rules.options)
+        if let etag = rules.etag {
+            w.u8(1)
+            w.string(etag.value)
+            w.string(etag.endpoint)
+        } else {
+            w.u8(0)
+        }
+        w.u64(rules.fetchedAt.timeIntervalSince1970.bitPattern)
+        w.varint(document.count)
+        w.raw(document)
+        if let envelope {
+            w.varint(envelope.count)
+            w.raw(envelope)
+        }
+        return w.bytes
+    }
+
+    /// The entity tag of the rules in `payload`, read from its header without reading the
+    /// document (nil when there is none, or the entry is not one this build reads).
+    static func tag(of payload: ArraySlice<UInt8>) -> EntityTag? {
+        payload.withUnsafeBytes { raw -> EntityTag? in
+            var r = ByteReader(raw)
+            return header(&r)?.etag
+        }
+    }
+
+    /// The entry in `payload`, or nil when it is not one this build reads.
+    static func decode(_ payload: ArraySlice<UInt8>) -> HeldRulesEntry? {
+        payload.withUnsafeBytes { raw -> HeldRulesEntry? in
+            var r = ByteReader(raw)
+            guard let header = header(&r), let count = try? r.count(), let bytes = try? r.bytes(count) else { return nil }
+            var envelope: [UInt8]?
+            if header.version == 2 {
+                guard let n = try? r.count(), let signed = try? r.bytes(n) else { return nil }
+                envelope = Array(signed)
+            }
+            guard r.remaining == 0 else { return nil }
+            return HeldRulesEntry(
+                version: header.version, options: header.options, etag: header.etag, fetchedAt: header.fetchedAt,
+                document: Array(bytes), envelope: envelope)
+        }
+    }
+
+    /// The rules in `payload`, read again by `endpoint`; nil when the entry is not one this
+    /// build reads or the document no longer reads.
+    static func rules(in payload: ArraySlice<UInt8>, readBy endpoint: any LocalEvaluationEndpoint) -> (any HeldRules)? {
+        guard let entry = decode(payload) else { return nil }
+        return endpoint.rules(
+            kept: entry.document, options: entry.options, etag: entry.etag, fetchedAt: entry.fetchedAt, envelope: entry.envelope)
+    }
+
+    /// What precedes the document in an entry.
+    private struct Header {
+        let version: UInt8
+        let options: String
+        let etag: EntityTag?
+        let fetchedAt: Date
+    }
+
+    private static func header(_ r: inout ByteReader) -> Header? {
+        guard let version = try? r.u8(), version == 1 || version == 2, let options = try? r.string(), let hasTag = try? r.u8()
+        else { return nil }
+        var etag: EntityTag?
+        if hasTag == 1 {
+            guard let value = try? r.string(), let endpoint = try? r.string() else { return nil }
+            etag = EntityTag(value, endpoint: endpoint)
+        }
+        guard let bits = try? r.u64() else { return nil }
+        return Header(version: version, options: options, etag: etag, fetchedAt: Date(timeIntervalSince1970: Double(bitPattern: bits)))
+    }
+}
