@@ -106,9 +106,12 @@ struct SlowClientTests {
     }
 
     @Test func aNormalClientIsServedWhileEveryPlaceIsTakenByClientsThatDoNotRead() async throws {
+        // Nothing but eviction frees a place: not the send timeout, and not the idle timeout (a
+        // round's client whose answer fit its socket buffer waits for its next request; a loaded
+        // ThreadSanitizer run outlasted the 5 s default once, and one round needed no eviction).
         let server = try FlagServer(
             document: Self.largeDocument(),
-            configuration: .init(maxConnections: 4, sendTimeout: .seconds(600)))
+            configuration: .init(maxConnections: 4, idleTimeout: .seconds(600), sendTimeout: .seconds(600)))
         defer { server.stop() }
         try await Self.warm(server)
         let attackers = try (0..<4).map { _ in try #require(RawConnection(port: server.port, receiveBufferBytes: 4_096)) }
