@@ -30,9 +30,9 @@ enum FlagdOperators {
     /// - A bucket is `[variant]` or `[variant, weight]`: the variant a string, Boolean, number
     ///   or `null`; the weight a whole number (default 1, negative counts as 0); weights are
     ///   relative and their sum at most `Int32.max`.
-    /// - In the string modes, without a bucketing value (no string given, no `targetingKey`) the
-    ///   answer is `null` — unless every bit of weight is in one bucket, which is then the
-    ///   answer for any value. In the CBOR mode it is `null`, as the ADR says.
+    /// - Without a bucketing value (no string given, no `targetingKey`) the answer is `null`,
+    ///   even when every bit of weight is in one bucket (flagd's test bed: a single bucket
+    ///   answers for any value, but only when there is a value).
     static func fractional(_ arguments: [FlagValue], scope: LogicScope) -> FlagValue {
         guard !arguments.isEmpty else { return .null }
         var buckets = arguments[...]
@@ -89,10 +89,7 @@ enum FlagdOperators {
             if bucketBy == nil, case .string(let key)? = scope.context["targetingKey"] {
                 bucketBy = scope.flagKey + key
             }
-            guard let bucketBy else {
-                let weighted = variants.filter { $0.weight > 0 }
-                return weighted.count == 1 ? weighted[0].variant : .null
-            }
+            guard let bucketBy else { return .null }
             hash = MurmurHash3.x86_32(bucketBy)
         }
         if scope.bucketing == .legacyPercent {
