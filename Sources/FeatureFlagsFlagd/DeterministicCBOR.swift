@@ -1,4 +1,5 @@
 import FeatureFlags
+
 /// The bytes flagd's accepted fractional-hashing ADR ("Harden hashing consistency and add
 /// support for non-string attributes in fractional evaluation") hashes: a value encoded as
 /// deterministic CBOR (RFC 8949 §4.2.1, Core Deterministic Encoding, with Preferred

@@ -1,4 +1,5 @@
 import FeatureFlags
+
 /// How flagd's `fractional` maps a bucketing value's hash to a bucket.
 public enum FractionalBucketing: String, Sendable, CaseIterable {
     /// flagd's current bucketing (its Go evaluator and test bed): the bucketing value must be

@@ -1,4 +1,5 @@
 import FeatureFlags
+
 /// Numbers as flagd's Go evaluator prints them with `fmt`'s `%v` (`strconv.FormatFloat(x, 'g',
 /// -1, 64)`): the shortest digits that round-trip, in fixed notation unless the decimal
 /// exponent is below −4 or at least 6 — then `d.ddde±XX`. Integral values carry no `.0`.

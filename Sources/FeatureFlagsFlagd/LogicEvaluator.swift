@@ -1,4 +1,5 @@
 import FeatureFlags
+
 /// What a rule is evaluated against: one context's values, the flag being evaluated and the
 /// time, as flagd injects them (`$flagd.flagKey`, `$flagd.timestamp`; `targetingKey` is the
 /// context's). A `$flagd` the context itself carries is shadowed.

@@ -1,4 +1,5 @@
 import FeatureFlags
+
 /// A JsonLogic expression compiled once, when flag definitions are parsed: operators resolved
 /// to cases, `var` paths split, shared evaluators (`$ref`) inlined. Evaluating it never parses
 /// and never throws.

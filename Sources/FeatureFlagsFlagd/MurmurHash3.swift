@@ -1,4 +1,5 @@
 import FeatureFlags
+
 /// MurmurHash3, x86 32-bit variant (Austin Appleby's public-domain reference), seed 0 by
 /// default: the hash flagd's `fractional` buckets with, over the UTF-8 bytes of a string.
 enum MurmurHash3 {

@@ -1,4 +1,5 @@
 import FeatureFlags
+
 /// What a compiled rule reads of the context: the top-level attribute names (`targetingKey`
 /// included) whose values decide its result — or nil when that cannot be known from the rule
 /// alone (a `var` whose path is computed, `{"var": ""}` for the whole context, `missing`,

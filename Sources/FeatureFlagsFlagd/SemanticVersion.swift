@@ -1,4 +1,5 @@
 import FeatureFlags
+
 /// A semantic version (semver.org 2.0.0) as flagd's `sem_ver` reads it: an optional leading
 /// `v` or `V`, `MAJOR`, `MAJOR.MINOR` or `MAJOR.MINOR.PATCH` (missing parts are zero; the short forms
 /// take no pre-release or build), numeric parts without leading zeros, an optional
