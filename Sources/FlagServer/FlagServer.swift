@@ -209,7 +209,7 @@ public final class FlagServer: Sendable {
     }
 
     /// The flagd flag-definition document served at `GET /flagd/flags.json` (with ETag and
-    /// 304), for clients that evaluate on the device (``FeatureFlags/FlagEndpoint/flagd(url:headers:bucketing:)``); nil
+    /// 304), for clients that evaluate on the device (`FlagEndpoint.flagd(url:headers:bucketing:)`, in `FeatureFlagsFlagd`); nil
     /// answers 404. Setting it announces a change on every change stream. When the server
     /// advertises streams and the document names none, its own `/events` is added as a
     /// top-level `eventStreams` member (flagd's schema allows extra top-level members). The

@@ -13,7 +13,7 @@ package import Foundation
 ///   ADR-0008) is read into the answer's streams: entries of type
 ///   `sse` with a `url`, or an `endpoint` whose missing `origin` is the base URL's.
 /// - 304: not modified. 400: `{errorCode, errorDetails}` (the error event says which).
-///   401/403 are fatal; 429 carries `Retry-After` (handled by ``OnlineClient``).
+///   401/403 are fatal; 429 carries `Retry-After` (the fetcher reads it; the provider waits that long).
 package struct OFREPEndpoint: EndpointFormat {
     private let baseURL: URL
     private let headers: [String: String]

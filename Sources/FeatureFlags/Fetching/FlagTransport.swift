@@ -1,6 +1,6 @@
 public import Foundation
 
-/// Sends one HTTP request and returns the whole response. ``OnlineClient`` enforces the
+/// Sends one HTTP request and returns the whole response. ``FlagFetcher`` enforces the
 /// deadline around it; a transport must return promptly when its task is cancelled, must
 /// stop reading once the body exceeds `maxBytes` (throwing ``FetchError/payloadTooLarge(limit:)``),
 /// and must not cache.
