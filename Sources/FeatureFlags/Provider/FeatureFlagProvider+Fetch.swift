@@ -179,9 +179,21 @@ extension FeatureFlagProvider {
         _ member: EvaluationContext, held: StoredFlags?, memory: PayloadGate.Memory?, trigger: FetchTrigger
     ) async -> (MemberAnswer, PayloadGate.Memory?, Bool) {
         // With rules held for local evaluation, their tag is the one that matters: a 304 to it
-        // means they are current, whatever this member had stored.
-        let rulesTag = store.holdsLocalRules && fetcher.evaluatesLocally ? store.localRulesTag : nil
-        let condition = trigger.conditional ? memory?.rejectedETag ?? rulesTag ?? held?.etag : nil
+        // means they are current, whatever this member had stored. Held rules this build cannot
+        // read (a document or mode from another version) are fetched again whole, to replace
+        // them: a 304 would leave nothing to evaluate.
+        var rules: (any HeldRules)?
+        let condition: EntityTag?
+        if !trigger.conditional {
+            condition = nil
+        } else if let rejected = memory?.rejectedETag {
+            condition = rejected
+        } else if let local = fetcher.localEvaluation, store.holdsLocalRules {
+            rules = store.localRules(readBy: local)
+            condition = rules?.etag
+        } else {
+            condition = held?.etag
+        }
         let result: FetchResult
         if case .streamed(let flags, let endpoint) = trigger {
             result = fetcher.streamed(flags, from: endpoint, for: member)
@@ -196,7 +208,7 @@ extension FeatureFlagProvider {
             if let rejected = memory?.rejectedETag, rejected == condition, let standing = PayloadGate.standingRejection(memory) {
                 return (.rejected(standing), memory, false)
             }
-            if let tag = rulesTag, tag == condition, let endpoint = fetcher.localEvaluation, let rules = store.localRules(readBy: endpoint) {
+            if let rules, let tag = rules.etag, tag == condition {
                 let evaluated = rules.snapshot(for: member, at: wallClock())
                 return (.unchanged(StoredFlags(snapshot: evaluated, etag: tag)), memory, false)
             }

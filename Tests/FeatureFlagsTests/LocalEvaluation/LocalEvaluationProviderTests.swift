@@ -146,6 +146,50 @@ struct LocalEvaluationProviderTests {
         #expect(provider.status == .ready)
     }
 
+    /// Rules as a build that reads them differently left them: the same document and tag, a
+    /// bucketing mode this build does not know.
+    final class ForeignRules: HeldRules {
+        let document: [UInt8]
+        let etag: EntityTag?
+        let fetchedAt = Date(timeIntervalSince1970: 1_750_000_000)
+        let envelope: [UInt8]? = nil
+        let options = "a-mode-from-another-version"
+        init(document: [UInt8], etag: EntityTag?) {
+            self.document = document
+            self.etag = etag
+        }
+        func snapshot(for context: EvaluationContext, at date: Date) -> FlagSnapshot { FlagSnapshot(values: [:]) }
+        func isSame(as other: any HeldRules) -> Bool { other === self }
+    }
+
+    /// Held rules this build cannot read are not confirmed with a 304 (which would leave nothing
+    /// to evaluate: a context never fetched failed "not modified for values not held", every
+    /// time): the document is fetched whole and replaces them.
+    @Test func heldRulesThisBuildCannotReadAreFetchedAgainWhole() async throws {
+        let setup = try setup()
+        defer { setup.stop() }
+        let first = await setup.fetched(venue("venue-7"))
+        let tag = try #require(LastKnownGoodStore(fileURL: setup.dir.url("flags.lkg")).flagdRules?.etag)
+        first.shutdown()
+        // The file's rules entry now holds the same document and tag, in a mode unknown here.
+        let store = LastKnownGoodStore(fileURL: setup.dir.url("flags.lkg"))
+        var planted = FlagSnapshot(values: ["theme": "#000000"], contextFingerprint: venue("venue-1").fingerprint)
+        planted.heldRules = ForeignRules(document: Array(Self.rules.utf8), etag: tag)
+        try store.save(StoredFlags(snapshot: planted, etag: tag), for: venue("venue-1"))
+        #expect(store.holdsLocalRules && store.flagdRules == nil)
+
+        let relaunched = setup.provider(venue("night-1"))
+        defer { relaunched.shutdown() }
+        #expect(await relaunched.refresh().isSuccess)
+        #expect(setup.server.requests.last?.ifNoneMatch == nil, "unconditional")
+        #expect(setup.server.requests.map(\.status) == [200, 200])
+        #expect(relaunched.value(theme) == "#000000" && relaunched.details(theme).reason == .targetingMatch)
+        #expect(LastKnownGoodStore(fileURL: setup.dir.url("flags.lkg")).flagdRules?.etag == tag, "the rules are readable again")
+        // And from then on, conditional again: 304.
+        #expect(await relaunched.refresh() == .unchanged)
+        #expect(setup.server.requests.last?.ifNoneMatch == tag.value)
+    }
+
     @Test func changedRulesReachTheServedContext() async throws {
         let setup = try setup()
         defer { setup.stop() }
