@@ -279,9 +279,13 @@ extension FeatureFlagProvider {
     }
 
     /// Runs writes to the store, in order, on the I/O queue (blocking file I/O never runs on
-    /// Swift's cooperative threads), then leaves `group` there; each failure is reported. The
-    /// block is queued before this function first suspends.
+    /// Swift's cooperative threads), then leaves `group` there (at once when there are none);
+    /// each failure is reported. The block is queued before this function first suspends.
     func write(_ bodies: [@Sendable (LastKnownGoodStore) -> FlagError?], leaving group: DispatchGroup) async {
+        guard !bodies.isEmpty else {
+            group.leave()   // nothing to write: no trip through the queue
+            return
+        }
         let store = self.store
         let failures: [FlagError] = await withCheckedContinuation { continuation in
             io.async {

@@ -7,11 +7,15 @@ struct HeldRulesEntry {
     /// The reserved entry name (context fingerprints are 32 hex digits).
     static let name = "local-rules"
 
-    let version: UInt8
+    /// What the endpoint reads the document with besides its bytes (``HeldRules/options``).
     let options: String
+    /// The document's entity tag, if the service sent one.
     let etag: EntityTag?
+    /// When the document was fetched.
     let fetchedAt: Date
+    /// The document, as the service sent it.
     let document: [UInt8]
+    /// The signed answer it came in, if trusted keys verified one (entry version 2).
     let envelope: [UInt8]?
 
     /// `u8 version(=1) string options u8 hasTag [string value string endpoint] f64 fetchedAt varint count bytes document`;
@@ -62,8 +66,7 @@ struct HeldRulesEntry {
             }
             guard r.remaining == 0 else { return nil }
             return HeldRulesEntry(
-                version: header.version, options: header.options, etag: header.etag, fetchedAt: header.fetchedAt,
-                document: Array(bytes), envelope: envelope)
+                options: header.options, etag: header.etag, fetchedAt: header.fetchedAt, document: Array(bytes), envelope: envelope)
         }
     }
 
