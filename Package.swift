@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "FeatureFlags", targets: ["FeatureFlags"]),
         .library(name: "FeatureFlagsUI", targets: ["FeatureFlagsUI"]),
         .library(name: "FeatureFlagsFlagd", targets: ["FeatureFlagsFlagd"]),
+        .library(name: "FeatureFlagsServices", targets: ["FeatureFlagsServices"]),
         .library(name: "FeatureFlagsTesting", targets: ["FeatureFlagsTesting"]),
         .library(name: "FlagServer", targets: ["FlagServer"]),
         .executable(name: "flagctl", targets: ["flagctl"]),
@@ -22,12 +23,15 @@ let package = Package(
         .target(name: "FeatureFlagsUI", dependencies: ["FeatureFlags"]),
         // flagd rule files evaluated on the device: the `.flagd` endpoint and its evaluator.
         .target(name: "FeatureFlagsFlagd", dependencies: ["FeatureFlags"]),
+        // Other flag services' formats: OFREP, LaunchDarkly's client-side API, Firebase Remote
+        // Config's REST fetch, Unleash's frontend API.
+        .target(name: "FeatureFlagsServices", dependencies: ["FeatureFlags"]),
         .target(name: "FeatureFlagsTesting", dependencies: ["FeatureFlags"]),
         .target(name: "FlagServer", dependencies: ["FeatureFlags", "FeatureFlagsFlagd"]),
-        .target(name: "FlagCtlCore", dependencies: ["FeatureFlags", "FeatureFlagsUI", "FeatureFlagsFlagd", "FlagServer"]),
+        .target(name: "FlagCtlCore", dependencies: ["FeatureFlags", "FeatureFlagsUI", "FeatureFlagsFlagd", "FeatureFlagsServices", "FlagServer"]),
         .executableTarget(name: "flagctl", dependencies: ["FlagCtlCore"]),
         // The performance budgets (Docs/Performance.md): `swift run -c release flag-benchmarks --check`.
-        .executableTarget(name: "flag-benchmarks", dependencies: ["FeatureFlags", "FeatureFlagsFlagd", "FlagServer"]),
+        .executableTarget(name: "flag-benchmarks", dependencies: ["FeatureFlags", "FeatureFlagsFlagd", "FeatureFlagsServices", "FlagServer"]),
         // Child processes for tests: a fallback-file writer that the crash and two-process tests
         // kill and race, and the memory probe for oversized answers.
         .executableTarget(name: "flag-stress", dependencies: ["FeatureFlags", "FlagServer"]),
@@ -38,18 +42,24 @@ let package = Package(
         // One test target per module.
         .testTarget(
             name: "FeatureFlagsTests",
-            dependencies: ["FeatureFlags", "FeatureFlagsUI", "FeatureFlagsFlagd", "FeatureFlagsTesting", "FlagServer", "TestSupport"],
+            dependencies: [
+                "FeatureFlags", "FeatureFlagsUI", "FeatureFlagsFlagd", "FeatureFlagsServices", "FeatureFlagsTesting", "FlagServer", "TestSupport",
+            ],
             // Read from the source tree by #filePath (their generator is Python, kept beside them).
             exclude: ["LocalEvaluation/Fixtures", "Signing/Fixtures"]),
         .testTarget(name: "FlagServerTests", dependencies: ["FlagServer", "FeatureFlags", "TestSupport"]),
-        .testTarget(name: "FlagCtlTests", dependencies: ["FlagCtlCore", "FlagServer", "FeatureFlags", "FeatureFlagsFlagd", "TestSupport"]),
+        .testTarget(
+            name: "FlagCtlTests", dependencies: ["FlagCtlCore", "FlagServer", "FeatureFlags", "FeatureFlagsFlagd", "FeatureFlagsServices", "TestSupport"]),
         // The README's first app, compiled as written (`.ci/first-app` runs it as a newcomer would).
         .executableTarget(name: "FirstAppSnippet", dependencies: ["FeatureFlags"], path: "Tests/FirstAppSnippet"),
         // Every Swift snippet of README.md and Docs/ that is not itself a test, as a library so that
         // apple-sdk-check type-checks it for iOS, macOS and tvOS (its SwiftUI, BackgroundTasks and
         // App Group code included); the snippets that are tests live in DocSnippetTests.
         .target(
-            name: "DocSnippets", dependencies: ["FeatureFlags", "FeatureFlagsUI", "FeatureFlagsFlagd", "FeatureFlagsTesting", "FlagServer"],
+            name: "DocSnippets",
+            dependencies: [
+                "FeatureFlags", "FeatureFlagsUI", "FeatureFlagsFlagd", "FeatureFlagsServices", "FeatureFlagsTesting", "FlagServer",
+            ],
             path: "Tests/DocSnippets"),
         .testTarget(
             name: "DocSnippetTests", dependencies: ["DocSnippets", "FeatureFlags", "FeatureFlagsTesting", "FlagServer", "TestSupport"],

@@ -1,5 +1,6 @@
 import FeatureFlags
 import FeatureFlagsFlagd
+import FeatureFlagsServices
 import Foundation
 
 /// The `--provider` names `flagctl eval` understands, and the endpoint each makes.

@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsServices
 import Foundation
 
 /// Provider start: the store read from its file, the fetcher and the provider built, the first

@@ -64,10 +64,14 @@ enum LocalEvaluationBenchmarks {
         }
         let identify = Harness.stats(samples, samples.count)
         let medians = setupMedians.map { String(Int(($0 / 1_000).rounded())) }.joined(separator: ", ")
+        // The budget was 0.5 ms on the reference machine, where the decode floor is about 2.5 ms:
+        // 0.2× the floor measured in this run, so a slow machine or a slow phase moves both.
+        let identifyRatio = identify.median / decode.median
         report.add(
             .init(
                 section: "local", name: "identify → first read, 1,000 local flags", value: identify.median / 1_000, unit: "µs",
-                spread: identify.spread, budget: "≤ 0.5 ms", passed: identify.median <= 500_000))
+                spread: identify.spread, floor: "decode", ratio: identifyRatio, budget: "≤ 0.2× decode (0.5 ms)",
+                passed: identifyRatio <= 0.2))
         report.note("identify medians per setup (µs): \(medians)")
     }
 

@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsServices
 import FlagServer
 import Foundation
 

@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsServices
 import Foundation
 
 func migratingFromLaunchDarkly() {
@@ -25,7 +26,7 @@ func migratingSideBySide() {
     // Firebase Remote Config
     // FirebaseApp.configure(); let remoteConfig = RemoteConfig.remoteConfig(); remoteConfig.fetchAndActivate()
 
-    // FeatureFlags, against LaunchDarkly's service
+    // FeatureFlags, against LaunchDarkly's service (import FeatureFlags, FeatureFlagsServices)
     let flags = FeatureFlagProvider.start(
         context: EvaluationContext(targetingKey: "user-key-123"),
         endpoint: .launchDarkly(mobileKey: "mob-…"))

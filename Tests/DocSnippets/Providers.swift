@@ -1,5 +1,6 @@
 import FeatureFlags
 import FeatureFlagsFlagd
+import FeatureFlagsServices
 import Foundation
 
 func providersChain() {

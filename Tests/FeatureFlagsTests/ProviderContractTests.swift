@@ -1,3 +1,4 @@
+import FeatureFlagsServices
 import Foundation
 import Testing
 import TestSupport

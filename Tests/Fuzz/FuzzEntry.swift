@@ -36,6 +36,16 @@ private let fuzzSchema = try? FlagSchema(parsing: [
 private let fuzzSeed = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
 private let fuzzKeys = (try? TrustedKeys(["fuzz": Base64URL.encode(Ed25519.publicKey(seed: fuzzSeed))])) ?? TrustedKeys.none
 
+/// The other services' formats of the `services` target (OFREP, LaunchDarkly, Firebase, Unleash).
+private let fuzzServices: [FlagEndpoint] = {
+    let base = URL(string: "http://127.0.0.1:9")!
+    return [
+        .ofrep(baseURL: base), .launchDarkly(mobileKey: "mob-fuzz", baseURL: base, streamBaseURL: base),
+        .firebaseRemoteConfig(projectID: "p", apiKey: "k", appID: "1:1:ios:1", appInstanceID: "i", baseURL: base),
+        .unleash(baseURL: base, clientKey: "c"),
+    ]
+}()
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
@@ -149,6 +159,18 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         // What we sign verifies, and the signed message changed by a byte does not.
         let signed = JWS.sign(bytes, seed: fuzzSeed, keyID: "fuzz")
         precondition((try? JWS.verify(signed, trusting: fuzzKeys).get())?.payload == bytes, "our own signature did not verify")
+    case "services":
+        // Any bytes as each other service's answer (and error body): a clear error or flags,
+        // never a crash; LaunchDarkly's streamed `put` takes the same bytes.
+        let context = EvaluationContext(targetingKey: "user-1", attributes: ["venue": "v-1", "n": 3])
+        let response = FlagResponse(status: 200, headers: ["etag": "\"e1\""], body: bytes)
+        for endpoint in fuzzServices {
+            _ = try? endpoint.decode(response, for: context)
+            _ = endpoint.failureDetail(FlagResponse(status: 400, body: bytes))
+        }
+        if let launchDarkly = fuzzServices[1].format as? any StreamingEndpoint, case .object(let top)? = try? FlagJSON.parse(bytes) {
+            _ = try? launchDarkly.decode(streamed: top, for: context)
+        }
     case "retry-after":
         _ = RetryAfter.delay(String(decoding: bytes, as: UTF8.self), now: Date(timeIntervalSince1970: 1_750_000_000))
     default:

@@ -1,9 +1,9 @@
-import Foundation
+package import Foundation
 
 /// Small pieces every endpoint shares.
 package enum EndpointSupport {
     /// The JSON object of a response body, or a PARSE_ERROR naming the service.
-    static func object(_ body: [UInt8], service: String) throws(FlagError) -> [String: FlagValue] {
+    package static func object(_ body: [UInt8], service: String) throws(FlagError) -> [String: FlagValue] {
         let value: FlagValue
         do {
             value = try FlagValue(json: body)
@@ -17,7 +17,7 @@ package enum EndpointSupport {
     }
 
     /// A string member, nil when absent or null, PARSE_ERROR when of another type.
-    static func string(_ members: [String: FlagValue], _ name: String, at path: String) throws(FlagError) -> String? {
+    package static func string(_ members: [String: FlagValue], _ name: String, at path: String) throws(FlagError) -> String? {
         switch members[name] {
         case nil, .null?: return nil
         case .string(let s)?: return s
@@ -26,7 +26,7 @@ package enum EndpointSupport {
     }
 
     /// `url` with `components` appended as path segments (each percent-encoded).
-    static func url(_ base: URL, appending components: [String], query: [(String, String)] = []) throws(FlagError) -> URL {
+    package static func url(_ base: URL, appending components: [String], query: [(String, String)] = []) throws(FlagError) -> URL {
         var text = base.absoluteString
         while text.hasSuffix("/") { text.removeLast() }
         for component in components {
@@ -46,7 +46,7 @@ package enum EndpointSupport {
     private static let queryPart = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// A scalar attribute as text (what query strings and text-only services carry).
-    static func text(_ value: FlagValue) -> String? {
+    package static func text(_ value: FlagValue) -> String? {
         switch value {
         case .string(let s): return s
         case .int(let i): return String(i)

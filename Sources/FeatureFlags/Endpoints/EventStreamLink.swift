@@ -49,7 +49,7 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
         self.init(url: url, inactivityDelay: inactivityDelay, endpoint: endpoint, sameOrigin: false)
     }
 
-    init(url: URL, inactivityDelay: Duration, endpoint: String?, sameOrigin: Bool, connection: StreamConnection? = nil) {
+    package init(url: URL, inactivityDelay: Duration, endpoint: String?, sameOrigin: Bool, connection: StreamConnection? = nil) {
         self.url = url
         self.inactivityDelay = inactivityDelay
         self.endpoint = endpoint
@@ -157,24 +157,33 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
 /// How a stream an endpoint opens itself is connected, and the protocol its events follow.
 /// Its header fields (credentials) and body are the endpoint's, never written to disk: such a
 /// link is built again from the endpoint and the context at each launch.
-struct StreamConnection: Sendable, Hashable {
+package struct StreamConnection: Sendable, Hashable {
     /// The events' meaning.
-    enum EventProtocol: Sendable, Hashable {
+    package enum EventProtocol: Sendable, Hashable {
         /// LaunchDarkly's mobile stream: `put`, `patch`, `delete`, `ping`.
         case launchDarkly
     }
 
     /// `GET` or `REPORT`.
-    var method: String
+    package var method: String
     /// Sent with every connection (the endpoint's credentials).
-    var headers: [String: String]
+    package var headers: [String: String]
     /// The request body (`REPORT`'s context), if any.
-    var body: [UInt8]?
+    package var body: [UInt8]?
     /// What the events mean.
-    var `protocol`: EventProtocol
+    package var `protocol`: EventProtocol
     /// How long the connection may stay silent before it counts as half-open (the service's
     /// heartbeat interval decides; nil: the provider's ``FeatureFlagProvider/Configuration/heartbeatDeadline``).
-    var heartbeatDeadline: Duration?
+    package var heartbeatDeadline: Duration?
+
+    /// A connection description.
+    package init(method: String, headers: [String: String], body: [UInt8]?, protocol: EventProtocol, heartbeatDeadline: Duration?) {
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.protocol = `protocol`
+        self.heartbeatDeadline = heartbeatDeadline
+    }
 }
 
 /// The metadata a stream's event carried, sent with the one fetch that event triggers

@@ -96,7 +96,7 @@ private struct ClosureFormat: EndpointFormat {
 
 /// An endpoint whose service pushes flag values over a stream the endpoint opens itself
 /// (LaunchDarkly's), rather than advertising one in its answers.
-protocol StreamingEndpoint: EndpointFormat {
+package protocol StreamingEndpoint: EndpointFormat {
     /// The stream for `context`, or nil when streaming is off.
     func streamLink(for context: EvaluationContext) -> EventStreamLink?
     /// Reads flag values a stream brought, in the shape of the polling answer.

@@ -1,3 +1,4 @@
+package import FeatureFlags
 package import Foundation
 
 /// Unleash's frontend API (also served by Unleash Edge and the proxy): the enabled toggles for

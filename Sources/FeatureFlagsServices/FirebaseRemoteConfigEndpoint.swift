@@ -1,3 +1,4 @@
+package import FeatureFlags
 package import Foundation
 
 /// Firebase Remote Config's REST fetch, the call the mobile SDKs make.

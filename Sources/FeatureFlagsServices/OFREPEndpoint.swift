@@ -1,3 +1,4 @@
+package import FeatureFlags
 package import Foundation
 
 /// OpenFeature Remote Evaluation Protocol, static-context (client) side: one bulk

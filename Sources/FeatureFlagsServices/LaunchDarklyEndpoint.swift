@@ -1,3 +1,4 @@
+package import FeatureFlags
 package import Foundation
 
 /// LaunchDarkly's client-side (mobile) polling: every flag evaluated for one context.
@@ -61,7 +62,7 @@ package struct LaunchDarklyEndpoint: StreamingEndpoint {
     }
 
     /// The stream for `context` (nil without a stream base URL).
-    func streamLink(for context: EvaluationContext) -> EventStreamLink? {
+    package func streamLink(for context: EvaluationContext) -> EventStreamLink? {
         guard let streamBaseURL else { return nil }
         let json = FlagJSON.bytes(Self.contextJSON(context), sortedKeys: true)
         let query = withReasons ? [("withReasons", "true")] : []
@@ -122,7 +123,7 @@ package struct LaunchDarklyEndpoint: StreamingEndpoint {
 
     /// Reads a flag map, from a polling answer or a stream (the same shape); the answer
     /// carries the context's stream.
-    func decode(streamed top: [String: FlagValue], for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
+    package func decode(streamed top: [String: FlagValue], for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
         var flags: [String: FlagEntry] = [:]
         flags.reserveCapacity(top.count)
         for (key, item) in top {
