@@ -118,6 +118,19 @@ struct FlagServerTests {
         _ = hold
     }
 
+    /// A server cannot come back on a port that a listener which does not share it took
+    /// meanwhile (a reservation is not a listener: a socket naming the port may still bind it):
+    /// the init throws, and that listener keeps the port.
+    @Test func aServerCannotReturnToAPortAnotherListenerTook() throws {
+        let hold = try #require(PortReservation())
+        let (intruder, port) = try Socket.listen(host: "127.0.0.1", port: hold.port)
+        defer { close(intruder) }
+        #expect(port == hold.port)
+        #expect(throws: (any Error).self) { try FlagServer(document: .seedExample, returningTo: hold) }
+        let connection = try #require(RawConnection(port: port), "the other listener still has the port")
+        _ = connection
+    }
+
     @Test func aServerCanGoDownHoldingItsPortAndComeBackOnIt() throws {
         let server = try FlagServer(document: .seedExample)
         let port = server.port

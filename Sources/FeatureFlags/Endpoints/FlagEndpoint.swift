@@ -5,11 +5,10 @@ public import Foundation
 /// for byte. ``FlagFetcher`` does the HTTP and stamps what the endpoint does not know: the
 /// fetch time, the entity tag and the context's fingerprint.
 ///
-/// The services the package speaks are static members — ``json(post:headers:)``,
-/// ``ofrep(baseURL:headers:)``, ``launchDarkly(mobileKey:baseURL:streamBaseURL:streaming:useReport:withReasons:)``,
-/// ``firebaseRemoteConfig(projectID:apiKey:appID:appInstanceID:baseURL:namespace:extraFields:userProperties:)``,
-/// ``unleash(baseURL:clientKey:appName:environment:)`` and ``flagd(url:headers:bucketing:)`` —
-/// so an app writes `endpoint: .ofrep(baseURL: url)`. Another service is three closures
+/// The services the package speaks are static members, so an app writes
+/// `endpoint: .json(post: url)`: ``json(post:headers:)`` and ``json(urlTemplate:headers:)`` here;
+/// `.ofrep`, `.launchDarkly`, `.firebaseRemoteConfig` and `.unleash` from the FeatureFlagsServices
+/// library; `.flagd` from FeatureFlagsFlagd. Another service is three closures
 /// (``init(name:request:decode:failureDetail:)``); check it with `FlagEndpointConformance`
 /// from FeatureFlagsTesting.
 public struct FlagEndpoint: Sendable {

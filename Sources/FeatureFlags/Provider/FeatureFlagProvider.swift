@@ -6,7 +6,7 @@ public import Foundation
 ///
 /// ```swift
 /// let store = LastKnownGoodStore()                              // at launch, synchronous
-/// let fetcher = FlagFetcher(endpoint: .ofrep(baseURL: url))
+/// let fetcher = FlagFetcher(endpoint: .json(post: url))
 /// let provider = FeatureFlagProvider(context: user, fetcher: fetcher, store: store)
 /// Task { await provider.run() }                                // polling, until cancelled
 /// _ = await provider.waitUntilReady(timeout: .seconds(2))      // splash screen
