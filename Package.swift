@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "FeatureFlagsUI", targets: ["FeatureFlagsUI"]),
         .library(name: "FeatureFlagsFlagd", targets: ["FeatureFlagsFlagd"]),
         .library(name: "FeatureFlagsServices", targets: ["FeatureFlagsServices"]),
+        .library(name: "FeatureFlagsSigning", targets: ["FeatureFlagsSigning"]),
         .library(name: "FeatureFlagsTesting", targets: ["FeatureFlagsTesting"]),
         .library(name: "FlagServer", targets: ["FlagServer"]),
         .executable(name: "flagctl", targets: ["flagctl"]),
@@ -26,12 +27,18 @@ let package = Package(
         // Other flag services' formats: OFREP, LaunchDarkly's client-side API, Firebase Remote
         // Config's REST fetch, Unleash's frontend API.
         .target(name: "FeatureFlagsServices", dependencies: ["FeatureFlags"]),
+        // Signed flags: Ed25519 (RFC 8032) and JWS (RFC 7515), the trusted keys the fetcher and
+        // bundled defaults check.
+        .target(name: "FeatureFlagsSigning", dependencies: ["FeatureFlags"]),
         .target(name: "FeatureFlagsTesting", dependencies: ["FeatureFlags"]),
-        .target(name: "FlagServer", dependencies: ["FeatureFlags", "FeatureFlagsFlagd"]),
-        .target(name: "FlagCtlCore", dependencies: ["FeatureFlags", "FeatureFlagsUI", "FeatureFlagsFlagd", "FeatureFlagsServices", "FlagServer"]),
+        .target(name: "FlagServer", dependencies: ["FeatureFlags", "FeatureFlagsFlagd", "FeatureFlagsSigning"]),
+        .target(
+            name: "FlagCtlCore",
+            dependencies: ["FeatureFlags", "FeatureFlagsUI", "FeatureFlagsFlagd", "FeatureFlagsServices", "FeatureFlagsSigning", "FlagServer"]),
         .executableTarget(name: "flagctl", dependencies: ["FlagCtlCore"]),
         // The performance budgets (Docs/Performance.md): `swift run -c release flag-benchmarks --check`.
-        .executableTarget(name: "flag-benchmarks", dependencies: ["FeatureFlags", "FeatureFlagsFlagd", "FeatureFlagsServices", "FlagServer"]),
+        .executableTarget(
+            name: "flag-benchmarks", dependencies: ["FeatureFlags", "FeatureFlagsFlagd", "FeatureFlagsServices", "FeatureFlagsSigning", "FlagServer"]),
         // Child processes for tests: a fallback-file writer that the crash and two-process tests
         // kill and race, and the memory probe for oversized answers.
         .executableTarget(name: "flag-stress", dependencies: ["FeatureFlags", "FlagServer"]),
@@ -43,13 +50,15 @@ let package = Package(
         .testTarget(
             name: "FeatureFlagsTests",
             dependencies: [
-                "FeatureFlags", "FeatureFlagsUI", "FeatureFlagsFlagd", "FeatureFlagsServices", "FeatureFlagsTesting", "FlagServer", "TestSupport",
+                "FeatureFlags", "FeatureFlagsUI", "FeatureFlagsFlagd", "FeatureFlagsServices", "FeatureFlagsSigning", "FeatureFlagsTesting",
+                "FlagServer", "TestSupport",
             ],
             // Read from the source tree by #filePath (their generator is Python, kept beside them).
             exclude: ["LocalEvaluation/Fixtures", "Signing/Fixtures"]),
         .testTarget(name: "FlagServerTests", dependencies: ["FlagServer", "FeatureFlags", "TestSupport"]),
         .testTarget(
-            name: "FlagCtlTests", dependencies: ["FlagCtlCore", "FlagServer", "FeatureFlags", "FeatureFlagsFlagd", "FeatureFlagsServices", "TestSupport"]),
+            name: "FlagCtlTests",
+            dependencies: ["FlagCtlCore", "FlagServer", "FeatureFlags", "FeatureFlagsFlagd", "FeatureFlagsServices", "FeatureFlagsSigning", "TestSupport"]),
         // The README's first app, compiled as written (`.ci/first-app` runs it as a newcomer would).
         .executableTarget(name: "FirstAppSnippet", dependencies: ["FeatureFlags"], path: "Tests/FirstAppSnippet"),
         // Every Swift snippet of README.md and Docs/ that is not itself a test, as a library so that
@@ -58,7 +67,8 @@ let package = Package(
         .target(
             name: "DocSnippets",
             dependencies: [
-                "FeatureFlags", "FeatureFlagsUI", "FeatureFlagsFlagd", "FeatureFlagsServices", "FeatureFlagsTesting", "FlagServer",
+                "FeatureFlags", "FeatureFlagsUI", "FeatureFlagsFlagd", "FeatureFlagsServices", "FeatureFlagsSigning", "FeatureFlagsTesting",
+                "FlagServer",
             ],
             path: "Tests/DocSnippets"),
         .testTarget(

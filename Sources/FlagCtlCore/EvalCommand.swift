@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsSigning
 import Foundation
 
 /// `flagctl eval`: one real provider cycle for one context — the fallback file first, then

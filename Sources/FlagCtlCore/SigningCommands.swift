@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsSigning
 import Foundation
 
 /// `flagctl keygen`, `sign` and `verify`: an operator's Ed25519 keys and signed flag documents

@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsSigning
 import Foundation
 
 /// `flagctl watch`: for operators during an incident — a provider on the flag service with its

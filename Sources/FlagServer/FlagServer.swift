@@ -1,5 +1,6 @@
 public import FeatureFlags
 package import FeatureFlagsFlagd
+import FeatureFlagsSigning
 public import Foundation
 #if canImport(Glibc)
 import Glibc

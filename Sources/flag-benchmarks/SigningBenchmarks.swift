@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsSigning
 import Foundation
 
 /// Verifying a signed document: Ed25519 over a 20 KB and a 1 MiB document (the SHA-512 of the

@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsSigning
 import FlagServer
 import Foundation
 import Testing

@@ -6,7 +6,7 @@ public struct BundledDefaults: Sendable {
     private enum Storage: Sendable {
         case values([String: FlagValue])
         case file(URL)
-        case signedFile(URL, trustedKeys: [String: String])
+        case signedFile(URL, trust: SignatureTrust)
     }
 
     private let storage: Storage
@@ -35,12 +35,10 @@ public struct BundledDefaults: Sendable {
         BundledDefaults(storage: .file(url))
     }
 
-    /// Defaults from a signed file: the same JSON as ``jsonFile(_:)``, wrapped as a JWS
-    /// (RFC 7515, `EdDSA`) — what `flagctl sign` writes — that one of `trustedKeys` (by key id,
-    /// as ``FlagFetcher/Configuration/trustedKeys``) must verify. A file that does not verify
-    /// yields no defaults and a `PARSE_ERROR` error event saying why, like an unreadable one.
-    public static func signedJSONFile(_ url: URL, trustedKeys: [String: String]) -> BundledDefaults {
-        BundledDefaults(storage: .signedFile(url, trustedKeys: trustedKeys))
+    /// Defaults from a signed file, verified by `trust` (FeatureFlagsSigning's
+    /// `signedJSONFile(_:trustedKeys:)` makes it).
+    package static func signedJSONFile(_ url: URL, trust: SignatureTrust) -> BundledDefaults {
+        BundledDefaults(storage: .signedFile(url, trust: trust))
     }
 
     /// The defaults as entries, or why they could not be read.
@@ -50,17 +48,19 @@ public struct BundledDefaults: Sendable {
             if values.isEmpty { return .success([:]) }
             return .success(values.mapValues { FlagEntry(value: $0) })
         case .file(let url):
-            return Self.read(url, trustedKeys: nil).mapError {
+            return Self.read(url, verifier: nil).mapError {
                 BundledDefaultsError(message: "bundled defaults \(url.lastPathComponent): \($0.message)")
             }
-        case .signedFile(let url, let keys):
-            return Self.read(url, trustedKeys: keys).mapError {
+        case .signedFile(let url, let trust):
+            return Self.read(url, verifier: trust.verifier).mapError {
                 BundledDefaultsError(message: "bundled defaults \(url.lastPathComponent): \($0.message)")
             }
         }
     }
 
-    private static func read(_ url: URL, trustedKeys: [String: String]?) -> Result<[String: FlagEntry], BundledDefaultsError> {
+    private static func read(
+        _ url: URL, verifier: Result<any DocumentVerifier, FlagError>?
+    ) -> Result<[String: FlagEntry], BundledDefaultsError> {
         var bytes: [UInt8]
         let top: FlagValue
         do {
@@ -68,14 +68,13 @@ public struct BundledDefaults: Sendable {
         } catch {
             return .failure(BundledDefaultsError(message: "cannot be read: \(error)"))
         }
-        if let trustedKeys {
-            let keys: TrustedKeys
-            do {
-                keys = try TrustedKeys(trustedKeys)
-            } catch {
-                return .failure(BundledDefaultsError(message: error.message))
+        if let verifier {
+            let keys: any DocumentVerifier
+            switch verifier {
+            case .success(let usable): keys = usable
+            case .failure(let error): return .failure(BundledDefaultsError(message: error.message))
             }
-            switch JWS.verify(bytes, trusting: keys) {
+            switch keys.verify(bytes) {
             case .success(let verified): bytes = verified.payload
             case .failure(let failure): return .failure(BundledDefaultsError(message: "signature rejected: \(failure.description)"))
             }

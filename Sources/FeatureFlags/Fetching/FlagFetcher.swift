@@ -31,25 +31,19 @@ public final class FlagFetcher: Sendable {
         public var allowInsecureHTTP: Bool
         /// Extra header fields for every request (e.g. `Authorization`); never logged.
         public var headers: [String: String]
-        /// The Ed25519 public keys trusted to sign the flags, by key id (the JWS `kid`): a
-        /// `PUBLIC KEY` PEM block as `openssl pkey -pubout` writes it, or the key's 32 bytes in
-        /// base64url. When any is set, every answer must be a JWS (RFC 7515, `EdDSA`) that one
-        /// of them verifies, before it is decoded: an unsigned answer, an unknown key id or a
-        /// bad signature fails the fetch (``FetchError/Kind/signatureRejected``), and what the
-        /// app holds stays. Several keys at once for rotation. Empty (the default): answers are
-        /// not checked. See Docs/Security.md, "Signed flags".
-        public var trustedKeys: [String: String]
+        /// The keys answers must be signed with, and what verifies them; nil (the default):
+        /// answers are not checked. Set through `trustedKeys` (FeatureFlagsSigning).
+        package var signatureTrust: SignatureTrust?
 
         /// A configuration.
         public init(
             budget: Duration = .seconds(2), maxResponseBytes: Int = 1 << 20, allowInsecureHTTP: Bool = false,
-            headers: [String: String] = [:], trustedKeys: [String: String] = [:]
+            headers: [String: String] = [:]
         ) {
             self.budget = budget
             self.maxResponseBytes = maxResponseBytes
             self.allowInsecureHTTP = allowInsecureHTTP
             self.headers = headers
-            self.trustedKeys = trustedKeys
         }
     }
 
@@ -61,7 +55,7 @@ public final class FlagFetcher: Sendable {
 
     /// The keys answers must be signed with (nil: answers are not checked), or why the
     /// configured ones are unusable (every fetch then fails with it).
-    package let trust: Result<TrustedKeys, FlagError>?
+    package let trust: Result<any DocumentVerifier, FlagError>?
     private let transport: any FlagTransport
     private let ownsTransport: Bool
     private let clock: any ElapsedClock
@@ -107,15 +101,7 @@ public final class FlagFetcher: Sendable {
     ) {
         self.endpoints = endpoints.isEmpty ? [FlagEndpoint(UnavailableEndpoint())] : endpoints
         self.configuration = configuration
-        if configuration.trustedKeys.isEmpty {
-            trust = nil
-        } else {
-            do throws(FlagError) {
-                trust = .success(try TrustedKeys(configuration.trustedKeys))
-            } catch {
-                trust = .failure(error)
-            }
-        }
+        trust = configuration.signatureTrust?.verifier
         // Unwrapped before storing: copying an optional existential makes the runtime set up
         // its type the first time, at every app's launch.
         if let transport {
@@ -268,12 +254,12 @@ public final class FlagFetcher: Sendable {
         }
         if let trust {
             // Before anything is read: a document the operator did not sign is never decoded.
-            let keys: TrustedKeys
+            let keys: any DocumentVerifier
             switch trust {
             case .success(let trusted): keys = trusted
             case .failure(let problem): throw .signatureRejected(problem.message)
             }
-            switch JWS.verify(response.body, trusting: keys) {
+            switch keys.verify(response.body) {
             case .success(let verified):
                 try Self.checkNotRolledBack(verified.issuedAt, heldSince: signedNoEarlierThan)
                 stamp = SignatureStamp(
@@ -330,7 +316,7 @@ public final class FlagFetcher: Sendable {
             return "the stored snapshot carries no signature (stored before trusted keys were configured, or edited)"
         }
         let verified: VerifiedDocument
-        switch JWS.verify(stamp.envelope, trusting: keys) {
+        switch keys.verify(stamp.envelope) {
         case .success(let document): verified = document
         case .failure(let failure): return "its signature does not verify: \(failure.description)"
         }
@@ -353,7 +339,7 @@ public final class FlagFetcher: Sendable {
         guard let envelope = rules.envelope else {
             return "the held rules carry no signature (held before trusted keys were configured, or edited)"
         }
-        switch JWS.verify(envelope, trusting: keys) {
+        switch keys.verify(envelope) {
         case .success(let verified):
             return verified.payload == rules.document ? nil : "the held rules differ from their signed document"
         case .failure(let failure):

@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 
 @testable import FeatureFlags
+@testable import FeatureFlagsSigning
 
 // Seconds of curve arithmetic in a debug build under ThreadSanitizer: kept apart from the
 // wall-clock tests (WallClockSensitive runs its suites one after the other), whose deadlines

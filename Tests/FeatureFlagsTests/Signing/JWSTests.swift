@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FeatureFlags
+@testable import FeatureFlagsSigning
 
 // Seconds of curve arithmetic in a debug build under ThreadSanitizer: kept apart from the
 // wall-clock tests (WallClockSensitive runs its suites one after the other), whose deadlines

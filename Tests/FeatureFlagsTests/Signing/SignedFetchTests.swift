@@ -8,6 +8,7 @@ import TestSupport
 
 @testable import FeatureFlags
 @testable import FeatureFlagsFlagd
+@testable import FeatureFlagsSigning
 
 // Seconds of curve arithmetic in a debug build under ThreadSanitizer: kept apart from the
 // wall-clock tests (WallClockSensitive runs its suites one after the other), whose deadlines

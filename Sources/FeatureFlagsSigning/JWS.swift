@@ -1,24 +1,5 @@
+package import FeatureFlags
 package import Foundation
-
-/// A flag document whose signature verified: the document's own bytes and what the protected
-/// header said of it.
-package struct VerifiedDocument: Sendable, Equatable {
-    /// The signed bytes: the document exactly as the operator wrote it.
-    package let payload: [UInt8]
-    /// The id of the trusted key that verified it.
-    package let keyID: String
-    /// When the operator signed it (`iat`, seconds since 1970), if the header says.
-    package let issuedAt: Date?
-    /// When it stops being current (`exp`), if the header says.
-    package let expiresAt: Date?
-}
-
-/// Why a signed document was refused. The text names the key id and the problem, never the
-/// document's values.
-package struct SignatureFailure: Error, Equatable, CustomStringConvertible {
-    package let description: String
-    init(_ description: String) { self.description = description }
-}
 
 /// JSON Web Signature (RFC 7515) with `"alg": "EdDSA"` over Ed25519 (RFC 8037): the envelope
 /// of a signed flag document. Both serialisations are read — compact (`header.payload.signature`)

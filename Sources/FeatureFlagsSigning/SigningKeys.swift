@@ -1,3 +1,4 @@
+package import FeatureFlags
 import Foundation
 
 /// Ed25519 keys as operators hold them: PEM files as `openssl genpkey -algorithm ed25519`

@@ -1,0 +1,53 @@
+package import Foundation
+
+/// A flag document whose signature verified: the document's own bytes and what the protected
+/// header said of it.
+package struct VerifiedDocument: Sendable, Equatable {
+    /// The signed bytes: the document exactly as the operator wrote it.
+    package let payload: [UInt8]
+    /// The id of the trusted key that verified it.
+    package let keyID: String
+    /// When the operator signed it (`iat`, seconds since 1970), if the header says.
+    package let issuedAt: Date?
+    /// When it stops being current (`exp`), if the header says.
+    package let expiresAt: Date?
+
+    /// A verified document.
+    package init(payload: [UInt8], keyID: String, issuedAt: Date?, expiresAt: Date?) {
+        self.payload = payload
+        self.keyID = keyID
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Why a signed document was refused. The text names the key id and the problem, never the
+/// document's values.
+package struct SignatureFailure: Error, Equatable, CustomStringConvertible {
+    package let description: String
+    /// A refusal saying `description`.
+    package init(_ description: String) { self.description = description }
+}
+
+/// What checks a signed flag document before anything reads it: the seam through which the
+/// fetcher (answers, stored snapshots, held rules) and bundled defaults verify signatures
+/// without naming the algorithm. FeatureFlagsSigning's trusted Ed25519 keys are the one kind.
+package protocol DocumentVerifier: Sendable {
+    /// `bytes` (a signed envelope) verified: the document it carries, or why it is refused.
+    func verify(_ bytes: [UInt8]) -> Result<VerifiedDocument, SignatureFailure>
+}
+
+/// The signing keys a configuration trusts: as configured (key id: key text), and the
+/// verifier made from them — or why they are unusable (every check then fails with it).
+package struct SignatureTrust: Sendable {
+    /// The keys as configured.
+    package let keys: [String: String]
+    /// What verifies documents against them, or why they cannot.
+    package let verifier: Result<any DocumentVerifier, FlagError>
+
+    /// Trust in `keys`, checked by `verifier`.
+    package init(keys: [String: String], verifier: Result<any DocumentVerifier, FlagError>) {
+        self.keys = keys
+        self.verifier = verifier
+    }
+}
