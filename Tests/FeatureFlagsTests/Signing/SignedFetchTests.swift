@@ -355,6 +355,30 @@ struct SignedFetchTests {
         #expect(event.message?.contains("the trusted keys are unusable") == true, "\(event)")
     }
 
+    /// The keys a configuration is given are the keys it reports, the fetcher checks with them,
+    /// and no keys (set, or cleared) mean no check at all.
+    @Test func trustedKeysSetAndClearedDecideWhetherTheFetcherChecks() {
+        var configuration = FlagFetcher.Configuration()
+        #expect(configuration.trustedKeys.isEmpty && configuration.signatureTrust == nil)
+        let endpoint = FlagEndpoint.json(post: URL(string: "http://127.0.0.1:9/flags")!)
+        #expect(FlagFetcher(endpoint: endpoint, configuration: configuration).trust == nil)
+        configuration.trustedKeys = Self.trusting.trustedKeys
+        #expect(configuration.trustedKeys == Self.trusting.trustedKeys)
+        let checking = FlagFetcher(endpoint: endpoint, configuration: configuration)
+        guard case .success? = checking.trust else {
+            Issue.record("the operator's key does not make a verifier: \(String(describing: checking.trust))")
+            return
+        }
+        configuration.trustedKeys = [:]
+        #expect(configuration.signatureTrust == nil && FlagFetcher(endpoint: endpoint, configuration: configuration).trust == nil)
+        let unusable = FlagFetcher.Configuration(trustedKeys: ["ops-2026": "not a key"])
+        guard case .failure(let problem)? = FlagFetcher(endpoint: endpoint, configuration: unusable).trust else {
+            Issue.record("a key that does not read must make every check fail")
+            return
+        }
+        #expect(problem.message.contains("ops-2026"), "\(problem)")
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func heldFlagdRulesWithoutTheirSignedAnswerAreSetAside() async throws {
         let dir = TempDir()
