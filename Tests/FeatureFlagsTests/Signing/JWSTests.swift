@@ -118,6 +118,22 @@ struct JWSTests {
         #expect(forged.recentEvents.contains(.error(.parseError, message: message)), "\(forged.recentEvents)")
     }
 
+    /// Signed bundled defaults whose trusted key does not read: no defaults, and an error event
+    /// naming the key (the file is not even parsed).
+    @Test func signedBundledDefaultsWithAnUnusableKeyAreNotServed() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jws-defaults-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let defaults = dir.appendingPathComponent("defaults.jws")
+        try Data(JWS.sign(Array(#"{"flags": {"new_checkout": true}}"#.utf8), seed: Self.seed, keyID: "ops")).write(to: defaults)
+        let client = FallbackClient(
+            fileURL: dir.appendingPathComponent("f"), bundledDefaults: .signedJSONFile(defaults, trustedKeys: ["ops": "not a key"]))
+        defer { client.shutdown() }
+        #expect(client.value(FlagKey("new_checkout", default: false)) == false)
+        let messages = client.recentEvents.compactMap(\.message)
+        #expect(messages.contains { $0.hasPrefix("bundled defaults defaults.jws: trusted key \"ops\" is not an Ed25519 public key") }, "\(messages)")
+    }
+
     // MARK: OpenSSL, both ways
 
     /// Runs `openssl` with `arguments`; nil when it is missing or lacks Ed25519.
