@@ -31,24 +31,63 @@ enum WatchCommand {
         ],
         exitStatuses: [(0, "stopped (Ctrl-C, or --count changes seen)"), (64, "usage error"), (77, "FATAL: credentials refused")])
 
-    /// What the watcher saw, in order.
+    /// What the watcher saw, in order. The watch reports what differs from what it last
+    /// printed — the opening line's values first — so a change that lands between the first
+    /// load and the opening line is in that line, and one that lands after it is a change line;
+    /// none falls between the two. Lines are printed under the journal's lock, in order.
     private final class Journal: Sendable {
-        private let state = Locked<(watching: Bool, noticed: (ContinuousClock.Instant, String)?, changes: Int)>((false, nil, 0))
-        /// From now on changes are reported (the first load is not a change).
-        func start() { state.withLock { $0.watching = true } }
-        /// A stream's notice (`via`: its event when it names one — put, patch, delete, ping).
-        func noticed(via: String?) { state.withLock { $0.noticed = (.now, via ?? "stream") } }
-        /// How the change that just happened came, and its delay since the notice; nil before
-        /// the watch started.
-        func change() -> (via: String, milliseconds: Int?)? {
-            state.withLock { s in
-                guard s.watching else { return nil }
-                s.changes += 1
-                defer { s.noticed = nil }
-                guard let (noticed, via) = s.noticed else { return ("poll", nil) }
-                return (via, Int((ContinuousClock.now - noticed).milliseconds))
+        /// The values a line showed: every flag the provider serves, and its kill switch.
+        struct Served: Equatable, Sendable {
+            var values: [String: FlagValue]
+            var killSwitch: Bool
+
+            init(_ provider: FeatureFlagProvider) {
+                values = Dictionary(uniqueKeysWithValues: Formatting.flagNames(provider).compactMap { name in
+                    provider.flagValue(name).map { (name, $0) }
+                })
+                killSwitch = provider.isKillSwitchActive
+            }
+
+            /// The flags whose value differs between `self` and `other`, sorted.
+            func changedKeys(from other: Served) -> [String] {
+                Set(values.keys).union(other.values.keys).filter { values[$0] != other.values[$0] }.sorted()
             }
         }
+
+        private let state = Locked<(shown: Served?, noticed: (ContinuousClock.Instant, String)?, changes: Int)>((nil, nil, 0))
+
+        /// Starts the watch: prints the opening line with what is served now, and reports
+        /// changes from these values on.
+        func start(_ provider: FeatureFlagProvider, opening: (Served) -> Void) {
+            state.withLock { s in
+                let served = Served(provider)
+                s.shown = served
+                opening(served)
+            }
+        }
+
+        /// A stream's notice (`via`: its event when it names one — put, patch, delete, ping).
+        func noticed(via: String?) { state.withLock { $0.noticed = (.now, via ?? "stream") } }
+
+        /// After a change event: when what is served differs from what was last printed, prints
+        /// the flags that changed, how the change came and its delay since the notice.
+        func change(
+            _ provider: FeatureFlagProvider,
+            report: (_ keys: [String], _ served: Served, _ via: String, _ milliseconds: Int?) -> Void
+        ) {
+            state.withLock { s in
+                guard let shown = s.shown else { return }
+                let served = Served(provider)
+                let keys = served.changedKeys(from: shown)
+                guard !keys.isEmpty || served.killSwitch != shown.killSwitch else { return }
+                s.shown = served
+                s.changes += 1
+                defer { s.noticed = nil }
+                guard let (noticed, via) = s.noticed else { return report(keys, served, "poll", nil) }
+                report(keys, served, via, Int((ContinuousClock.now - noticed).milliseconds))
+            }
+        }
+
         var changes: Int { state.withLock { $0.changes } }
     }
 
@@ -86,21 +125,21 @@ enum WatchCommand {
             case .changeNotified:
                 journal.noticed(via: event.via)
             case .configurationChanged:
-                guard let provider = holder.withLock({ $0 }), let (via, ms) = journal.change() else { return }
-                let keys = (event.keys ?? []).sorted()
-                let values = keys.map { key in (key, provider.flagValue(key)) }
-                if json {
-                    var line: [String: FlagValue] = [
-                        "time": .string(stamp), "via": .string(via), "kill_switch": .bool(provider.isKillSwitchActive),
-                        "flags": .object(Dictionary(uniqueKeysWithValues: values.map { ($0.0, $0.1 ?? .null) })),
-                    ]
-                    line["latency_ms"] = ms.map { .int($0) }
-                    console.out(Formatting.json(line))
-                } else {
-                    let shown = values.map { "\($0.0)=\($0.1.map { FlagJSON.string($0, sortedKeys: true) } ?? "(default)")" }
-                    let latency = ms.map { " +\($0) ms after the notice" } ?? ""
-                    let kill = provider.isKillSwitchActive ? " · KILL SWITCH ON" : ""
-                    console.out("\(stamp) changed via \(via)\(latency)\(kill): \(Formatting.printable(shown.joined(separator: " ")))")
+                guard let provider = holder.withLock({ $0 }) else { return }
+                journal.change(provider) { keys, served, via, ms in
+                    if json {
+                        var line: [String: FlagValue] = [
+                            "time": .string(stamp), "via": .string(via), "kill_switch": .bool(served.killSwitch),
+                            "flags": .object(Dictionary(uniqueKeysWithValues: keys.map { ($0, served.values[$0] ?? .null) })),
+                        ]
+                        line["latency_ms"] = ms.map { .int($0) }
+                        console.out(Formatting.json(line))
+                    } else {
+                        let shown = keys.map { "\($0)=\(served.values[$0].map { FlagJSON.string($0, sortedKeys: true) } ?? "(default)")" }
+                        let latency = ms.map { " +\($0) ms after the notice" } ?? ""
+                        let kill = served.killSwitch ? " · KILL SWITCH ON" : ""
+                        console.out("\(stamp) changed via \(via)\(latency)\(kill): \(Formatting.printable(shown.joined(separator: " ")))")
+                    }
                 }
                 if let limit, journal.changes >= limit { done.fire() }
             case .streamOpened, .streamClosed, .fetchFailed, .error:
@@ -125,11 +164,18 @@ enum WatchCommand {
         holder.withLock { $0 = provider }
         let loop = Task { await provider.run() }
         let outcome = await provider.refresh()
-        let opening = "watching \(endpointURL) for \(context.fingerprint) · \(EvalCommand.describe(outcome)) · \(Formatting.flagNames(provider).count) flags; Ctrl-C stops"
-        console.out(json ? Formatting.json(["event": .string(Formatting.printable(opening))]) : Formatting.printable(opening))
-        // The first load's own change events may still be on their way to the handler.
+        // The first load's own change events may still be on their way to the handler; they
+        // change nothing the opening line does not show.
         provider.waitForEventHandler()
-        journal.start()
+        journal.start(provider) { served in
+            let kill = served.killSwitch ? " · KILL SWITCH ON" : ""
+            let opening = "watching \(endpointURL) for \(context.fingerprint) · \(EvalCommand.describe(outcome)) · \(Formatting.flagNames(provider).count) flags\(kill); Ctrl-C stops"
+            if json {
+                console.out(Formatting.json(["event": .string(Formatting.printable(opening)), "kill_switch": .bool(served.killSwitch)]))
+            } else {
+                console.out(Formatting.printable(opening))
+            }
+        }
         // Whichever comes first ends the watch: the stop signal, the --count-th change, or the
         // provider's loop ending on a fatal error. (Neither the signal's wait nor a task's value
         // ends on cancellation, so they run beside the watch, not in a group it would wait for.)

@@ -11,6 +11,13 @@ func run(_ arguments: [String], stop: StopSignal = StopSignal {}) async -> (Int3
     return (status, captured)
 }
 
+/// Starts `flagctl arguments` with a capturing console and returns at once: the output can be
+/// read while the command runs (a test acts on what it printed), `status` ends with it.
+func start(_ arguments: [String], stop: StopSignal = StopSignal {}) -> (status: Task<Int32, Never>, output: CapturedOutput) {
+    let (console, captured) = Console.capturing()
+    return (Task { await FlagCtl.run(arguments, console: console, signals: stop) }, captured)
+}
+
 /// The lines that are JSON objects.
 func jsonLines(_ lines: [String]) -> [[String: FlagValue]] {
     lines.compactMap { try? FlagJSON.parse($0).objectValue }

@@ -11,56 +11,88 @@ struct WatchAndLaunchTests {
     /// A stop signal that never comes (the command ends by `--count`).
     static let never = StopSignal { try? await Task.sleep(for: .seconds(3_600)) }
 
+    /// The watch's opening line (`--json`), once printed.
+    static func opening(_ output: CapturedOutput) -> [String: FlagValue]? {
+        jsonLines(output.out).first { ($0["event"]?.stringValue ?? "").hasPrefix("watching ") }
+    }
+
     @Test func watchPrintsAChangeThatCameByStreamWithItsLatency() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        async let watched = run(
+        let watch = start(
             ["watch", "--endpoint", server.flagsURL.absoluteString, "--context", "venue=venue-42", "--count", "1", "--json",
              "--timeout", "\(min(TestTiming.loopbackBudget.components.seconds, 60))"],
             stop: Self.never)
-        // The stream is open and the fetch its opening asks for has been answered, so the
-        // flip's change comes by the stream.
+        // The watch has printed what it serves, the stream is open and the fetch its opening
+        // asks for has been answered, so the flip's change comes by the stream.
         #expect(await eventually(within: TestTiming.loopbackBudget) {
             let log = server.requests
-            guard server.streamCount == 1, let stream = log.firstIndex(where: { $0.route == "GET /events" }) else { return false }
+            guard Self.opening(watch.output) != nil, server.streamCount == 1,
+                let stream = log.firstIndex(where: { $0.route == "GET /events" })
+            else { return false }
             return log[stream...].contains { $0.route != "GET /events" && $0.status != nil }
         })
+        #expect(Self.opening(watch.output)?["kill_switch"] == false)
         try await Task.sleep(for: .milliseconds(100))
         var killed = ServerDocument.seedExample
         killed.base.flags["kill_switch"] = FlagEntry(value: true)
         killed.base.version = "incident-1"
         server.document = killed
-        let (status, output) = await watched
-        #expect(status == 0, "\(output.err)")
-        let lines = output.out.compactMap { try? FlagJSON.parse($0).objectValue }
-        let change = try #require(lines.first { $0["via"] != nil }, "\(output.out)")
+        let status = await watch.status.value
+        #expect(status == 0, "\(watch.output.err)")
+        let lines = jsonLines(watch.output.out)
+        let change = try #require(lines.first { $0["via"] != nil }, "\(watch.output.out)")
         #expect(change["via"] == "stream" && change["kill_switch"] == true)
         // The line carries the delay since the notice; how long it is is flag-benchmarks' to
         // measure (a loaded ThreadSanitizer run once took more than 5 s for the fetch).
-        #expect(change["latency_ms"]?.intValue.map { $0 >= 0 } == true, "\(output.out)")
-        #expect(change["flags"]?.objectValue?["kill_switch"] == true)
+        #expect(change["latency_ms"]?.intValue.map { $0 >= 0 } == true, "\(watch.output.out)")
+        // What changed since the opening line: the kill switch, and every flag it sends back
+        // to the app's default (null).
+        let flags = try #require(change["flags"]?.objectValue)
+        #expect(flags["kill_switch"] == true && flags.count > 1)
+        #expect(flags.filter { $0.key != "kill_switch" }.values.allSatisfy { $0 == .null }, "\(flags)")
         #expect(lines.contains { ($0["event"]?.stringValue ?? "").hasPrefix("stream_opened") })
     }
 
     @Test func watchFollowsLaunchDarklysStreamAndSaysThePatchBroughtTheKill() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        async let watched = run(
+        let watch = start(
             ["watch", "--provider", "launchdarkly", "--endpoint", server.baseURL.absoluteString, "--key", "mob-test",
              "--count", "1", "--json", "--timeout", "\(min(TestTiming.loopbackBudget.components.seconds, 60))"],
             stop: Self.never)
         // The stream counts as open once its put is settled (the document it carries read
-        // before): the flip's change comes after it, as a patch.
-        #expect(await eventually(within: TestTiming.loopbackBudget) { server.streamCount == 1 })
+        // before), and the watch has printed what it serves: the flip's change comes after
+        // both, as a patch. (A flip before the opening line is in that line, not a change.)
+        #expect(await eventually(within: TestTiming.loopbackBudget) {
+            server.streamCount == 1 && Self.opening(watch.output) != nil
+        })
         var killed = ServerDocument.seedExample
         killed.base.flags["kill_switch"] = FlagEntry(value: true)
         server.document = killed
-        let (status, output) = await watched
-        #expect(status == 0, "\(output.err)")
-        let lines = output.out.compactMap { try? FlagJSON.parse($0).objectValue }
-        let change = try #require(lines.first { $0["via"] != nil }, "\(output.out)")
-        #expect(change["via"] == "patch" && change["kill_switch"] == true, "\(output.out) \(server.requests.map(\.route))")
+        let status = await watch.status.value
+        #expect(status == 0, "\(watch.output.err)")
+        let lines = jsonLines(watch.output.out)
+        let change = try #require(lines.first { $0["via"] != nil }, "\(watch.output.out)")
+        #expect(change["via"] == "patch" && change["kill_switch"] == true, "\(watch.output.out) \(server.requests.map(\.route))")
         #expect(lines.contains { ($0["event"]?.stringValue ?? "").contains("/meval/<context>") })
+    }
+
+    @Test func watchsOpeningLineSaysAKillThatIsAlreadyOn() async throws {
+        var killed = ServerDocument.seedExample
+        killed.base.flags["kill_switch"] = FlagEntry(value: true)
+        let server = try FlagServer(document: killed)
+        defer { server.stop() }
+        // Stopped as soon as it has printed its opening line: the kill is there, not a change.
+        let (status, output) = await run(
+            ["watch", "--endpoint", server.flagsURL.absoluteString, "--json"] + generousTimeout, stop: StopSignal {})
+        #expect(status == 0, "\(output.err)")
+        let opening = try #require(Self.opening(output), "\(output.out)")
+        #expect(opening["kill_switch"] == true)
+        #expect(opening["event"]?.stringValue?.contains("KILL SWITCH ON") == true)
+        #expect(!jsonLines(output.out).contains { $0["via"] != nil })
+        let (_, text) = await run(["watch", "--endpoint", server.flagsURL.absoluteString] + generousTimeout, stop: StopSignal {})
+        #expect(text.out.contains { $0.hasPrefix("watching ") && $0.contains("flags · KILL SWITCH ON; Ctrl-C stops") }, "\(text.out)")
     }
 
     @Test func watchAndLaunchUsageErrors() async {
