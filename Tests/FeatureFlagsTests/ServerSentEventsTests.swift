@@ -56,6 +56,22 @@ struct ServerSentEventsTests {
         #expect(try parser.feed(Array("id: a".utf8) + [0] + Array("b\ndata: y\n\n".utf8)) == [ServerSentEvent(data: "y", lastEventID: "5")])
     }
 
+    @Test func anIDTakesEffectAtTheNextEmptyLineOnly() throws {
+        // The standard's last event ID buffer becomes the stream's last event ID when an event
+        // is dispatched (an empty line, with or without data): a stream that ends after an
+        // `id:` line without one is resumed with the ID before it.
+        var parser = EventStreamParser(lastEventID: "4")
+        #expect(try parse("id: 5\ndata: x\n", &parser).isEmpty)
+        #expect(parser.lastEventID == "4", "not dispatched yet")
+        #expect(try parse("\n", &parser) == [ServerSentEvent(data: "x", lastEventID: "5")])
+        #expect(parser.lastEventID == "5")
+        #expect(try parse("id: 6\n", &parser).isEmpty)
+        #expect(parser.lastEventID == "5", "an id: the stream ended after")
+        // An empty `id:` clears it, at the empty line.
+        #expect(try parse("id\n\n", &parser).isEmpty)
+        #expect(parser.lastEventID == "")
+    }
+
     @Test func retryTakesDigitsOnly() throws {
         var parser = EventStreamParser()
         _ = try parse("retry: 1500\n", &parser)

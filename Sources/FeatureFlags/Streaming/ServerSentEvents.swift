@@ -21,7 +21,10 @@ package struct ServerSentEvent: Equatable, Sendable {
 /// at the start of the next are one line end), `:` comments, `field: value` with one leading
 /// space dropped, `event`, `data` (joined with LF), `id` (ignored if it holds NUL), `retry`
 /// (ASCII digits only), unknown fields ignored, an event dispatched at an empty line unless its
-/// data is empty, and an event left incomplete at the end of the stream never dispatched.
+/// data is empty, and an event left incomplete at the end of the stream never dispatched. An
+/// `id:` takes effect at the next empty line (the standard's last event ID buffer becomes the
+/// stream's last event ID there, with or without data): an `id:` line the stream ended after is
+/// not sent back on reconnection.
 ///
 /// One deviation, for safety: a line or an event's data longer than `maxEventBytes` is an
 /// error (``Overflow``) instead of growing without bound; the caller drops the stream.
@@ -34,8 +37,11 @@ package struct EventStreamParser: Sendable {
 
     /// The largest line, and the largest event data, accepted.
     package let maxEventBytes: Int
-    /// The last event ID buffer: carried from event to event, sent back as `Last-Event-ID`.
+    /// The stream's last event ID: set from the last event ID buffer at every empty line,
+    /// carried from event to event, sent back as `Last-Event-ID` on reconnection.
     package private(set) var lastEventID = ""
+    /// The last event ID buffer: what `id:` lines set, the last event ID from the next empty line.
+    private var idBuffer: String
     /// The reconnection time the stream asked for with `retry:`, if it did.
     package private(set) var retry: Duration?
     /// Lines received so far, comments included: a stream that only sends comments is alive.
@@ -52,6 +58,7 @@ package struct EventStreamParser: Sendable {
     package init(maxEventBytes: Int = 64 << 10, lastEventID: String = "") {
         self.maxEventBytes = maxEventBytes
         self.lastEventID = lastEventID
+        self.idBuffer = lastEventID
     }
 
     /// Feeds the next bytes; returns the events they completed, in order.
@@ -124,7 +131,7 @@ package struct EventStreamParser: Sendable {
             data.append(0x0A)
             hasData = true
         case "id":
-            if !value.contains(0) { lastEventID = String(decoding: value, as: UTF8.self) }
+            if !value.contains(0) { idBuffer = String(decoding: value, as: UTF8.self) }
         case "retry":
             if !value.isEmpty, value.allSatisfy({ (0x30...0x39).contains($0) }) {
                 // Digits beyond what fits are a very long time, not an error.
@@ -141,6 +148,7 @@ package struct EventStreamParser: Sendable {
             hasData = false
             eventType = ""
         }
+        lastEventID = idBuffer
         guard hasData else { return }
         if data.last == 0x0A { data.removeLast() }
         events.append(
