@@ -39,7 +39,10 @@ public struct FlagSnapshot: Sendable, Equatable {
     /// The configuration version the service reported, if it reports one.
     public let version: String?
     /// When the data was fetched from its service (kept when persisted and reloaded).
-    public let fetchedAt: Date
+    public var fetchedAt: Date { Date(timeIntervalSinceReferenceDate: fetchedAtSeconds) }
+    /// ``fetchedAt`` as seconds since the reference date: a stored `Date` has no fixed layout
+    /// on Apple platforms (`Support/FixedLayout.swift`).
+    private let fetchedAtSeconds: TimeInterval
     /// How long the data counts as fresh, in seconds; nil for "no expiry".
     public let ttl: TimeInterval?
     /// The fingerprint of the context it was evaluated for, if any.
@@ -65,7 +68,7 @@ public struct FlagSnapshot: Sendable, Equatable {
     package init(storage: FlagSet, version: String?, fetchedAt: Date, ttl: TimeInterval?, contextFingerprint: String?) {
         self.storage = storage
         self.version = version
-        self.fetchedAt = fetchedAt
+        self.fetchedAtSeconds = fetchedAt.timeIntervalSinceReferenceDate
         self.ttl = ttl
         self.contextFingerprint = contextFingerprint
     }
@@ -88,7 +91,7 @@ public struct FlagSnapshot: Sendable, Equatable {
 
     /// Equal when they hold the same flags, version, fetch time, TTL, context and rules.
     public static func == (a: FlagSnapshot, b: FlagSnapshot) -> Bool {
-        a.version == b.version && a.fetchedAt == b.fetchedAt && a.ttl == b.ttl && a.contextFingerprint == b.contextFingerprint
+        a.version == b.version && a.fetchedAtSeconds == b.fetchedAtSeconds && a.ttl == b.ttl && a.contextFingerprint == b.contextFingerprint
             && HeldRulesIdentity.same(a.heldRules, b.heldRules) && a.signature == b.signature && a.storage.sameEntries(as: b.storage)
     }
 

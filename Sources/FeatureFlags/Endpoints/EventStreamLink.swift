@@ -8,7 +8,9 @@ package import Foundation
 /// never written to disk, and ``description`` shows only its scheme, host and path.
 package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
     /// Where to connect.
-    package let url: URL
+    package var url: URL { urlReference.url }
+    /// ``url``, held by reference (`Support/FixedLayout.swift`).
+    private let urlReference: URLReference
     /// How long the app may be inactive (in the background) before the stream is closed;
     /// `inactivityDelaySec`, 120 s when the service does not say.
     package let inactivityDelay: Duration
@@ -30,7 +32,7 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
     /// Hashes every field.
     @inline(never)
     package func hash(into hasher: inout Hasher) {
-        hasher.combine(url)
+        hasher.combine(urlReference)
         hasher.combine(inactivityDelay)
         hasher.combine(endpoint)
         hasher.combine(sameOrigin)
@@ -40,7 +42,7 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
     /// Links are equal when every field is.
     @inline(never)
     package static func == (lhs: EventStreamLink, rhs: EventStreamLink) -> Bool {
-        lhs.url == rhs.url && lhs.inactivityDelay == rhs.inactivityDelay && lhs.endpoint == rhs.endpoint
+        lhs.urlReference == rhs.urlReference && lhs.inactivityDelay == rhs.inactivityDelay && lhs.endpoint == rhs.endpoint
             && lhs.sameOrigin == rhs.sameOrigin && lhs.connection == rhs.connection
     }
 
@@ -50,7 +52,7 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
     }
 
     package init(url: URL, inactivityDelay: Duration, endpoint: String?, sameOrigin: Bool, connection: StreamConnection? = nil) {
-        self.url = url
+        self.urlReference = URLReference(url)
         self.inactivityDelay = inactivityDelay
         self.endpoint = endpoint
         self.sameOrigin = sameOrigin

@@ -105,7 +105,12 @@ package protocol StreamingEndpoint: EndpointFormat {
 /// An HTTP request as an endpoint describes it.
 public struct FlagRequest: Sendable, Equatable {
     /// The absolute URL.
-    public var url: URL
+    public var url: URL {
+        get { urlReference.url }
+        set { urlReference = URLReference(newValue) }
+    }
+    /// ``url``, held by reference (`Support/FixedLayout.swift`).
+    private var urlReference: URLReference
     /// `GET`, `POST`, `REPORT` …
     public var method: String
     /// Header fields. Values may be secrets (authorisation): they are sent, never logged.
@@ -115,7 +120,7 @@ public struct FlagRequest: Sendable, Equatable {
 
     /// A request.
     public init(url: URL, method: String = "GET", headers: [String: String] = [:], body: [UInt8]? = nil) {
-        self.url = url
+        self.urlReference = URLReference(url)
         self.method = method
         self.headers = headers
         self.body = body

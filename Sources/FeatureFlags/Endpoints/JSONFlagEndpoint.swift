@@ -11,7 +11,7 @@ package import Foundation
 /// Conditional requests use the stored entity tag (`If-None-Match`).
 package struct JSONFlagEndpoint: EndpointFormat {
     private enum Mode: Sendable {
-        case post(URL)
+        case post(URLReference)  // by reference: `Support/FixedLayout.swift`
         case template(String)
     }
 
@@ -23,7 +23,7 @@ package struct JSONFlagEndpoint: EndpointFormat {
 
     /// POSTs the context to `url`; `headers` (authorisation …) go with every request.
     package init(post url: URL, headers: [String: String] = [:]) {
-        mode = .post(url)
+        mode = .post(URLReference(url))
         self.headers = headers
     }
 
@@ -42,7 +42,7 @@ package struct JSONFlagEndpoint: EndpointFormat {
         case .post(let url):
             fields["Content-Type"] = "application/json"
             let body = FlagJSON.bytes(.object(["context": context.flagValue]), sortedKeys: true)
-            return FlagRequest(url: url, method: "POST", headers: fields, body: body)
+            return FlagRequest(url: url.url, method: "POST", headers: fields, body: body)
         case .template(let template):
             let expanded = try URLTemplate.expand(template, with: context)
             guard let url = URL(string: expanded) else {
@@ -69,7 +69,7 @@ package struct JSONFlagEndpoint: EndpointFormat {
     /// The URL whose origin a stream's `endpoint` without `origin` is relative to.
     private var origin: URL? {
         switch mode {
-        case .post(let url): return url
+        case .post(let url): return url.url
         case .template(let template): return URL(string: String(template.prefix { $0 != "{" }))
         }
     }

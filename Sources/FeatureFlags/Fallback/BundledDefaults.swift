@@ -5,8 +5,9 @@ public import Foundation
 public struct BundledDefaults: Sendable {
     private enum Storage: Sendable {
         case values([String: FlagValue])
-        case file(URL)
-        case signedFile(URL, trust: SignatureTrust)
+        // URLs held by reference (`Support/FixedLayout.swift`).
+        case file(URLReference)
+        case signedFile(URLReference, trust: SignatureTrust)
     }
 
     private let storage: Storage
@@ -32,13 +33,13 @@ public struct BundledDefaults: Sendable {
     /// defaults and a `PARSE_ERROR` error event naming the file and the problem (with line and
     /// column for JSON errors): bundled defaults never vanish silently.
     public static func jsonFile(_ url: URL) -> BundledDefaults {
-        BundledDefaults(storage: .file(url))
+        BundledDefaults(storage: .file(URLReference(url)))
     }
 
     /// Defaults from a signed file, verified by `trust` (FeatureFlagsSigning's
     /// `signedJSONFile(_:trustedKeys:)` makes it).
     package static func signedJSONFile(_ url: URL, trust: SignatureTrust) -> BundledDefaults {
-        BundledDefaults(storage: .signedFile(url, trust: trust))
+        BundledDefaults(storage: .signedFile(URLReference(url), trust: trust))
     }
 
     /// The defaults as entries, or why they could not be read.
@@ -47,11 +48,13 @@ public struct BundledDefaults: Sendable {
         case .values(let values):
             if values.isEmpty { return .success([:]) }
             return .success(values.mapValues { FlagEntry(value: $0) })
-        case .file(let url):
+        case .file(let file):
+            let url = file.url
             return Self.read(url, verifier: nil).mapError {
                 BundledDefaultsError(message: "bundled defaults \(url.lastPathComponent): \($0.message)")
             }
-        case .signedFile(let url, let trust):
+        case .signedFile(let file, let trust):
+            let url = file.url
             return Self.read(url, verifier: trust.verifier).mapError {
                 BundledDefaultsError(message: "bundled defaults \(url.lastPathComponent): \($0.message)")
             }

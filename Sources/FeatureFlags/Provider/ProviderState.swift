@@ -237,7 +237,14 @@ struct ProviderTime: Sendable {
     /// Time since the provider started, on its injected clock.
     let elapsed: Duration
     /// The wall-clock date.
-    let date: Date
+    var date: Date { Date(timeIntervalSinceReferenceDate: dateSeconds) }
+    /// Seconds since the reference date: a stored `Date` has no fixed layout on Apple platforms (see `Support/FixedLayout.swift`).
+    private let dateSeconds: TimeInterval
+
+    init(elapsed: Duration, date: Date) {
+        self.elapsed = elapsed
+        self.dateSeconds = date.timeIntervalSinceReferenceDate
+    }
 }
 
 /// What a fetch needs to know, handed out when it starts.

@@ -8,16 +8,19 @@ package struct VerifiedDocument: Sendable, Equatable {
     /// The id of the trusted key that verified it.
     package let keyID: String
     /// When the operator signed it (`iat`, seconds since 1970), if the header says.
-    package let issuedAt: Date?
+    package var issuedAt: Date? { issuedAtSeconds.map(Date.init(timeIntervalSinceReferenceDate:)) }
     /// When it stops being current (`exp`), if the header says.
-    package let expiresAt: Date?
+    package var expiresAt: Date? { expiresAtSeconds.map(Date.init(timeIntervalSinceReferenceDate:)) }
+    // Seconds since the reference date: a stored `Date` has no fixed layout on Apple platforms (`Support/FixedLayout.swift`).
+    private let issuedAtSeconds: TimeInterval?
+    private let expiresAtSeconds: TimeInterval?
 
     /// A verified document.
     package init(payload: [UInt8], keyID: String, issuedAt: Date?, expiresAt: Date?) {
         self.payload = payload
         self.keyID = keyID
-        self.issuedAt = issuedAt
-        self.expiresAt = expiresAt
+        self.issuedAtSeconds = issuedAt?.timeIntervalSinceReferenceDate
+        self.expiresAtSeconds = expiresAt?.timeIntervalSinceReferenceDate
     }
 }
 

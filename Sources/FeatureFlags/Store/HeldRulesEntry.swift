@@ -12,7 +12,9 @@ struct HeldRulesEntry {
     /// The document's entity tag, if the service sent one.
     let etag: EntityTag?
     /// When the document was fetched.
-    let fetchedAt: Date
+    var fetchedAt: Date { Date(timeIntervalSinceReferenceDate: fetchedAtSeconds) }
+    /// Seconds since the reference date: a stored `Date` has no fixed layout on Apple platforms (`Support/FixedLayout.swift`).
+    let fetchedAtSeconds: TimeInterval
     /// The document, as the service sent it.
     let document: [UInt8]
     /// The signed answer it came in, if trusted keys verified one (entry version 2).
@@ -66,7 +68,7 @@ struct HeldRulesEntry {
             }
             guard r.remaining == 0 else { return nil }
             return HeldRulesEntry(
-                options: header.options, etag: header.etag, fetchedAt: header.fetchedAt, document: Array(bytes), envelope: envelope)
+                options: header.options, etag: header.etag, fetchedAtSeconds: header.fetchedAtSeconds, document: Array(bytes), envelope: envelope)
         }
     }
 
@@ -83,7 +85,7 @@ struct HeldRulesEntry {
         let version: UInt8
         let options: String
         let etag: EntityTag?
-        let fetchedAt: Date
+        let fetchedAtSeconds: TimeInterval  // not a `Date`: `Support/FixedLayout.swift`
     }
 
     private static func header(_ r: inout ByteReader) -> Header? {
@@ -95,6 +97,6 @@ struct HeldRulesEntry {
             etag = EntityTag(value, endpoint: endpoint)
         }
         guard let bits = try? r.u64() else { return nil }
-        return Header(version: version, options: options, etag: etag, fetchedAt: Date(timeIntervalSince1970: Double(bitPattern: bits)))
+        return Header(version: version, options: options, etag: etag, fetchedAtSeconds: Date(timeIntervalSince1970: Double(bitPattern: bits)).timeIntervalSinceReferenceDate)
     }
 }

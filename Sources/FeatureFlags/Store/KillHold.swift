@@ -6,13 +6,15 @@ package import Foundation
 /// reserved entry beside the contexts' snapshots (not counted against the capacity).
 package struct KillHold: Sendable, Equatable {
     /// When the hold began.
-    package let since: Date
+    package var since: Date { Date(timeIntervalSinceReferenceDate: sinceSeconds) }
+    /// Seconds since the reference date: a stored `Date` has no fixed layout on Apple platforms (see `Support/FixedLayout.swift`).
+    private let sinceSeconds: TimeInterval
     /// The fingerprint of the context whose answer turned it on.
     package let context: String
 
     /// A hold that began at `since`, for the context with fingerprint `context`.
     package init(since: Date, context: String) {
-        self.since = since
+        self.sinceSeconds = since.timeIntervalSinceReferenceDate
         self.context = context
     }
 

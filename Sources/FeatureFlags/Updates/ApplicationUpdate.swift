@@ -14,12 +14,14 @@ public struct ApplicationUpdate: Sendable, Hashable, FlagValueConvertible {
     /// The version the update brings.
     public let version: AppVersion
     /// Where to get it (typically the App Store page).
-    public let download: URL
+    public var download: URL { downloadReference.url }
+    /// ``download``, held by reference (`Support/FixedLayout.swift`).
+    private let downloadReference: URLReference
 
     /// An update.
     public init(version: AppVersion, download: URL) {
         self.version = version
-        self.download = download
+        self.downloadReference = URLReference(download)
     }
 
     /// Whether the update is newer than `appVersion`.
