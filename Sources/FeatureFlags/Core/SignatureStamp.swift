@@ -13,7 +13,8 @@ package struct SignatureStamp: Sendable, Equatable {
     /// The signed answer as it came (the JWS): kept with the snapshot, so that a launch can
     /// verify again that what the fallback file serves is what the operator signed.
     package let envelope: [UInt8]
-    // Seconds since the reference date: a stored `Date` has no fixed layout on Apple platforms (`Support/FixedLayout.swift`).
+    // Seconds since the reference date: a stored `Date` has no fixed layout on Apple
+    // platforms (`Support/FixedLayout.swift`).
     private let issuedAtSeconds: TimeInterval?
     private let expiresAtSeconds: TimeInterval?
 

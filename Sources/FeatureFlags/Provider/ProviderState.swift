@@ -238,7 +238,8 @@ struct ProviderTime: Sendable {
     let elapsed: Duration
     /// The wall-clock date.
     var date: Date { Date(timeIntervalSinceReferenceDate: dateSeconds) }
-    /// Seconds since the reference date: a stored `Date` has no fixed layout on Apple platforms (see `Support/FixedLayout.swift`).
+    /// Seconds since the reference date: a stored `Date` has no fixed layout on Apple
+    /// platforms (`Support/FixedLayout.swift`).
     private let dateSeconds: TimeInterval
 
     init(elapsed: Duration, date: Date) {

@@ -11,7 +11,8 @@ package struct VerifiedDocument: Sendable, Equatable {
     package var issuedAt: Date? { issuedAtSeconds.map(Date.init(timeIntervalSinceReferenceDate:)) }
     /// When it stops being current (`exp`), if the header says.
     package var expiresAt: Date? { expiresAtSeconds.map(Date.init(timeIntervalSinceReferenceDate:)) }
-    // Seconds since the reference date: a stored `Date` has no fixed layout on Apple platforms (`Support/FixedLayout.swift`).
+    // Seconds since the reference date: a stored `Date` has no fixed layout on Apple
+    // platforms (`Support/FixedLayout.swift`).
     private let issuedAtSeconds: TimeInterval?
     private let expiresAtSeconds: TimeInterval?
 

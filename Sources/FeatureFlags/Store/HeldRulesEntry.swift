@@ -13,7 +13,8 @@ struct HeldRulesEntry {
     let etag: EntityTag?
     /// When the document was fetched.
     var fetchedAt: Date { Date(timeIntervalSinceReferenceDate: fetchedAtSeconds) }
-    /// Seconds since the reference date: a stored `Date` has no fixed layout on Apple platforms (`Support/FixedLayout.swift`).
+    /// Seconds since the reference date: a stored `Date` has no fixed layout on Apple
+    /// platforms (`Support/FixedLayout.swift`).
     let fetchedAtSeconds: TimeInterval
     /// The document, as the service sent it.
     let document: [UInt8]
@@ -68,7 +69,8 @@ struct HeldRulesEntry {
             }
             guard r.remaining == 0 else { return nil }
             return HeldRulesEntry(
-                options: header.options, etag: header.etag, fetchedAtSeconds: header.fetchedAtSeconds, document: Array(bytes), envelope: envelope)
+                options: header.options, etag: header.etag, fetchedAtSeconds: header.fetchedAtSeconds, document: Array(bytes),
+                envelope: envelope)
         }
     }
 
@@ -97,6 +99,8 @@ struct HeldRulesEntry {
             etag = EntityTag(value, endpoint: endpoint)
         }
         guard let bits = try? r.u64() else { return nil }
-        return Header(version: version, options: options, etag: etag, fetchedAtSeconds: Date(timeIntervalSince1970: Double(bitPattern: bits)).timeIntervalSinceReferenceDate)
+        return Header(
+            version: version, options: options, etag: etag,
+            fetchedAtSeconds: Date(timeIntervalSince1970: Double(bitPattern: bits)).timeIntervalSinceReferenceDate)
     }
 }

@@ -7,7 +7,8 @@ package import Foundation
 package struct KillHold: Sendable, Equatable {
     /// When the hold began.
     package var since: Date { Date(timeIntervalSinceReferenceDate: sinceSeconds) }
-    /// Seconds since the reference date: a stored `Date` has no fixed layout on Apple platforms (see `Support/FixedLayout.swift`).
+    /// Seconds since the reference date: a stored `Date` has no fixed layout on Apple
+    /// platforms (`Support/FixedLayout.swift`).
     private let sinceSeconds: TimeInterval
     /// The fingerprint of the context whose answer turned it on.
     package let context: String
