@@ -296,10 +296,13 @@ extension FlagOverrides {
     /// The argument wins over the variable. A value starting with `{` is the JSON itself (for
     /// devices, where the test's files are out of the app's reach); anything else is a path.
     package enum Launch: Sendable, Equatable, CustomStringConvertible {
-        /// A JSON file of flag names to values.
-        case file(URL)
+        /// A JSON file of flag names to values (held by reference: `Support/FixedLayout.swift`).
+        case path(URLReference)
         /// The JSON text itself.
         case json(String)
+
+        /// A JSON file of flag names to values.
+        package static func file(_ url: URL) -> Launch { .path(URLReference(url)) }
 
         /// The launch argument that names overrides: `-FeatureFlagOverrides <path or JSON>`.
         package static let argument = "-FeatureFlagOverrides"
@@ -328,16 +331,16 @@ extension FlagOverrides {
         /// Where the overrides come from, for messages (never the JSON's values).
         package var description: String {
             switch self {
-            case .file(let url): return "launch overrides file \(url.fileSystemPath)"
+            case .path(let file): return "launch overrides file \(file.url.fileSystemPath)"
             case .json(let text): return "launch overrides JSON (\(text.utf8.count) bytes)"
             }
         }
 
         func load() -> Result<[String: FlagValue], OverrideFileProblem> {
             switch self {
-            case .file(let url):
+            case .path(let file):
                 do {
-                    return OverrideFile.decode(try FileIO.read(url.fileSystemPath))
+                    return OverrideFile.decode(try FileIO.read(file.url.fileSystemPath))
                 } catch {
                     return .failure(OverrideFileProblem(error.description))
                 }
