@@ -12,7 +12,9 @@ package import FeatureFlags
 ///   streams; flagd's schema allows extra top-level members.
 /// - 304: the rules held are current (nothing is decoded or written).
 package struct FlagdEndpoint: LocalEvaluationEndpoint {
-    private let url: URL
+    private var url: URL { urlReference.url }
+    // Held by reference: a stored `URL` has no fixed layout on Apple platforms (FixedLayout.swift).
+    private let urlReference: URLReference
     private let headers: [String: String]
     /// How `fractional` buckets.
     package let bucketing: FractionalBucketing
@@ -23,7 +25,7 @@ package struct FlagdEndpoint: LocalEvaluationEndpoint {
     /// An endpoint for the document at `url`, with extra `headers` (credentials for a private
     /// bucket) and a bucketing mode (flagd's current high-precision one by default).
     package init(url: URL, headers: [String: String] = [:], bucketing: FractionalBucketing = .highPrecision) {
-        self.url = url
+        self.urlReference = URLReference(url)
         self.headers = headers
         self.bucketing = bucketing
     }

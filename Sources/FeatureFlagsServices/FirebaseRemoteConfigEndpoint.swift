@@ -19,7 +19,9 @@ package struct FirebaseRemoteConfigEndpoint: EndpointFormat {
     private let apiKey: String
     private let appID: String
     private let appInstanceID: String
-    private let baseURL: URL
+    private var baseURL: URL { baseURLReference.url }
+    // Held by reference: a stored `URL` has no fixed layout on Apple platforms (FixedLayout.swift).
+    private let baseURLReference: URLReference
     private let namespace: String
     private let extraFields: [String: String]
     private let userProperties: @Sendable (EvaluationContext) -> [String: String]
@@ -48,7 +50,7 @@ package struct FirebaseRemoteConfigEndpoint: EndpointFormat {
         self.apiKey = apiKey
         self.appID = appID
         self.appInstanceID = appInstanceID
-        self.baseURL = baseURL
+        self.baseURLReference = URLReference(baseURL)
         self.namespace = namespace
         self.extraFields = extraFields
         self.userProperties = userProperties

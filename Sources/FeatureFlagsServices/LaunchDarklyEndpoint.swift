@@ -29,8 +29,12 @@ package struct LaunchDarklyEndpoint: StreamingEndpoint {
     }
 
     private let mobileKey: String
-    private let baseURL: URL
-    private let streamBaseURL: URL?
+    private var baseURL: URL { baseURLReference.url }
+    // Held by reference: a stored `URL` has no fixed layout on Apple platforms (FixedLayout.swift).
+    private let baseURLReference: URLReference
+    private var streamBaseURL: URL? { streamBaseURLReference?.url }
+    // Held by reference: a stored `URL` has no fixed layout on Apple platforms (FixedLayout.swift).
+    private let streamBaseURLReference: URLReference?
     private let method: Method
     private let withReasons: Bool
 
@@ -55,8 +59,8 @@ package struct LaunchDarklyEndpoint: StreamingEndpoint {
         streamBaseURL: URL? = LaunchDarklyEndpoint.defaultStreamBaseURL, method: Method = .get, withReasons: Bool = true
     ) {
         self.mobileKey = mobileKey
-        self.baseURL = baseURL
-        self.streamBaseURL = streamBaseURL
+        self.baseURLReference = URLReference(baseURL)
+        self.streamBaseURLReference = streamBaseURL.map(URLReference.init)
         self.method = method
         self.withReasons = withReasons
     }

@@ -16,7 +16,9 @@ package import Foundation
 /// - 304: not modified. 400: `{errorCode, errorDetails}` (the error event says which).
 ///   401/403 are fatal; 429 carries `Retry-After` (the fetcher reads it; the provider waits that long).
 package struct OFREPEndpoint: EndpointFormat {
-    private let baseURL: URL
+    private var baseURL: URL { baseURLReference.url }
+    // Held by reference: a stored `URL` has no fixed layout on Apple platforms (FixedLayout.swift).
+    private let baseURLReference: URLReference
     private let headers: [String: String]
 
     /// `"ofrep"`.
@@ -24,7 +26,7 @@ package struct OFREPEndpoint: EndpointFormat {
 
     /// An endpoint for the service at `baseURL` (before `/ofrep/v1`).
     package init(baseURL: URL, headers: [String: String] = [:]) {
-        self.baseURL = baseURL
+        self.baseURLReference = URLReference(baseURL)
         self.headers = headers
     }
 

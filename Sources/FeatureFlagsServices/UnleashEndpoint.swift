@@ -14,7 +14,9 @@ package import Foundation
 ///   `FlagKey` that reads it (JSON payloads decode into structs, numbers into Int or Double).
 ///   Disabled toggles are absent from the answer: they read as their code default.
 package struct UnleashEndpoint: EndpointFormat {
-    private let baseURL: URL
+    private var baseURL: URL { baseURLReference.url }
+    // Held by reference: a stored `URL` has no fixed layout on Apple platforms (FixedLayout.swift).
+    private let baseURLReference: URLReference
     private let clientKey: String
     private let appName: String?
     private let environment: String?
@@ -27,7 +29,7 @@ package struct UnleashEndpoint: EndpointFormat {
 
     /// An endpoint for the Unleash instance at `baseURL` (the part before `/api/frontend`).
     package init(baseURL: URL, clientKey: String, appName: String? = nil, environment: String? = nil) {
-        self.baseURL = baseURL
+        self.baseURLReference = URLReference(baseURL)
         self.clientKey = clientKey
         self.appName = appName
         self.environment = environment

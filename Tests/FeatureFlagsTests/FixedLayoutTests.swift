@@ -1,14 +1,16 @@
 import Foundation
 import Testing
 
-/// Docs/Performance.md ("Dates and URLs"): no value type of the core stores a Foundation
+/// Docs/Performance.md ("Dates and URLs"): no value type of the libraries stores a Foundation
 /// `Date` or `URL` — on Apple platforms they have no fixed layout, and one stored field makes
 /// every copy of everything that holds it go through runtime witnesses. This test reads the
 /// sources, so that a new field cannot undo it unnoticed.
 @Suite("Fixed layout of the core's value types")
 struct FixedLayoutTests {
     static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Sources/FeatureFlags")
+        .deletingLastPathComponent().appendingPathComponent("Sources")
+    /// The libraries an app links (the development server and the tools are not shipped).
+    static let libraries = ["FeatureFlags", "FeatureFlagsFlagd", "FeatureFlagsServices", "FeatureFlagsSigning", "FeatureFlagsUI", "FeatureFlagsTesting"]
 
     /// The stored `Date` and `URL` fields of structs and enums in `text`, as `Type.field` (or
     /// `Type.case` for an enum case's payload). A deliberately small reader: it tracks braces
@@ -53,12 +55,15 @@ struct FixedLayoutTests {
     }
 
     @Test func noValueTypeStoresADateOrAURL() throws {
-        let walker = try #require(FileManager.default.enumerator(at: Self.sources, includingPropertiesForKeys: nil))
         var files = 0
         var found: [String] = []
-        for case let url as URL in walker where url.pathExtension == "swift" {
-            files += 1
-            found += Self.resilientFields(in: try String(contentsOf: url, encoding: .utf8)).map { "\(url.lastPathComponent): \($0)" }
+        for library in Self.libraries {
+            let folder = Self.sources.appendingPathComponent(library)
+            let walker = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil), "\(folder.path)")
+            for case let url as URL in walker where url.pathExtension == "swift" {
+                files += 1
+                found += Self.resilientFields(in: try String(contentsOf: url, encoding: .utf8)).map { "\(url.lastPathComponent): \($0)" }
+            }
         }
         #expect(files > 100, "the sources were not found at \(Self.sources.path)")
         #expect(found.isEmpty, "store seconds or a URLReference instead (Support/FixedLayout.swift): \(found)")
