@@ -72,6 +72,21 @@ struct ServerSentEventsTests {
         #expect(parser.lastEventID == "")
     }
 
+    @Test func theNextConnectionKeepsTheIDItsBufferAndTheReconnectionTime() throws {
+        // The standard keeps these for the event source, across connections; a partial line
+        // or event of the connection that ended is discarded.
+        var parser = EventStreamParser()
+        #expect(try parse("retry: 2500\nid: 7\ndata: x\n\nid: 8\ndata: partial", &parser).count == 1)
+        var next = parser.forNextConnection()
+        #expect(next.lastEventID == "7" && next.retry == .milliseconds(2_500))
+        // The first event of the new connection has no id: the buffer (8) becomes its ID.
+        #expect(try parse("data: y\n\n", &next) == [ServerSentEvent(data: "y", lastEventID: "8")])
+        #expect(next.lastEventID == "8")
+        // A byte-order mark is dropped again at the start of the new connection.
+        var third = next.forNextConnection()
+        #expect(try third.feed([0xEF, 0xBB, 0xBF] + Array("data: z\n\n".utf8)) == [ServerSentEvent(data: "z", lastEventID: "8")])
+    }
+
     @Test func retryTakesDigitsOnly() throws {
         var parser = EventStreamParser()
         _ = try parse("retry: 1500\n", &parser)

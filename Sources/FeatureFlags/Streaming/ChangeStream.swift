@@ -174,7 +174,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
             s.failure = nil
             s.halfOpen = false
             s.refused = false
-            s.parser = EventStreamParser(maxEventBytes: configuration.maxEventBytes, lastEventID: lastEventID)
+            s.parser = s.parser.forNextConnection()
             s.lastActivity = configuration.clock.now()
             return task
         }

@@ -24,7 +24,8 @@ package struct ServerSentEvent: Equatable, Sendable {
 /// data is empty, and an event left incomplete at the end of the stream never dispatched. An
 /// `id:` takes effect at the next empty line (the standard's last event ID buffer becomes the
 /// stream's last event ID there, with or without data): an `id:` line the stream ended after is
-/// not sent back on reconnection.
+/// not sent back on reconnection. What the standard keeps for the event source across
+/// connections (the ID, its buffer, the reconnection time) passes to ``forNextConnection()``.
 ///
 /// One deviation, for safety: a line or an event's data longer than `maxEventBytes` is an
 /// error (``Overflow``) instead of growing without bound; the caller drops the stream.
@@ -59,6 +60,16 @@ package struct EventStreamParser: Sendable {
         self.maxEventBytes = maxEventBytes
         self.lastEventID = lastEventID
         self.idBuffer = lastEventID
+    }
+
+    /// A parser for the stream's next connection: what the standard keeps for the event
+    /// source — the last event ID, its buffer and the reconnection time — carried over; the
+    /// connection's own state (a partial line or event, the byte-order mark) starts afresh.
+    package func forNextConnection() -> EventStreamParser {
+        var next = EventStreamParser(maxEventBytes: maxEventBytes, lastEventID: lastEventID)
+        next.idBuffer = idBuffer
+        next.retry = retry
+        return next
     }
 
     /// Feeds the next bytes; returns the events they completed, in order.
