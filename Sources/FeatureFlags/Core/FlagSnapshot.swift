@@ -96,7 +96,7 @@ public struct FlagSnapshot: Sendable, Equatable {
     }
 
     /// Seconds since ``fetchedAt`` (never negative).
-    public func age(at now: Date) -> TimeInterval { max(0, now.timeIntervalSince(fetchedAt)) }
+    public func age(at now: Date) -> TimeInterval { max(0, now.timeIntervalSinceReferenceDate - fetchedAtSeconds) }
 
     /// Whether the data is older than its ``ttl``.
     public func isExpired(at now: Date) -> Bool {
