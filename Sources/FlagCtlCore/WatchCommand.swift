@@ -76,14 +76,16 @@ enum WatchCommand {
             report: (_ keys: [String], _ served: Served, _ via: String, _ milliseconds: Int?) -> Void
         ) {
             state.withLock { s in
+                // The notice led to this change, shown or not: a later change is not its.
+                let notice = s.noticed
+                s.noticed = nil
                 guard let shown = s.shown else { return }
                 let served = Served(provider)
                 let keys = served.changedKeys(from: shown)
                 guard !keys.isEmpty || served.killSwitch != shown.killSwitch else { return }
                 s.shown = served
                 s.changes += 1
-                defer { s.noticed = nil }
-                guard let (noticed, via) = s.noticed else { return report(keys, served, "poll", nil) }
+                guard let (noticed, via) = notice else { return report(keys, served, "poll", nil) }
                 report(keys, served, via, Int((ContinuousClock.now - noticed).milliseconds))
             }
         }
