@@ -33,7 +33,6 @@ struct WatchAndLaunchTests {
             return log[stream...].contains { $0.route != "GET /events" && $0.status != nil }
         })
         #expect(Self.opening(watch.output)?["kill_switch"] == false)
-        try await Task.sleep(for: .milliseconds(100))
         var killed = ServerDocument.seedExample
         killed.base.flags["kill_switch"] = FlagEntry(value: true)
         killed.base.version = "incident-1"

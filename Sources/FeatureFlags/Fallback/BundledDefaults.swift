@@ -49,19 +49,22 @@ public struct BundledDefaults: Sendable {
             if values.isEmpty { return .success([:]) }
             return .success(values.mapValues { FlagEntry(value: $0) })
         case .file(let file):
-            let url = file.url
-            return Self.read(url, verifier: nil).mapError {
-                BundledDefaultsError(message: "bundled defaults \(url.lastPathComponent): \($0.message)")
-            }
+            return Self.read(file.url, verifier: nil)
         case .signedFile(let file, let trust):
-            let url = file.url
-            return Self.read(url, verifier: trust.verifier).mapError {
-                BundledDefaultsError(message: "bundled defaults \(url.lastPathComponent): \($0.message)")
-            }
+            return Self.read(file.url, verifier: trust.verifier)
         }
     }
 
+    /// The file's flags, or why not, named by the file.
     private static func read(
+        _ url: URL, verifier: Result<any DocumentVerifier, FlagError>?
+    ) -> Result<[String: FlagEntry], BundledDefaultsError> {
+        entries(url, verifier: verifier).mapError {
+            BundledDefaultsError(message: "bundled defaults \(url.lastPathComponent): \($0.message)")
+        }
+    }
+
+    private static func entries(
         _ url: URL, verifier: Result<any DocumentVerifier, FlagError>?
     ) -> Result<[String: FlagEntry], BundledDefaultsError> {
         var bytes: [UInt8]
@@ -73,9 +76,10 @@ public struct BundledDefaults: Sendable {
         }
         if let verifier {
             let keys: any DocumentVerifier
-            switch verifier {
-            case .success(let usable): keys = usable
-            case .failure(let error): return .failure(BundledDefaultsError(message: error.message))
+            do {
+                keys = try verifier.get()
+            } catch {
+                return .failure(BundledDefaultsError(message: error.message))
             }
             switch keys.verify(bytes) {
             case .success(let verified): bytes = verified.payload
