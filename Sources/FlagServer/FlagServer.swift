@@ -197,6 +197,11 @@ public final class FlagServer: Sendable {
         set { state.withLock { $0.failRate = min(max(newValue, 0), 1) } }
     }
 
+    /// The served content's revision: bumped by every change of the document, the flagd
+    /// document or the signing key. A change stream's event names the revision it announces
+    /// (`id: 7`, ETag `"r7"`), so a client that has heard the current one has heard them all.
+    public var revision: Int { state.withLock { $0.revision } }
+
     /// The document served now.
     public var document: ServerDocument {
         get { state.withLock { $0.document } }

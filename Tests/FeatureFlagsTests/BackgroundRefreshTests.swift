@@ -1,4 +1,4 @@
-import FeatureFlags
+@testable import FeatureFlags
 import FeatureFlagsTesting
 import FlagServer
 import Foundation
@@ -23,8 +23,9 @@ struct BackgroundRefreshTests {
         f.server.document = Self.killed(true, version: "bg-1")
         let loop = f.run()
         defer { loop.cancel() }
-        // Launched in the background: nothing is fetched on its own.
-        try await Task.sleep(for: .milliseconds(100))
+        // Launched in the background: nothing is fetched on its own (the loop waits for the
+        // foreground, with no poll timer).
+        #expect(await eventually { f.provider.isWaitingForWakeUpOnly && !f.provider.isFetching })
         #expect(f.server.requestCount == 0)
         let outcome = await f.provider.refreshInBackground(deadline: TestTiming.loopbackBudget)
         #expect(outcome.isSuccess, "\(outcome)")
@@ -32,8 +33,10 @@ struct BackgroundRefreshTests {
         // Stored before it returned: another reader of the file (an extension) sees the kill.
         let reader = FallbackClient(fileURL: f.store.fileURL)
         #expect(reader.isKillSwitchActive)
-        // No stream in the background, although the answer advertised one.
-        try await Task.sleep(for: .milliseconds(100))
+        // No stream in the background, although the answer advertised one: the transition
+        // that served the answer decided which streams stay open (none).
+        let streams = f.provider.cell.inspect { $0.streams }
+        #expect(streams.advertised?.isEmpty == false && streams.open.isEmpty)
         #expect(f.server.streamCount == 0 && f.provider.openStreamCount == 0)
         #expect(f.server.requests.allSatisfy { $0.route != "GET /events" })
         // The foreground opens it, after an unconditional fetch.

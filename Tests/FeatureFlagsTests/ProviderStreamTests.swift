@@ -61,6 +61,31 @@ struct ProviderStreamTests {
         return loop
     }
 
+    /// Whether the provider has heard the stream's notice of the server's current revision
+    /// and every fetch it led to has ended. Nothing more happens after that unless something
+    /// changes: a notice met by a fetch in flight queues the next in the transition that ends
+    /// it, and the test clock stands still.
+    static func settled(_ f: ProviderFixture) async -> Bool {
+        let latest = "\"r\(f.server.revision)\""
+        return await eventually {
+            f.provider.recentEvents.contains { $0.kind == .changeNotified && $0.details.etag == latest } && !f.provider.isFetching
+        }
+    }
+
+    /// Whether the run loop has handled what woke it (a timer the clock passed, a change of
+    /// path or foreground) and sleeps with no poll scheduled: a fetch any of it led to has
+    /// reached the server by then, and none can follow without a wake-up.
+    static func loopIdle(_ f: ProviderFixture) async -> Bool {
+        await eventually { f.provider.isWaitingForWakeUpOnly && !f.provider.isFetching }
+    }
+
+    /// Whether the provider has handled `count` trips between foreground and background since
+    /// `before` (its count then), and no fetch is in flight: a fetch any of them asked for has
+    /// reached the server by then.
+    static func handledLifecycle(_ count: Int, since before: Int, _ f: ProviderFixture) async -> Bool {
+        await eventually { f.provider.cell.inspect { $0.streams.inactivityToken } == before + count && !f.provider.isFetching }
+    }
+
     @Test func aRefreshWithoutRunIsOneRequestAndOpensNoStream() async throws {
         // What the README's "one fetch" promises: no stream (its opening would ask for a
         // second fetch) unless run() runs.
@@ -133,8 +158,8 @@ struct ProviderStreamTests {
         f.server.latency = .milliseconds(300)
         let before = f.server.requests.filter { $0.route != "GET /events" }.count
         for n in 1...5 { f.server.document = Self.killed(n % 2 == 1, version: "c\(n)") }
-        #expect(await eventually { f.provider.isKillSwitchActive && !f.provider.isFetching })
-        try await Task.sleep(for: .milliseconds(400))
+        #expect(await Self.settled(f), "\(f.provider.recentEvents)")
+        #expect(f.provider.isKillSwitchActive)
         let fetches = f.server.requests.filter { $0.route != "GET /events" }.count - before
         #expect(fetches <= 2, "five events, at most one fetch in flight plus one queued: \(fetches)")
         #expect(f.provider.snapshot.version == "c5")
@@ -223,8 +248,10 @@ struct ProviderStreamTests {
         #expect(await eventually { f.server.streamCount == 0 && f.provider.openStreamCount == 0 })
         let count = f.server.requestCount
         f.server.document = Self.killed(true, version: "p1")
+        // An hour on the clock: the poll timer armed before the path went down fires, finds
+        // no path, and the loop then waits for the path with no timer.
         f.clock.advance(by: .seconds(3_600))
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await Self.loopIdle(f))
         #expect(f.server.requestCount == count, "nothing is sent with the path down")
         #expect(!f.provider.isKillSwitchActive)
         // Path back: the stream reopens and its opening fetches the kill.
@@ -241,15 +268,18 @@ struct ProviderStreamTests {
         defer { loop.cancel() }
         lifecycle.set(foreground: false)
         #expect(await eventually { !f.provider.isInForeground })
-        // Within the grace the stream stays (a quick trip to the background costs nothing).
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(f.server.streamCount == 1)
+        // Within the grace the stream stays (a quick trip to the background costs nothing):
+        // the close waits for the grace's timer.
+        #expect(await eventually { f.clock.sleeperDeadlines.contains { f.clock.now.duration(to: $0) == .seconds(10) } })
+        #expect(f.server.streamCount == 1 && f.provider.openStreamCount == 1)
         f.clock.advance(by: .seconds(10))
         #expect(await eventually { f.server.streamCount == 0 && f.provider.openStreamCount == 0 })
         let count = f.server.requestCount
         f.server.document = Self.killed(true, version: "b1")
+        // Two hours on the clock: in the background the loop waits for the foreground, with
+        // no poll timer.
         f.clock.advance(by: .seconds(7_200))
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await Self.loopIdle(f))
         #expect(f.server.requestCount == count, "no poll and no stream in the background")
         // Foreground after the inactivity: one unconditional fetch, and the stream again.
         lifecycle.set(foreground: true)
@@ -266,21 +296,22 @@ struct ProviderStreamTests {
         let loop = await Self.start(f)
         defer { loop.cancel() }
         let count = f.server.requestCount
+        let trips = f.provider.cell.inspect { $0.streams.inactivityToken }
         for _ in 0..<5 {
             lifecycle.set(foreground: false)
             lifecycle.set(foreground: true)
         }
-        try await Task.sleep(for: .milliseconds(200))
+        #expect(await Self.handledLifecycle(10, since: trips, f))
         #expect(f.server.requestCount == count, "the last answer is fresh: no fetch on a flap")
         #expect(f.server.streamCount == 1)
-        // After more than a minute, coming back fetches (conditionally).
+        // Five seconds in the background: coming back fetches nothing either.
         lifecycle.set(foreground: false)
         #expect(await eventually { !f.provider.isInForeground })
         f.clock.advance(by: .seconds(5))
         lifecycle.set(foreground: true)
-        #expect(await eventually { f.provider.isInForeground })
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(await Self.handledLifecycle(12, since: trips, f))
         #expect(f.server.requestCount == count)
+        // After more than a minute (the grace closed the stream), coming back fetches.
         lifecycle.set(foreground: false)
         #expect(await eventually { !f.provider.isInForeground })
         f.clock.advance(by: .seconds(61))
@@ -304,7 +335,10 @@ struct ProviderStreamTests {
         let loop = f.run()
         defer { loop.cancel() }
         #expect(await f.provider.waitUntilReady(timeout: .seconds(5)) == .ready)
-        try await Task.sleep(for: .milliseconds(200))
+        // The answer advertised a stream; the provider keeps none open (it decides that in
+        // every transition, the one that served the answer included).
+        let streams = f.provider.cell.inspect { $0.streams }
+        #expect(streams.advertised?.isEmpty == false && streams.open.isEmpty)
         #expect(f.server.streamCount == 0 && f.provider.openStreamCount == 0)
     }
 }

@@ -280,6 +280,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     package var openStreamCount: Int { streamSet.count }
     /// Whether the provider has taken in that the app is in the foreground.
     package var isInForeground: Bool { cell.inspect { $0.streams.foreground } }
+    /// Whether the run loop sleeps with no poll scheduled (no path, or in the background),
+    /// having handled whatever woke it last: nothing but a wake-up will make it fetch.
+    package var isWaitingForWakeUpOnly: Bool { cell.inspect { $0.waitsForWakeUpOnly && $0.runLoopSleep.sleeper != nil } }
 
     // MARK: Crash-loop guard
 

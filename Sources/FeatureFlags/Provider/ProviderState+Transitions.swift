@@ -64,7 +64,13 @@ extension ProviderState {
             answer?(claimed)
             return []
         case .planNextPoll(let outcome, let answer):
-            answer(shutDown || fatal ? .stop : .sleep(until: nextAttempt(after: outcome, at: time.elapsed)))
+            guard !shutDown, !fatal else {
+                answer(.stop)
+                return []
+            }
+            let deadline = nextAttempt(after: outcome, at: time.elapsed)
+            waitsForWakeUpOnly = deadline == nil
+            answer(.sleep(until: deadline))
             return []
         case .takeFetchRequest(let timerDue, let answer):
             let fetch = fetchRequested || (timerDue && pathUp && streams.foreground)

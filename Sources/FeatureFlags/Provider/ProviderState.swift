@@ -67,6 +67,10 @@ struct ProviderState: ServesValues {
     var fetchRequested = false
     /// The run loop's sleep between polls.
     var runLoopSleep = Sleep()
+    /// Whether the run loop's last plan was to sleep until a wake-up, with no poll deadline
+    /// (no path, or in the background). With ``Sleep/sleeper`` set it says the loop has handled
+    /// everything that woke it and no timer will: tests wait for that instead of sleeping.
+    var waitsForWakeUpOnly = false
     /// The crash-loop guard's wait, in the background, for the app to change state.
     var healthSleep = Sleep()
     /// The registration with ``FeatureFlagProvider/Configuration/overrides``, ended when the
