@@ -177,7 +177,8 @@ struct CrashLoopGuardTests {
         lifecycle.set(foreground: false)
         #expect(await eventually { !provider.isInForeground })
         clock.advance(by: .seconds(20))
-        try await Task.sleep(for: .milliseconds(50))
+        // The timer fired at 30 s, found the trip to the background and waits for the foreground.
+        #expect(await eventually { provider.cell.inspect { $0.healthSleep.sleeper != nil } })
         provider.waitForWrites()
         #expect(LaunchJournal.read(path).journal.unhealthyLaunches == 1, "20 s, a trip to the background, 20 s: not yet")
         lifecycle.set(foreground: true)
