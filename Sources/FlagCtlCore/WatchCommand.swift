@@ -35,7 +35,7 @@ enum WatchCommand {
     /// printed — the opening line's values first — so a change that lands between the first
     /// load and the opening line is in that line, and one that lands after it is a change line;
     /// none falls between the two. Lines are printed under the journal's lock, in order.
-    private final class Journal: Sendable {
+    final class Journal: Sendable {
         /// The values a line showed: every flag the provider serves, and its kill switch.
         struct Served: Equatable, Sendable {
             var values: [String: FlagValue]

@@ -94,6 +94,55 @@ struct WatchAndLaunchTests {
         #expect(text.out.contains { $0.hasPrefix("watching ") && $0.contains("flags · KILL SWITCH ON; Ctrl-C stops") }, "\(text.out)")
     }
 
+    @Test func aStreamNoticeIsSpentByTheChangeItLedToEvenWhenThatShowsNothing() async throws {
+        // The watch's journal alone, driven step by step: a notice whose fetch changed nothing
+        // visible (a new version, the same values) must not lend its "via" and latency to the
+        // next change, which a poll brought.
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let directory = TempDir()
+        var configuration = FeatureFlagProvider.Configuration()
+        configuration.changeStreams = false
+        let provider = FeatureFlagProvider(
+            context: EvaluationContext(targetingKey: "user-1"),
+            fetcher: FlagFetcher(endpoint: .json(post: server.flagsURL), configuration: .init(budget: TestTiming.loopbackBudget)),
+            store: LastKnownGoodStore(fileURL: directory.url("flags.lkg")), configuration: configuration,
+            reachability: AlwaysReachable(), lifecycle: AlwaysForeground())
+        defer { provider.shutdown() }
+        #expect(await provider.refresh().isSuccess)
+        let journal = WatchCommand.Journal()
+        var lines: [(keys: [String], via: String, milliseconds: Int?)] = []
+        journal.start(provider) { _ in }
+
+        // A notice, then its fetch: a new version with the same values. Nothing to print.
+        journal.noticed(via: "message")
+        var sameValues = ServerDocument.seedExample
+        sameValues.base.version = "same-values"
+        server.document = sameValues
+        #expect(await provider.refresh().isSuccess)
+        #expect(provider.snapshot.version == "same-values")
+        journal.change(provider) { keys, _, via, ms in lines.append((keys, via, ms)) }
+        #expect(lines.isEmpty)
+
+        // Then a poll brings a new flag: it came by poll, with no latency since a notice.
+        var added = sameValues
+        added.base.flags["watch_probe"] = FlagEntry(value: true)
+        server.document = added
+        #expect(await provider.refresh().isSuccess)
+        journal.change(provider) { keys, _, via, ms in lines.append((keys, via, ms)) }
+        #expect(lines.count == 1)
+        #expect(lines.first?.keys == ["watch_probe"] && lines.first?.via == "poll" && lines.first?.milliseconds == nil)
+
+        // And a notice whose change shows is that change's.
+        journal.noticed(via: "message")
+        server.document = sameValues
+        #expect(await provider.refresh().isSuccess)
+        journal.change(provider) { keys, _, via, ms in lines.append((keys, via, ms)) }
+        #expect(lines.count == 2)
+        #expect(lines.last?.keys == ["watch_probe"] && lines.last?.via == "message" && lines.last?.milliseconds != nil)
+        #expect(journal.changes == 2)
+    }
+
     @Test func watchAndLaunchUsageErrors() async {
         let (noEndpoint, noEndpointOut) = await run(["watch"])
         #expect(noEndpoint == 64 && noEndpointOut.err.first?.contains("--endpoint is required") == true)
