@@ -148,9 +148,10 @@ struct CrashLoopGuardTests {
         defer { safe.shutdown() }
         let loop = Task { await safe.run() }
         defer { loop.cancel() }
-        await clock.sleepers(atLeast: 1)
+        await clock.sleepers(atLeast: 2)
         clock.advance(by: .seconds(60))
-        try await Task.sleep(for: .milliseconds(100))
+        // The timer fired in safe mode: no mark; it waits for safe mode to end.
+        #expect(await eventually { safe.cell.inspect { $0.healthSleep.sleeper != nil } })
         #expect(safe.safeMode != nil, "the automatic mark never ends safe mode")
         safe.markHealthy()
         #expect(safe.safeMode == nil)
@@ -186,6 +187,39 @@ struct CrashLoopGuardTests {
         #expect(await eventually {
             clock.advance(by: .seconds(31))
             provider.waitForWrites()
+            return LaunchJournal.read(path).journal.unhealthyLaunches == 0
+        })
+        #expect(LaunchJournal.read(path).journal.healthy[EvaluationContext(targetingKey: "u").fingerprint]?.flags["crashy"]?.value == false)
+    }
+
+    @Test func afterTheFixEndsSafeModeTheAutomaticMarkCountsAgain() async throws {
+        let dir = TempDir()
+        let server = try FlagServer(document: Self.document(["crashy": true]))
+        defer { server.stop() }
+        await Self.crashLaunches(2, dir, server: server)
+        let clock = TestClock()
+        let safe = Self.provider(dir, server: server, healthyAfter: .seconds(30), clock: clock)
+        defer { safe.shutdown() }
+        let loop = Task { await safe.run() }
+        defer { loop.cancel() }
+        let path = LaunchJournal.path(besides: dir.url("flags.lkg"))
+        // Past the 30 s in safe mode: the automatic mark is not taken; the timer waits for
+        // safe mode to end.
+        await clock.sleepers(atLeast: 2)
+        clock.advance(by: .seconds(31))
+        #expect(await eventually { safe.cell.inspect { $0.healthSleep.sleeper != nil } })
+        safe.waitForWrites()
+        #expect(safe.safeMode != nil)
+        #expect(LaunchJournal.read(path).journal.unhealthyLaunches == 3)
+        // The operator's fix arrives after that: safe mode ends, and 30 s of foreground
+        // later the launch is healthy — the next launch starts normally.
+        server.document = Self.document(["crashy": false])
+        _ = await safe.refresh()
+        #expect(safe.safeMode == nil)
+        #expect(await eventually { clock.sleeperDeadlines.contains { clock.now.duration(to: $0) == .seconds(30) } })
+        clock.advance(by: .seconds(30))
+        #expect(await eventually {
+            safe.waitForWrites()
             return LaunchJournal.read(path).journal.unhealthyLaunches == 0
         })
         #expect(LaunchJournal.read(path).journal.healthy[EvaluationContext(targetingKey: "u").fingerprint]?.flags["crashy"]?.value == false)

@@ -48,7 +48,9 @@ extension FeatureFlagProvider {
     }
 
     /// The crash-loop guard's automatic mark: after ``CrashLoopGuard/healthyAfter`` in the
-    /// foreground without a break (a trip to the background starts the wait again).
+    /// foreground without a break (a trip to the background starts the wait again). In safe
+    /// mode the mark is not taken: the wait starts again when safe mode ends (the operator's
+    /// fix arrived), so a launch the fix saved still becomes healthy on its own.
     func markHealthyInTime() async {
         guard let after = configuration.crashLoopGuard?.healthyAfter else { return }
         while !Task.isCancelled {
@@ -63,8 +65,11 @@ extension FeatureFlagProvider {
             } catch {
                 return
             }
-            let unbroken = cell.inspect { $0.streams.inactivityToken == token && $0.streams.foreground }
-            if unbroken {
+            let (unbroken, safe) = cell.inspect { ($0.streams.inactivityToken == token && $0.streams.foreground, $0.safeMode != nil) }
+            if unbroken, safe {
+                // Woken when safe mode ends (or the app changes state): then count again.
+                await waitForWakeUp(.healthTimer)
+            } else if unbroken {
                 markHealthy(automatic: true)
                 return
             }

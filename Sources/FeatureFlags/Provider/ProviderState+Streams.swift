@@ -125,11 +125,12 @@ extension ProviderState {
         return effects + releaseSafeSettleWaiters()
     }
 
-    /// Leaves safe mode (when in it), saying why.
+    /// Leaves safe mode (when in it), saying why; the automatic healthy mark's wait starts again.
     mutating func leaveSafeMode(because reason: String) -> [ProviderEffect] {
         guard safeMode != nil else { return [] }
         safeMode = nil
-        return [.emit(.safeModeLeft(reason: reason))] + serveOverrides()
+        let healthTimer = healthSleep.wake()
+        return [.emit(.safeModeLeft(reason: reason))] + (healthTimer.isEmpty ? [] : [.reschedule(healthTimer)]) + serveOverrides()
     }
 
     /// The app is healthy: record the values it runs under. The app's own mark ends safe mode

@@ -416,8 +416,9 @@ indirect enum ProviderEffect: Sendable {
     case scheduleInactivity(token: Int, after: Duration)
     /// After `delay`, report ``ProviderInput/streamWaitElapsed(_:)``.
     case scheduleStreamWait(FetchTicket, after: Duration)
-    /// Wake ``FeatureFlagProvider/run()`` only to reschedule its timer (no fetch), and the
-    /// crash-loop guard's wait for the app to change state: resume those asleep.
+    /// Wake ``FeatureFlagProvider/run()`` only to reschedule its timer (no fetch), or the
+    /// crash-loop guard's wait (for the app to change state, or safe mode to end): resume
+    /// those asleep.
     case reschedule([ProviderState.Resume])
     /// Write the launch journal (the app became healthy: it holds the snapshot healthy for
     /// the context).
