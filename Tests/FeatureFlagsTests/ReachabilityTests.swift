@@ -64,6 +64,7 @@ struct ReachabilityTests {
         monitor.stop()
         monitor.stop()
         #expect(await updates.next() == nil)
+        #expect(!monitor.isWatching)
     }
 
     @Test func aMonitorStartsAtTheFirstQuestionAndNotAfterStop() async throws {
@@ -81,6 +82,27 @@ struct ReachabilityTests {
         #expect(!stopped.isReachable)
         var updates = stopped.updates().makeAsyncIterator()
         #expect(await updates.next() == nil)
+    }
+
+    @Test func withoutAStopPipeTheMonitorStillFollowsAndStopsAtOnce() async throws {
+        // A process out of file descriptors gets no pipe to stop the thread with: the monitor
+        // re-checks at the fallback interval, and a stop returns at once (it used to wait for a
+        // thread that nothing could wake).
+        let dir = TempDir()
+        let route = dir.url("route").path
+        try Self.ipv4LocalOnly.write(toFile: route, atomically: true, encoding: .utf8)
+        let files = LinuxReachability.RouteFiles(ipv4: route, ipv6: dir.url("none").path, operstate: { _ in "up" })
+        let monitor = LinuxReachability(files: files, fallbackInterval: .milliseconds(20), makePipe: { nil })
+        var updates = monitor.updates().makeAsyncIterator()
+        #expect(await updates.next() == false)
+        try Self.ipv4WithDefault.write(toFile: route, atomically: true, encoding: .utf8)
+        #expect(await eventually { monitor.isReachable }, "found by the periodic re-check")
+        let clock = ContinuousClock()
+        let stopped = clock.measure { monitor.stop() }
+        #expect(stopped < .seconds(1), "\(stopped)")
+        var ended = false
+        while !ended { ended = await updates.next() == nil }
+        #expect(await eventually { !monitor.isWatching }, "the thread ends at its next wake-up")
     }
 
     @Test func liveMonitorAgreesWithTheRouteTables() async throws {

@@ -25,12 +25,19 @@ final class LinuxReachability: Reachability {
     }
 
     private let current = Locked(false)
+    /// Set by ``stop()``: the thread also looks at it on every wake-up, for when no stop pipe
+    /// could be made (the process is out of file descriptors).
+    private let stopping = Locked(false)
+    /// Whether the monitor's thread is running (tests).
+    private let threadRuns = Locked(false)
     private let stream = LatestValueStream<Bool>()
     /// Held while starting and stopping, so that the first question waits for the first answer.
     private let phase = Locked(Phase.idle)
     private let done = DispatchSemaphore(value: 0)
     private let files: RouteFiles
     private let fallbackInterval: Duration
+    /// Makes the pipe that stops the thread; nil when none can be made.
+    private let makePipe: @Sendable () -> (read: Int32, write: Int32)?
 
     /// Where the route tables and link states are read; replaceable for tests.
     struct RouteFiles: Sendable {
@@ -49,9 +56,18 @@ final class LinuxReachability: Reachability {
         self.init(files: RouteFiles(), fallbackInterval: fallbackInterval)
     }
 
-    init(files: RouteFiles, fallbackInterval: Duration) {
+    /// A monitor reading `files`; `makePipe` is replaceable for tests (nil: no pipe could be made).
+    init(files: RouteFiles, fallbackInterval: Duration, makePipe: @escaping @Sendable () -> (read: Int32, write: Int32)? = LinuxReachability.systemPipe) {
         self.files = files
         self.fallbackInterval = fallbackInterval
+        self.makePipe = makePipe
+    }
+
+    /// A new pipe, or nil.
+    static let systemPipe: @Sendable () -> (read: Int32, write: Int32)? = {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return nil }
+        return (fds[0], fds[1])
     }
 
     deinit { stop() }
@@ -68,6 +84,9 @@ final class LinuxReachability: Reachability {
         return stream.subscribe()
     }
 
+    /// Whether the monitor's thread is running now.
+    var isWatching: Bool { threadRuns.withLock { $0 } }
+
     /// Whether route changes arrive as netlink events (false: periodic checks only, or not started).
     var usesNetlink: Bool {
         if case .running(_, let netlink) = phase.withLock({ $0 }) { return netlink }
@@ -81,19 +100,22 @@ final class LinuxReachability: Reachability {
             let initial = Self.evaluate(files)
             current.withLock { $0 = initial }
             stream.yield(initial)
-            var fds: [Int32] = [-1, -1]
-            if pipe(&fds) != 0 { fds = [-1, -1] }
+            let stopPipe = makePipe() ?? (-1, -1)
             let netlink = Self.openNetlink()
             let interval = fallbackInterval.pollMilliseconds
-            let stopRead = fds[0]
+            // Without a stop pipe the thread notices a stop at its next wake-up: it wakes at the
+            // fallback interval then, netlink or not.
+            let period = netlink >= 0 && stopPipe.read >= 0 ? interval * 10 : interval
+            threadRuns.withLock { $0 = true }
             let thread = Thread { [self] in
-                watch(stopRead: stopRead, netlink: netlink, periodMilliseconds: netlink >= 0 ? interval * 10 : interval)
+                watch(stopRead: stopPipe.read, netlink: netlink, periodMilliseconds: period)
                 if netlink >= 0 { close(netlink) }
+                threadRuns.withLock { $0 = false }
                 done.signal()
             }
             thread.name = "FeatureFlags.LinuxReachability"
             thread.start()
-            phase = .running(stopPipe: (fds[0], fds[1]), usesNetlink: netlink >= 0)
+            phase = .running(stopPipe: stopPipe, usesNetlink: netlink >= 0)
         }
     }
 
@@ -109,6 +131,10 @@ final class LinuxReachability: Reachability {
         case .idle:
             break
         case .running(let stopPipe, _):
+            stopping.withLock { $0 = true }
+            // Without a pipe the thread ends at its next wake-up, within the fallback interval:
+            // a stop does not wait for it (it would wait on nothing that wakes it sooner).
+            guard stopPipe.write >= 0 else { break }
             var byte: UInt8 = 1
             _ = write(stopPipe.write, &byte, 1)
             done.wait()
@@ -136,7 +162,7 @@ final class LinuxReachability: Reachability {
             for i in fds.indices { fds[i].revents = 0 }
             let n = poll(&fds, nfds_t(fds.count), periodMilliseconds)
             if n < 0, errno != EINTR { return }
-            if fds[0].revents != 0 { return }
+            if fds[0].revents != 0 || stopping.withLock({ $0 }) { return }
             if fds.count > 1, fds[1].revents != 0 {
                 // Drain every pending message; one re-check covers them all.
                 while recv(netlink, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0 {}
