@@ -25,11 +25,10 @@ final class LinuxReachability: Reachability {
     }
 
     private let current = Locked(false)
-    /// Set by ``stop()``: the thread also looks at it on every wake-up, for when no stop pipe
-    /// could be made (the process is out of file descriptors).
-    private let stopping = Locked(false)
-    /// Whether the monitor's thread is running (tests).
-    private let threadRuns = Locked(false)
+    /// Whether the monitor's thread runs, and whether ``stop()`` was called: the thread also
+    /// looks at that on every wake-up, for when no stop pipe could be made (the process is out
+    /// of file descriptors).
+    private let thread = Locked((running: false, stopping: false))
     private let stream = LatestValueStream<Bool>()
     /// Held while starting and stopping, so that the first question waits for the first answer.
     private let phase = Locked(Phase.idle)
@@ -85,7 +84,7 @@ final class LinuxReachability: Reachability {
     }
 
     /// Whether the monitor's thread is running now.
-    var isWatching: Bool { threadRuns.withLock { $0 } }
+    var isWatching: Bool { thread.withLock { $0.running } }
 
     /// Whether route changes arrive as netlink events (false: periodic checks only, or not started).
     var usesNetlink: Bool {
@@ -106,15 +105,15 @@ final class LinuxReachability: Reachability {
             // Without a stop pipe the thread notices a stop at its next wake-up: it wakes at the
             // fallback interval then, netlink or not.
             let period = netlink >= 0 && stopPipe.read >= 0 ? interval * 10 : interval
-            threadRuns.withLock { $0 = true }
-            let thread = Thread { [self] in
+            thread.withLock { $0.running = true }
+            let watcher = Thread { [self] in
                 watch(stopRead: stopPipe.read, netlink: netlink, periodMilliseconds: period)
                 if netlink >= 0 { close(netlink) }
-                threadRuns.withLock { $0 = false }
+                thread.withLock { $0.running = false }
                 done.signal()
             }
-            thread.name = "FeatureFlags.LinuxReachability"
-            thread.start()
+            watcher.name = "FeatureFlags.LinuxReachability"
+            watcher.start()
             phase = .running(stopPipe: stopPipe, usesNetlink: netlink >= 0)
         }
     }
@@ -131,7 +130,7 @@ final class LinuxReachability: Reachability {
         case .idle:
             break
         case .running(let stopPipe, _):
-            stopping.withLock { $0 = true }
+            thread.withLock { $0.stopping = true }
             // Without a pipe the thread ends at its next wake-up, within the fallback interval:
             // a stop does not wait for it (it would wait on nothing that wakes it sooner).
             guard stopPipe.write >= 0 else { break }
@@ -162,7 +161,7 @@ final class LinuxReachability: Reachability {
             for i in fds.indices { fds[i].revents = 0 }
             let n = poll(&fds, nfds_t(fds.count), periodMilliseconds)
             if n < 0, errno != EINTR { return }
-            if fds[0].revents != 0 || stopping.withLock({ $0 }) { return }
+            if fds[0].revents != 0 || thread.withLock({ $0.stopping }) { return }
             if fds.count > 1, fds[1].revents != 0 {
                 // Drain every pending message; one re-check covers them all.
                 while recv(netlink, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0 {}
