@@ -138,16 +138,34 @@ struct CrashLoopGuardTests {
         #expect(safe.isKillSwitchActive && safe.safeMode == nil)
     }
 
-    @Test func theAppsMarkEndsSafeModeTheAutomaticOneDoesNot() async throws {
+    /// A third launch after two that crashed on `crashy: true`, in safe mode, running with
+    /// a 30 s automatic mark on a test clock.
+    struct SafeLaunch {
         let dir = TempDir()
-        let server = try FlagServer(document: Self.document(["crashy": true]))
-        defer { server.stop() }
-        await Self.crashLaunches(2, dir, server: server)
+        let server: FlagServer
         let clock = TestClock()
-        let safe = Self.provider(dir, server: server, healthyAfter: .seconds(30), clock: clock)
-        defer { safe.shutdown() }
-        let loop = Task { await safe.run() }
-        defer { loop.cancel() }
+        let safe: FeatureFlagProvider
+        let loop: Task<Void, Never>
+
+        init() async throws {
+            server = try FlagServer(document: CrashLoopGuardTests.document(["crashy": true]))
+            await CrashLoopGuardTests.crashLaunches(2, dir, server: server)
+            safe = CrashLoopGuardTests.provider(dir, server: server, healthyAfter: .seconds(30), clock: clock)
+            let safe = self.safe
+            loop = Task { await safe.run() }
+        }
+
+        func stop() {
+            loop.cancel()
+            safe.shutdown()
+            server.stop()
+        }
+    }
+
+    @Test func theAppsMarkEndsSafeModeTheAutomaticOneDoesNot() async throws {
+        let launch = try await SafeLaunch()
+        defer { launch.stop() }
+        let (dir, clock, safe) = (launch.dir, launch.clock, launch.safe)
         await clock.sleepers(atLeast: 2)
         clock.advance(by: .seconds(60))
         // The timer fired in safe mode: no mark; it waits for safe mode to end.
@@ -193,15 +211,9 @@ struct CrashLoopGuardTests {
     }
 
     @Test func afterTheFixEndsSafeModeTheAutomaticMarkCountsAgain() async throws {
-        let dir = TempDir()
-        let server = try FlagServer(document: Self.document(["crashy": true]))
-        defer { server.stop() }
-        await Self.crashLaunches(2, dir, server: server)
-        let clock = TestClock()
-        let safe = Self.provider(dir, server: server, healthyAfter: .seconds(30), clock: clock)
-        defer { safe.shutdown() }
-        let loop = Task { await safe.run() }
-        defer { loop.cancel() }
+        let launch = try await SafeLaunch()
+        defer { launch.stop() }
+        let (dir, server, clock, safe) = (launch.dir, launch.server, launch.clock, launch.safe)
         let path = LaunchJournal.path(besides: dir.url("flags.lkg"))
         // Past the 30 s in safe mode: the automatic mark is not taken; the timer waits for
         // safe mode to end.
