@@ -105,6 +105,30 @@ struct ReachabilityTests {
         #expect(await eventually { !monitor.isWatching }, "the thread ends at its next wake-up")
     }
 
+    @Test func aFailingPollDoesNotEndTheMonitor() async throws {
+        // poll(2) failing (out of memory, say) used to end the monitor's thread: the last
+        // answer stayed for the rest of the process. It keeps re-checking, and stops on demand.
+        let dir = TempDir()
+        let route = dir.url("route").path
+        try Self.ipv4LocalOnly.write(toFile: route, atomically: true, encoding: .utf8)
+        let files = LinuxReachability.RouteFiles(ipv4: route, ipv6: dir.url("none").path, operstate: { _ in "up" })
+        let calls = Locked(0)
+        let failingPoll: @Sendable (UnsafeMutablePointer<pollfd>, nfds_t, Int32) -> Int32 = { _, _, _ in
+            calls.withLock { $0 += 1 }
+            errno = ENOMEM
+            return -1
+        }
+        let monitor = LinuxReachability(files: files, fallbackInterval: .milliseconds(20), poll: failingPoll)
+        #expect(!monitor.isReachable)
+        try Self.ipv4WithDefault.write(toFile: route, atomically: true, encoding: .utf8)
+        #expect(await eventually { monitor.isReachable }, "re-checked although every poll failed")
+        #expect(calls.withLock { $0 } >= 1)
+        let clock = ContinuousClock()
+        let stopped = clock.measure { monitor.stop() }
+        #expect(stopped < .seconds(2), "\(stopped)")
+        #expect(!monitor.isWatching)
+    }
+
     @Test func liveMonitorAgreesWithTheRouteTables() async throws {
         let monitor = LinuxReachability()
         defer { monitor.stop() }

@@ -37,6 +37,8 @@ final class LinuxReachability: Reachability {
     private let fallbackInterval: Duration
     /// Makes the pipe that stops the thread; nil when none can be made.
     private let makePipe: @Sendable () -> (read: Int32, write: Int32)?
+    /// Waits for the pipe or netlink (`poll(2)`; replaceable for tests).
+    private let waitForEvents: @Sendable (UnsafeMutablePointer<pollfd>, nfds_t, Int32) -> Int32
 
     /// Where the route tables and link states are read; replaceable for tests.
     struct RouteFiles: Sendable {
@@ -55,12 +57,21 @@ final class LinuxReachability: Reachability {
         self.init(files: RouteFiles(), fallbackInterval: fallbackInterval)
     }
 
-    /// A monitor reading `files`; `makePipe` is replaceable for tests (nil: no pipe could be made).
-    init(files: RouteFiles, fallbackInterval: Duration, makePipe: @escaping @Sendable () -> (read: Int32, write: Int32)? = LinuxReachability.systemPipe) {
+    /// A monitor reading `files`; `makePipe` (nil: no pipe could be made) and `poll` are
+    /// replaceable for tests.
+    init(
+        files: RouteFiles, fallbackInterval: Duration,
+        makePipe: @escaping @Sendable () -> (read: Int32, write: Int32)? = LinuxReachability.systemPipe,
+        poll: @escaping @Sendable (UnsafeMutablePointer<pollfd>, nfds_t, Int32) -> Int32 = LinuxReachability.systemPoll
+    ) {
         self.files = files
         self.fallbackInterval = fallbackInterval
         self.makePipe = makePipe
+        self.waitForEvents = poll
     }
+
+    /// `poll(2)`.
+    static let systemPoll: @Sendable (UnsafeMutablePointer<pollfd>, nfds_t, Int32) -> Int32 = { poll($0, $1, $2) }
 
     /// A new pipe, or nil.
     static let systemPipe: @Sendable () -> (read: Int32, write: Int32)? = {
@@ -159,8 +170,12 @@ final class LinuxReachability: Reachability {
         var buffer = [UInt8](repeating: 0, count: 16_384)
         while true {
             for i in fds.indices { fds[i].revents = 0 }
-            let n = poll(&fds, nfds_t(fds.count), periodMilliseconds)
-            if n < 0, errno != EINTR { return }
+            let n = fds.withUnsafeMutableBufferPointer { waitForEvents($0.baseAddress!, nfds_t($0.count), periodMilliseconds) }
+            if n < 0, errno != EINTR {
+                // A failed poll (out of memory, say) is no reason to stop following the network:
+                // wait a while (at most a second, so a stop is noticed soon) and re-check.
+                usleep(UInt32(min(periodMilliseconds, 1_000)) * 1_000)
+            }
             if fds[0].revents != 0 || thread.withLock({ $0.stopping }) { return }
             if fds.count > 1, fds[1].revents != 0 {
                 // Drain every pending message; one re-check covers them all.
