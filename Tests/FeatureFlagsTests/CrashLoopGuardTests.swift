@@ -138,6 +138,12 @@ struct CrashLoopGuardTests {
         #expect(safe.isKillSwitchActive && safe.safeMode == nil)
     }
 
+    /// Whether the automatic mark's timer waits for a wake-up (the foreground, or the end of
+    /// safe mode) rather than for the clock.
+    static func healthTimerWaits(_ provider: FeatureFlagProvider) async -> Bool {
+        await eventually { provider.cell.inspect { $0.healthSleep.sleeper != nil } }
+    }
+
     /// A third launch after two that crashed on `crashy: true`, in safe mode, running with
     /// a 30 s automatic mark on a test clock.
     struct SafeLaunch {
@@ -169,7 +175,7 @@ struct CrashLoopGuardTests {
         await clock.sleepers(atLeast: 2)
         clock.advance(by: .seconds(60))
         // The timer fired in safe mode: no mark; it waits for safe mode to end.
-        #expect(await eventually { safe.cell.inspect { $0.healthSleep.sleeper != nil } })
+        #expect(await Self.healthTimerWaits(safe))
         #expect(safe.safeMode != nil, "the automatic mark never ends safe mode")
         safe.markHealthy()
         #expect(safe.safeMode == nil)
@@ -197,7 +203,7 @@ struct CrashLoopGuardTests {
         #expect(await eventually { !provider.isInForeground })
         clock.advance(by: .seconds(20))
         // The timer fired at 30 s, found the trip to the background and waits for the foreground.
-        #expect(await eventually { provider.cell.inspect { $0.healthSleep.sleeper != nil } })
+        #expect(await Self.healthTimerWaits(provider))
         provider.waitForWrites()
         #expect(LaunchJournal.read(path).journal.unhealthyLaunches == 1, "20 s, a trip to the background, 20 s: not yet")
         lifecycle.set(foreground: true)
@@ -219,7 +225,7 @@ struct CrashLoopGuardTests {
         // safe mode to end.
         await clock.sleepers(atLeast: 2)
         clock.advance(by: .seconds(31))
-        #expect(await eventually { safe.cell.inspect { $0.healthSleep.sleeper != nil } })
+        #expect(await Self.healthTimerWaits(safe))
         safe.waitForWrites()
         #expect(safe.safeMode != nil)
         #expect(LaunchJournal.read(path).journal.unhealthyLaunches == 3)
