@@ -107,8 +107,13 @@ struct HTTPReader {
         case .failure(let rejection): return .reject(status: rejection.status, reason: rejection.reason)
         }
         if head.headers["transfer-encoding"] != nil { return .reject(status: 501, reason: "chunked request bodies are not supported") }
-        let length = Int(head.headers["content-length"] ?? "0") ?? -1
-        guard length >= 0 else { return .reject(status: 400, reason: "bad Content-Length") }
+        // RFC 9110 §8.6: `1*DIGIT` — no sign, no list (two Content-Length lines arrive joined as
+        // one, and are refused); digits beyond `Int` are a length too large, not a bad one.
+        let declared = head.headers["content-length"] ?? "0"
+        guard !declared.isEmpty, declared.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+            return .reject(status: 400, reason: "bad Content-Length")
+        }
+        let length = Int(declared) ?? Int.max
         guard length <= maxBodyBytes else { return .reject(status: 413, reason: "request body too large") }
         while buffer.count < length {
             switch fill(deadline: &deadline) {

@@ -56,6 +56,7 @@ struct HTTPRequestHead: Equatable, Sendable {
             return .failure(Rejection(status: 400, reason: "malformed request target"))
         }
         var headers: [String: String] = [:]
+        var hostLines = 0
         for line in lines {
             if line.first == UInt8(ascii: " ") || line.first == UInt8(ascii: "\t") {
                 return .failure(Rejection(status: 400, reason: "obsolete line folding"))
@@ -67,9 +68,21 @@ struct HTTPRequestHead: Equatable, Sendable {
             guard !name.isEmpty, name.allSatisfy(isTokenByte) else {
                 return .failure(Rejection(status: 400, reason: "malformed header field name"))
             }
+            let rawValue = line[line.index(after: colon)...]
+            // RFC 9110 §5.5: CR, LF and NUL in a field value are invalid and dangerous (a bare
+            // CR is what request smuggling hides behind): rejected, not passed on.
+            guard !rawValue.contains(where: { $0 == UInt8(ascii: "\r") || $0 == 0 }) else {
+                return .failure(Rejection(status: 400, reason: "CR or NUL in a header field value"))
+            }
             let key = String(decoding: name, as: UTF8.self).lowercased()
-            let value = String(decoding: line[line.index(after: colon)...], as: UTF8.self).trimmingCharacters(in: .whitespaces)
+            if key == "host" { hostLines += 1 }
+            let value = String(decoding: rawValue, as: UTF8.self).trimmingCharacters(in: .whitespaces)
             headers[key] = headers[key].map { $0 + ", " + value } ?? value
+        }
+        // RFC 9112 §3.2: an HTTP/1.1 request without a Host line, and any request with more
+        // than one, is answered 400.
+        if hostLines > 1 || (hostLines == 0 && minor == 1) {
+            return .failure(Rejection(status: 400, reason: hostLines == 0 ? "no Host header field" : "more than one Host header field"))
         }
         return .success(HTTPRequestHead(method: String(decoding: parts[0], as: UTF8.self), path: path, query: query, headers: headers, minorVersion: minor))
     }

@@ -78,7 +78,7 @@ final class SlowHeaderAttack: Sendable {
                     }
                     if sockets[i] < 0 {
                         sockets[i] = LoopbackSocket.connect(port: port) ?? -1
-                        if sockets[i] >= 0 { Self.send(sockets[i], "GET /flags HTTP/1.1\r\nX-Slow: ") }
+                        if sockets[i] >= 0 { Self.send(sockets[i], "GET /flags HTTP/1.1\r\nHost: x\r\nX-Slow: ") }
                         lastByte[i] = now
                     } else if now - lastByte[i] > 1_000_000_000 {
                         Self.send(sockets[i], "a")

@@ -85,9 +85,15 @@ struct FlagServerTests {
         let body = RawConnection(port: server.port)
         body?.send("POST /flags HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
         #expect(body?.status() == 413)
-        let bad = RawConnection(port: server.port)
-        bad?.send("POST /flags HTTP/1.1\r\nHost: x\r\nContent-Length: -3\r\n\r\n")
-        #expect(bad?.status() == 400)
+        // RFC 9110 §8.6: Content-Length is digits only; two of them (joined) are refused too.
+        for length in ["-3", "+3", "3, 3", "0x3", "", " "] {
+            let bad = RawConnection(port: server.port)
+            bad?.send("POST /flags HTTP/1.1\r\nHost: x\r\nContent-Length: \(length)\r\n\r\n{}")
+            #expect(bad?.status() == 400, "\(length.debugDescription)")
+        }
+        let huge = RawConnection(port: server.port)
+        huge?.send("POST /flags HTTP/1.1\r\nHost: x\r\nContent-Length: \(String(repeating: "9", count: 40))\r\n\r\n")
+        #expect(huge?.status() == 413)
     }
 
     @Test func connectionsAreBounded() async throws {

@@ -35,6 +35,11 @@ struct HTTPRequestTests {
             ("GET /flags HTTP/1.1\r\nNo colon here", 400), ("GET /flags HTTP/1.1\r\n: empty name", 400),
             ("GET /flags HTTP/1.1\r\nBad Name: x", 400), ("GET /flags HTTP/1.1\r\nHost : x", 400),
             ("GET /flags HTTP/1.1\r\nHost: x\r\n folded", 400),
+            // RFC 9112 §3.2: HTTP/1.1 needs one Host line; no request may have two.
+            ("GET /flags HTTP/1.1", 400), ("GET /flags HTTP/1.1\r\nX-A: b", 400),
+            ("GET /flags HTTP/1.1\r\nHost: a\r\nHost: b", 400), ("GET /flags HTTP/1.0\r\nHost: a\r\nhost: a", 400),
+            // RFC 9110 §5.5: CR or NUL inside a field value.
+            ("GET /flags HTTP/1.1\r\nHost: x\r\nX-A: a\rb", 400), ("GET /flags HTTP/1.1\r\nHost: x\r\nX-A: a\u{0}b", 400),
         ]
         for (text, status) in cases {
             guard case .failure(let rejection) = head(text) else {
@@ -48,10 +53,10 @@ struct HTTPRequestTests {
     @Test func connectionFollowsRFC9112() throws {
         func keepAlive(_ text: String) throws -> Bool { try head(text).get().keepAlive }
         #expect(try keepAlive("GET / HTTP/1.1\r\nHost: x"))
-        #expect(try !keepAlive("GET / HTTP/1.1\r\nConnection: close"))
-        #expect(try !keepAlive("GET / HTTP/1.1\r\nConnection: close, TE"))
-        #expect(try !keepAlive("GET / HTTP/1.1\r\nConnection: TE,Close"))
-        #expect(try !keepAlive("GET / HTTP/1.1\r\nConnection: TE\r\nConnection: close"))
+        #expect(try !keepAlive("GET / HTTP/1.1\r\nHost: x\r\nConnection: close"))
+        #expect(try !keepAlive("GET / HTTP/1.1\r\nHost: x\r\nConnection: close, TE"))
+        #expect(try !keepAlive("GET / HTTP/1.1\r\nHost: x\r\nConnection: TE,Close"))
+        #expect(try !keepAlive("GET / HTTP/1.1\r\nHost: x\r\nConnection: TE\r\nConnection: close"))
         #expect(try !keepAlive("GET / HTTP/1.0"))
         #expect(try keepAlive("GET / HTTP/1.0\r\nConnection: Keep-Alive"))
         #expect(try !keepAlive("GET / HTTP/1.0\r\nConnection: keep-alive, close"))

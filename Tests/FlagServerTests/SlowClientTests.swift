@@ -31,7 +31,7 @@ struct SlowClientTests {
     static func slowHeaders(_ count: Int, port: UInt16) throws -> [RawConnection] {
         try (0..<count).map { _ in
             let connection = try #require(RawConnection(port: port))
-            connection.send("GET /flags HTTP/1.1\r\nX-Slow: ")
+            connection.send("GET /flags HTTP/1.1\r\nHost: x\r\nX-Slow: ")
             return connection
         }
     }
@@ -43,7 +43,7 @@ struct SlowClientTests {
         let connection = try #require(RawConnection(port: server.port))
         let clock = ContinuousClock()
         let start = clock.now
-        connection.send("GET /flags HTTP/1.1\r\nX-Slow: ")
+        connection.send("GET /flags HTTP/1.1\r\nHost: x\r\nX-Slow: ")
         // One byte every 50 ms restarted the idle timer forever; the deadline ends it. (On a
         // thread of its own: blocking socket calls must not hold the test executor's threads.)
         let answer = try await blocking { () -> String in
