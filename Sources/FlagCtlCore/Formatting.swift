@@ -41,7 +41,7 @@ enum Formatting {
         ]
         json["variant"] = d.variant.map(FlagValue.string)
         json["version"] = d.snapshotVersion.map(FlagValue.string)
-        json["age_seconds"] = d.age.map { FlagValue.int(Int($0.rounded())) }
+        json["age_seconds"] = d.age.map { FlagValue.int($0.roundedClampedToInt) }
         json["error"] = d.errorCode.map { FlagValue.string($0.rawValue) }
         return json
     }

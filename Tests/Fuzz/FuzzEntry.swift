@@ -79,13 +79,21 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         switch (once, twice) {
         case (.success(let a), .success(let b)):
             precondition(a == b && whole.lastEventID == split.lastEventID && whole.retry == split.retry, "split changed the events")
+            // And what the change streams make of each event (its JSON, its numbers).
+            for event in a {
+                _ = ChangeStream.refetch(in: event)
+                _ = ChangeStream.launchDarkly(event)
+            }
         case (.failure, .failure):
             break
         default:
             preconditionFailure("split changed whether the stream overflows")
         }
     case "snapshot":
-        _ = bytes.withUnsafeBytes { raw in try? SnapshotCodec.decode(raw) }
+        // A stored snapshot as the provider shows it: its age in an event's line.
+        if let stored = bytes.withUnsafeBytes({ raw in try? SnapshotCodec.decode(raw) }) {
+            _ = FlagEvent.stale(age: stored.snapshot.age(at: Date(timeIntervalSince1970: 1_750_000_000))).description
+        }
     case "schema":
         if let schema = try? FlagSchema(json: bytes) {
             _ = schema.validate(["plan_themeColor": FlagEntry(value: "#3498DB"), "n": FlagEntry(value: [1, 2.5, "x"])], payloadBytes: size)
@@ -174,7 +182,11 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             _ = try? launchDarkly.decode(streamed: top, for: context)
         }
     case "retry-after":
-        _ = RetryAfter.delay(String(decoding: bytes, as: UTF8.self), now: Date(timeIntervalSince1970: 1_750_000_000))
+        // The header as the provider takes it: a wait, and a line in the error.
+        if let seconds = RetryAfter.delay(String(decoding: bytes, as: UTF8.self), now: Date(timeIntervalSince1970: 1_750_000_000)) {
+            precondition(Duration.boundedWait(seconds: seconds) <= .longestWait, "a Retry-After beyond the longest wait")
+            _ = FetchError.httpStatus(503, retryAfter: seconds).description
+        }
     default:
         fatalError("unknown FUZZ_TARGET \(fuzzTarget)")
     }

@@ -343,7 +343,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
             text += ": " + violations.map(\.description).joined(separator: "; ")
         }
         var fields: [(String, String)] = []
-        if let age = d.age { fields.append(("age", "\(Int(age))s")) }
+        if let age = d.age { fields.append(("age", "\(age.rounded(.towardZero).roundedClampedToInt)s")) }
         if let contexts = d.contexts { fields.append(("contexts", "\(contexts)")) }
         if let bytes = d.bytes { fields.append(("bytes", "\(bytes)")) }
         if let version = d.version { fields.append(("version", version)) }

@@ -164,7 +164,7 @@ public struct FetchError: Error, Hashable, Sendable, CustomStringConvertible {
         case .timeout(let d): return "no answer within \(d.milliseconds) ms"
         case .httpStatus(let status, let retryAfter, let detail):
             var text = "HTTP \(status)"
-            if let retryAfter { text += ", retry after \(Int(retryAfter.rounded(.up))) s" }
+            if let retryAfter { text += ", retry after \(retryAfter.rounded(.up).roundedClampedToInt) s" }
             if let detail { text += ": \(detail)" }
             return text
         case .payloadTooLarge(let limit): return "response larger than \(limit) bytes"

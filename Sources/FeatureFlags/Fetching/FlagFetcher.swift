@@ -23,7 +23,8 @@ public import Foundation
 public final class FlagFetcher: Sendable {
     /// How the fetcher fetches.
     public struct Configuration: Sendable {
-        /// The budget of one whole fetch, every endpoint of the chain included. Default 2 s.
+        /// The budget of one whole fetch, every endpoint of the chain included. Default 2 s;
+        /// a longer one than 2³² seconds (about 136 years) counts as that.
         public var budget: Duration
         /// The largest body accepted, counted on the bytes received. Default 1 MiB.
         public var maxResponseBytes: Int
@@ -200,7 +201,8 @@ public final class FlagFetcher: Sendable {
     package func fetch(
         _ context: EvaluationContext, ifNoneMatch: EntityTag? = nil, hint: RefetchHint? = nil, signedNoEarlierThan: Date? = nil
     ) async -> FetchResult {
-        let budget = configuration.budget
+        // Bounded: a budget of centuries is "no budget", and must not overflow the clock.
+        let budget = configuration.budget.boundedWait
         let end = clock.now() + budget
         var firstError: FetchError?
         for index in endpoints.indices {
@@ -217,7 +219,7 @@ public final class FlagFetcher: Sendable {
                 if firstError == nil { firstError = error }
             }
         }
-        return .failed(firstError ?? .timeout(configuration.budget))
+        return .failed(firstError ?? .timeout(budget))
     }
 
     /// Cancels nothing in flight by itself (callers cancel their tasks) but, if it owns it,

@@ -110,7 +110,8 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
         urlRequest.httpMethod = request.method
         urlRequest.httpBody = request.body.map { Data($0) }
         urlRequest.cachePolicy = .reloadIgnoringLocalAndRemoteCacheData
-        urlRequest.timeoutInterval = max(1, timeout.rounded(.up))
+        // Bounded: URLSession on Linux traps on a timeout beyond about 10¹⁵ seconds.
+        urlRequest.timeoutInterval = min(max(1, timeout.rounded(.up)), Duration.longestWait.seconds)
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         // One connection per fetch. Polls are minutes apart, so a kept-alive connection is
         // mostly gone (closed by the server or a middlebox) by the next one — and when the peer

@@ -7,9 +7,10 @@ extension FeatureFlagProvider {
         /// The shortest poll interval accepted; shorter requests are raised to it.
         public static let minimumPollInterval = Duration.seconds(30)
 
-        /// Time between polls. Default 5 minutes; never below ``minimumPollInterval``.
+        /// Time between polls. Default 5 minutes; never below ``minimumPollInterval``, and
+        /// never above 2³² seconds (about 136 years: an interval that long never polls).
         public var pollInterval: Duration {
-            didSet { pollInterval = max(pollInterval, Self.minimumPollInterval) }
+            didSet { pollInterval = Self.boundedPollInterval(pollInterval) }
         }
         /// Each poll interval is drawn from `pollInterval × (1 ± jitter)`. Default 0.1, at most 0.5.
         public var jitter: Double {
@@ -41,7 +42,8 @@ extension FeatureFlagProvider {
         public var changeStreams: Bool
         /// A change stream that receives no byte at all (events and heartbeat comments alike)
         /// for this long is taken as half-open, closed and reconnected. Default 45 s (the
-        /// development server sends a heartbeat every 15 s).
+        /// development server sends a heartbeat every 15 s); the initialiser keeps it within
+        /// 10 ms and 2³² seconds, and the stream bounds a value set later the same way.
         public var heartbeatDeadline: Duration
         /// Coming to the foreground fetches at once when the last answer is older than this.
         /// Default 60 s.
@@ -78,7 +80,7 @@ extension FeatureFlagProvider {
             backgroundStreamGrace: Duration = .seconds(10), crashLoopGuard: CrashLoopGuard? = nil,
             overrides: FlagOverrides? = nil
         ) {
-            self.pollInterval = max(pollInterval, Self.minimumPollInterval)
+            self.pollInterval = Self.boundedPollInterval(pollInterval)
             self.jitter = min(max(jitter, 0), 0.5)
             self.initialBackoff = initialBackoff
             self.maximumRetryAfter = maximumRetryAfter
@@ -88,11 +90,17 @@ extension FeatureFlagProvider {
             self.merge = merge
             self.eventHandler = eventHandler
             self.changeStreams = changeStreams
-            self.heartbeatDeadline = max(heartbeatDeadline, .milliseconds(10))
+            self.heartbeatDeadline = min(max(heartbeatDeadline, .milliseconds(10)), .longestWait)
             self.foregroundRefreshAge = foregroundRefreshAge
             self.backgroundStreamGrace = backgroundStreamGrace
             self.crashLoopGuard = crashLoopGuard
             self.overrides = overrides
+        }
+
+        /// `interval` within `minimumPollInterval...Duration.longestWait`: jitter scales it and the
+        /// run loop adds it to the clock, which a longer one would overflow.
+        private static func boundedPollInterval(_ interval: Duration) -> Duration {
+            min(max(interval, minimumPollInterval), .longestWait)
         }
 
         /// Reconnection delays of the change streams (full jitter). Tests shorten them.

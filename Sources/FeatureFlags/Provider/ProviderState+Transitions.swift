@@ -337,7 +337,7 @@ extension ProviderState {
         lastError = error
         if error.isFatal { fatal = true }
         if let retryAfter = error.retryAfter {
-            retryNotBefore = time.elapsed + min(Duration.seconds(retryAfter), configuration.maximumRetryAfter)
+            retryNotBefore = time.elapsed + min(Duration.boundedWait(seconds: retryAfter), configuration.maximumRetryAfter)
         }
         var effects: [ProviderEffect] = [.emit(.fetchFailed(error))]
         // A document its operator did not sign: said on its own, beside the failed fetch.

@@ -69,6 +69,15 @@ struct ByteReader {
 
     mutating func u64() throws(ByteDecodingError) -> UInt64 { try fixed(8) }
 
+    /// A time or an age in seconds (its bit pattern), which must be finite: the stores write
+    /// only finite ones, so NaN or infinity is a damaged or forged file — and an infinite age
+    /// would reach every caller that shows it.
+    mutating func finiteDouble() throws(ByteDecodingError) -> Double {
+        let value = Double(bitPattern: try fixed(8))
+        guard value.isFinite else { throw fail("a stored number is not finite") }
+        return value
+    }
+
     private mutating func fixed(_ count: Int) throws(ByteDecodingError) -> UInt64 {
         guard remaining >= count else { throw fail("truncated") }
         var v: UInt64 = 0

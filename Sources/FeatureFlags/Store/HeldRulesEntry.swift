@@ -98,9 +98,9 @@ struct HeldRulesEntry {
             guard let value = try? r.string(), let endpoint = try? r.string() else { return nil }
             etag = EntityTag(value, endpoint: endpoint)
         }
-        guard let bits = try? r.u64() else { return nil }
+        guard let seconds = try? r.finiteDouble() else { return nil }
         return Header(
             version: version, options: options, etag: etag,
-            fetchedAtSeconds: Date(timeIntervalSince1970: Double(bitPattern: bits)).timeIntervalSinceReferenceDate)
+            fetchedAtSeconds: Date(timeIntervalSince1970: seconds).timeIntervalSinceReferenceDate)
     }
 }

@@ -35,8 +35,8 @@ package struct KillHold: Sendable, Equatable {
     static func decode(_ payload: ArraySlice<UInt8>) -> KillHold? {
         payload.withUnsafeBytes { raw -> KillHold? in
             var r = ByteReader(raw)
-            guard (try? r.u8()) == 1, let bits = try? r.u64(), let context = try? r.string(), r.remaining == 0 else { return nil }
-            return KillHold(since: Date(timeIntervalSince1970: Double(bitPattern: bits)), context: context)
+            guard (try? r.u8()) == 1, let seconds = try? r.finiteDouble(), let context = try? r.string(), r.remaining == 0 else { return nil }
+            return KillHold(since: Date(timeIntervalSince1970: seconds), context: context)
         }
     }
 }

@@ -111,9 +111,9 @@ enum SnapshotCodec {
         var r = ByteReader(buffer)
         guard try r.u8() == version else { throw r.fail("unknown snapshot encoding") }
         let presence = try r.u8()
-        let fetchedAt = Date(timeIntervalSince1970: Double(bitPattern: try r.u64()))
+        let fetchedAt = Date(timeIntervalSince1970: try r.finiteDouble())
         let version = presence & 1 != 0 ? try r.string() : nil
-        let ttl = presence & 2 != 0 ? Double(bitPattern: try r.u64()) : nil
+        let ttl = presence & 2 != 0 ? try r.finiteDouble() : nil
         let etag = presence & 4 != 0 ? try r.string() : nil
         let fingerprint = presence & 8 != 0 ? try r.string() : nil
         let etagEndpoint = presence & 16 != 0 ? try r.string() : ""
@@ -122,8 +122,8 @@ enum SnapshotCodec {
         if presence & 64 != 0 {
             let bits = try r.u8()
             guard bits & ~3 == 0 else { throw r.fail("unknown signature fields") }
-            let issuedAt = bits & 1 != 0 ? Date(timeIntervalSince1970: Double(bitPattern: try r.u64())) : nil
-            let expiresAt = bits & 2 != 0 ? Date(timeIntervalSince1970: Double(bitPattern: try r.u64())) : nil
+            let issuedAt = bits & 1 != 0 ? Date(timeIntervalSince1970: try r.finiteDouble()) : nil
+            let expiresAt = bits & 2 != 0 ? Date(timeIntervalSince1970: try r.finiteDouble()) : nil
             let keyID = try r.string()
             let envelope = Array(try r.bytes(try r.count()))
             stamp = SignatureStamp(keyID: keyID, issuedAt: issuedAt, expiresAt: expiresAt, envelope: envelope)

@@ -91,7 +91,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
         state = Locked(State(parser: EventStreamParser(maxEventBytes: configuration.maxEventBytes)))
         let sessionConfiguration = URLSessionConfiguration.flagService()
         // The heartbeat deadline is this stream's own; URLSession's idle timeout must not come first.
-        let deadline = configuration.connection?.heartbeatDeadline ?? configuration.heartbeatDeadline
+        let deadline = heartbeatDeadline
         sessionConfiguration.timeoutIntervalForRequest = max(deadline.seconds * 4, 60)
         sessionConfiguration.timeoutIntervalForResource = 7 * 86_400
         let queue = OperationQueue()
@@ -148,6 +148,12 @@ final class ChangeStream: SessionEventHandler, Sendable {
         if let session { control.async { session.invalidateAndCancel() } }
     }
 
+    /// The connection's heartbeat deadline, bounded: URLSession on Linux traps on a timeout
+    /// of more than about 10¹⁵ seconds, and the deadline sets its idle timeout.
+    private var heartbeatDeadline: Duration {
+        (configuration.connection?.heartbeatDeadline ?? configuration.heartbeatDeadline).boundedWait
+    }
+
     /// Whether the stream is meant to be open (connected, connecting or waiting to reconnect).
     var isRunning: Bool { state.withLock { $0.running } }
 
@@ -187,7 +193,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
     /// deadline` on the configured clock and, when bytes came meanwhile, sleeps again until the
     /// new mark. A silent connection is therefore noticed at the deadline itself.
     private func startWatchdog(for task: URLSessionDataTask, generation: Int) {
-        let deadline = configuration.connection?.heartbeatDeadline ?? configuration.heartbeatDeadline
+        let deadline = heartbeatDeadline
         let clock = configuration.clock
         let start = clock.now()
         let watch = Task { [weak self, control] in
@@ -365,7 +371,8 @@ final class ChangeStream: SessionEventHandler, Sendable {
         let lastModified: String?
         switch data["lastModified"] {
         case .int(let seconds)?: lastModified = String(seconds)
-        case .double(let seconds)? where seconds.isFinite: lastModified = String(Int64(seconds))
+        // Seconds beyond `Int64` (a hostile or broken event) are no date at all, not a crash.
+        case .double(let seconds)?: lastModified = Int64(exactly: seconds.rounded(.towardZero)).map { String($0) }
         case .string(let text)?: lastModified = text
         default: lastModified = nil
         }

@@ -22,15 +22,14 @@ struct Backoff: Sendable, Equatable {
     func ceiling(afterFailures failures: Int) -> Duration {
         let steps = max(0, failures - 1)
         let factor = Foundation.pow(multiplier, Double(min(steps, 64)))
-        let seconds = min(maximum.seconds, initial.seconds * factor)
-        return .nanoseconds(Int64((seconds * 1e9).rounded()))
+        // Bounded (a negative or enormous configured duration), so no conversion can trap.
+        return .boundedWait(seconds: min(maximum.boundedWait.seconds, initial.boundedWait.seconds * factor))
     }
 
     /// A random delay in `0...ceiling(afterFailures:)`.
     func delay(afterFailures failures: Int, using generator: inout some RandomNumberGenerator) -> Duration {
         let ceiling = ceiling(afterFailures: failures).seconds
-        let seconds = Double.random(in: 0...ceiling, using: &generator)
-        return .nanoseconds(Int64((seconds * 1e9).rounded()))
+        return .boundedWait(seconds: Double.random(in: 0...ceiling, using: &generator))
     }
 
     /// A random delay using the system generator.

@@ -1,8 +1,29 @@
 extension Duration {
-    /// Whole milliseconds, rounded down.
+    /// The longest wait any timer of the library takes: 2³² seconds, about 136 years — never,
+    /// in practice. Durations given to the library (configuration, timeouts, `Retry-After`) are
+    /// cut to it, so that adding one to a clock's reading, scaling it by a jitter or counting it
+    /// in nanoseconds stays far from overflowing (which would trap).
+    package static let longestWait = Duration.seconds(Int64(1) << 32)
+
+    /// This duration cut into `0...longestWait`: a negative one is no wait, a longer one is the
+    /// longest wait.
+    package var boundedWait: Duration { min(max(self, .zero), .longestWait) }
+
+    /// `seconds` (from a header, a file or a caller) as a wait in `0...longestWait`; NaN and
+    /// negative values are no wait, infinity and anything longer the longest wait. Never traps,
+    /// where `Duration.seconds(_:)` does beyond about 1.7 × 10²⁰ seconds.
+    package static func boundedWait(seconds: Double) -> Duration {
+        guard seconds > 0 else { return .zero }  // also NaN
+        guard seconds < Double(Int64(1) << 32) else { return .longestWait }
+        return .nanoseconds(Int64((seconds * 1e9).rounded()))
+    }
+
+    /// Whole milliseconds, rounded down; clamped to `Int64` for durations beyond it.
     package var milliseconds: Int64 {
         let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return product.addingReportingOverflow(attoseconds / 1_000_000_000_000_000).partialValue
     }
 
     /// Whole milliseconds, rounded down, as a `poll(2)` timeout (clamped to `Int32`).
@@ -19,5 +40,17 @@ extension Duration {
         let (seconds, attoseconds) = components
         let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         return overflow ? (seconds < 0 ? .min : .max) : product.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+    }
+}
+
+extension Double {
+    /// The whole number nearest this one (halves away from zero), clamped to `Int`; NaN is 0.
+    /// For showing seconds that came from outside (a header, a file), where `Int(_:)` traps.
+    package var roundedClampedToInt: Int {
+        guard !isNaN else { return 0 }
+        let whole = rounded()
+        if whole >= 0x1p63 { return .max }
+        if whole < -0x1p63 { return .min }
+        return Int(whole)
     }
 }

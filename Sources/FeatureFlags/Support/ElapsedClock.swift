@@ -3,7 +3,8 @@
 protocol ElapsedClock: Sendable {
     /// Time since creation.
     func now() -> Duration
-    /// Sleeps until `now() >= deadline`.
+    /// Sleeps until `now() >= deadline`; a deadline further than `Duration.longestWait` ahead
+    /// (about 136 years) is that far ahead, so that no caller's duration can trap the clock.
     func sleep(until deadline: Duration) async throws
     /// Whether this is the system's continuous clock (not one a test injected). Asked instead
     /// of a dynamic cast, which costs the runtime an existential type's set-up at launch.
@@ -27,7 +28,7 @@ struct ClockAdapter<C: Clock>: ElapsedClock where C.Duration == Duration {
     func now() -> Duration { start.duration(to: clock.now) }
 
     func sleep(until deadline: Duration) async throws {
-        try await clock.sleep(until: start.advanced(by: deadline), tolerance: nil)
+        try await clock.sleep(until: start.advanced(by: min(deadline, now() + .longestWait)), tolerance: nil)
     }
 }
 
@@ -40,7 +41,8 @@ struct ContinuousElapsedClock: ElapsedClock {
     func now() -> Duration { start.duration(to: .now) }
 
     func sleep(until deadline: Duration) async throws {
-        try await ContinuousClock().sleep(until: start.advanced(by: deadline), tolerance: nil)
+        // Bounded: the clock traps on an instant whose seconds do not fit `Int64`.
+        try await ContinuousClock().sleep(until: start.advanced(by: min(deadline, now() + .longestWait)), tolerance: nil)
     }
 }
 

@@ -55,7 +55,7 @@ package enum FlagText {
     /// `12s`, `4m`, `3h`, `2d`; `-` for none.
     package static func age(_ seconds: TimeInterval?) -> String {
         guard let seconds else { return "-" }
-        let s = Int(seconds.rounded())
+        let s = seconds.roundedClampedToInt
         if s < 120 { return "\(s)s" }
         if s < 7_200 { return "\(s / 60)m" }
         if s < 172_800 { return "\(s / 3_600)h" }
