@@ -23,6 +23,38 @@ struct RetryAfterAndBackoffTests {
         #expect(RetryAfter.delay("Sun, 06 Nov 1994 08:00:00 GMT", now: now) == 0)
     }
 
+    @Test func rfc850TwoDigitYearsFollowRFC9110() {
+        // Within 50 years ahead: this century; further: the century before (§5.6.7).
+        let now2026 = Date(timeIntervalSince1970: 1_795_000_000)  // 2026-11-18T…Z
+        let in2026 = Date(timeIntervalSince1970: 1_795_000_000 + 120)
+        let text = Self.rfc850(in2026)
+        #expect(RetryAfter.delay(text, now: now2026) == 120, "\(text)")
+        #expect(RetryAfter.httpDate("Monday, 01-Jan-76 00:00:00 GMT", now: now2026).map(Self.year) == 2076)
+        #expect(RetryAfter.httpDate("Monday, 01-Jan-77 00:00:00 GMT", now: now2026).map(Self.year) == 1977)
+        #expect(RetryAfter.httpDate("Monday, 01-Jan-70 00:00:00 GMT", now: now2026).map(Self.year) == 2070)
+        #expect(RetryAfter.httpDate("Monday, 01-Jan-99 00:00:00 GMT", now: now).map(Self.year) == 1999)
+        #expect(RetryAfter.httpDate("Monday, 01-Jan-+5 00:00:00 GMT", now: now) == nil)
+        #expect(RetryAfter.httpDate("Sun, +6 Nov 1994 08:49:37 GMT", now: now) == nil)
+    }
+
+    static func year(_ date: Date) -> Int {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar.component(.year, from: date)
+    }
+
+    /// RFC 850's form of a date, written by hand (no formatter: its output varies by platform).
+    static func rfc850(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday], from: date)
+        let days = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(days[c.weekday! - 1]), \(two(c.day!))-\(months[c.month! - 1])-\(two(c.year! % 100)) "
+            + "\(two(c.hour!)):\(two(c.minute!)):\(two(c.second!)) GMT"
+    }
+
     @Test func iso8601Forms() {
         #expect(RetryAfter.delay("1994-11-06T08:51:37Z", now: now) == 120)
         #expect(RetryAfter.delay("1994-11-06T09:51:37+01:00", now: now) == 120)

@@ -12,35 +12,41 @@ enum RetryAfter {
             guard let seconds = Double(text), seconds.isFinite else { return nil }
             return seconds
         }
-        guard let date = httpDate(text) ?? ISO8601.date(text) else { return nil }
+        guard let date = httpDate(text, now: now) ?? ISO8601.date(text) else { return nil }
         return max(0, date.timeIntervalSince(now))
     }
 
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`)
-    /// or asctime (`Sun Nov  6 08:49:37 1994`); always UTC.
-    static func httpDate(_ text: String) -> Date? {
+    /// or asctime (`Sun Nov  6 08:49:37 1994`); always UTC. `now` places RFC 850's two-digit
+    /// year (RFC 9110 §5.6.7): in the current century, unless that is more than 50 years ahead,
+    /// then in the one before.
+    static func httpDate(_ text: String, now: Date) -> Date? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
         let t = text.split(separator: " ").map(String.init)
         let day: String, month: String, year: String, time: String
         if t.count == 6, t[0].hasSuffix(","), t[5] == "GMT" {
             (day, month, year, time) = (t[1], t[2], t[3], t[4])
         } else if t.count == 4, t[0].hasSuffix(","), t[3] == "GMT" {
             let dmy = t[1].split(separator: "-").map(String.init)
-            guard dmy.count == 3, let yy = Int(dmy[2]), dmy[2].count == 2 else { return nil }
-            // RFC 9110: a two-digit year more than 50 years ahead belongs to the past century.
-            (day, month, year, time) = (dmy[0], dmy[1], String(yy < 70 ? 2000 + yy : 1900 + yy), t[2])
+            guard dmy.count == 3, let yy = Int(dmy[2]), dmy[2].count == 2, dmy[2].allSatisfy(\.isASCIIDigit) else { return nil }
+            let thisYear = calendar.component(.year, from: now)
+            var full = thisYear - thisYear % 100 + yy
+            if full > thisYear + 50 { full -= 100 }
+            (day, month, year, time) = (dmy[0], dmy[1], String(full), t[2])
         } else if t.count == 5 {
             (day, month, year, time) = (t[2], t[1], t[4], t[3])
         } else {
             return nil
         }
+        // Digits only (`Int` would also read a sign).
+        guard (day + year + time).allSatisfy({ $0.isASCIIDigit || $0 == ":" }) else { return nil }
         let hms = time.split(separator: ":").compactMap { Int($0) }
         guard let d = Int(day), let m = months.firstIndex(of: month), let y = Int(year), year.count == 4, hms.count == 3,
             (1...31).contains(d), (0...23).contains(hms[0]), (0...59).contains(hms[1]), (0...60).contains(hms[2])
         else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
         let components = DateComponents(year: y, month: m + 1, day: d, hour: hms[0], minute: hms[1], second: hms[2])
         return calendar.date(from: components)
     }
