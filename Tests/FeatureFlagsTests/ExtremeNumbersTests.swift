@@ -79,6 +79,17 @@ struct ExtremeNumbersTests {
         }
     }
 
+    @Test func aLaunchCountAtTheEndOfIntCountsOn() throws {
+        let dir = TempDir()
+        let path = dir.url("flags.lkg.launches").path
+        try FileIO.writeAtomically(Array(#"{"format":1,"unhealthy_launches":9223372036854775807,"healthy":{}}"#.utf8), to: path)
+        let (journal, problem) = LaunchJournal.read(path)
+        #expect(problem == nil)
+        let (next, safe) = CrashLoopGuard().launch(journal, fingerprint: "f", lastKnownGood: nil)
+        #expect(next.unhealthyLaunches > journal.unhealthyLaunches)
+        #expect(safe != nil)
+    }
+
     @Test func anAgeBeyondIntIsShownNotTrapped() {
         #expect(FlagEvent.stale(age: .infinity).description.contains("age=\(Int.max)s"))
         #expect(FlagEvent.stale(age: 1e300).description.contains("age=\(Int.max)s"))

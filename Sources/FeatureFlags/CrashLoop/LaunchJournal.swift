@@ -68,7 +68,8 @@ struct LaunchJournal: Sendable, Equatable {
         guard case .object(let top) = value, top["format"] == 1, case .int(let count)? = top["unhealthy_launches"], count >= 0 else {
             return nil
         }
-        unhealthyLaunches = count
+        // Any count past a few is the same verdict; cut, so that counting on cannot overflow.
+        unhealthyLaunches = min(count, Int(Int32.max))
         crashDigest = top["crash_digest"]?.stringValue
         guard case .object(let members)? = top["healthy"] else { return nil }
         for (fingerprint, raw) in members {
