@@ -50,8 +50,9 @@ package enum JWS {
     ) -> [UInt8] {
         var header: [String: FlagValue] = ["alg": "EdDSA"]
         if let keyID { header["kid"] = .string(keyID) }
-        if let issuedAt { header["iat"] = .int(Int(issuedAt.timeIntervalSince1970.rounded(.down))) }
-        if let expiresAt { header["exp"] = .int(Int(expiresAt.timeIntervalSince1970.rounded(.down))) }
+        // Clamped: a date beyond `Int` seconds (a caller's "never") must not trap.
+        if let issuedAt { header["iat"] = .int(issuedAt.timeIntervalSince1970.rounded(.down).roundedClampedToInt) }
+        if let expiresAt { header["exp"] = .int(expiresAt.timeIntervalSince1970.rounded(.down).roundedClampedToInt) }
         let input = Base64URL.encode(FlagJSON.bytes(.object(header), sortedKeys: true)) + "." + Base64URL.encode(payload)
         let signature = Ed25519.sign(Array(input.utf8), seed: seed, publicKey: publicKey)
         return Array((input + "." + Base64URL.encode(signature)).utf8)

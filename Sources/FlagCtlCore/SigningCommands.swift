@@ -71,8 +71,8 @@ enum SigningCommands {
         guard let keyPath = arguments.value("key") else { throw UsageError(message: "--key KEY.pem is required") }
         var expiresIn: TimeInterval?
         if let text = arguments.value("expires-in") {
-            guard let seconds = TimeInterval(text), seconds > 0, seconds.isFinite else {
-                throw UsageError(message: "--expires-in takes a positive number of seconds, not '\(text)'")
+            guard let seconds = TimeInterval(text), seconds > 0, seconds <= 0x1p32 else {
+                throw UsageError(message: "--expires-in takes a positive number of seconds (at most 2^32, about 136 years), not '\(text)'")
             }
             expiresIn = seconds
         }

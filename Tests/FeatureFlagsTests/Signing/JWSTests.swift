@@ -29,6 +29,13 @@ struct JWSTests {
         #expect((try? JWS.verify(signed + [0x0a], trusting: try Self.keys(["ops-2026": Self.seed])).get()) != nil)
     }
 
+    @Test func anExpiryBeyondAnyIntIsWrittenNotTrapped() throws {
+        let never = Date(timeIntervalSince1970: 1e300)
+        let signed = JWS.sign(Self.document, seed: Self.seed, keyID: "ops-2026", expiresAt: never)
+        let verified = try JWS.verify(signed, trusting: try Self.keys(["ops-2026": Self.seed])).get()
+        #expect(verified.expiresAt == Date(timeIntervalSince1970: Double(Int.max)))
+    }
+
     @Test func rotationTrustsSeveralKeysAndAKidlessSignatureTriesThemAll() throws {
         let keys = try Self.keys(["old": Self.otherSeed, "new": Self.seed])
         #expect((try? JWS.verify(JWS.sign(Self.document, seed: Self.otherSeed, keyID: "old"), trusting: keys).get())?.keyID == "old")
