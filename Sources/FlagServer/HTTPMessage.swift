@@ -115,6 +115,17 @@ struct HTTPReader {
         }
         let length = Int(declared) ?? Int.max
         guard length <= maxBodyBytes else { return .reject(status: 413, reason: "request body too large") }
+        // RFC 9110 §10.1.1: a client that sent `Expect: 100-continue` waits for a 100 before the
+        // body (curl for a second); an HTTP/1.0 request's expectation is ignored, and one we do
+        // not know is refused with 417.
+        if head.minorVersion >= 1, let expect = head.headers["expect"] {
+            guard expect.lowercased() == "100-continue" else { return .reject(status: 417, reason: "unsupported expectation") }
+            if buffer.count < length,
+                !Socket.send(fd, ArraySlice(Self.continueLine), stopFD: stopFD, timeoutMilliseconds: requestMilliseconds)
+            {
+                return .closed
+            }
+        }
         while buffer.count < length {
             switch fill(deadline: &deadline) {
             case .more: continue
@@ -129,6 +140,9 @@ struct HTTPReader {
                 method: head.method, path: head.path, query: head.query, headers: head.headers, body: body,
                 wireBytes: headBytes + length, keepAlive: head.keepAlive))
     }
+
+    /// The interim answer to `Expect: 100-continue`.
+    static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
@@ -145,7 +159,7 @@ struct HTTPReader {
 enum HTTPResponse {
     static let reasons: [Int: String] = [
         200: "OK", 304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-        405: "Method Not Allowed", 408: "Request Timeout", 413: "Content Too Large", 429: "Too Many Requests", 431: "Request Header Fields Too Large",
+        405: "Method Not Allowed", 408: "Request Timeout", 413: "Content Too Large", 417: "Expectation Failed", 429: "Too Many Requests", 431: "Request Header Fields Too Large",
         500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
     ]
 

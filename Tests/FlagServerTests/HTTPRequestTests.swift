@@ -106,6 +106,47 @@ struct HTTPRequestTests {
     }
 }
 
+/// `Expect: 100-continue` (RFC 9110 §10.1.1): a client that asks waits for the 100 before it
+/// sends the body — curl for a second, others for good.
+@Suite("FlagServer and Expect")
+struct ExpectContinueTests {
+    static let body = #"{"context":{"targetingKey":"u1"}}"#
+    static func head(version: String = "1.1", expect: String) -> String {
+        "POST /ofrep/v1/evaluate/flags HTTP/\(version)\r\nHost: x\r\nContent-Type: application/json\r\nExpect: \(expect)\r\n"
+            + "Content-Length: \(body.utf8.count)\r\n\r\n"
+    }
+
+    @Test func aClientWaitingToSendItsBodyIsToldToGoOn() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let connection = try #require(RawConnection(port: server.port))
+        connection.send(Self.head(expect: "100-Continue"))
+        #expect(connection.status() == 100)
+        #expect(connection.receiveSome(timeout: 2_000) == Array("\r\n".utf8), "the interim answer's empty line")
+        connection.send(Self.body)
+        #expect(connection.status() == 200)
+    }
+
+    @Test func aBodySentAlongNeedsNoInterimAnswer() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let connection = try #require(RawConnection(port: server.port))
+        connection.send(Self.head(expect: "100-continue") + Self.body)
+        #expect(connection.status() == 200)
+    }
+
+    @Test func anHTTP10ExpectationIsIgnoredAndAnUnknownOneRefused() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let old = try #require(RawConnection(port: server.port))
+        old.send(Self.head(version: "1.0", expect: "100-continue") + Self.body)
+        #expect(old.status() == 200)
+        let unknown = try #require(RawConnection(port: server.port))
+        unknown.send(Self.head(expect: "something-else") + Self.body)
+        #expect(unknown.status() == 417)
+    }
+}
+
 /// The request log keeps the last requests only, so memory stays bounded.
 @Suite("FlagServer request log")
 struct RequestLogTests {
