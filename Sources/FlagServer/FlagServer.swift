@@ -473,11 +473,16 @@ public final class FlagServer: Sendable {
     private func handle(_ request: HTTPRequest, on connection: Connection) -> Bool {
         let started = ContinuousClock.now
         reloadIfChanged()
-        let route = Route(request, pathAttribute: configuration.pathAttribute)
+        // HEAD is GET without the content (RFC 9110 §9.3.2); rehearsed faults, which shape the
+        // content, do not apply to it.
+        let headOnly = request.method == "HEAD"
+        var routed = request
+        if headOnly { routed.method = "GET" }
+        let route = Route(routed, pathAttribute: configuration.pathAttribute)
         let (flagd, signer) = state.withLock { ($0.flagd, $0.signer) }
         let (index, fault, latency, document, revision) = state.withLock { s in
-            var fault = route.context == nil ? nil : s.fault
-            if route.context != nil, fault == nil, s.failRate > 0, Double.random(in: 0..<1) < s.failRate {
+            var fault = route.context == nil || headOnly ? nil : s.fault
+            if route.context != nil, !headOnly, fault == nil, s.failRate > 0, Double.random(in: 0..<1) < s.failRate {
                 fault = .status(503, retryAfter: nil)
             }
             let index = s.log.append { index in
@@ -494,7 +499,7 @@ public final class FlagServer: Sendable {
             }
             return (index, fault, s.latency, s.document, s.revision)
         }
-        let responder = Responder(connection: connection, closing: !request.keepAlive) { [state] status, bodyBytes, headBytes in
+        var responder = Responder(connection: connection, closing: !request.keepAlive) { [state] status, bodyBytes, headBytes in
             let elapsed = ContinuousClock.now - started
             state.withLock { s in
                 _ = s.log.update(index) { record in
@@ -509,8 +514,17 @@ public final class FlagServer: Sendable {
             finish(index, status: nil, bytes: 0, started: started)
             return false
         }
+        responder.headOnly = headOnly
         let outcome: Responder.Outcome
         switch route {
+        case .events where headOnly, .launchDarklyStream where headOnly:
+            // A stream's head, then the end: the events are the content.
+            if let (status, message) = authorize(request), case .launchDarklyStream = route {
+                outcome = responder.json(status: status, route.format.errorBody(status: status, message: message).objectValue ?? [:])
+            } else {
+                outcome = Responder.Outcome(status: 200, bytes: 0, keepOpen: false)
+                _ = responder.streamHead()
+            }
         case .events:
             outcome = streamChanges(request, responder: responder, connection: connection)
         case .launchDarklyStream(let context, let reasons):
@@ -535,6 +549,9 @@ public final class FlagServer: Sendable {
             }
         case .failure(let status, let message, let format):
             outcome = responder.json(status: status, format.errorBody(status: status, message: message).objectValue ?? [:])
+        case .methodNotAllowed(let allow, let format):
+            outcome = responder.json(
+                status: 405, format.errorBody(status: 405, message: "use \(allow)").objectValue ?? [:], extra: [("Allow", allow)])
         case .flags(let context, let format):
             if let (status, message) = authorize(request) {
                 outcome = responder.json(status: status, format.errorBody(status: status, message: message).objectValue ?? [:])

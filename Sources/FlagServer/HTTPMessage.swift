@@ -164,7 +164,7 @@ enum HTTPResponse {
     ]
 
     static func head(status: Int, headers: [(String, String)]) -> [UInt8] {
-        var text = "HTTP/1.1 \(status) \(reasons[status] ?? "Status")\r\n"
+        var text = "HTTP/1.1 \(status) \(reasons[status] ?? "Status")\r\nDate: \(HTTPDate.now())\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         text += "\r\n"
         return Array(text.utf8)

@@ -20,6 +20,8 @@ struct Responder {
     let connection: Connection
     /// Whether the connection closes after this answer: every head then says `Connection: close`.
     let closing: Bool
+    /// A `HEAD` request: the head a `GET` would get, and no content (RFC 9110 §9.3.2).
+    var headOnly = false
     /// Called with the status and planned body size just before the status line goes out,
     /// so the request log is up to date by the time the client reads the answer.
     let announce: (_ status: Int, _ bodyBytes: Int, _ headBytes: Int) -> Void
@@ -27,6 +29,10 @@ struct Responder {
     /// Announces, then writes the head and whatever part of the body is given; false if the
     /// peer went away. `bodyBytes` is the whole body's planned size.
     private func send(status: Int, head: [UInt8], body: ArraySlice<UInt8> = [], bodyBytes: Int) -> Bool {
+        if headOnly {
+            announce(status, 0, head.count)
+            return connection.send(head)
+        }
         announce(status, bodyBytes, head.count)
         // One write for small answers (no Nagle delay between head and body); a large body
         // goes out from the cached array as it is, never copied behind its head.
@@ -57,7 +63,7 @@ struct Responder {
         let head = head(
             status: status, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")] + extra)
         let sent = send(status: status, head: head, body: body[...], bodyBytes: body.count)
-        return Outcome(status: status, bytes: sent ? body.count : 0, keepOpen: sent)
+        return Outcome(status: status, bytes: sent && !headOnly ? body.count : 0, keepOpen: sent)
     }
 
     /// The head of a change stream: its body is server-sent events until the connection closes.
@@ -81,7 +87,7 @@ struct Responder {
                 ("Cache-Control", "no-cache"),
             ])
         let sent = send(status: 200, head: head, body: body[...], bodyBytes: body.count)
-        return Outcome(status: 200, bytes: sent ? body.count : 0, keepOpen: sent)
+        return Outcome(status: 200, bytes: sent && !headOnly ? body.count : 0, keepOpen: sent)
     }
 
     func apply(_ fault: FlagServer.Fault, document: FlagDocument) -> Outcome {
@@ -102,13 +108,13 @@ struct Responder {
             let head = head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")])
             let sent = send(status: 200, head: head, body: body[...], bodyBytes: body.count)
-            return Outcome(status: 200, bytes: sent ? body.count : 0, keepOpen: sent)
+            return Outcome(status: 200, bytes: sent && !headOnly ? body.count : 0, keepOpen: sent)
         case .garbageBody:
             let body = Array("<html>this is not a flag document".utf8)
             let head = head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")])
             let sent = send(status: 200, head: head, body: body[...], bodyBytes: body.count)
-            return Outcome(status: 200, bytes: sent ? body.count : 0, keepOpen: sent)
+            return Outcome(status: 200, bytes: sent && !headOnly ? body.count : 0, keepOpen: sent)
         case .stallMidBody:
             let body = document.jsonBytes()
             let half = Array(body[0..<(body.count / 2)])

@@ -14,7 +14,7 @@ extension Route {
     }
 
     private static func ofrep(_ request: HTTPRequest) -> Route {
-        guard request.method == "POST" else { return .failure(status: 405, message: "use POST", format: .ofrep) }
+        guard request.method == "POST" else { return .methodNotAllowed(allow: "POST", format: .ofrep) }
         guard let value = try? FlagJSON.parse(request.body), case .object(let top) = value else {
             return .failure(status: 400, message: "the body must be a JSON object with a context", format: .ofrep)
         }
@@ -28,7 +28,7 @@ extension Route {
         let format = WireFormat.launchDarkly(withReasons: request.query["withReasons"] == "true")
         return launchDarklyContext(
             request, pathPrefix: "/msdk/evalx/contexts/", reportPath: "/msdk/evalx/context", format: format,
-            wrongRoute: (404, "no route for \(request.method) \(request.path)")
+            wrongRoute: .failure(status: 404, message: "no route for \(request.method) \(request.path)", format: format)
         ) { .flags($0, format) }
     }
 
@@ -38,14 +38,15 @@ extension Route {
         let reasons = request.query["withReasons"] == "true"
         return launchDarklyContext(
             request, pathPrefix: "/meval/", reportPath: "/meval", format: .launchDarkly(withReasons: reasons),
-            wrongRoute: (405, "use GET /meval/<context> or REPORT /meval")
+            wrongRoute: .methodNotAllowed(allow: "GET, HEAD, REPORT", format: .launchDarkly(withReasons: reasons))
         ) { .launchDarklyStream($0, withReasons: reasons) }
     }
 
     /// The context of a LaunchDarkly request — base64url after `pathPrefix` in a `GET`, the body
-    /// of a `REPORT` to `reportPath` — as `route` makes it; a failure in `format` otherwise.
+    /// of a `REPORT` to `reportPath` — as `route` makes it; `wrongRoute` for another method or
+    /// path, a failure in `format` for a context that cannot be read.
     private static func launchDarklyContext(
-        _ request: HTTPRequest, pathPrefix: String, reportPath: String, format: WireFormat, wrongRoute: (Int, String),
+        _ request: HTTPRequest, pathPrefix: String, reportPath: String, format: WireFormat, wrongRoute: Route,
         route: (EvaluationContext) -> Route
     ) -> Route {
         let json: [UInt8]
@@ -58,7 +59,7 @@ extension Route {
         case ("REPORT", reportPath):
             json = request.body
         default:
-            return .failure(status: wrongRoute.0, message: wrongRoute.1, format: format)
+            return wrongRoute
         }
         guard let value = try? FlagJSON.parse(json), case .object(var members) = value, let key = members["key"]?.stringValue else {
             return .failure(status: 400, message: "the context must be a JSON object with a key", format: format)
@@ -69,7 +70,7 @@ extension Route {
     }
 
     private static func firebase(_ request: HTTPRequest) -> Route {
-        guard request.method == "POST" else { return .failure(status: 405, message: "use POST", format: .firebase) }
+        guard request.method == "POST" else { return .methodNotAllowed(allow: "POST", format: .firebase) }
         guard let value = try? FlagJSON.parse(request.body), case .object(let top) = value,
             top["appInstanceId"]?.stringValue != nil, top["appId"]?.stringValue != nil
         else {
@@ -80,7 +81,7 @@ extension Route {
     }
 
     private static func unleash(_ request: HTTPRequest) -> Route {
-        guard request.method == "GET" else { return .failure(status: 405, message: "use GET", format: .unleash) }
+        guard request.method == "GET" else { return .methodNotAllowed(allow: "GET, HEAD", format: .unleash) }
         var attributes: [String: FlagValue] = [:]
         var targetingKey: String?
         for (name, value) in request.query {

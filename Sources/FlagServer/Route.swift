@@ -4,6 +4,9 @@ import FeatureFlags
 enum Route {
     case flags(EvaluationContext, WireFormat)
     case failure(status: Int, message: String, format: WireFormat)
+    /// 405: the path exists, not for this method; `allow` lists the methods it takes (the
+    /// `Allow` header field a 405 must carry, RFC 9110 §15.5.6).
+    case methodNotAllowed(allow: String, format: WireFormat)
     /// `GET /events`: the change stream (server-sent events), one for every wire format.
     case events
     /// `GET /meval/<base64url>` or `REPORT /meval`: LaunchDarkly's mobile stream for a context.
@@ -18,7 +21,7 @@ enum Route {
 
     var format: WireFormat {
         switch self {
-        case .flags(_, let format), .failure(_, _, let format): return format
+        case .flags(_, let format), .failure(_, _, let format), .methodNotAllowed(_, let format): return format
         case .events, .flagd: return .json
         case .launchDarklyStream(_, let reasons): return .launchDarkly(withReasons: reasons)
         }
@@ -45,11 +48,11 @@ enum Route {
 
     init(_ request: HTTPRequest, pathAttribute: String) {
         if request.path == "/events" {
-            self = request.method == "GET" ? .events : .failure(status: 405, message: "use GET", format: .json)
+            self = request.method == "GET" ? .events : .methodNotAllowed(allow: "GET, HEAD", format: .json)
             return
         }
         if request.path == Self.flagdPath {
-            self = request.method == "GET" ? .flagd : .failure(status: 405, message: "use GET", format: .json)
+            self = request.method == "GET" ? .flagd : .methodNotAllowed(allow: "GET, HEAD", format: .json)
             return
         }
         if let route = Self.otherService(request) {
@@ -84,12 +87,12 @@ enum Route {
                 let merged = posted.attributes.merging(attributes) { _, query in query }
                 return .flags(EvaluationContext(targetingKey: targetingKey ?? posted.targetingKey, attributes: merged), .json)
             default:
-                return .failure(status: 405, message: "use GET or POST", format: .json)
+                return .methodNotAllowed(allow: "GET, HEAD, POST", format: .json)
             }
         }
         if request.path.hasPrefix("/flags/"), request.path.hasSuffix(".json") {
             guard request.method == "GET" else {
-                return .failure(status: 405, message: "use GET", format: .json)
+                return .methodNotAllowed(allow: "GET, HEAD", format: .json)
             }
             let value = String(request.path.dropFirst("/flags/".count).dropLast(".json".count))
             guard !value.isEmpty, !value.contains("/") else {

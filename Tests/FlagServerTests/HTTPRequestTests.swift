@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+@testable import FeatureFlags
 @testable import FlagServer
 
 /// The server's request parsing: any request target and any head give an answer, never a
@@ -144,6 +145,91 @@ struct ExpectContinueTests {
         let unknown = try #require(RawConnection(port: server.port))
         unknown.send(Self.head(expect: "something-else") + Self.body)
         #expect(unknown.status() == 417)
+    }
+}
+
+/// What every origin server must do by RFC 9110: a `Date` on every answer (§6.6.1), `HEAD`
+/// wherever `GET` is served (§9.1, §9.3.2), an `Allow` list on a 405 (§15.5.6).
+@Suite("FlagServer and RFC 9110")
+struct OriginServerRulesTests {
+    /// Everything the server sends on one connection until it closes.
+    static func exchange(_ server: FlagServer, _ requests: String) throws -> String {
+        let connection = try #require(RawConnection(port: server.port))
+        connection.send(requests)
+        return connection.receive(timeout: 5_000)
+    }
+
+    /// The header fields of the answers in `text`, lower-cased names, one dictionary per answer.
+    static func heads(_ text: String) -> [[String: String]] {
+        text.components(separatedBy: "HTTP/1.1 ").dropFirst().map { answer in
+            var fields: [String: String] = [:]
+            for line in answer.components(separatedBy: "\r\n\r\n")[0].components(separatedBy: "\r\n").dropFirst() {
+                let parts = line.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                if parts.count == 2 { fields[parts[0].lowercased()] = parts[1] }
+            }
+            return fields
+        }
+    }
+
+    @Test func theDateIsAnIMFFixdate() {
+        #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.format(0) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.format(1_798_761_599) == "Thu, 31 Dec 2026 23:59:59 GMT")
+        let now = Date()
+        let read = RetryAfter.httpDate(HTTPDate.now(), now: now)
+        #expect(read.map { abs($0.timeIntervalSince(now)) < 2 } == true)
+    }
+
+    @Test func everyAnswerCarriesTheDate() throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let answers = try Self.exchange(
+            server,
+            "GET /flags/venue-1.json HTTP/1.1\r\nHost: x\r\n\r\n" + "GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "PUT /flags HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n" + "GET /flags HTTP/1.1\r\n\r\n")
+        let heads = Self.heads(answers)
+        #expect(heads.count == 4, "\(answers)")
+        for head in heads {
+            #expect(head["date"].flatMap { RetryAfter.httpDate($0, now: Date()) } != nil, "\(head)")
+        }
+    }
+
+    @Test func headIsGetWithoutTheContent() throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let get = Self.heads(try Self.exchange(server, "GET /flags/venue-1.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
+        // HEAD, then GET on the same connection: had HEAD sent content, the next answer would
+        // not start where it should.
+        let text = try Self.exchange(
+            server,
+            "HEAD /flags/venue-1.json HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "GET /flags/venue-1.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(text.hasPrefix("HTTP/1.1 200 "))
+        let headAnswer = text.components(separatedBy: "\r\n\r\n")
+        #expect(headAnswer.count >= 2 && headAnswer[1].hasPrefix("HTTP/1.1 200 "), "content after HEAD's head: \(text.prefix(400))")
+        let heads = Self.heads(text)
+        #expect(heads.count == 2)
+        #expect(heads.first?["content-length"] == get.first?["content-length"])
+        #expect(heads.first?["etag"] == get.first?["etag"])
+        #expect(server.requests.contains { $0.method == "HEAD" })
+        // A stream's head, then the end.
+        let stream = try Self.exchange(server, "HEAD /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(stream.hasPrefix("HTTP/1.1 200 ") && stream.hasSuffix("\r\n\r\n"), "\(stream)")
+        #expect(Self.heads(stream).first?["content-type"] == "text/event-stream")
+    }
+
+    @Test func a405SaysWhatIsAllowed() throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let cases = [
+            ("PUT /flags", "GET, HEAD, POST"), ("POST /flags/venue-1.json", "GET, HEAD"), ("DELETE /events", "GET, HEAD"),
+            ("GET /ofrep/v1/evaluate/flags", "POST"), ("POST /meval", "GET, HEAD, REPORT"), ("POST /api/frontend", "GET, HEAD"),
+        ]
+        for (line, allow) in cases {
+            let text = try Self.exchange(server, "\(line) HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            #expect(text.hasPrefix("HTTP/1.1 405 "), "\(line)")
+            #expect(Self.heads(text).first?["allow"] == allow, "\(line)")
+        }
     }
 }
 
