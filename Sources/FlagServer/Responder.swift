@@ -76,8 +76,10 @@ struct Responder {
 
     func document(body: [UInt8], etag tag: String, ifNoneMatch: String?) -> Outcome {
         if Self.matches(ifNoneMatch, tag) {
+            // RFC 9110 §15.4.5: the 200's ETag and Cache-Control again; no Content-Length, which
+            // could only be the 200's length (§8.6) and which a 304 never frames anyway.
             let sent = send(
-                status: 304, head: head(status: 304, headers: [("ETag", tag), ("Content-Length", "0")]), bodyBytes: 0)
+                status: 304, head: head(status: 304, headers: [("ETag", tag), ("Cache-Control", "no-cache")]), bodyBytes: 0)
             return Outcome(status: 304, bytes: 0, keepOpen: sent)
         }
         let head = head(

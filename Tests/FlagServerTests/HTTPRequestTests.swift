@@ -218,6 +218,23 @@ struct OriginServerRulesTests {
         #expect(Self.heads(stream).first?["content-type"] == "text/event-stream")
     }
 
+    @Test func a304RepeatsTheValidatorsAndDoesNotFrameContent() throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let full = Self.heads(try Self.exchange(server, "GET /flags/venue-1.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
+        let tag = try #require(full.first?["etag"])
+        // A 304, then another request on the same connection: nothing may stand between them.
+        let text = try Self.exchange(
+            server,
+            "GET /flags/venue-1.json HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(tag)\r\n\r\n"
+                + "GET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(text.hasPrefix("HTTP/1.1 304 "))
+        #expect(text.components(separatedBy: "\r\n\r\n")[1].hasPrefix("HTTP/1.1 404 "))
+        let notModified = try #require(Self.heads(text).first)
+        #expect(notModified["etag"] == tag && notModified["cache-control"] == full.first?["cache-control"])
+        #expect(notModified["content-length"] == nil)
+    }
+
     @Test func a405SaysWhatIsAllowed() throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
