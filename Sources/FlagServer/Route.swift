@@ -46,7 +46,14 @@ enum Route {
         }
     }
 
+    /// The methods of RFC 9110 §9.3 and PATCH and REPORT; any other is 501 (§9.1), not 405.
+    static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "REPORT"]
+
     init(_ request: HTTPRequest, pathAttribute: String) {
+        guard Self.knownMethods.contains(request.method) else {
+            self = .failure(status: 501, message: "method \(request.method.prefix(12)) not implemented", format: .json)
+            return
+        }
         if request.path == "/events" {
             self = request.method == "GET" ? .events : .methodNotAllowed(allow: "GET, HEAD", format: .json)
             return

@@ -247,6 +247,11 @@ struct OriginServerRulesTests {
             #expect(text.hasPrefix("HTTP/1.1 405 "), "\(line)")
             #expect(Self.heads(text).first?["allow"] == allow, "\(line)")
         }
+        // A method no one knows is not implemented (§9.1), whatever the path.
+        for line in ["FROB /flags", "get /flags/venue-1.json"] {
+            let text = try Self.exchange(server, "\(line) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(text.hasPrefix("HTTP/1.1 501 "), "\(line)")
+        }
     }
 }
 
