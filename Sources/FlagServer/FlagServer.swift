@@ -17,7 +17,12 @@ import Darwin
 ///
 /// Routes: `POST /flags` with `{"context": {…}}`; `GET /flags/<value>.json` (the value sets
 /// ``Configuration/pathAttribute``, `venue` by default); `GET /flags?attr=value&…`. Query
-/// parameters add attributes, `targetingKey` sets the targeting key.
+/// parameters add attributes, `targetingKey` sets the targeting key. The same document in
+/// other services' shapes (``WireFormat``): OFREP's bulk (`POST /ofrep/v1/evaluate/flags`) and
+/// single-flag (`POST /ofrep/v1/evaluate/flags/<key>`) evaluation, LaunchDarkly's polling
+/// (`/msdk/evalx/…`) and stream (`/meval`), Firebase's fetch (`…:fetch`), Unleash's frontend
+/// API (`GET /api/frontend`); the change stream `GET /events`; flagd rules at
+/// `GET /flagd/flags.json` when given.
 ///
 /// The server starts in its initialiser, on its own threads (POSIX sockets, no
 /// dependencies), and ``stop()`` ends every thread and connection.
@@ -549,6 +554,16 @@ public final class FlagServer: Sendable {
             }
         case .failure(let status, let message, let format):
             outcome = responder.json(status: status, format.errorBody(status: status, message: message).objectValue ?? [:])
+        case .refusal(let status, let body, _):
+            outcome = responder.json(status: status, body)
+        case .ofrepFlag(let key, let context):
+            if let (status, message) = authorize(request) {
+                outcome = responder.json(status: status, WireFormat.ofrep.errorBody(status: status, message: message).objectValue ?? [:])
+            } else if let fault, fault != .resetReusedConnections {
+                outcome = responder.apply(fault, document: document.evaluate(for: context))
+            } else {
+                outcome = Self.evaluateOne(key, in: document.evaluate(for: context), responder: responder)
+            }
         case .methodNotAllowed(let allow, let format):
             outcome = responder.json(
                 status: 405, format.errorBody(status: 405, message: "use \(allow)").objectValue ?? [:], extra: [("Allow", allow)])
@@ -567,7 +582,17 @@ public final class FlagServer: Sendable {
         return outcome.keepOpen
     }
 
-    /// The answer for `context`: from the cache when the document has not changed since.
+    /// OFREP's single-flag answer: 200 with the flag, 400 with its error code when its
+    /// evaluation failed, 404 `FLAG_NOT_FOUND` when the document has no such flag.
+    private static func evaluateOne(_ key: String, in evaluated: FlagDocument, responder: Responder) -> Responder.Outcome {
+        guard let entry = evaluated.flags[key] else {
+            return responder.json(
+                status: 404, ["key": .string(key), "errorCode": "FLAG_NOT_FOUND", "errorDetails": .string("no flag named \(key)")])
+        }
+        let item = WireFormat.ofrepItem(key: key, entry: entry)
+        return responder.json(status: entry.errorCode == nil ? 200 : 400, item)
+    }
+
     /// 401 when a required header is missing, 403 when it has another value; nil when allowed.
     private func authorize(_ request: HTTPRequest) -> (Int, String)? {
         for (name, expected) in configuration.requiredHeaders {
@@ -577,6 +602,7 @@ public final class FlagServer: Sendable {
         return nil
     }
 
+    /// The answer for `context`: from the cache when the document has not changed since.
     private func render(_ document: ServerDocument, revision: Int, for context: EvaluationContext, as format: WireFormat) -> ([UInt8], String) {
         let key = RenderKey(fingerprint: context.fingerprint, format: format)
         if let cached = state.withLock({ $0.rendered[key] }), cached.revision == revision { return (cached.body, cached.etag) }

@@ -6,11 +6,29 @@ extension Route {
     static func otherService(_ request: HTTPRequest) -> Route? {
         let path = request.path
         if path == "/ofrep/v1/evaluate/flags" { return ofrep(request) }
+        if path.hasPrefix(ofrepFlagPrefix), path.count > ofrepFlagPrefix.count { return ofrepFlag(request) }
         if path.hasPrefix("/msdk/evalx/") { return launchDarkly(request) }
         if path == "/meval" || path.hasPrefix("/meval/") { return launchDarklyStream(request) }
         if path.hasPrefix("/v1/projects/"), path.hasSuffix(":fetch") { return firebase(request) }
         if path == "/api/frontend" { return unleash(request) }
         return nil
+    }
+
+    /// Where OFREP's single-flag evaluation is served: the key follows (percent-decoded).
+    static let ofrepFlagPrefix = "/ofrep/v1/evaluate/flags/"
+
+    /// OFREP's single-flag evaluation: the bulk request's rules, its errors naming the key.
+    private static func ofrepFlag(_ request: HTTPRequest) -> Route {
+        let key = String(request.path.dropFirst(ofrepFlagPrefix.count))
+        switch ofrep(request) {
+        case .flags(let context, _):
+            return .ofrepFlag(key: key, context)
+        case .failure(let status, let message, _):
+            let body: [String: FlagValue] = ["key": .string(key), "errorCode": "INVALID_CONTEXT", "errorDetails": .string(message)]
+            return .refusal(status: status, body: body, format: .ofrep)
+        case let other:
+            return other
+        }
     }
 
     private static func ofrep(_ request: HTTPRequest) -> Route {

@@ -13,16 +13,23 @@ enum Route {
     case launchDarklyStream(EvaluationContext, withReasons: Bool)
     /// `GET /flagd/flags.json`: the flagd flag-definition document, for evaluation on the device.
     case flagd
+    /// `POST /ofrep/v1/evaluate/flags/<key>`: OFREP's single-flag evaluation.
+    case ofrepFlag(key: String, EvaluationContext)
+    /// An answer decided by the route alone, with a body of its own (a service's error shape
+    /// that `failure` cannot say, e.g. OFREP's single-flag `{key, errorCode, errorDetails}`).
+    case refusal(status: Int, body: [String: FlagValue], format: WireFormat)
 
     var context: EvaluationContext? {
         if case .flags(let context, _) = self { return context }
+        if case .ofrepFlag(_, let context) = self { return context }
         return nil
     }
 
     var format: WireFormat {
         switch self {
-        case .flags(_, let format), .failure(_, _, let format), .methodNotAllowed(_, let format): return format
+        case .flags(_, let format), .failure(_, _, let format), .methodNotAllowed(_, let format), .refusal(_, _, let format): return format
         case .events, .flagd: return .json
+        case .ofrepFlag: return .ofrep
         case .launchDarklyStream(_, let reasons): return .launchDarkly(withReasons: reasons)
         }
     }

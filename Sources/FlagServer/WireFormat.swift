@@ -56,19 +56,22 @@ public enum WireFormat: Sendable, Hashable {
     }
 
     private func ofrep(_ document: FlagDocument) -> FlagValue {
-        let items: [FlagValue] = sortedEntries(document).map { key, entry in
-            var item: [String: FlagValue] = ["key": .string(key)]
-            if let code = entry.errorCode {
-                item["errorCode"] = .string(code.rawValue)
-                return .object(item)
-            }
-            if let value = entry.value { item["value"] = value }
-            if let reason = entry.reason { item["reason"] = .string(reason.rawValue) }
-            if let variant = entry.variant { item["variant"] = .string(variant) }
-            if !entry.metadata.isEmpty { item["metadata"] = .object(entry.metadata) }
-            return .object(item)
+        ["flags": .list(sortedEntries(document).map { .object(Self.ofrepItem(key: $0, entry: $1)) })]
+    }
+
+    /// One flag as OFREP evaluates it: `{key, value?, reason?, variant?, metadata?}`, or
+    /// `{key, errorCode}` for a flag whose evaluation failed.
+    static func ofrepItem(key: String, entry: FlagEntry) -> [String: FlagValue] {
+        var item: [String: FlagValue] = ["key": .string(key)]
+        if let code = entry.errorCode {
+            item["errorCode"] = .string(code.rawValue)
+            return item
         }
-        return ["flags": .list(items)]
+        if let value = entry.value { item["value"] = value }
+        if let reason = entry.reason { item["reason"] = .string(reason.rawValue) }
+        if let variant = entry.variant { item["variant"] = .string(variant) }
+        if !entry.metadata.isEmpty { item["metadata"] = .object(entry.metadata) }
+        return item
     }
 
     /// LaunchDarkly's flag objects for `document` (the polling answer's members), each with
