@@ -12,7 +12,8 @@ package import Foundation
 ///   an item without `value` means "use the code default" (ADR 0006); integers and doubles
 ///   keep their JSON form; reasons pass through, unknown ones too. `eventStreams` (OFREP
 ///   ADR-0008) is read into the answer's streams: entries of type
-///   `sse` with a `url`, or an `endpoint` whose missing `origin` is the base URL's.
+///   `sse` with a `url`, or an `endpoint` whose missing `origin` is the base URL's. The flag
+///   set's `metadata.version`, when present, is the snapshot's version.
 /// - 304: not modified. 400: `{errorCode, errorDetails}` (the error event says which).
 ///   401/403 are fatal; 429 carries `Retry-After` (the fetcher reads it; the provider waits that long).
 package struct OFREPEndpoint: EndpointFormat {
@@ -73,7 +74,15 @@ package struct OFREPEndpoint: EndpointFormat {
                 value: o["value"], variant: try EndpointSupport.string(o, "variant", at: path),
                 reason: try EndpointSupport.string(o, "reason", at: path).map(FlagReason.init(rawValue:)), metadata: metadata)
         }
-        return .flags(flags, streams: EventStreamLink.list(from: top["eventStreams"], base: baseURL).links)
+        // The flag set's `metadata.version` (a string or a number), when the service gives one,
+        // is the snapshot's version; other metadata is not kept.
+        let version: String?
+        switch top["metadata"]?.objectValue?["version"] {
+        case .string(let text)?: version = text
+        case let number? where number.doubleValue != nil: version = EndpointSupport.text(number)
+        default: version = nil
+        }
+        return .flags(flags, version: version, streams: EventStreamLink.list(from: top["eventStreams"], base: baseURL).links)
     }
 
     /// `CODE: details` from an OFREP error body.

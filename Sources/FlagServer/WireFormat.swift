@@ -55,8 +55,11 @@ public enum WireFormat: Sendable, Hashable {
         document.flags.sorted { $0.key < $1.key }
     }
 
+    /// The bulk answer: every flag, and the document's version as the flag set's metadata.
     private func ofrep(_ document: FlagDocument) -> FlagValue {
-        ["flags": .list(sortedEntries(document).map { .object(Self.ofrepItem(key: $0, entry: $1)) })]
+        var top: [String: FlagValue] = ["flags": .list(sortedEntries(document).map { .object(Self.ofrepItem(key: $0, entry: $1)) })]
+        if let version = document.version { top["metadata"] = ["version": .string(version)] }
+        return .object(top)
     }
 
     /// One flag as OFREP evaluates it: `{key, value?, reason?, variant?, metadata?}`, or

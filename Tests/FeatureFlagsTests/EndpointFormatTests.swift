@@ -56,6 +56,20 @@ struct EndpointFormatTests {
         #expect(client.value(FlagKey("deferred", default: 42)) == 42)
     }
 
+    @Test func ofrepFlagSetMetadataVersionIsTheSnapshotVersion() throws {
+        let endpoint = FlagEndpoint.ofrep(baseURL: URL(string: "https://x.example")!)
+        let cases: [(String, String?)] = [
+            (#"{"version":"v12","team":"pos"}"#, "v12"), (#"{"version":12}"#, "12"), (#"{"team":"pos"}"#, nil),
+            (#"{"version":true}"#, nil), (#""not an object""#, nil),
+        ]
+        for (metadata, version) in cases {
+            let result = try decode(endpoint, #"{"flags":[{"key":"a","value":1,"reason":"STATIC"}],"metadata":"# + metadata + "}")
+            #expect(result.version == version, "\(metadata)")
+            #expect(result.flags?["a"]?.value == 1)
+        }
+        #expect(try decode(endpoint, #"{"flags":[]}"#).version == nil)
+    }
+
     @Test func ofrepRejectsMalformedItems() {
         let endpoint = FlagEndpoint.ofrep(baseURL: URL(string: "https://x.example")!)
         for json in [#"{"flags":[1]}"#, #"{"flags":[{"value":1}]}"#, #"{"flags":[{"key":"a"},{"key":"a"}]}"#, #"{"flags":[{"key":"a","variant":1}]}"#, #"{}"#] {
