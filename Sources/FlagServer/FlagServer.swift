@@ -521,59 +521,43 @@ public final class FlagServer: Sendable {
         }
         responder.headOnly = headOnly
         let outcome: Responder.Outcome
-        switch route {
-        case .events where headOnly, .launchDarklyStream where headOnly:
-            // A stream's head, then the end: the events are the content.
-            if let (status, message) = authorize(request), case .launchDarklyStream = route {
-                outcome = responder.json(status: status, route.format.errorBody(status: status, message: message).objectValue ?? [:])
-            } else {
-                outcome = Responder.Outcome(status: 200, bytes: 0, keepOpen: false)
+        if route.needsCredentials, let (status, message) = authorize(request) {
+            outcome = responder.error(status: status, message: message, format: route.format)
+        } else if let fault, fault != .resetReusedConnections, let context = route.context {
+            // A rehearsed fault, for the routes that evaluate flags. (`resetReusedConnections`
+            // answers first requests normally; `serve` resets the rest.)
+            outcome = responder.apply(fault, document: document.evaluate(for: context))
+        } else {
+            switch route {
+            case .events where headOnly, .launchDarklyStream where headOnly:
+                // A stream's head, then the end: the events are the content.
                 _ = responder.streamHead()
-            }
-        case .events:
-            outcome = streamChanges(request, responder: responder, connection: connection)
-        case .launchDarklyStream(let context, let reasons):
-            if let (status, message) = authorize(request) {
-                outcome = responder.json(status: status, route.format.errorBody(status: status, message: message).objectValue ?? [:])
-            } else {
+                outcome = Responder.Outcome(status: 200, bytes: 0, keepOpen: false)
+            case .events:
+                outcome = streamChanges(request, responder: responder, connection: connection)
+            case .launchDarklyStream(let context, let reasons):
                 outcome = streamLaunchDarkly(request, context: context, reasons: reasons, responder: responder, connection: connection)
-            }
-        case .flagd:
-            if let (status, message) = authorize(request) {
-                outcome = responder.json(status: status, WireFormat.json.errorBody(status: status, message: message).objectValue ?? [:])
-            } else if let flagd {
-                // Signed with the times given (none by default): the same bytes and tag for every request.
-                let body =
-                    signer.map {
-                        JWS.sign(flagd.body, seed: $0.seed, publicKey: $0.publicKey, keyID: $0.keyID, issuedAt: $0.issuedAt, expiresAt: $0.expiresAt)
-                    } ?? flagd.body
-                let etag = signer == nil ? flagd.etag : Responder.etag(body)
-                outcome = responder.document(body: body, etag: etag, ifNoneMatch: request.headers["if-none-match"])
-            } else {
-                outcome = responder.json(status: 404, WireFormat.json.errorBody(status: 404, message: "no flagd document is served").objectValue ?? [:])
-            }
-        case .failure(let status, let message, let format):
-            outcome = responder.json(status: status, format.errorBody(status: status, message: message).objectValue ?? [:])
-        case .refusal(let status, let body, _):
-            outcome = responder.json(status: status, body)
-        case .ofrepFlag(let key, let context):
-            if let (status, message) = authorize(request) {
-                outcome = responder.json(status: status, WireFormat.ofrep.errorBody(status: status, message: message).objectValue ?? [:])
-            } else if let fault, fault != .resetReusedConnections {
-                outcome = responder.apply(fault, document: document.evaluate(for: context))
-            } else {
+            case .flagd:
+                if let flagd {
+                    // Signed with the times given (none by default): the same bytes and tag for every request.
+                    let body =
+                        signer.map {
+                            JWS.sign(flagd.body, seed: $0.seed, publicKey: $0.publicKey, keyID: $0.keyID, issuedAt: $0.issuedAt, expiresAt: $0.expiresAt)
+                        } ?? flagd.body
+                    let etag = signer == nil ? flagd.etag : Responder.etag(body)
+                    outcome = responder.document(body: body, etag: etag, ifNoneMatch: request.headers["if-none-match"])
+                } else {
+                    outcome = responder.error(status: 404, message: "no flagd document is served", format: .json)
+                }
+            case .failure(let status, let message, let format):
+                outcome = responder.error(status: status, message: message, format: format)
+            case .refusal(let status, let body, _):
+                outcome = responder.json(status: status, body)
+            case .methodNotAllowed(let allow, let format):
+                outcome = responder.error(status: 405, message: "use \(allow)", format: format, extra: [("Allow", allow)])
+            case .ofrepFlag(let key, let context):
                 outcome = Self.evaluateOne(key, in: document.evaluate(for: context), responder: responder)
-            }
-        case .methodNotAllowed(let allow, let format):
-            outcome = responder.json(
-                status: 405, format.errorBody(status: 405, message: "use \(allow)").objectValue ?? [:], extra: [("Allow", allow)])
-        case .flags(let context, let format):
-            if let (status, message) = authorize(request) {
-                outcome = responder.json(status: status, format.errorBody(status: status, message: message).objectValue ?? [:])
-            } else if let fault, fault != .resetReusedConnections {
-                // (`resetReusedConnections` answers first requests normally; `serve` resets the rest.)
-                outcome = responder.apply(fault, document: document.evaluate(for: context))
-            } else {
+            case .flags(let context, let format):
                 let (body, etag) = render(document, revision: revision, for: context, as: format)
                 outcome = responder.document(body: body, etag: etag, ifNoneMatch: request.headers["if-none-match"])
             }

@@ -58,6 +58,11 @@ struct Responder {
         return ifNoneMatch.split(separator: ",").contains { strip($0) == "*" || strip($0) == strip(Substring(etag)) }
     }
 
+    /// An error answer in `format`'s own error shape.
+    func error(status: Int, message: String, format: WireFormat, extra: [(String, String)] = []) -> Outcome {
+        json(status: status, format.errorBody(status: status, message: message).objectValue ?? [:], extra: extra)
+    }
+
     func json(status: Int, _ members: [String: FlagValue], extra: [(String, String)] = []) -> Outcome {
         let body = FlagJSON.bytes(.object(members))
         let head = head(

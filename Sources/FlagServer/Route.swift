@@ -19,6 +19,15 @@ enum Route {
     /// that `failure` cannot say, e.g. OFREP's single-flag `{key, errorCode, errorDetails}`).
     case refusal(status: Int, body: [String: FlagValue], format: WireFormat)
 
+    /// Whether the route serves flags (or their rules or streams): the server's required
+    /// header fields, when it has any, are checked first.
+    var needsCredentials: Bool {
+        switch self {
+        case .flags, .ofrepFlag, .flagd, .launchDarklyStream: return true
+        case .events, .failure, .refusal, .methodNotAllowed: return false
+        }
+    }
+
     var context: EvaluationContext? {
         if case .flags(let context, _) = self { return context }
         if case .ofrepFlag(_, let context) = self { return context }
