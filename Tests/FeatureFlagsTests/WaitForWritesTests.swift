@@ -23,11 +23,13 @@ struct WaitForWritesTests {
         var configuration = FeatureFlagProvider.Configuration(
             eventHandler: { event in
                 guard event.kind == .configurationChanged, let provider = provider.withLock({ $0 }) else { return }
+                // What is served now is read before the wait: a later fetch may serve a newer
+                // value while the wait returns (its write not yet counted), and the store may
+                // then hold a newer one than this — never an older.
+                let served = provider.snapshot.flags["n"]?.value?.intValue ?? -1
                 provider.waitForWrites()
-                let served = provider.snapshot.flags
-                if store.lastKnownGood(for: provider.context)?.snapshot.flags != served {
-                    behind.withLock { $0.append(served["n"]?.value.map { "\($0)" } ?? "none") }
-                }
+                let stored = store.lastKnownGood(for: provider.context)?.snapshot.flags["n"]?.value?.intValue ?? -1
+                if stored < served { behind.withLock { $0.append("\(served) (stored \(stored))") } }
                 seen.withLock { $0 += 1 }
             }, changeStreams: false)
         configuration.killSwitchKey = "kill_switch"
