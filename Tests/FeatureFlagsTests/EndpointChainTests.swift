@@ -16,7 +16,11 @@ struct EndpointChainTests {
             endpoints: [
                 FlagEndpoint.ofrep(baseURL: primary.baseURL),
                 FlagEndpoint.json(urlTemplate: cdn.baseURL.absoluteString + "/flags/{venue}.json"),
-            ], configuration: .loopback)
+            ],
+            // The chain shares one budget (the first endpoint gets half): twice the loopback
+            // budget gives each the time a lone endpoint has (a half of 10 s once ran out on a
+            // machine loaded three times over).
+            configuration: .init(budget: TestTiming.loopbackBudget * 2))
         defer { client.shutdown() }
         // The primary fails: the CDN answers, and its tag names it.
         primary.fault = .status(503, retryAfter: nil)
