@@ -110,6 +110,20 @@ struct ExtremeNumbersTests {
         #expect(configuration.pollInterval == FeatureFlagProvider.Configuration.minimumPollInterval)
     }
 
+    @Test func aJitterThatIsNotANumberIsNone() {
+        var configuration = FeatureFlagProvider.Configuration(jitter: .nan)
+        #expect(configuration.jitter == 0)
+        configuration.jitter = .infinity
+        #expect(configuration.jitter == 0.5)
+        configuration.jitter = .nan
+        #expect(configuration.jitter == 0)
+        let t = ProviderStateTests()
+        var s = ProviderState(
+            context: t.a, served: ServedState(t.prepared(["x": 1]), source: .fallback, status: .notReady, reasonOverride: .cached),
+            pathUp: true, configuration: configuration, base: t.base, random: SplitMix(seed: 7))
+        #expect(s.nextAttempt(after: .updated([]), at: .zero) == configuration.pollInterval)
+    }
+
     @Test func aBackoffOfAnyShapeStaysWithinTheLongestWait() {
         var generator = SplitMix(seed: 3)
         for (initial, maximum) in [

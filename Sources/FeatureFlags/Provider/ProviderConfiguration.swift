@@ -12,9 +12,10 @@ extension FeatureFlagProvider {
         public var pollInterval: Duration {
             didSet { pollInterval = Self.boundedPollInterval(pollInterval) }
         }
-        /// Each poll interval is drawn from `pollInterval × (1 ± jitter)`. Default 0.1, at most 0.5.
+        /// Each poll interval is drawn from `pollInterval × (1 ± jitter)`. Default 0.1, at most
+        /// 0.5; NaN is 0.
         public var jitter: Double {
-            didSet { jitter = min(max(jitter, 0), 0.5) }
+            didSet { jitter = Self.boundedJitter(jitter) }
         }
         /// The first failure's backoff ceiling; it doubles per failure up to the poll interval.
         public var initialBackoff: Duration
@@ -81,7 +82,7 @@ extension FeatureFlagProvider {
             overrides: FlagOverrides? = nil
         ) {
             self.pollInterval = Self.boundedPollInterval(pollInterval)
-            self.jitter = min(max(jitter, 0), 0.5)
+            self.jitter = Self.boundedJitter(jitter)
             self.initialBackoff = initialBackoff
             self.maximumRetryAfter = maximumRetryAfter
             self.killSwitchKey = killSwitchKey
@@ -95,6 +96,11 @@ extension FeatureFlagProvider {
             self.backgroundStreamGrace = backgroundStreamGrace
             self.crashLoopGuard = crashLoopGuard
             self.overrides = overrides
+        }
+
+        /// `jitter` within `0...0.5`; NaN (which no range may hold: drawing from it traps) is 0.
+        private static func boundedJitter(_ jitter: Double) -> Double {
+            jitter.isNaN ? 0 : min(max(jitter, 0), 0.5)
         }
 
         /// `interval` within `minimumPollInterval...Duration.longestWait`: jitter scales it and the
