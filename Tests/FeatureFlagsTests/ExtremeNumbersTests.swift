@@ -160,15 +160,34 @@ struct ExtremeNumbersTests {
         await #expect(throws: CancellationError.self) { try await sleeper.value }
     }
 
-    @Test func aSleepOfCenturiesOnTheSystemClocksWaitsAndCanBeCancelled() async throws {
+    /// The system clocks sleep until the same bounded deadline (`boundedDeadline`), which the
+    /// test above shows a sleep goes through; no wall-clock sleep is needed to check it.
+    @Test func theSystemClocksBoundADeadlineOfCenturies() {
         for clock in [ContinuousElapsedClock() as any ElapsedClock, CoarseElapsedClock()] {
-            let sleeper = Task { try await clock.sleep(until: .seconds(Int64.max)) }
-            // Time for the sleep to begin (where an unbounded deadline trapped); should the
-            // machine be too slow for that, the test passes without having tried.
-            try await Task.sleep(for: .milliseconds(50))
-            sleeper.cancel()
-            await #expect(throws: CancellationError.self) { try await sleeper.value }
+            let before = clock.now()
+            let bounded = clock.boundedDeadline(.seconds(Int64.max))
+            #expect(bounded >= before + .longestWait && bounded <= clock.now() + .longestWait)
+            #expect(clock.boundedDeadline(.seconds(5)) == .seconds(5))
         }
+    }
+
+    @Test func aHeartbeatDeadlineOfCenturiesStillOpensTheStream() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let recorder = ChangeStreamTests.Recorder()
+        let stream = recorder.stream(ChangeStreamTests.events(server), heartbeatDeadline: .seconds(Int64.max))
+        defer { stream.shutdown() }
+        stream.start()
+        #expect(await eventually { recorder.opens == 1 })
+    }
+
+    @Test func aKillHoldWhoseTimeIsNotFiniteIsNotRead() {
+        let hold = KillHold(since: Date(timeIntervalSince1970: 1_750_000_000), context: "c")
+        let good = hold.encoded()
+        #expect(KillHold.decode(good[...]) == hold)
+        var bad = good
+        for i in 0..<8 { bad[1 + i] = UInt8(truncatingIfNeeded: (-Double.infinity).bitPattern >> UInt64(8 * i)) }
+        #expect(KillHold.decode(bad[...]) == nil)
     }
 
     @Test func aFetchBudgetOfCenturiesStillFetches() async throws {

@@ -10,11 +10,10 @@ import FeatureFlags
 struct OFREPSingleFlagTests {
     /// Status and JSON body of one request.
     static func evaluate(_ server: FlagServer, _ key: String, body: String, method: String = "POST") throws -> (Int?, FlagValue?) {
-        let connection = try #require(RawConnection(port: server.port))
-        connection.send(
+        let text = try OriginServerRulesTests.exchange(
+            server,
             "\(method) /ofrep/v1/evaluate/flags/\(key) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
-        let text = connection.receive(timeout: 5_000)
         let status = text.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap { Int($0) }
         let json = text.components(separatedBy: "\r\n\r\n").dropFirst().first.flatMap { try? FlagJSON.parse(Array($0.utf8)) }
         return (status, json)

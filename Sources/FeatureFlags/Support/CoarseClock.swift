@@ -18,7 +18,7 @@ struct CoarseElapsedClock: ElapsedClock {
     func now() -> Duration { Self.reading() - start }
 
     func sleep(until deadline: Duration) async throws {
-        try await ContinuousClock().sleep(for: (deadline - now()).boundedWait)
+        try await ContinuousClock().sleep(for: (boundedDeadline(deadline) - now()).boundedWait)
     }
 
     private static func reading() -> Duration {

@@ -14,6 +14,10 @@ protocol ElapsedClock: Sendable {
 extension ElapsedClock {
     /// Not the system's clock, unless the clock says so.
     var isSystemClock: Bool { false }
+
+    /// `deadline`, or `now() + Duration.longestWait` when it lies further ahead: what every
+    /// `sleep(until:)` sleeps until (a clock traps on an instant whose seconds do not fit `Int64`).
+    func boundedDeadline(_ deadline: Duration) -> Duration { min(deadline, now() + .longestWait) }
 }
 
 struct ClockAdapter<C: Clock>: ElapsedClock where C.Duration == Duration {
@@ -28,7 +32,7 @@ struct ClockAdapter<C: Clock>: ElapsedClock where C.Duration == Duration {
     func now() -> Duration { start.duration(to: clock.now) }
 
     func sleep(until deadline: Duration) async throws {
-        try await clock.sleep(until: start.advanced(by: min(deadline, now() + .longestWait)), tolerance: nil)
+        try await clock.sleep(until: start.advanced(by: boundedDeadline(deadline)), tolerance: nil)
     }
 }
 
@@ -41,8 +45,7 @@ struct ContinuousElapsedClock: ElapsedClock {
     func now() -> Duration { start.duration(to: .now) }
 
     func sleep(until deadline: Duration) async throws {
-        // Bounded: the clock traps on an instant whose seconds do not fit `Int64`.
-        try await ContinuousClock().sleep(until: start.advanced(by: min(deadline, now() + .longestWait)), tolerance: nil)
+        try await ContinuousClock().sleep(until: start.advanced(by: boundedDeadline(deadline)), tolerance: nil)
     }
 }
 
