@@ -102,7 +102,7 @@ struct FlagSetTests {
     @Test func detailsShareTheTablesVariantAndMetadata() throws {
         let prepared = ServingBase(killSwitchKey: "kill_switch").prepare(try Self.decoded(Self.entries))
         let served = ServedState(prepared, source: .fallback, status: .ready)
-        let details = served.details(FlagKey("theme", default: "light"), base: ServingBase(killSwitchKey: "kill_switch"), now: Date())
+        let details = ServedView(served).details(FlagKey("theme", default: "light"), base: ServingBase(killSwitchKey: "kill_switch"), now: Date())
         #expect(details.variant == "night")
         #expect(details.metadata == ["team": .string("ui")])
         let copy = FlagDetails(

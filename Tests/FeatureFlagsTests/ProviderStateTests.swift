@@ -319,9 +319,9 @@ struct ProviderStateTests {
         #expect(s.served.lookup("x", killSwitchKey: "kill_switch") == nil)
         #expect(s.served.lookup("kill_switch", killSwitchKey: "kill_switch") == true, "the key itself says it is held")
         let killKey = FlagKey("kill_switch", default: false)
-        #expect(s.served.rawDetails(killKey.name, hash: killKey.nameHash, base: base, now: Self.start).typed(for: killKey).value)
+        #expect(ServedView(s.served).rawDetails(killKey.name, hash: killKey.nameHash, base: base, now: Self.start).typed(for: killKey).value)
         let x = FlagKey("x", default: 0)
-        let details = s.served.rawDetails(x.name, hash: x.nameHash, base: base, now: Self.start).typed(for: x)
+        let details = ServedView(s.served).rawDetails(x.name, hash: x.nameHash, base: base, now: Self.start).typed(for: x)
         #expect(details.value == 0 && details.source == .killSwitch && details.reason == .disabled)
         // The first successful answer without a kill releases it.
         let effects = s.apply(report(startFetch(&s), .fresh(prepared(["x": 1]), etag: nil, unknownKeys: [])), at: at())

@@ -205,13 +205,13 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// Runs the provider's hooks around the read (see ``FlagHook``).
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
         guard hooks.areIdle else { return details(key, hooks: [], hints: [:]) }
-        return cell.details(key, base: base, now: wallClock()) { noteUnknownValues($0, in: key.name) }
+        return cell.details(key, base: base, now: wallClock()) { noteUnknownValues($0, in: $1) }
     }
 
     /// ``details(_:)`` between the provider's hooks and `hooks`, which get `hints`.
     public func details<Value>(_ key: FlagKey<Value>, hooks invocation: [any FlagHook], hints: [String: FlagValue]) -> FlagDetails<Value> {
         hooks.run(key, invocation: invocation, hints: hints, context: { cell.read { $0.served.context } }, provider: metadata) {
-            cell.details(key, base: base, now: wallClock()) { noteUnknownValues($0, in: key.name) }
+            cell.details(key, base: base, now: wallClock()) { noteUnknownValues($0, in: $1) }
         }
     }
 

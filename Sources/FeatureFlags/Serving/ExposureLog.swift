@@ -58,16 +58,16 @@ package final class ExposureLog: Sendable {
     @inline(__always)
     package func isKnown(_ hash: Int) -> Bool { filter.read { $0.contains(hash) } }
 
-    /// Reports the read of `name` from `served`, unless this context read this value before.
-    package func note(_ name: String, hash: Int, in served: ServedState) {
-        let details = served.rawDetails(name, hash: hash, base: base, now: now())
+    /// Reports the read of `name` from `view`, unless this context read this value before.
+    package func note(_ name: String, hash: Int, in view: ServedView) {
+        let details = view.rawDetails(name, hash: hash, base: base, now: now())
         guard Self.isExposure(details.source) else {
             // Known from now on, so that the next read of an overridden flag stops at the filter.
             reported.withLock { _ in filter.publish(filter.read { $0 }.adding(hash)) }
             return
         }
         let identity = details.variant.map { "v:" + $0 } ?? details.value.map { "j:" + FlagJSON.string($0, sortedKeys: true) } ?? "-"
-        let context = EventContext(of: served, detail: detail)
+        let context = EventContext(of: view.served, detail: detail)
         let key = "\(context.fingerprint)\u{0}\(name)\u{0}\(identity)"
         let first = reported.withLock { seen -> Bool in
             if seen.count >= Self.capacity { seen.removeAll() }

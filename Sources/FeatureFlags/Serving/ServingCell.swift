@@ -82,27 +82,28 @@ package struct ServingCell<State: ServesValues>: Sendable {
     package func lookup(_ name: String) -> FlagValue? { lookup(name, hash: FlagNameHash.of(name)) }
 
     /// The read of `key` with its explanation; `report` is given the list members its value holds
-    /// that the key's enum does not know (keys that audit them only). No tuple is returned: this
+    /// that the key's enum does not know, and the flag's name (keys that audit them only; the name is
+    /// passed, not captured: a closure capturing the generic key copies it whole on every read). No tuple is returned: this
     /// runs generic at run time, where a tuple of a generic type is looked up on every call.
     @inline(__always)
     package func details<Value>(
-        _ key: FlagKey<Value>, base: ServingBase, now: Date, report: (_ unknownMembers: [String]) -> Void
+        _ key: FlagKey<Value>, base: ServingBase, now: Date, report: (_ unknownMembers: [String], _ flag: String) -> Void
     ) -> FlagDetails<Value> {
-        let details = read { $0.served.details(key, base: base, now: now) }
+        let details = read { $0.details(key, base: base, now: now) }
         if let exposures, !exposures.isKnown(key.nameHash), ExposureLog.isExposure(details.source) {
-            exposures.note(key.name, hash: key.nameHash, in: read { $0.served })
+            exposures.note(key.name, hash: key.nameHash, in: read { $0 })
         }
         if key.auditsMembers, details.source != .killSwitch, let audit = key.unknownMembers,
             let raw = lookup(key.name, hash: key.nameHash)
         {
-            report(audit(raw))
+            report(audit(raw), key.name)
         }
         return details
     }
 
-    /// The untyped read of `name` with its explanation (see ``ServedState/rawDetails(_:hash:base:now:)``).
+    /// The untyped read of `name` with its explanation (see ``ServedView/rawDetails(_:hash:base:now:)``).
     package func flagDetails(_ name: String, hash: Int, base: ServingBase, now: Date) -> FlagDetails<FlagValue?> {
-        read { $0.served.rawDetails(name, hash: hash, base: base, now: now) }
+        read { $0.rawDetails(name, hash: hash, base: base, now: now) }
     }
 
     /// ``lookup(_:)`` with the name's hash already known (a ``FlagKey``'s).
@@ -122,7 +123,7 @@ package struct ServingCell<State: ServesValues>: Sendable {
             let value = view.served.lookup(name, hash: hash, killSwitchKey: key)
             return (value, value == nil || exposures.isKnown(hash) ? nil : view)
         }
-        if let unreported { exposures.note(name, hash: hash, in: unreported.served) }
+        if let unreported { exposures.note(name, hash: hash, in: unreported) }
         return value
     }
 }
