@@ -3,11 +3,14 @@ import FeatureFlags
 /// A semantic version (semver.org 2.0.0) as flagd's `sem_ver` reads it: an optional leading
 /// `v` or `V`, `MAJOR`, `MAJOR.MINOR` or `MAJOR.MINOR.PATCH` (missing parts are zero; the short forms
 /// take no pre-release or build), numeric parts without leading zeros, an optional
-/// `-pre.release` and an optional `+build` that comparisons ignore.
+/// `-pre.release` and an optional `+build` that comparisons ignore. Numbers may have any
+/// number of digits, as in flagd's Go evaluator (`golang.org/x/mod/semver` compares them as
+/// digit strings): `v18446744073709551616` is a version, greater than `v18446744073709551615`.
 struct SemanticVersion: Sendable, Equatable {
-    let major: UInt64
-    let minor: UInt64
-    let patch: UInt64
+    /// `MAJOR`, `MINOR` and `PATCH` as their digits (`"0"` where the short forms leave one out).
+    let major: Substring
+    let minor: Substring
+    let patch: Substring
     /// Dot-separated pre-release identifiers; empty for a release.
     let prerelease: [Substring]
 
@@ -28,12 +31,8 @@ struct SemanticVersion: Sendable, Equatable {
         let core = rest.split(separator: ".", omittingEmptySubsequences: false)
         guard (1...3).contains(core.count) else { return nil }
         if core.count < 3, pre != nil || build != nil { return nil }
-        var numbers: [UInt64] = []
-        for part in core {
-            guard let number = Self.numeric(part) else { return nil }
-            numbers.append(number)
-        }
-        while numbers.count < 3 { numbers.append(0) }
+        guard core.allSatisfy(Self.isNumber) else { return nil }
+        let numbers = core + Array(repeating: "0", count: 3 - core.count)
         if let build {
             let identifiers = build.split(separator: ".", omittingEmptySubsequences: false)
             guard identifiers.allSatisfy(Self.isIdentifier) else { return nil }
@@ -50,10 +49,16 @@ struct SemanticVersion: Sendable, Equatable {
         self.prerelease = prerelease
     }
 
-    private static func numeric(_ part: Substring) -> UInt64? {
-        guard !part.isEmpty, part.allSatisfy(\.isDecimalDigit) else { return nil }
-        if part.count > 1, part.first == "0" { return nil }
-        return UInt64(part)
+    /// Digits without a leading zero (`0` itself is one).
+    private static func isNumber(_ part: Substring) -> Bool {
+        !part.isEmpty && part.allSatisfy(\.isDecimalDigit) && (part.count == 1 || part.first != "0")
+    }
+
+    /// Orders two numbers written without leading zeros, of any length: the longer is greater,
+    /// and of equal lengths the digits decide.
+    private static func compareNumbers(_ a: Substring, _ b: Substring) -> Int {
+        if a.count != b.count { return a.count < b.count ? -1 : 1 }
+        return a == b ? 0 : (a < b ? -1 : 1)
     }
 
     private static func isIdentifier(_ part: Substring) -> Bool {
@@ -63,7 +68,7 @@ struct SemanticVersion: Sendable, Equatable {
     /// Precedence (semver §11): -1, 0 or 1. Build metadata is ignored.
     func compare(_ other: SemanticVersion) -> Int {
         for (a, b) in [(major, other.major), (minor, other.minor), (patch, other.patch)] where a != b {
-            return a < b ? -1 : 1
+            return Self.compareNumbers(a, b)
         }
         switch (prerelease.isEmpty, other.prerelease.isEmpty) {
         case (true, true): return 0
@@ -72,13 +77,12 @@ struct SemanticVersion: Sendable, Equatable {
         case (false, false): break
         }
         for (a, b) in zip(prerelease, other.prerelease) where a != b {
-            let numberA = a.allSatisfy(\.isDecimalDigit) ? UInt64(a) : nil
-            let numberB = b.allSatisfy(\.isDecimalDigit) ? UInt64(b) : nil
-            switch (numberA, numberB) {
-            case let (x?, y?): return x < y ? -1 : 1
-            case (.some, nil): return -1
-            case (nil, .some): return 1
-            case (nil, nil): return a < b ? -1 : 1
+            // Numeric identifiers (no leading zero: checked at parsing) sort below the others.
+            switch (a.allSatisfy(\.isDecimalDigit), b.allSatisfy(\.isDecimalDigit)) {
+            case (true, true): return Self.compareNumbers(a, b)
+            case (true, false): return -1
+            case (false, true): return 1
+            case (false, false): return a < b ? -1 : 1
             }
         }
         return prerelease.count == other.prerelease.count ? 0 : (prerelease.count < other.prerelease.count ? -1 : 1)

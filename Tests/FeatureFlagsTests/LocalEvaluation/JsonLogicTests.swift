@@ -292,6 +292,20 @@ struct JsonLogicTests {
         #expect(try run(#"{"fractional": ["key", [["nested"], 1]]}"#) == .null)
     }
 
+    /// flagd's Go evaluator (`golang.org/x/mod/semver`) reads version numbers of any length and
+    /// orders them as numbers: longer is greater. Beyond 64 bits they were not versions here,
+    /// and long numeric pre-release identifiers were ordered as text.
+    @Test func semVerNumbersOfAnyLength() throws {
+        #expect(try run(#"{"sem_ver": ["18446744073709551616.0.0", ">", "18446744073709551615.0.0"]}"#) == true)
+        #expect(try run(#"{"sem_ver": ["1.99999999999999999999999.0", "<", "1.100000000000000000000000.0"]}"#) == true)
+        #expect(try run(#"{"sem_ver": ["2.0.99999999999999999999", "~", "2.0.1"]}"#) == true)
+        #expect(try run(#"{"sem_ver": ["1.0.0-99999999999999999999", "<", "1.0.0-100000000000000000000"]}"#) == true)
+        #expect(try run(#"{"sem_ver": ["1.0.0-100000000000000000000", "<", "1.0.0-alpha"]}"#) == true)
+        #expect(try run(#"{"sem_ver": ["1.0.0-alpha.10", ">", "1.0.0-alpha.9"]}"#) == true)
+        #expect(try run(#"{"sem_ver": ["1.0.0-alpha.010", "=", "1.0.0-alpha.10"]}"#) == .null)
+        #expect(try run(#"{"sem_ver": ["0.0.0", "=", "v0"]}"#) == true)
+    }
+
     @Test func aHostileRuleRunsOutOfBudgetInsteadOfMemory() throws {
         // Doubling a list sixty times would need 2^60 elements; the budget stops it at once.
         let range = (0..<60).map(String.init).joined(separator: ",")
