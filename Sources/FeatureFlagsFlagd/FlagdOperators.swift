@@ -124,11 +124,13 @@ enum FlagdOperators {
     }
 
     /// A `sem_ver` argument as text: a string as it is; a number as flagd's Go evaluator
-    /// prints it (`fmt`'s `%v`: `2` → "2", `1.2` → "1.2", `1.0` → "1"); nil for anything else.
+    /// prints it (`fmt`'s `%v` of the `float64` every JSON number is there: `2` → "2", `1.2` →
+    /// "1.2", `1.0` → "1", and an integer of a million or more in exponent form, `1e+06`, which
+    /// is no version); nil for anything else.
     static func versionText(_ value: FlagValue) -> String? {
         switch value {
         case .string(let text): return text
-        case .int(let whole): return String(whole)
+        case .int(let whole): return GoNumberText.shortest(Double(whole))
         case .double(let number): return GoNumberText.shortest(number)
         default: return nil
         }
