@@ -71,6 +71,9 @@ struct ConnectionTable {
         if entries[fd]?.stalledSince == nil { entries[fd]?.stalledSince = now }
     }
 
+    /// Whether one more stream would be admitted under `limit` (what a `HEAD` of a stream says).
+    func admitsStream(limit: Int) -> Bool { streams < limit }
+
     /// Makes `fd` a change stream, which gives its place back: false when `limit` streams are
     /// open already.
     mutating func startStream(_ fd: Int32, limit: Int) -> Bool {

@@ -53,6 +53,9 @@ extension FlagServer {
         }
     }
 
+    /// The answer to a stream request beyond `limit` open streams (503).
+    static func streamsFull(_ limit: Int) -> [String: FlagValue] { ["error": .string("too many change streams (\(limit))")] }
+
     /// A LaunchDarkly event: `event: NAME` and its JSON data on one line.
     static func event(_ name: String, _ data: FlagValue) -> String {
         "event: \(name)\ndata: \(FlagJSON.string(data, sortedKeys: true))\n\n"
@@ -79,7 +82,7 @@ extension FlagServer {
         var snapshot = changes.current
         let admitted = state.withLock { $0.connections.startStream(connection.fd, limit: configuration.maxStreams) }
         guard admitted else {
-            return responder.json(status: 503, ["error": .string("too many change streams (\(configuration.maxStreams))")])
+            return responder.json(status: 503, Self.streamsFull(configuration.maxStreams))
         }
         guard responder.streamHead() else { return Responder.Outcome(status: 200, bytes: 0, keepOpen: false) }
         var bytes = 0

@@ -530,9 +530,14 @@ public final class FlagServer: Sendable {
         } else {
             switch route {
             case .events where headOnly, .launchDarklyStream where headOnly:
-                // A stream's head, then the end: the events are the content.
-                _ = responder.streamHead()
-                outcome = Responder.Outcome(status: 200, bytes: 0, keepOpen: false)
+                // A stream's head, then the end: the events are the content. When a GET would
+                // be refused (the stream limit reached), so is the HEAD, with the same status.
+                if state.withLock({ $0.connections.admitsStream(limit: configuration.maxStreams) }) {
+                    _ = responder.streamHead()
+                    outcome = Responder.Outcome(status: 200, bytes: 0, keepOpen: false)
+                } else {
+                    outcome = responder.json(status: 503, Self.streamsFull(configuration.maxStreams))
+                }
             case .events:
                 outcome = streamChanges(request, responder: responder, connection: connection)
             case .launchDarklyStream(let context, let reasons):

@@ -218,6 +218,20 @@ struct OriginServerRulesTests {
         #expect(Self.heads(stream).first?["content-type"] == "text/event-stream")
     }
 
+    /// A HEAD of a stream says what a GET would get: 503 when no stream would be admitted.
+    @Test func aStreamsHeadIsRefusedWhereItsGetWouldBe() throws {
+        let server = try FlagServer(document: .seedExample, configuration: .init(maxStreams: 0))
+        defer { server.stop() }
+        for path in ["/events", "/meval/eyJrZXkiOiJ1MSJ9"] {
+            let get = try Self.exchange(server, "GET \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let head = try Self.exchange(server, "HEAD \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(get.hasPrefix("HTTP/1.1 503 "), "GET \(path): \(get.prefix(200))")
+            #expect(head.hasPrefix("HTTP/1.1 503 "), "HEAD \(path): \(head.prefix(200))")
+            #expect(head.hasSuffix("\r\n\r\n"), "HEAD \(path) sent content: \(head)")
+            #expect(Self.heads(head).first?["content-length"] == Self.heads(get).first?["content-length"])
+        }
+    }
+
     @Test func a304RepeatsTheValidatorsAndDoesNotFrameContent() throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
