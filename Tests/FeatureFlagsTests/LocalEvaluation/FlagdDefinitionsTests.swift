@@ -125,5 +125,15 @@ struct FlagdDefinitionsTests {
         #expect(decoded.snapshot(for: EvaluationContext(attributes: ["x": true]), at: Date())["f"]?.value == 2)
         #expect(LocalRules.decode(ArraySlice(rules.encoded().dropLast())) == nil)
         #expect(LocalRules.decode([9, 9]) == nil)
+        // A header whose fetch time is not a finite number (a forged file) is not read: an
+        // infinite age would reach every place that shows or compares it.
+        let stored = rules.encoded()
+        let time = (0..<8).map { UInt8(truncatingIfNeeded: (1_000.0 as Double).bitPattern >> UInt64(8 * $0)) }
+        let at = try #require((0...(stored.count - 8)).first { Array(stored[$0..<($0 + 8)]) == time })
+        for forged in [-Double.infinity, .infinity, .nan] {
+            var bytes = stored
+            for i in 0..<8 { bytes[at + i] = UInt8(truncatingIfNeeded: forged.bitPattern >> UInt64(8 * i)) }
+            #expect(LocalRules.decode(ArraySlice(bytes)) == nil, "fetched at \(forged)")
+        }
     }
 }
