@@ -82,9 +82,10 @@ package struct ServingCell<State: ServesValues>: Sendable {
     package func lookup(_ name: String) -> FlagValue? { lookup(name, hash: FlagNameHash.of(name)) }
 
     /// The read of `key` with its explanation; `report` is given the list members its value holds
-    /// that the key's enum does not know, and the flag's name (keys that audit them only; the name is
-    /// passed, not captured: a closure capturing the generic key copies it whole on every read). No tuple is returned: this
-    /// runs generic at run time, where a tuple of a generic type is looked up on every call.
+    /// that the key's enum does not know, and the flag's name (keys that audit them only). The
+    /// name is passed, not captured: a closure capturing the generic key copies it whole on
+    /// every read. No tuple is returned: this runs generic at run time, where a tuple of a
+    /// generic type is looked up on every call.
     @inline(__always)
     package func details<Value>(
         _ key: FlagKey<Value>, base: ServingBase, now: Date, report: (_ unknownMembers: [String], _ flag: String) -> Void
