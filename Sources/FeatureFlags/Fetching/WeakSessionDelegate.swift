@@ -35,9 +35,16 @@ extension SessionEventHandler {
 /// it is invalidated, so a delegate holding the owner strongly would keep an owner nobody
 /// shut down alive forever. With the owner gone, answers and redirects are refused.
 final class WeakSessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
-    private weak let handler: (any SessionEventHandler)?
+    /// The owner, held weakly in a value: a class's `weak let` needs Swift 6.2 (the package
+    /// builds with 6.0), and a `weak var` of the class would make it mutable, so not `Sendable`.
+    private struct Owner: Sendable {
+        weak var handler: (any SessionEventHandler)?
+    }
 
-    init(_ handler: any SessionEventHandler) { self.handler = handler }
+    private let owner: Owner
+    private var handler: (any SessionEventHandler)? { owner.handler }
+
+    init(_ handler: any SessionEventHandler) { owner = Owner(handler: handler) }
 
     func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
