@@ -102,7 +102,7 @@ struct AppUpdatePolicyTests {
             return
         }
         #expect(next.version.description == "1.3.0")
-        #expect(client.updateAdvice(for: try #require(AppVersion("1.3.0"))) == nil)
+        #expect(try client.updateAdvice(for: #require(AppVersion("1.3.0"))) == nil)
     }
 
     @Test func updatesSentAsTextAreRead() throws {

@@ -153,8 +153,8 @@ struct EndpointFormatTests {
         #expect(client.value(FlagKey("plan_feature_list", default: [String]())) == ["usage", "team"])
         #expect(client.value(FlagKey("plan_themeColor", default: "")) == "#2C3E50")
         #expect(try decode(endpoint, #"{"state":"NO_CHANGE"}"#) == .notModified)
-        #expect(flags(try decode(endpoint, #"{"state":"NO_TEMPLATE"}"#)).isEmpty)
-        #expect(flags(try decode(endpoint, #"{"state":"EMPTY_CONFIG","templateVersion":18}"#)).isEmpty)
+        #expect(try flags(decode(endpoint, #"{"state":"NO_TEMPLATE"}"#)).isEmpty)
+        #expect(try flags(decode(endpoint, #"{"state":"EMPTY_CONFIG","templateVersion":18}"#)).isEmpty)
         #expect(throws: FlagError.self) { try decode(endpoint, #"{"state":"INSTANCE_STATE_UNSPECIFIED"}"#) }
         #expect(throws: FlagError.self) { try decode(endpoint, #"{"state":"UPDATE","entries":{"a":1}}"#) }
         #expect(endpoint.failureDetail(FlagResponse(status: 403, body: Array(#"{"error":{"code":403,"message":"API key not valid","status":"PERMISSION_DENIED"}}"#.utf8))) == "PERMISSION_DENIED: API key not valid")

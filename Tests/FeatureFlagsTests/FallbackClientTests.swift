@@ -43,7 +43,7 @@ struct FallbackClientTests {
             #expect(details.variant == "blue")
             #expect(details.age == 100)
             #expect(details.snapshotVersion == "2025-08-04T10:00:00Z")
-            #expect(client.recentEvents.first == .fallbackLoaded(contexts: 1, bytes: try Data(contentsOf: url).count))
+            #expect(try client.recentEvents.first == .fallbackLoaded(contexts: 1, bytes: Data(contentsOf: url).count))
             #expect(client.recentEvents.last == .ready)
         }
     }

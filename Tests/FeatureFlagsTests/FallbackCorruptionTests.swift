@@ -235,7 +235,7 @@ struct FallbackCorruptionTests {
             let client = FallbackClient(fileURL: url, context: context)
             try client.store.save(snapshot(auraLinkPersonal), etag: nil, for: context)
             let relaunched = FallbackClient(fileURL: url, context: context)
-            #expect(relaunched.store.loadOutcome == .loaded(contexts: 1, bytes: try FileIO.read(url.path).count))
+            #expect(try relaunched.store.loadOutcome == .loaded(contexts: 1, bytes: FileIO.read(url.path).count))
             #expect(relaunched.value(.themeColor) == "#3498DB")
             #expect(try FileIO.read(url.path + ".corrupt") == [1, 2, 3])
         }

@@ -60,7 +60,7 @@ struct FlagSetTests {
         entries["kill_switch"] = FlagEntry(value: .bool(true))
         #expect(FlagSnapshot(flags: entries).isKillSwitchOn(key: "kill_switch"))
         #expect(try Self.decoded(entries).isKillSwitchOn(key: "kill_switch"))
-        #expect(!(try Self.decoded(Self.entries).isKillSwitchOn(key: "kill_switch")))
+        #expect(try !(Self.decoded(Self.entries).isKillSwitchOn(key: "kill_switch")))
     }
 
     @Test func aNameStoredTwiceKeepsTheLaterEntry() throws {

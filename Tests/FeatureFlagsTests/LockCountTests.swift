@@ -34,6 +34,6 @@ struct LockCountTests {
                 context: context, fetcher: fetcher, store: store, reachability: AlwaysReachable(), lifecycle: AlwaysForeground())
         }
         provider?.shutdown()
-        #expect(made == (try Self.statedCount()), "the code makes \(made) locks")
+        #expect(try made == Self.statedCount(), "the code makes \(made) locks")
     }
 }

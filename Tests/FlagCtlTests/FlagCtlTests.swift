@@ -583,7 +583,7 @@ struct FlagCtlFlagdTests {
     }
 
     @Test func aFlagdFileIsToldFromOurs() throws {
-        #expect(FlagdFile.looksLike(try FlagJSON.parse(DemoCommand.localRules)))
+        #expect(try FlagdFile.looksLike(FlagJSON.parse(DemoCommand.localRules)))
         #expect(!FlagdFile.looksLike(["flags": ["a": true, "b": ["x": 1]]]))
         #expect(FlagdFile.looksLike(["flags": []]))
     }

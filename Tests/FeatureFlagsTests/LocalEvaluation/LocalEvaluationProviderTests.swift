@@ -277,6 +277,6 @@ struct LocalEvaluationProviderTests {
         try server.serveFlagd(Array(Self.rules.utf8))
         let served = try FlagJSON.parse(server.flagdDocument ?? [])
         #expect(served.objectValue?["eventStreams"] != nil)
-        #expect(served.objectValue?["flags"] == (try FlagJSON.parse(Self.rules)).objectValue?["flags"])
+        #expect(try served.objectValue?["flags"] == FlagJSON.parse(Self.rules).objectValue?["flags"])
     }
 }
