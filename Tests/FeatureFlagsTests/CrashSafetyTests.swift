@@ -154,12 +154,8 @@ struct CrashSafetyTests {
         let client = FallbackClient(fileURL: file)
         let clock = ContinuousClock()
         let start = clock.now
-        // (`#expect(throws:)` returns the error from Swift 6.1 on; the package's tests build with 6.0.)
-        var error: FlagError?
-        do {
+        let error = thrownError(FlagError.self) {
             try client.store.save(snapshot(["n": 1]), etag: nil, for: EvaluationContext(targetingKey: "x"))
-        } catch let thrown {
-            error = thrown as? FlagError
         }
         #expect(clock.now - start >= .seconds(2))
         #expect(error?.message.contains("locked") == true)

@@ -182,11 +182,8 @@ struct LastKnownGoodStoreTests {
             let target = dir.url("elsewhere")
             #expect(symlink(target.path, url.path + ".lock") == 0)
             let store = LastKnownGoodStore(fileURL: url)
-            var error: FlagError?
-            do {
+            let error = thrownError(FlagError.self) {
                 try store.save(snapshot(auraLinkPersonal), etag: nil, for: personal)
-            } catch let thrown {
-                error = thrown as? FlagError
             }
             #expect(error?.message.contains("symbolic link") == true)
             #expect(!FileManager.default.fileExists(atPath: target.path), "nothing created where the link points")
