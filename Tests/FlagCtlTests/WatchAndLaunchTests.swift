@@ -8,8 +8,10 @@ import TestSupport
 /// `flagctl watch` and `flagctl launch` in process: their output and their usage errors.
 @Suite("flagctl watch and launch")
 struct WatchAndLaunchTests {
-    /// A stop signal that never comes (the command ends by `--count`).
-    static let never = StopSignal { try? await Task.sleep(for: .seconds(3_600)) }
+    /// The stop signal of a watch that should end by `--count`: it comes only after three
+    /// loopback budgets, so that a watch that missed its change ends (and the test fails on
+    /// what it printed) instead of waiting for a change that already went by.
+    static let late = StopSignal { try? await Task.sleep(for: TestTiming.loopbackBudget * 3) }
 
     /// The watch's opening line (`--json`), once printed.
     static func opening(_ output: CapturedOutput) -> [String: FlagValue]? {
@@ -22,7 +24,7 @@ struct WatchAndLaunchTests {
         let watch = start(
             ["watch", "--endpoint", server.flagsURL.absoluteString, "--context", "venue=venue-42", "--count", "1", "--json",
              "--timeout", "\(min(TestTiming.loopbackBudget.components.seconds, 60))"],
-            stop: Self.never)
+            stop: Self.late)
         // The watch has printed what it serves, the stream is open and the fetch its opening
         // asks for has been answered, so the flip's change comes by the stream.
         #expect(await eventually(within: TestTiming.loopbackBudget) {
@@ -59,7 +61,7 @@ struct WatchAndLaunchTests {
         let watch = start(
             ["watch", "--provider", "launchdarkly", "--endpoint", server.baseURL.absoluteString, "--key", "mob-test",
              "--count", "1", "--json", "--timeout", "\(min(TestTiming.loopbackBudget.components.seconds, 60))"],
-            stop: Self.never)
+            stop: Self.late)
         // The stream counts as open once its put is settled (the document it carries read
         // before), and the watch has printed what it serves: the flip's change comes after
         // both, as a patch. (A flip before the opening line is in that line, not a change.)
