@@ -8,10 +8,10 @@ import TestSupport
 /// `flagctl watch` and `flagctl launch` in process: their output and their usage errors.
 @Suite("flagctl watch and launch")
 struct WatchAndLaunchTests {
-    /// The stop signal of a watch that should end by `--count`: it comes only after three
-    /// loopback budgets, so that a watch that missed its change ends (and the test fails on
-    /// what it printed) instead of waiting for a change that already went by.
-    static let late = StopSignal { try? await Task.sleep(for: TestTiming.loopbackBudget * 3) }
+    /// The stop signal of a watch that should end by `--count`: it comes only after twice the
+    /// bound of `eventually`, so that a watch that missed its change ends (and the test fails
+    /// on what it printed) instead of waiting for a change that already went by.
+    static let late = StopSignal { try? await Task.sleep(for: TestTiming.eventualityBound * 2) }
 
     /// The watch's opening line (`--json`), once printed.
     static func opening(_ output: CapturedOutput) -> [String: FlagValue]? {
@@ -23,11 +23,11 @@ struct WatchAndLaunchTests {
         defer { server.stop() }
         let watch = start(
             ["watch", "--endpoint", server.flagsURL.absoluteString, "--context", "venue=venue-42", "--count", "1", "--json",
-             "--timeout", "\(min(TestTiming.loopbackBudget.components.seconds, 60))"],
+             "--timeout", "\(min(TestTiming.eventualityBound.components.seconds, 60))"],
             stop: Self.late)
         // The watch has printed what it serves, the stream is open and the fetch its opening
         // asks for has been answered, so the flip's change comes by the stream.
-        #expect(await eventually(within: TestTiming.loopbackBudget) {
+        #expect(await eventually {
             let log = server.requests
             guard Self.opening(watch.output) != nil, server.streamCount == 1,
                 let stream = log.firstIndex(where: { $0.route == "GET /events" })
@@ -60,12 +60,12 @@ struct WatchAndLaunchTests {
         defer { server.stop() }
         let watch = start(
             ["watch", "--provider", "launchdarkly", "--endpoint", server.baseURL.absoluteString, "--key", "mob-test",
-             "--count", "1", "--json", "--timeout", "\(min(TestTiming.loopbackBudget.components.seconds, 60))"],
+             "--count", "1", "--json", "--timeout", "\(min(TestTiming.eventualityBound.components.seconds, 60))"],
             stop: Self.late)
         // The stream counts as open once its put is settled (the document it carries read
         // before), and the watch has printed what it serves: the flip's change comes after
         // both, as a patch. (A flip before the opening line is in that line, not a change.)
-        #expect(await eventually(within: TestTiming.loopbackBudget) {
+        #expect(await eventually {
             server.streamCount == 1 && Self.opening(watch.output) != nil
         })
         var killed = ServerDocument.seedExample
