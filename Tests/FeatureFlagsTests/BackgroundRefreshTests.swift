@@ -42,7 +42,7 @@ struct BackgroundRefreshTests {
         // The foreground opens it, after an unconditional fetch.
         let before = f.server.requestCount
         lifecycle.set(foreground: true)
-        #expect(await eventually(within: TestTiming.loopbackBudget) {
+        #expect(await eventually {
             f.server.streamCount == 1 && f.server.requests.dropFirst(before).contains { $0.route != "GET /events" }
         })
         let resumed = try #require(f.server.requests.dropFirst(before).first { $0.route != "GET /events" })
@@ -70,7 +70,7 @@ struct BackgroundRefreshTests {
         #expect(!f.provider.isKillSwitchActive)
         // The fetch was not abandoned: released, it lands.
         gate.release(auraPersonal)
-        #expect(await eventually(within: TestTiming.loopbackBudget) { f.provider.isKillSwitchActive }, "\(f.provider.recentEvents)")
+        #expect(await eventually { f.provider.isKillSwitchActive }, "\(f.provider.recentEvents)")
     }
 
     @Test func aFailedFetchIsReportedAndTheStoreKeepsItsValues() async throws {

@@ -47,7 +47,7 @@ struct HotReloadTests {
         gate.arm()
         try Data(changed.jsonBytes()).write(to: file, options: .atomic)
         // The file watcher (every 200 ms) finds the change and is held reading it.
-        #expect(await eventually(within: TestTiming.loopbackBudget) { gate.isHolding })
+        #expect(await eventually { gate.isHolding })
         async let answer = fetcher.fetch(auraPersonal)
         // Whenever the request gets there — before the release or after — it must be answered
         // from the new document: the reload it meets in progress is waited for, not skipped.
