@@ -85,10 +85,18 @@ struct HTTPReader {
         // Bytes already buffered (a pipelined request) start this request's clock now.
         var deadline: ContinuousClock.Instant? = buffer.isEmpty ? nil : ContinuousClock.now + .milliseconds(requestMilliseconds)
         let late = Outcome.reject(status: 408, reason: "the request did not arrive in time")
-        var headerEnd: Int?
+        var searched = 0
+        var headEnd: (head: Int, next: Int)?
         while true {
-            headerEnd = Self.find([13, 10, 13, 10], in: buffer)
-            if headerEnd != nil { break }
+            // Empty lines before a request line are ignored (RFC 9112 §2.2).
+            let blank = HTTPFraming.leadingEmptyLines(buffer)
+            if blank > 0 {
+                buffer.removeFirst(blank)
+                searched = 0
+            }
+            headEnd = HTTPFraming.headEnd(in: buffer, from: searched)
+            if headEnd != nil { break }
+            searched = HTTPFraming.resumePoint(after: buffer.count)
             if buffer.count > maxHeaderBytes { return .reject(status: 431, reason: "header section too large") }
             switch fill(deadline: &deadline) {
             case .more: continue
@@ -96,63 +104,76 @@ struct HTTPReader {
             case .late: return late
             }
         }
-        guard let end = headerEnd else { return .closed }
-        if end > maxHeaderBytes { return .reject(status: 431, reason: "header section too large") }
-        let parsed = HTTPRequestHead.parse(buffer[0..<end])
-        let headBytes = end + 4
-        buffer.removeFirst(end + 4)
+        guard let end = headEnd else { return .closed }
+        if end.head > maxHeaderBytes { return .reject(status: 431, reason: "header section too large") }
+        let parsed = HTTPRequestHead.parse(buffer[0..<end.head])
+        let headBytes = end.next
+        buffer.removeFirst(end.next)
         let head: HTTPRequestHead
         switch parsed {
         case .success(let value): head = value
         case .failure(let rejection): return .reject(status: rejection.status, reason: rejection.reason)
         }
-        if head.headers["transfer-encoding"] != nil { return .reject(status: 501, reason: "chunked request bodies are not supported") }
-        // RFC 9110 §8.6: `1*DIGIT` — no sign, no list (two Content-Length lines arrive joined as
-        // one, and are refused); digits beyond `Int` are a length too large, not a bad one.
-        let declared = head.headers["content-length"] ?? "0"
-        guard !declared.isEmpty, declared.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
-            return .reject(status: 400, reason: "bad Content-Length")
+        let framing: HTTPFraming.Body
+        switch HTTPFraming.body(of: head) {
+        case .success(let value): framing = value
+        case .failure(let rejection): return .reject(status: rejection.status, reason: rejection.reason)
         }
-        let length = Int(declared) ?? Int.max
-        guard length <= maxBodyBytes else { return .reject(status: 413, reason: "request body too large") }
+        if case .length(let length) = framing, length > maxBodyBytes { return .reject(status: 413, reason: "request body too large") }
         // RFC 9110 §10.1.1: a client that sent `Expect: 100-continue` waits for a 100 before the
         // body (curl for a second); an HTTP/1.0 request's expectation is ignored, and one we do
-        // not know is refused with 417.
+        // not know is refused with 417. A body that came along needs no interim answer.
         if head.minorVersion >= 1, let expect = head.headers["expect"] {
             guard expect.lowercased() == "100-continue" else { return .reject(status: 417, reason: "unsupported expectation") }
-            if buffer.count < length,
-                !Socket.send(fd, ArraySlice(Self.continueLine), stopFD: stopFD, timeoutMilliseconds: requestMilliseconds)
-            {
+            let bodyPending = if case .length(let length) = framing { buffer.count < length } else { buffer.isEmpty }
+            if bodyPending, !Socket.send(fd, ArraySlice(Self.continueLine), stopFD: stopFD, timeoutMilliseconds: requestMilliseconds) {
                 return .closed
             }
         }
-        while buffer.count < length {
-            switch fill(deadline: &deadline) {
-            case .more: continue
-            case .closed: return .closed
-            case .late: return late
+        let body: [UInt8]
+        let bodyBytes: Int
+        switch framing {
+        case .length(let length):
+            while buffer.count < length {
+                switch fill(deadline: &deadline) {
+                case .more: continue
+                case .closed: return .closed
+                case .late: return late
+                }
             }
+            body = Array(buffer[0..<length])
+            bodyBytes = length
+            buffer.removeFirst(length)
+        case .chunked:
+            var decoder = ChunkedBodyDecoder(maxBodyBytes: maxBodyBytes, maxFramingBytes: maxHeaderBytes)
+            var consumedBytes = 0
+            decoding: while true {
+                switch decoder.advance(buffer) {
+                case .done(let consumed):
+                    consumedBytes = consumed
+                    buffer.removeFirst(consumed)
+                    break decoding
+                case .reject(let rejection):
+                    return .reject(status: rejection.status, reason: rejection.reason)
+                case .more:
+                    switch fill(deadline: &deadline) {
+                    case .more: continue
+                    case .closed: return .closed
+                    case .late: return late
+                    }
+                }
+            }
+            body = decoder.body
+            bodyBytes = consumedBytes
         }
-        let body = Array(buffer[0..<length])
-        buffer.removeFirst(length)
         return .request(
             HTTPRequest(
                 method: head.method, path: head.path, query: head.query, headers: head.headers, body: body,
-                wireBytes: headBytes + length, keepAlive: head.keepAlive))
+                wireBytes: headBytes + bodyBytes, keepAlive: head.keepAlive))
     }
 
     /// The interim answer to `Expect: 100-continue`.
     static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
-
-    static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        var i = 0
-        while i <= haystack.count - needle.count {
-            if haystack[i] == needle[0], Array(haystack[i..<(i + needle.count)]) == needle { return i }
-            i += 1
-        }
-        return nil
-    }
 }
 
 /// Builds HTTP/1.1 responses.

@@ -25,7 +25,7 @@ struct HTTPRequestHead: Equatable, Sendable {
     /// `Connection` has the `close` option; HTTP/1.0 only with the `keep-alive` option.
     var keepAlive: Bool {
         let options = Set((headers["connection"] ?? "").split(separator: ",").map {
-            $0.trimmingCharacters(in: .whitespaces).lowercased()
+            $0.trimmingSpaceAndTab().lowercased()
         })
         if options.contains("close") { return false }
         return minorVersion >= 1 || options.contains("keep-alive")
@@ -76,7 +76,7 @@ struct HTTPRequestHead: Equatable, Sendable {
             }
             let key = String(decoding: name, as: UTF8.self).lowercased()
             if key == "host" { hostLines += 1 }
-            let value = String(decoding: rawValue, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+            let value = String(decoding: rawValue, as: UTF8.self).trimmingSpaceAndTab()
             headers[key] = headers[key].map { $0 + ", " + value } ?? value
         }
         // RFC 9112 §3.2: an HTTP/1.1 request without a Host line, and any request with more
