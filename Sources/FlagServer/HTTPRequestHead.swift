@@ -91,9 +91,14 @@ struct HTTPRequestHead: Equatable, Sendable {
     /// (`http://host/path`); nil for anything else.
     static func splitTarget(_ target: String) -> (path: String, query: [String: String])? {
         var rest = Substring(target)
-        if rest.hasPrefix("http://") || rest.hasPrefix("https://") {
-            let afterScheme = rest[rest.index(rest.startIndex, offsetBy: rest.hasPrefix("http://") ? 7 : 8)...]
-            rest = afterScheme.firstIndex(of: "/").map { afterScheme[$0...] } ?? "/"
+        // Absolute form: the scheme in any case (RFC 3986 §3.1), then the authority, then a path
+        // that may be empty (`http://host?a=1` asks for `/?a=1`).
+        let lowered = rest.prefix(8).lowercased()
+        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+            let afterScheme = rest.dropFirst(lowered.hasPrefix("http://") ? 7 : 8)
+            let pathStart = afterScheme.firstIndex { $0 == "/" || $0 == "?" } ?? afterScheme.endIndex
+            let pathAndQuery = afterScheme[pathStart...]
+            rest = pathAndQuery.first == "/" ? pathAndQuery : "/" + pathAndQuery
         }
         guard rest.first == "/" else { return nil }
         let mark = rest.firstIndex(of: "?")

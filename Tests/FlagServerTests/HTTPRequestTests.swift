@@ -25,6 +25,11 @@ struct HTTPRequestTests {
         }
         #expect(HTTPRequestHead.splitTarget("http://host:8080/flags?a=1")?.query == ["a": "1"])
         #expect(HTTPRequestHead.splitTarget("http://host")?.path == "/")
+        // The scheme in any case; an empty path before a query is `/`.
+        #expect(HTTPRequestHead.splitTarget("HTTP://host/flags?a=1")?.path == "/flags")
+        #expect(HTTPRequestHead.splitTarget("Https://host:8443/flags")?.path == "/flags")
+        let noPath = HTTPRequestHead.splitTarget("http://host:8080?a=1")
+        #expect(noPath?.path == "/" && noPath?.query == ["a": "1"])
         for bad in ["flags", "*", "", "?a=1", "ftp://x/y"] { #expect(HTTPRequestHead.splitTarget(bad) == nil, "\(bad)") }
     }
 
