@@ -180,6 +180,10 @@ struct OriginServerRulesTests {
         #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(HTTPDate.format(0) == "Thu, 01 Jan 1970 00:00:00 GMT")
         #expect(HTTPDate.format(1_798_761_599) == "Thu, 31 Dec 2026 23:59:59 GMT")
+        #expect(HTTPDate.format(-1) == "Wed, 31 Dec 1969 23:59:59 GMT")
+        // A time whose year overflows the C library's calendar gives the epoch, not a crash.
+        #expect(HTTPDate.format(Int.max) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.format(Int.min) == "Thu, 01 Jan 1970 00:00:00 GMT")
         let now = Date()
         let read = RetryAfter.httpDate(HTTPDate.now(), now: now)
         #expect(read.map { abs($0.timeIntervalSince(now)) < 2 } == true)
