@@ -558,6 +558,8 @@ public final class FlagServer: Sendable {
                 outcome = responder.error(status: status, message: message, format: format)
             case .refusal(let status, let body, _):
                 outcome = responder.json(status: status, body)
+            case .serverOptions:
+                outcome = responder.empty(status: 200, extra: [("Allow", Route.serverMethods)])
             case .methodNotAllowed(let allow, let format):
                 outcome = responder.error(status: 405, message: "use \(allow)", format: format, extra: [("Allow", allow)])
             case .ofrepFlag(let key, let context):

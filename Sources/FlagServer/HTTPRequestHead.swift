@@ -6,7 +6,7 @@ import Foundation
 struct HTTPRequestHead: Equatable, Sendable {
     /// The method, e.g. `GET`.
     var method: String
-    /// The path, percent-decoded, without the query.
+    /// The path, percent-decoded, without the query; `*` for `OPTIONS *`.
     var path: String
     /// Query parameters, percent-decoded (`+` is a space); pairs without a name are skipped.
     var query: [String: String]
@@ -52,7 +52,14 @@ struct HTTPRequestHead: Equatable, Sendable {
         guard parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             return .failure(Rejection(status: 400, reason: "malformed request target"))
         }
-        guard let (path, query) = splitTarget(String(decoding: parts[1], as: UTF8.self)) else {
+        let method = String(decoding: parts[0], as: UTF8.self)
+        let target = String(decoding: parts[1], as: UTF8.self)
+        // The asterisk form asks about the server as a whole, and only `OPTIONS` may (§3.2.4).
+        let asterisk = target == "*"
+        if asterisk, method != "OPTIONS" {
+            return .failure(Rejection(status: 400, reason: "the asterisk form is for OPTIONS only"))
+        }
+        guard let (path, query) = asterisk ? ("*", [:]) : splitTarget(target) else {
             return .failure(Rejection(status: 400, reason: "malformed request target"))
         }
         var headers: [String: String] = [:]
@@ -84,7 +91,7 @@ struct HTTPRequestHead: Equatable, Sendable {
         if hostLines > 1 || (hostLines == 0 && minor == 1) {
             return .failure(Rejection(status: 400, reason: hostLines == 0 ? "no Host header field" : "more than one Host header field"))
         }
-        return .success(HTTPRequestHead(method: String(decoding: parts[0], as: UTF8.self), path: path, query: query, headers: headers, minorVersion: minor))
+        return .success(HTTPRequestHead(method: method, path: path, query: query, headers: headers, minorVersion: minor))
     }
 
     /// The path and query of an origin-form target (`/path?a=1&b`), or an absolute-form one

@@ -71,6 +71,12 @@ struct Responder {
         return Outcome(status: status, bytes: sent && !headOnly ? body.count : 0, keepOpen: sent)
     }
 
+    /// An answer without content (`Content-Length: 0`, RFC 9110 §9.3.7 for `OPTIONS`).
+    func empty(status: Int, extra: [(String, String)] = []) -> Outcome {
+        let head = head(status: status, headers: [("Content-Length", "0")] + extra)
+        return Outcome(status: status, bytes: 0, keepOpen: send(status: status, head: head, bodyBytes: 0))
+    }
+
     /// The head of a change stream: its body is server-sent events until the connection closes.
     func streamHead() -> Bool {
         let head = HTTPResponse.head(

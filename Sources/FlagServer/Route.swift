@@ -15,6 +15,8 @@ enum Route {
     case flagd
     /// `POST /ofrep/v1/evaluate/flags/<key>`: OFREP's single-flag evaluation.
     case ofrepFlag(key: String, EvaluationContext)
+    /// `OPTIONS *`: what the server as a whole takes (RFC 9110 §9.3.7).
+    case serverOptions
     /// An answer decided by the route alone, with a body of its own (a service's error shape
     /// that `failure` cannot say, e.g. OFREP's single-flag `{key, errorCode, errorDetails}`).
     case refusal(status: Int, body: [String: FlagValue], format: WireFormat)
@@ -24,7 +26,7 @@ enum Route {
     var needsCredentials: Bool {
         switch self {
         case .flags, .ofrepFlag, .flagd, .launchDarklyStream: return true
-        case .events, .failure, .refusal, .methodNotAllowed: return false
+        case .events, .failure, .refusal, .methodNotAllowed, .serverOptions: return false
         }
     }
 
@@ -37,7 +39,7 @@ enum Route {
     var format: WireFormat {
         switch self {
         case .flags(_, let format), .failure(_, _, let format), .methodNotAllowed(_, let format), .refusal(_, _, let format): return format
-        case .events, .flagd: return .json
+        case .events, .flagd, .serverOptions: return .json
         case .ofrepFlag: return .ofrep
         case .launchDarklyStream(_, let reasons): return .launchDarkly(withReasons: reasons)
         }
@@ -50,6 +52,7 @@ enum Route {
         let method = request.method.count <= 12 ? request.method : String(request.method.prefix(12)) + "…"
         switch format {
         case .json:
+            if request.path == "*" { return "\(method) *" }
             if request.path == "/flags" { return "\(method) /flags" }
             if request.path == "/events" { return "\(method) /events" }
             if request.path == Self.flagdPath { return "\(method) \(Self.flagdPath)" }
@@ -64,10 +67,17 @@ enum Route {
 
     /// The methods of RFC 9110 §9.3 and PATCH and REPORT; any other is 501 (§9.1), not 405.
     static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "REPORT"]
+    /// The methods some path of the server takes: `OPTIONS *`'s `Allow`.
+    static let serverMethods = "GET, HEAD, POST, REPORT, OPTIONS"
+
 
     init(_ request: HTTPRequest, pathAttribute: String) {
         guard Self.knownMethods.contains(request.method) else {
             self = .failure(status: 501, message: "method \(request.method.prefix(12)) not implemented", format: .json)
+            return
+        }
+        if request.path == "*" {
+            self = .serverOptions  // the head parser admits `*` for OPTIONS only
             return
         }
         if request.path == "/events" {

@@ -221,6 +221,33 @@ struct ServerFramingTests {
         #expect(connection.status() == 200)
     }
 
+    @Test func optionsAsteriskAsksAboutTheServer() throws {
+        guard case .success(let head) = HTTPRequestHead.parse(ArraySlice(HTTPFramingTests.bytes("OPTIONS * HTTP/1.1\r\nHost: x"))) else {
+            Issue.record("OPTIONS * refused")
+            return
+        }
+        #expect(head.path == "*" && head.query.isEmpty)
+        for method in ["GET", "POST", "HEAD"] {
+            guard case .failure(let rejection) = HTTPRequestHead.parse(ArraySlice(HTTPFramingTests.bytes("\(method) * HTTP/1.1\r\nHost: x"))) else {
+                Issue.record("\(method) * accepted")
+                continue
+            }
+            #expect(rejection.status == 400)
+        }
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        // Answered without content, and the connection stays open for the next request.
+        let text = try Self.exchange(
+            server, "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n" + "GET /flags/venue-1.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(text.hasPrefix("HTTP/1.1 200 "), "\(text)")
+        let heads = OriginServerRulesTests.heads(text)
+        #expect(heads.count == 2, "\(text)")
+        #expect(heads.first?["allow"] == Route.serverMethods)
+        #expect(heads.first?["content-length"] == "0")
+        #expect(text.components(separatedBy: "HTTP/1.1 200 ").count == 3)
+        #expect(server.requests.contains { $0.route == "OPTIONS *" })
+    }
+
     @Test func bareLineFeedsAndLeadingEmptyLinesAreAnsweredAtOnce() throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
