@@ -38,6 +38,17 @@ enum HTTPFraming {
     /// two bytes may begin the empty line.
     static func resumePoint(after count: Int) -> Int { max(count - 2, 0) }
 
+    /// The refusal of a head longer than `limit` bytes: 414 when its request line alone passes
+    /// the limit (RFC 9112 §3: a target longer than the server parses), else 431.
+    static func tooLarge(_ buffer: [UInt8], limit: Int) -> HTTPRequestHead.Rejection {
+        let start = leadingEmptyLines(buffer)
+        let lineEnd = buffer[start...].prefix(limit + 1).firstIndex(of: lf)
+        if lineEnd == nil || lineEnd! - start > limit {
+            return .init(status: 414, reason: "request target too long")
+        }
+        return .init(status: 431, reason: "header section too large")
+    }
+
     /// How a request's content is delimited.
     enum Body: Equatable, Sendable {
         /// `Content-Length` bytes (zero when the request declares neither length nor coding).

@@ -97,7 +97,7 @@ struct HTTPReader {
             headEnd = HTTPFraming.headEnd(in: buffer, from: searched)
             if headEnd != nil { break }
             searched = HTTPFraming.resumePoint(after: buffer.count)
-            if buffer.count > maxHeaderBytes { return .reject(status: 431, reason: "header section too large") }
+            if buffer.count > maxHeaderBytes { return HTTPFraming.tooLarge(buffer, limit: maxHeaderBytes).outcome }
             switch fill(deadline: &deadline) {
             case .more: continue
             case .closed: return .closed
@@ -105,19 +105,19 @@ struct HTTPReader {
             }
         }
         guard let end = headEnd else { return .closed }
-        if end.head > maxHeaderBytes { return .reject(status: 431, reason: "header section too large") }
+        if end.head > maxHeaderBytes { return HTTPFraming.tooLarge(buffer, limit: maxHeaderBytes).outcome }
         let parsed = HTTPRequestHead.parse(buffer[0..<end.head])
         let headBytes = end.next
         buffer.removeFirst(end.next)
         let head: HTTPRequestHead
         switch parsed {
         case .success(let value): head = value
-        case .failure(let rejection): return .reject(status: rejection.status, reason: rejection.reason)
+        case .failure(let rejection): return rejection.outcome
         }
         let framing: HTTPFraming.Body
         switch HTTPFraming.body(of: head) {
         case .success(let value): framing = value
-        case .failure(let rejection): return .reject(status: rejection.status, reason: rejection.reason)
+        case .failure(let rejection): return rejection.outcome
         }
         if case .length(let length) = framing, length > maxBodyBytes { return .reject(status: 413, reason: "request body too large") }
         // RFC 9110 §10.1.1: a client that sent `Expect: 100-continue` waits for a 100 before the
@@ -154,7 +154,7 @@ struct HTTPReader {
                     buffer.removeFirst(consumed)
                     break decoding
                 case .reject(let rejection):
-                    return .reject(status: rejection.status, reason: rejection.reason)
+                    return rejection.outcome
                 case .more:
                     switch fill(deadline: &deadline) {
                     case .more: continue
@@ -176,11 +176,16 @@ struct HTTPReader {
     static let continueLine = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 }
 
+extension HTTPRequestHead.Rejection {
+    /// The reader's answer for this refusal.
+    var outcome: HTTPReader.Outcome { .reject(status: status, reason: reason) }
+}
+
 /// Builds HTTP/1.1 responses.
 enum HTTPResponse {
     static let reasons: [Int: String] = [
         200: "OK", 304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-        405: "Method Not Allowed", 408: "Request Timeout", 413: "Content Too Large", 417: "Expectation Failed", 429: "Too Many Requests", 431: "Request Header Fields Too Large",
+        405: "Method Not Allowed", 408: "Request Timeout", 413: "Content Too Large", 414: "URI Too Long", 417: "Expectation Failed", 429: "Too Many Requests", 431: "Request Header Fields Too Large",
         500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
     ]
 

@@ -83,6 +83,13 @@ struct FlagServerTests {
         let big = RawConnection(port: server.port)
         big?.send("GET /flags HTTP/1.1\r\nHost: x\r\nX-Filler: " + String(repeating: "a", count: 4_000) + "\r\n\r\n")
         #expect(big?.status() == 431)
+        // A request line longer than the whole limit is a target too long (RFC 9112 §3), with
+        // its line end come or not.
+        for end in ["\r\n", ""] {
+            let long = RawConnection(port: server.port)
+            long?.send("GET /flags?x=" + String(repeating: "a", count: 2_000) + " HTTP/1.1" + end)
+            #expect(long?.status() == 414, "\(end.debugDescription)")
+        }
         let body = RawConnection(port: server.port)
         body?.send("POST /flags HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
         #expect(body?.status() == 413)

@@ -35,6 +35,8 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     let blank = HTTPFraming.leadingEmptyLines(all)
     precondition(blank <= all.count, "more empty lines than bytes")
+    let refusal = HTTPFraming.tooLarge(all, limit: Int(all.last ?? 0))
+    precondition([414, 431].contains(refusal.status), "unexpected size refusal \(refusal.status)")
 
     // The chunked decoder: fed at once and in two pieces it agrees, and stays in its bounds.
     var whole = ChunkedBodyDecoder(maxBodyBytes: 512, maxFramingBytes: 256)
