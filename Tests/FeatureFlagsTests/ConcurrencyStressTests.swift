@@ -52,6 +52,57 @@ struct ConcurrencyStressTests {
         #expect(provider.value(.themeColor) == "#2C3E50")
     }
 
+    /// A wake-up that resumes a sleeper while the sleeper's task is being cancelled. Resuming a
+    /// task takes that task's lock; cancelling it holds that lock while its cancellation handler
+    /// runs, and the handler calls `transition`. When resumptions ran under the provider's
+    /// `order` lock, the two threads waited for each other for good: a whole `swift test` under
+    /// ThreadSanitizer once stopped there. Here every round races the two on plain threads, so
+    /// a deadlock fails the test at the bound instead of stalling the cooperative threads.
+    @Test func aWakeUpRacingTheSleepersCancellationNeverDeadlocks() async throws {
+        let dir = TempDir()
+        let provider = FeatureFlagProvider(
+            context: auraPersonal, fetcher: FlagFetcher(endpoint: .json(post: URL(string: "http://127.0.0.1:9/")!)),
+            store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: ManualReachability(true))
+        let rounds = 2_000
+        let done = Locked(0)
+        let driver = Thread {
+            let go = DispatchSemaphore(value: 0)
+            let cancelled = DispatchSemaphore(value: 0)
+            let target = Locked<Task<Void, Never>?>(nil)
+            let canceller = Thread {
+                while true {
+                    go.wait()
+                    guard let task = target.withLock({ $0 }) else { return }
+                    task.cancel()
+                    cancelled.signal()
+                }
+            }
+            canceller.start()
+            for _ in 0..<rounds {
+                let ended = DispatchSemaphore(value: 0)
+                let sleeper = Task.detached {
+                    await provider.waitForWakeUp(.healthTimer)
+                    ended.signal()
+                }
+                target.withLock { $0 = sleeper }
+                go.signal()
+                // Another sleeper replaces this one, which resumes it: the wake-up, on this thread.
+                provider.transition(.sleep(.healthTimer, id: -1, resume: {}))
+                cancelled.wait()
+                ended.wait()
+                provider.transition(.stopSleeping(.healthTimer, id: -1))
+                done.withLock { $0 += 1 }
+            }
+            target.withLock { $0 = nil }
+            go.signal()
+        }
+        driver.start()
+        let finished = await eventually { done.withLock { $0 } == rounds }
+        #expect(finished, "\(done.withLock { $0 }) of \(rounds) rounds: a wake-up and a cancellation deadlocked")
+        // A deadlocked provider holds its lock for good: shutting it down would block this task.
+        if finished { provider.shutdown() }
+    }
+
     @Test func shutdownDuringAFetch() async throws {
         let f = try ProviderFixture()
         defer { f.server.stop() }

@@ -10,11 +10,17 @@ extension FeatureFlagProvider {
     func transition(_ input: ProviderInput) -> [ProviderEffect] {
         var launched: [(FetchTicket, Task<Void, Never>)] = []
         var stopping = false
+        var signals: [() -> Void] = []
         let deferred: [ProviderEffect] = order.withLock { _ in
             let time = ProviderTime(elapsed: clock.now(), date: wallClock())
             let effects = cell.withLock { $0.apply(input, at: time) }
-            return perform(effects, at: time.elapsed, launched: &launched, stopping: &stopping)
+            return perform(effects, at: time.elapsed, launched: &launched, stopping: &stopping, signals: &signals)
         }
+        // Waiters are resumed and tasks cancelled outside every lock of ours: resuming or
+        // cancelling a task takes that task's own lock, which the task holds while its
+        // cancellation handler runs — and those handlers call `transition`. Under `order`, the
+        // two waited for each other for good (found under ThreadSanitizer with a loaded machine).
+        for signal in signals { signal() }
         // The app's own pieces are stopped outside every lock of ours: a slow or re-entrant
         // implementation (one that calls back into the provider) stalls only itself.
         if stopping {
@@ -48,10 +54,12 @@ extension FeatureFlagProvider {
 
     /// Runs `effects` (holding `order`, not the state lock); returns the deferred ones. A stop
     /// sets `stopping`: the caller stops the fetcher, reachability and lifecycle after unlocking.
-    /// Timers count from `now`, the instant the state decided on them — not from whenever
-    /// this runs (the state lock is released by then, and the clock may have moved).
+    /// Resumptions and cancellations go to `signals`, in order, for the caller to run after
+    /// unlocking. Timers count from `now`, the instant the state decided on them — not from
+    /// whenever this runs (the state lock is released by then, and the clock may have moved).
     func perform(
-        _ effects: [ProviderEffect], at now: Duration, launched: inout [(FetchTicket, Task<Void, Never>)], stopping: inout Bool
+        _ effects: [ProviderEffect], at now: Duration, launched: inout [(FetchTicket, Task<Void, Never>)], stopping: inout Bool,
+        signals: inout [() -> Void]
     ) -> [ProviderEffect] {
         var deferred: [ProviderEffect] = []
         var changed: Set<String> = []
@@ -78,13 +86,13 @@ extension FeatureFlagProvider {
             case .startFetch(let plan):
                 launched.append((plan.ticket, Task { await self.performFetch(plan) }))
             case .cancel(let task):
-                task.cancel()
+                signals.append { task.cancel() }
             case .answer(let waiters, let outcome):
-                for waiter in waiters { waiter(outcome) }
+                signals.append { for waiter in waiters { waiter(outcome) } }
             case .resume(let resume):
-                if writes { deferred.append(effect) } else { resume() }
+                if writes { deferred.append(effect) } else { signals.append(resume) }
             case .wake(let sleepers), .reschedule(let sleepers):
-                for resume in sleepers { resume() }
+                signals.append { for resume in sleepers { resume() } }
             case .keepMembers(let members, let identity):
                 store.keepMembers(members, of: identity.fingerprint)
             case .persist, .holdKill:
