@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Docs/Performance.md ("Dates and URLs"): no value type of the libraries stores a Foundation
 /// `Date` or `URL` — on Apple platforms they have no fixed layout, and one stored field makes
@@ -15,6 +16,8 @@ struct FixedLayoutTests {
     /// The stored `Date` and `URL` fields of structs and enums in `text`, as `Type.field` (or
     /// `Type.case` for an enum case's payload). A deliberately small reader: it tracks braces
     /// and declarations, which is all the package's formatting needs.
+    static let declarationWords = ["struct ", "enum ", "class ", "actor ", "protocol ", "extension "]
+
     static func resilientFields(in text: String) -> [String] {
         var found: [String] = []
         // Open scopes: the type a brace belongs to (nil for functions, closures, computed
@@ -25,12 +28,16 @@ struct FixedLayoutTests {
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.hasPrefix("//") { continue }
             let code = line.components(separatedBy: " //").first ?? line
-            if let match = code.firstMatch(of: /\b(struct|enum|class|actor|protocol|extension) ([A-Za-z_][A-Za-z0-9_.]*)/) {
+            // The expressions run only on lines that hold their words: a regular expression on
+            // every line of every library took seconds of a cooperative thread.
+            if Self.declarationWords.contains(where: code.contains),
+                let match = code.firstMatch(of: /\b(struct|enum|class|actor|protocol|extension) ([A-Za-z_][A-Za-z0-9_.]*)/)
+            {
                 let kind = match.output.1
                 pendingType = (String(match.output.2), kind == "struct" || kind == "enum")
             }
             // A stored member sits directly in a value type's braces.
-            if let current = scopes.last, let owner = current, owner.isValueType {
+            if code.contains("Date") || code.contains("URL"), let current = scopes.last, let owner = current, owner.isValueType {
                 let stored = code.firstMatch(of: /^(?:[a-z()]+ )*(?:let|var) ([A-Za-z_][A-Za-z0-9_]*)\s*:\s*([^={]*)$/)
                     ?? code.firstMatch(of: /^(?:[a-z()]+ )*(?:let|var) ([A-Za-z_][A-Za-z0-9_]*)\s*:\s*([^={]*)=/)
                 if let stored, !stored.output.2.contains("->"), stored.output.2.contains(/\b(Date|URL)\b/) {
@@ -54,16 +61,21 @@ struct FixedLayoutTests {
         return found
     }
 
-    @Test func noValueTypeStoresADateOrAURL() throws {
-        var files = 0
-        var found: [String] = []
-        for library in Self.libraries {
-            let folder = Self.sources.appendingPathComponent(library)
-            let walker = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil), "\(folder.path)")
-            for case let url as URL in walker where url.pathExtension == "swift" {
-                files += 1
-                found += Self.resilientFields(in: try String(contentsOf: url, encoding: .utf8)).map { "\(url.lastPathComponent): \($0)" }
+    @Test func noValueTypeStoresADateOrAURL() async throws {
+        // On a thread of its own: the cooperative threads are two on a two-core machine, and
+        // the loopback tests that start beside this one need them.
+        let (files, found) = try await blocking { () throws -> (Int, [String]) in
+            var files = 0
+            var found: [String] = []
+            for library in Self.libraries {
+                let folder = Self.sources.appendingPathComponent(library)
+                guard let walker = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else { continue }
+                for case let url as URL in walker where url.pathExtension == "swift" {
+                    files += 1
+                    found += Self.resilientFields(in: try String(contentsOf: url, encoding: .utf8)).map { "\(url.lastPathComponent): \($0)" }
+                }
             }
+            return (files, found)
         }
         #expect(files > 100, "the sources were not found at \(Self.sources.path)")
         #expect(found.isEmpty, "store seconds or a URLReference instead (Support/FixedLayout.swift): \(found)")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// README: "Swift 6.0 or later (Xcode 16.0 or later)". This machine has only a newer compiler
 /// (6.3.1), which accepts syntax that Swift 6.0 refuses — one `weak let` (Swift 6.2) kept every
@@ -107,7 +108,7 @@ struct OldestCompilerTests {
         #expect(Self.code("let m = \"\"\"\n  weak let\n  \"\"\"\nf()") == "let m = \"\"\nf()")
     }
 
-    @Test func everyConstructIsRecognised() async {
+    @Test func everyConstructIsRecognised() async throws {
         let samples = [
             "weak let owner: Owner?", "nonisolated(nonsending) func f()", "@concurrent func g()",
             "nonisolated struct S {}", "extension S: @MainActor P {}", "isolated deinit {}", "var a: InlineArray<3, Int>",
@@ -119,23 +120,15 @@ struct OldestCompilerTests {
             "let a = [1, 2,]", "let d = [1: 2,]", "struct S: Sendable {}", "`default`", "x ? a : b",
             "provider.addHooks(Span())",
         ]
-        // The same matcher as the scan, off the threads that run every test's tasks.
-        let (missed, refused) = await Self.offThePool {
+        // The same matcher as the scan, off the threads that run every test's tasks (seconds of
+        // regular-expression matching in a debug build would hold one of them).
+        let (missed, refused) = try await blocking {
             let constructs = Self.newerThanSwift60
             let finds = { (sample: String) in constructs.contains { !Self.occurrences(of: $0, in: sample, code: sample).isEmpty } }
             return (samples.filter { !finds($0) }, fine.filter(finds))
         }
         #expect(missed.isEmpty, "not recognised: \(missed)")
         #expect(refused.isEmpty, "refused but fine: \(refused)")
-    }
-
-    /// `work`'s result, computed on a thread of its own: seconds of regular-expression matching
-    /// in a debug build must not hold one of the few threads that run every test's tasks (a
-    /// loopback test waiting for its server would lose them on a loaded machine).
-    static func offThePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: work()) }
-        }
     }
 
     /// The offsets where `construct` occurs: in `code` (comments and strings removed), or in
@@ -153,7 +146,7 @@ struct OldestCompilerTests {
     }
 
     @Test func noTargetUsesSyntaxNewerThanSwift60() async throws {
-        let found = try await Self.offThePool { Result { try Self.scan() } }.get()
+        let found = try await blocking { try Self.scan() }
         #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
     }
 
