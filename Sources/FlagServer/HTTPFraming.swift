@@ -42,8 +42,7 @@ enum HTTPFraming {
     /// the limit (RFC 9112 §3: a target longer than the server parses), else 431.
     static func tooLarge(_ buffer: [UInt8], limit: Int) -> HTTPRequestHead.Rejection {
         let start = leadingEmptyLines(buffer)
-        let lineEnd = buffer[start...].prefix(limit + 1).firstIndex(of: lf)
-        if lineEnd == nil || lineEnd! - start > limit {
+        guard let lineEnd = buffer[start...].prefix(limit + 1).firstIndex(of: lf), lineEnd - start <= limit else {
             return .init(status: 414, reason: "request target too long")
         }
         return .init(status: 431, reason: "header section too large")
