@@ -184,9 +184,10 @@ enum DemoCommand {
         // more) ends them and waits for their writes before the directory is removed.
         var others: [FeatureFlagProvider] = []
         func finish() async {
-            for client in [provider] + others { client.shutdown() }
+            let clients = [provider] + others
+            for client in clients { client.shutdown() }
             await loop.value
-            for client in [provider] + others { client.waitForWrites() }
+            await waitOffCooperativeThreads { for client in clients { client.waitForWrites() } }
         }
         var steps: [Step] = []
         do {

@@ -89,7 +89,7 @@ enum LaunchCommand {
             // store holds what is served and the journal is written, so the next launch starts
             // from them.
             provider.markHealthy()
-            provider.waitForWrites()
+            await waitOffCooperativeThreads { provider.waitForWrites() }
             say("healthy")
         } else {
             say("survived in safe mode")

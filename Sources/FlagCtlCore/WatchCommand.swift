@@ -167,14 +167,8 @@ enum WatchCommand {
         let loop = Task { await provider.run() }
         let outcome = await provider.refresh()
         // The first load's own change events may still be on their way to the handler; they
-        // change nothing the opening line does not show. The wait blocks, so it runs on a
-        // dispatch thread, not on one of Swift's cooperative threads.
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                provider.waitForEventHandler()
-                continuation.resume()
-            }
-        }
+        // change nothing the opening line does not show.
+        await waitOffCooperativeThreads { provider.waitForEventHandler() }
         journal.start(provider) { served in
             let kill = served.killSwitch ? " · KILL SWITCH ON" : ""
             let opening = "watching \(endpointURL) for \(context.fingerprint) · \(EvalCommand.describe(outcome)) · \(Formatting.flagNames(provider).count) flags\(kill); Ctrl-C stops"

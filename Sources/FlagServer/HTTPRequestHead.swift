@@ -146,3 +146,14 @@ struct HTTPRequestHead: Equatable, Sendable {
         }
     }
 }
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces and tabs: HTTP's optional whitespace (OWS,
+    /// RFC 9110 §5.6.3), and nothing else (no other Unicode space).
+    func trimmingSpaceAndTab() -> String {
+        var bytes = Substring(self).utf8[...]
+        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
+        while let last = bytes.last, last == 0x20 || last == 0x09 { bytes = bytes.dropLast() }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

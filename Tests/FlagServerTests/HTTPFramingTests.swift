@@ -221,6 +221,14 @@ struct ServerFramingTests {
         #expect(connection.status() == 200)
     }
 
+    @Test func aChunkedBodySentAlongNeedsNoInterimAnswer() throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let connection = try #require(RawConnection(port: server.port))
+        connection.send(Self.post + "Transfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n" + Self.chunked(Self.context, size: 8))
+        #expect(connection.status() == 200)
+    }
+
     @Test func optionsAsteriskAsksAboutTheServer() throws {
         guard case .success(let head) = HTTPRequestHead.parse(ArraySlice(HTTPFramingTests.bytes("OPTIONS * HTTP/1.1\r\nHost: x"))) else {
             Issue.record("OPTIONS * refused")
