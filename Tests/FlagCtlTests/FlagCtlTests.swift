@@ -321,7 +321,7 @@ struct FlagCtlTests {
         ] {
             let connection = try #require(RawConnection(port: port))
             connection.send("GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            _ = await connection.receive(timeout: 2_000)
+            _ = connection.receive(timeout: 2_000)
         }
         #expect(await eventually { captured.out.count >= 6 })
         let log = captured.out.dropFirst()

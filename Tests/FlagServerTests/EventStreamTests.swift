@@ -14,20 +14,7 @@ struct EventStreamTests {
         let head: String
         private let parser: Locked<EventStreamParser>
 
-        /// Opens a stream and reads its head, on a thread of its own (see ``events(count:within:)``).
-        static func open(port: UInt16, lastEventID: String? = nil, request: String? = nil) async throws -> StreamClient {
-            try await blocking { try StreamClient(port: port, lastEventID: lastEventID, request: request) }
-        }
-
-        /// `count` streams, opened one after another.
-        static func open(_ count: Int, port: UInt16) async throws -> [StreamClient] {
-            var clients: [StreamClient] = []
-            for _ in 0..<count { clients.append(try await open(port: port)) }
-            return clients
-        }
-
-        @available(*, noasync, message: "waits for the server: use open(port:lastEventID:request:)")
-        private init(port: UInt16, lastEventID: String? = nil, request: String? = nil) throws {
+        init(port: UInt16, lastEventID: String? = nil, request: String? = nil) throws {
             connection = try #require(RawConnection(port: port))
             let resume = lastEventID.map { "Last-Event-ID: \($0)\r\n" } ?? ""
             connection.send(request ?? "GET /events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\(resume)\r\n")
@@ -48,13 +35,8 @@ struct EventStreamTests {
         private let pending: Locked<[ServerSentEvent]>
 
         /// The events that arrive within `window` (stops early at `count`), and whether the
-        /// stream was closed meanwhile. The wait runs on a thread of its own: a test waiting for
-        /// the server holds none of the cooperative threads the other tests need.
-        func events(count: Int = .max, within window: Duration) async throws -> (events: [ServerSentEvent], closed: Bool, lines: Int) {
-            try await blocking { try self.waitForEvents(count: count, within: window) }
-        }
-
-        private func waitForEvents(count: Int, within window: Duration) throws -> (events: [ServerSentEvent], closed: Bool, lines: Int) {
+        /// stream was closed meanwhile.
+        func events(count: Int = .max, within window: Duration) throws -> (events: [ServerSentEvent], closed: Bool, lines: Int) {
             var events = pending.withLock { early in
                 defer { early.removeAll() }
                 return early
@@ -74,10 +56,10 @@ struct EventStreamTests {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
         let context = EndpointSupport.base64URL(Array(#"{"key":"u1","kind":"user"}"#.utf8))
-        let client = try await StreamClient.open(
+        let client = try StreamClient(
             port: server.port, request: "GET /meval/\(context)?withReasons=true HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
         #expect(client.head.hasPrefix("HTTP/1.1 200 ") && client.head.lowercased().contains("text/event-stream"))
-        let (opening, _, _) = try await client.events(count: 1, within: TestTiming.scaled(.seconds(5)))
+        let (opening, _, _) = try client.events(count: 1, within: TestTiming.scaled(.seconds(5)))
         let put = try #require(opening.first)
         #expect(put.type == "put")
         let flags = try #require(try FlagJSON.parse(Array(put.data.utf8)).objectValue)
@@ -89,7 +71,7 @@ struct EventStreamTests {
         changed.base.flags["plan_priority_support"] = nil
         changed.rules.removeAll()
         server.document = changed
-        let (events, _, _) = try await client.events(within: TestTiming.scaled(.milliseconds(800)))
+        let (events, _, _) = try client.events(within: TestTiming.scaled(.milliseconds(800)))
         let patches = events.filter { $0.type == "patch" }.compactMap { try? FlagJSON.parse(Array($0.data.utf8)).objectValue }
         let kill = try #require(patches.first { $0["key"] == "kill_switch" })
         #expect(kill["value"] == true && (kill["version"]?.intValue ?? 0) > firstVersion)
@@ -97,12 +79,12 @@ struct EventStreamTests {
         let deletes = events.filter { $0.type == "delete" }.compactMap { try? FlagJSON.parse(Array($0.data.utf8)).objectValue }
         #expect(deletes.contains { $0["key"] == "plan_priority_support" && ($0["version"]?.intValue ?? 0) > firstVersion })
         // The REPORT form and a malformed context.
-        let report = try await StreamClient.open(
+        let report = try StreamClient(
             port: server.port, request: "REPORT /meval HTTP/1.1\r\nHost: x\r\nContent-Length: 26\r\n\r\n{\"key\":\"u2\",\"kind\":\"user\"}")
-        #expect(try await report.events(count: 1, within: TestTiming.scaled(.seconds(5))).events.first?.type == "put")
+        #expect(try report.events(count: 1, within: TestTiming.scaled(.seconds(5))).events.first?.type == "put")
         let bad = try #require(RawConnection(port: server.port))
         bad.send("GET /meval/%%% HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(await bad.receive(timeout: 2_000).hasPrefix("HTTP/1.1 400 "))
+        #expect(bad.receive(timeout: 2_000).hasPrefix("HTTP/1.1 400 "))
     }
 
     @Test func aChangeRightAfterALaunchDarklyStreamOpensComesAsAPatchAfterThePut() async throws {
@@ -114,13 +96,13 @@ struct EventStreamTests {
         let context = EndpointSupport.base64URL(Array(#"{"key":"u1","kind":"user"}"#.utf8))
         for round in 0..<20 {
             let killed = round % 2 == 0
-            let client = try await StreamClient.open(
+            let client = try StreamClient(
                 port: server.port, request: "GET /meval/\(context) HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
             #expect(client.head.hasPrefix("HTTP/1.1 200 "))
             var changed = server.document
             changed.base.flags["kill_switch"] = FlagEntry(value: .bool(killed))
             server.document = changed
-            let (events, _, _) = try await client.events(count: 2, within: TestTiming.scaled(.seconds(5)))
+            let (events, _, _) = try client.events(count: 2, within: TestTiming.scaled(.seconds(5)))
             let values = events.map { event -> FlagValue? in
                 let data = try? FlagJSON.parse(Array(event.data.utf8)).objectValue
                 return event.type == "put" ? data?["kill_switch"]?.objectValue?["value"] : data?["value"]
@@ -133,7 +115,7 @@ struct EventStreamTests {
     @Test func everyDocumentChangeReachesEveryStream() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let clients = try await StreamClient.open(3, port: server.port)
+        let clients = try (0..<3).map { _ in try StreamClient(port: server.port) }
         for client in clients {
             #expect(client.head.hasPrefix("HTTP/1.1 200 "))
             #expect(client.head.contains("Content-Type: text/event-stream"))
@@ -143,7 +125,7 @@ struct EventStreamTests {
         changed.base.version = "2"
         server.document = changed
         for client in clients {
-            let (events, closed, _) = try await client.events(count: 1, within: TestTiming.scaled(.seconds(5)))
+            let (events, closed, _) = try await blocking { try client.events(count: 1, within: TestTiming.scaled(.seconds(5))) }
             #expect(!closed)
             let event = try #require(events.first)
             #expect(event.type == "message")
@@ -161,19 +143,19 @@ struct EventStreamTests {
         try Data(ServerDocument.seedExample.jsonBytes()).write(to: file)
         let server = try FlagServer(file: file.path)
         defer { server.stop() }
-        let client = try await StreamClient.open(port: server.port)
+        let client = try StreamClient(port: server.port)
         var changed = ServerDocument.seedExample
         changed.base.version = "reloaded"
         try Data(changed.jsonBytes()).write(to: file, options: .atomic)
-        let (events, _, _) = try await client.events(count: 1, within: TestTiming.scaled(.seconds(5)))
+        let (events, _, _) = try await blocking { try client.events(count: 1, within: TestTiming.scaled(.seconds(5))) }
         #expect(events.count == 1)
     }
 
     @Test func anIdleStreamSendsHeartbeats() async throws {
         let server = try FlagServer(document: .seedExample, configuration: .init(streamHeartbeat: .milliseconds(50)))
         defer { server.stop() }
-        let client = try await StreamClient.open(port: server.port)
-        let (events, closed, lines) = try await client.events(within: .milliseconds(600))
+        let client = try StreamClient(port: server.port)
+        let (events, closed, lines) = try await blocking { try client.events(within: .milliseconds(600)) }
         #expect(events.isEmpty && !closed)
         // The opening comment and its blank line, then a comment and a blank line per heartbeat.
         #expect(lines >= 2 + 2 * 3, "\(lines) lines")
@@ -187,32 +169,32 @@ struct EventStreamTests {
             changed.base.version = version
             server.document = changed
         }
-        let behind = try await StreamClient.open(port: server.port, lastEventID: "1")
-        let (events, _, _) = try await behind.events(within: .milliseconds(300))
+        let behind = try StreamClient(port: server.port, lastEventID: "1")
+        let (events, _, _) = try await blocking { try behind.events(within: .milliseconds(300)) }
         #expect(events.map(\.lastEventID) == ["3"])
-        let current = try await StreamClient.open(port: server.port, lastEventID: "3")
-        #expect(try await current.events(within: .milliseconds(300)).events.isEmpty)
+        let current = try StreamClient(port: server.port, lastEventID: "3")
+        #expect(try await blocking { try current.events(within: .milliseconds(300)) }.events.isEmpty)
     }
 
     @Test func streamsDoNotTakeThePlacesOfRequests() async throws {
         let server = try FlagServer(
             document: .seedExample, configuration: .init(maxConnections: 2, evictionGrace: .seconds(600), maxStreams: 4))
         defer { server.stop() }
-        let streams = try await StreamClient.open(4, port: server.port)
+        let streams = try (0..<4).map { _ in try StreamClient(port: server.port) }
         #expect(await eventually { server.streamCount == 4 })
         let request = try #require(RawConnection(port: server.port))
         request.send("GET /flags?venue=v1 HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try await blocking { request.status() } == 200)
         // A fifth stream is over the limit.
-        let fifth = try await StreamClient.open(port: server.port)
+        let fifth = try StreamClient(port: server.port)
         #expect(fifth.head.hasPrefix("HTTP/1.1 503 "))
         #expect(streams.count == 4)
     }
 
     @Test func aStreamEndsWhenItsClientLeavesAndWhenTheServerStops() async throws {
         let server = try FlagServer(document: .seedExample)
-        var client: StreamClient? = try await StreamClient.open(port: server.port)
-        let other = try await StreamClient.open(port: server.port)
+        var client: StreamClient? = try StreamClient(port: server.port)
+        let other = try StreamClient(port: server.port)
         #expect(await eventually { server.streamCount == 2 })
         client = nil
         #expect(await eventually { server.streamCount == 1 })
@@ -221,38 +203,38 @@ struct EventStreamTests {
         let start = clock.now
         server.stop()
         #expect(clock.now - start < TestTiming.scaled(.seconds(2)))
-        #expect(try await other.events(within: TestTiming.scaled(.seconds(2))).closed)
+        #expect(try await blocking { try other.events(within: TestTiming.scaled(.seconds(2))) }.closed)
     }
 
     @Test func faultDropAfterEvents() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
         server.streamFault = .dropAfter(events: 2)
-        let client = try await StreamClient.open(port: server.port)
+        let client = try StreamClient(port: server.port)
         #expect(await eventually { server.streamCount == 1 })
         for version in ["a", "b"] {
             var changed = ServerDocument.seedExample
             changed.base.version = version
             server.document = changed
-            _ = try await client.events(count: 1, within: TestTiming.scaled(.seconds(5)))
+            _ = try await blocking { try client.events(count: 1, within: TestTiming.scaled(.seconds(5))) }
         }
-        #expect(try await client.events(within: TestTiming.scaled(.seconds(5))).closed)
+        #expect(try await blocking { try client.events(within: TestTiming.scaled(.seconds(5))) }.closed)
     }
 
     @Test func faultHalfOpenSendsNothingButKeepsTheConnection() async throws {
         let server = try FlagServer(document: .seedExample, configuration: .init(streamHeartbeat: .milliseconds(30)))
         defer { server.stop() }
-        let client = try await StreamClient.open(port: server.port)
+        let client = try StreamClient(port: server.port)
         #expect(await eventually { server.streamCount == 1 })
         server.streamFault = .halfOpen
-        _ = try await client.events(within: TestTiming.scaled(.milliseconds(200)))  // what was on its way
-        let before = try await client.events(within: .zero).lines
+        _ = try await blocking { try client.events(within: TestTiming.scaled(.milliseconds(200))) }  // what was on its way
+        let before = try await blocking { try client.events(within: .zero) }.lines
         var changed = ServerDocument.seedExample
         changed.base.version = "unseen"
         server.document = changed
         let wakeups = server.streamWakeups
         let started = ContinuousClock.now
-        let (events, closed, lines) = try await client.events(within: .milliseconds(400))
+        let (events, closed, lines) = try await blocking { try client.events(within: .milliseconds(400)) }
         let elapsed = ContinuousClock.now - started
         #expect(events.isEmpty && !closed && lines == before, "half-open: no event, no heartbeat, no close")
         // It wakes once per heartbeat period (30 ms) at most; spinning would be thousands.
@@ -260,27 +242,27 @@ struct EventStreamTests {
         #expect(server.streamWakeups - wakeups < allowed, "a change held back does not make the stream spin")
         // Cleared, the stream delivers the change it held back.
         server.streamFault = nil
-        #expect(try await client.events(count: 1, within: TestTiming.scaled(.seconds(5))).events.count == 1)
+        #expect(try await blocking { try client.events(count: 1, within: TestTiming.scaled(.seconds(5))) }.events.count == 1)
     }
 
     @Test func faultSlowHeartbeat() async throws {
         let server = try FlagServer(document: .seedExample, configuration: .init(streamHeartbeat: .milliseconds(20)))
         defer { server.stop() }
         server.streamFault = .slowHeartbeat(.seconds(30))
-        let client = try await StreamClient.open(port: server.port)
-        _ = try await client.events(within: TestTiming.scaled(.milliseconds(200)))  // the opening comment
-        let before = try await client.events(within: .zero).lines
-        let after = try await client.events(within: .milliseconds(400)).lines
+        let client = try StreamClient(port: server.port)
+        _ = try await blocking { try client.events(within: TestTiming.scaled(.milliseconds(200))) }  // the opening comment
+        let before = try await blocking { try client.events(within: .zero) }.lines
+        let after = try await blocking { try client.events(within: .milliseconds(400)) }.lines
         #expect(after == before, "no heartbeat within 400 ms when they are 30 s apart")
         #expect(FlagServer.StreamFault.slowHeartbeat(.seconds(30)).description == "heartbeat every 30000 ms")
     }
 
-    @Test func onlyGET() async throws {
+    @Test func onlyGET() throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
         let connection = try #require(RawConnection(port: server.port))
         connection.send("POST /events HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
-        #expect(await connection.status() == 405)
+        #expect(connection.status() == 405)
         #expect(server.requests.last?.route == "POST /events")
     }
 }

@@ -133,7 +133,7 @@ struct HTTPFramingTests {
         #expect(decoder.body.count == 1_000)
     }
 
-    @Test func optionalWhitespaceIsSpacesAndTabsOnly() async {
+    @Test func optionalWhitespaceIsSpacesAndTabsOnly() {
         #expect(" \t a b \t ".trimmingSpaceAndTab() == "a b")
         #expect("\u{A0}a\u{A0}".trimmingSpaceAndTab() == "\u{A0}a\u{A0}", "no other Unicode space")
         #expect(" \t ".trimmingSpaceAndTab() == "")
@@ -148,10 +148,10 @@ struct ServerFramingTests {
     static let post = "POST /ofrep/v1/evaluate/flags HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
 
     /// Everything the server sends on one connection until it closes.
-    static func exchange(_ server: FlagServer, _ requests: String) async throws -> String {
+    static func exchange(_ server: FlagServer, _ requests: String) throws -> String {
         let connection = try #require(RawConnection(port: server.port))
         connection.send(requests)
-        return await connection.receive(timeout: 5_000)
+        return connection.receive(timeout: 5_000)
     }
 
     /// The contents of each answer in `text` (what follows each head), in order.
@@ -170,14 +170,14 @@ struct ServerFramingTests {
         return wire + "0\r\n" + trailer + "\r\n"
     }
 
-    @Test func aChunkedBodyIsReadAsItsLengthWouldBe() async throws {
+    @Test func aChunkedBodyIsReadAsItsLengthWouldBe() throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let byLength = try await Self.exchange(
+        let byLength = try Self.exchange(
             server, Self.post + "Content-Length: \(Self.context.utf8.count)\r\nConnection: close\r\n\r\n" + Self.context)
         // Two chunked requests on one connection (the second in chunks of one byte, with a
         // trailer), then a closing one: each answered in turn, as the one sent by length.
-        let chunked = try await Self.exchange(
+        let chunked = try Self.exchange(
             server,
             Self.post + "Transfer-Encoding: chunked\r\n\r\n" + Self.chunked(Self.context, size: 10)
                 + Self.post + "Transfer-Encoding: chunked\r\n\r\n" + Self.chunked(Self.context, size: 1, trailer: "X-Sum: 1\r\n")
@@ -187,7 +187,7 @@ struct ServerFramingTests {
         #expect(Self.contents(chunked) == [expected, expected, expected], "\(chunked)")
     }
 
-    @Test func aChunkedBodyThatBreaksTheRulesIsRefusedAndTheConnectionClosed() async throws {
+    @Test func aChunkedBodyThatBreaksTheRulesIsRefusedAndTheConnectionClosed() throws {
         let server = try FlagServer(document: .seedExample, configuration: .init(maxBodyBytes: 1_024))
         defer { server.stop() }
         let cases: [(String, Int)] = [
@@ -200,36 +200,36 @@ struct ServerFramingTests {
         ]
         for (fields, status) in cases {
             // A request after the refused one is never answered: the connection closes.
-            let text = try await Self.exchange(server, Self.post + fields + "GET /flags HTTP/1.1\r\nHost: x\r\n\r\n")
+            let text = try Self.exchange(server, Self.post + fields + "GET /flags HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(text.hasPrefix("HTTP/1.1 \(status) "), "\(fields.debugDescription): \(text)")
             #expect(text.components(separatedBy: "HTTP/1.1 ").count == 2, "\(fields.debugDescription): \(text)")
             #expect(text.contains("Connection: close"), "\(fields.debugDescription)")
         }
-        let old = try await Self.exchange(
+        let old = try Self.exchange(
             server, Self.post.replacingOccurrences(of: "HTTP/1.1", with: "HTTP/1.0") + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
         #expect(old.hasPrefix("HTTP/1.1 400 "), "\(old)")
     }
 
-    @Test func aClientWaitingToSendAChunkedBodyIsToldToGoOn() async throws {
+    @Test func aClientWaitingToSendAChunkedBodyIsToldToGoOn() throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
         let connection = try #require(RawConnection(port: server.port))
         connection.send(Self.post + "Transfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n")
-        #expect(await connection.status() == 100)
-        #expect(await connection.receiveSome(timeout: 2_000) == Array("\r\n".utf8), "the interim answer's empty line")
+        #expect(connection.status() == 100)
+        #expect(connection.receiveSome(timeout: 2_000) == Array("\r\n".utf8), "the interim answer's empty line")
         connection.send(Self.chunked(Self.context, size: 8))
-        #expect(await connection.status() == 200)
+        #expect(connection.status() == 200)
     }
 
-    @Test func aChunkedBodySentAlongNeedsNoInterimAnswer() async throws {
+    @Test func aChunkedBodySentAlongNeedsNoInterimAnswer() throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
         let connection = try #require(RawConnection(port: server.port))
         connection.send(Self.post + "Transfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n" + Self.chunked(Self.context, size: 8))
-        #expect(await connection.status() == 200)
+        #expect(connection.status() == 200)
     }
 
-    @Test func optionsAsteriskAsksAboutTheServer() async throws {
+    @Test func optionsAsteriskAsksAboutTheServer() throws {
         guard case .success(let head) = HTTPRequestHead.parse(ArraySlice(HTTPFramingTests.bytes("OPTIONS * HTTP/1.1\r\nHost: x"))) else {
             Issue.record("OPTIONS * refused")
             return
@@ -245,7 +245,7 @@ struct ServerFramingTests {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
         // Answered without content, and the connection stays open for the next request.
-        let text = try await Self.exchange(
+        let text = try Self.exchange(
             server, "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n" + "GET /flags/venue-1.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(text.hasPrefix("HTTP/1.1 200 "), "\(text)")
         let heads = OriginServerRulesTests.heads(text)
@@ -256,13 +256,13 @@ struct ServerFramingTests {
         #expect(server.requests.contains { $0.route == "OPTIONS *" })
     }
 
-    @Test func bareLineFeedsAndLeadingEmptyLinesAreAnsweredAtOnce() async throws {
+    @Test func bareLineFeedsAndLeadingEmptyLinesAreAnsweredAtOnce() throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
         let started = ContinuousClock.now
         // The whole head in bare LFs, then CRLFs before a request line (some clients send one
         // after a body), then both mixed; each answered, none waits for the request timeout.
-        let text = try await Self.exchange(
+        let text = try Self.exchange(
             server,
             "GET /flags/venue-1.json HTTP/1.1\nHost: x\n\n" + "\r\n\r\nGET /flags/venue-1.json HTTP/1.1\r\nHost: x\r\n\r\n"
                 + "\nGET /flags/venue-1.json HTTP/1.1\r\nHost: x\nConnection: close\r\n\n")

@@ -76,12 +76,12 @@ struct HTTPRequestTests {
         for target in ["/flags?=", "/flags?==", "/flags?&=&", "/flags?=&=", "/flags/%.json", "/flags?partner=%FF%FE", "/%00"] {
             let connection = try #require(RawConnection(port: server.port))
             connection.send("GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            let status = await connection.status()
+            let status = connection.status()
             #expect(status != nil, "no answer to \(target)")
         }
         let check = try #require(RawConnection(port: server.port))
         check.send("GET /flags?partner=auralink&plan_tier=business HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(await check.status() == 200)
+        #expect(check.status() == 200)
     }
 
     /// HTTP/1.0 without keep-alive is answered and closed at once, saying so — not held open
@@ -97,7 +97,7 @@ struct HTTPRequestTests {
             connection.send(request)
             let clock = ContinuousClock()
             let start = clock.now
-            let answer = await connection.receive(timeout: 3_000)  // returns when the server closes
+            let answer = connection.receive(timeout: 3_000)  // returns when the server closes
             #expect(answer.hasPrefix("HTTP/1.1 200"), "\(request)")
             #expect(answer.contains("Connection: close"), "\(request)")
             #expect(clock.now - start < .seconds(2), "\(request) was held open")
@@ -105,10 +105,10 @@ struct HTTPRequestTests {
         // HTTP/1.0 asking for keep-alive: a second request on the same connection is answered.
         let kept = try #require(RawConnection(port: server.port))
         kept.send("GET /flags?partner=auralink HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
-        #expect(await kept.status() == 200)
-        _ = await kept.receive(timeout: 200)
+        #expect(kept.status() == 200)
+        _ = kept.receive(timeout: 200)
         kept.send("GET /flags?partner=zenithsat HTTP/1.0\r\nConnection: close\r\n\r\n")
-        #expect(await kept.status() == 200)
+        #expect(kept.status() == 200)
     }
 }
 
@@ -127,10 +127,10 @@ struct ExpectContinueTests {
         defer { server.stop() }
         let connection = try #require(RawConnection(port: server.port))
         connection.send(Self.head(expect: "100-Continue"))
-        #expect(await connection.status() == 100)
-        #expect(await connection.receiveSome(timeout: 2_000) == Array("\r\n".utf8), "the interim answer's empty line")
+        #expect(connection.status() == 100)
+        #expect(connection.receiveSome(timeout: 2_000) == Array("\r\n".utf8), "the interim answer's empty line")
         connection.send(Self.body)
-        #expect(await connection.status() == 200)
+        #expect(connection.status() == 200)
     }
 
     @Test func aBodySentAlongNeedsNoInterimAnswer() async throws {
@@ -138,7 +138,7 @@ struct ExpectContinueTests {
         defer { server.stop() }
         let connection = try #require(RawConnection(port: server.port))
         connection.send(Self.head(expect: "100-continue") + Self.body)
-        #expect(await connection.status() == 200)
+        #expect(connection.status() == 200)
     }
 
     @Test func anHTTP10ExpectationIsIgnoredAndAnUnknownOneRefused() async throws {
@@ -146,10 +146,10 @@ struct ExpectContinueTests {
         defer { server.stop() }
         let old = try #require(RawConnection(port: server.port))
         old.send(Self.head(version: "1.0", expect: "100-continue") + Self.body)
-        #expect(await old.status() == 200)
+        #expect(old.status() == 200)
         let unknown = try #require(RawConnection(port: server.port))
         unknown.send(Self.head(expect: "something-else") + Self.body)
-        #expect(await unknown.status() == 417)
+        #expect(unknown.status() == 417)
     }
 }
 
@@ -158,10 +158,10 @@ struct ExpectContinueTests {
 @Suite("FlagServer and RFC 9110")
 struct OriginServerRulesTests {
     /// Everything the server sends on one connection until it closes.
-    static func exchange(_ server: FlagServer, _ requests: String) async throws -> String {
+    static func exchange(_ server: FlagServer, _ requests: String) throws -> String {
         let connection = try #require(RawConnection(port: server.port))
         connection.send(requests)
-        return await connection.receive(timeout: 5_000)
+        return connection.receive(timeout: 5_000)
     }
 
     /// The header fields of the answers in `text`, lower-cased names, one dictionary per answer.
@@ -189,10 +189,10 @@ struct OriginServerRulesTests {
         #expect(read.map { abs($0.timeIntervalSince(now)) < 2 } == true)
     }
 
-    @Test func everyAnswerCarriesTheDate() async throws {
+    @Test func everyAnswerCarriesTheDate() throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let answers = try await Self.exchange(
+        let answers = try Self.exchange(
             server,
             "GET /flags/venue-1.json HTTP/1.1\r\nHost: x\r\n\r\n" + "GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n"
                 + "PUT /flags HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n" + "GET /flags HTTP/1.1\r\n\r\n")
@@ -203,13 +203,13 @@ struct OriginServerRulesTests {
         }
     }
 
-    @Test func headIsGetWithoutTheContent() async throws {
+    @Test func headIsGetWithoutTheContent() throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let get = Self.heads(try await Self.exchange(server, "GET /flags/venue-1.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
+        let get = Self.heads(try Self.exchange(server, "GET /flags/venue-1.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
         // HEAD, then GET on the same connection: had HEAD sent content, the next answer would
         // not start where it should.
-        let text = try await Self.exchange(
+        let text = try Self.exchange(
             server,
             "HEAD /flags/venue-1.json HTTP/1.1\r\nHost: x\r\n\r\n"
                 + "GET /flags/venue-1.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
@@ -222,18 +222,18 @@ struct OriginServerRulesTests {
         #expect(heads.first?["etag"] == get.first?["etag"])
         #expect(server.requests.contains { $0.method == "HEAD" })
         // A stream's head, then the end.
-        let stream = try await Self.exchange(server, "HEAD /events HTTP/1.1\r\nHost: x\r\n\r\n")
+        let stream = try Self.exchange(server, "HEAD /events HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(stream.hasPrefix("HTTP/1.1 200 ") && stream.hasSuffix("\r\n\r\n"), "\(stream)")
         #expect(Self.heads(stream).first?["content-type"] == "text/event-stream")
     }
 
     /// A HEAD of a stream says what a GET would get: 503 when no stream would be admitted.
-    @Test func aStreamsHeadIsRefusedWhereItsGetWouldBe() async throws {
+    @Test func aStreamsHeadIsRefusedWhereItsGetWouldBe() throws {
         let server = try FlagServer(document: .seedExample, configuration: .init(maxStreams: 0))
         defer { server.stop() }
         for path in ["/events", "/meval/eyJrZXkiOiJ1MSJ9"] {
-            let get = try await Self.exchange(server, "GET \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            let head = try await Self.exchange(server, "HEAD \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let get = try Self.exchange(server, "GET \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let head = try Self.exchange(server, "HEAD \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             #expect(get.hasPrefix("HTTP/1.1 503 "), "GET \(path): \(get.prefix(200))")
             #expect(head.hasPrefix("HTTP/1.1 503 "), "HEAD \(path): \(head.prefix(200))")
             #expect(head.hasSuffix("\r\n\r\n"), "HEAD \(path) sent content: \(head)")
@@ -241,13 +241,13 @@ struct OriginServerRulesTests {
         }
     }
 
-    @Test func a304RepeatsTheValidatorsAndDoesNotFrameContent() async throws {
+    @Test func a304RepeatsTheValidatorsAndDoesNotFrameContent() throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let full = Self.heads(try await Self.exchange(server, "GET /flags/venue-1.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
+        let full = Self.heads(try Self.exchange(server, "GET /flags/venue-1.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
         let tag = try #require(full.first?["etag"])
         // A 304, then another request on the same connection: nothing may stand between them.
-        let text = try await Self.exchange(
+        let text = try Self.exchange(
             server,
             "GET /flags/venue-1.json HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(tag)\r\n\r\n"
                 + "GET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
@@ -258,7 +258,7 @@ struct OriginServerRulesTests {
         #expect(notModified["content-length"] == nil)
     }
 
-    @Test func a405SaysWhatIsAllowed() async throws {
+    @Test func a405SaysWhatIsAllowed() throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
         let cases = [
@@ -266,13 +266,13 @@ struct OriginServerRulesTests {
             ("GET /ofrep/v1/evaluate/flags", "POST"), ("POST /meval", "GET, HEAD, REPORT"), ("POST /api/frontend", "GET, HEAD"),
         ]
         for (line, allow) in cases {
-            let text = try await Self.exchange(server, "\(line) HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            let text = try Self.exchange(server, "\(line) HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             #expect(text.hasPrefix("HTTP/1.1 405 "), "\(line)")
             #expect(Self.heads(text).first?["allow"] == allow, "\(line)")
         }
         // A method no one knows is not implemented (§9.1), whatever the path.
         for line in ["FROB /flags", "get /flags/venue-1.json"] {
-            let text = try await Self.exchange(server, "\(line) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let text = try Self.exchange(server, "\(line) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             #expect(text.hasPrefix("HTTP/1.1 501 "), "\(line)")
         }
     }

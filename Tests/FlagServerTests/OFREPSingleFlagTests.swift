@@ -9,8 +9,8 @@ import FeatureFlags
 @Suite("FlagServer OFREP single-flag evaluation")
 struct OFREPSingleFlagTests {
     /// Status and JSON body of one request.
-    static func evaluate(_ server: FlagServer, _ key: String, body: String, method: String = "POST") async throws -> (Int?, FlagValue?) {
-        let text = try await OriginServerRulesTests.exchange(
+    static func evaluate(_ server: FlagServer, _ key: String, body: String, method: String = "POST") throws -> (Int?, FlagValue?) {
+        let text = try OriginServerRulesTests.exchange(
             server,
             "\(method) /ofrep/v1/evaluate/flags/\(key) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
@@ -21,10 +21,10 @@ struct OFREPSingleFlagTests {
 
     static let venue42 = #"{"context":{"targetingKey":"u1","venue":"venue-42"}}"#
 
-    @Test func aFlagIsAnsweredAsTheBulkAnswerHasIt() async throws {
+    @Test func aFlagIsAnsweredAsTheBulkAnswerHasIt() throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let (status, body) = try await Self.evaluate(server, "new_checkout", body: Self.venue42)
+        let (status, body) = try Self.evaluate(server, "new_checkout", body: Self.venue42)
         #expect(status == 200)
         #expect(body?.objectValue?["key"] == "new_checkout")
         #expect(body?.objectValue?["value"] == true, "the venue-42 pilot's value")
@@ -32,35 +32,35 @@ struct OFREPSingleFlagTests {
         let context = EvaluationContext(targetingKey: "u1", attributes: ["venue": "venue-42"])
         let bulk = ServerDocument.seedExample.evaluate(for: context)
         for (key, entry) in bulk.flags {
-            let (_, single) = try await Self.evaluate(server, key, body: Self.venue42)
+            let (_, single) = try Self.evaluate(server, key, body: Self.venue42)
             #expect(single?.objectValue == WireFormat.ofrepItem(key: key, entry: entry), "\(key)")
         }
     }
 
-    @Test func anUnknownFlagIsFlagNotFound() async throws {
+    @Test func anUnknownFlagIsFlagNotFound() throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let (status, body) = try await Self.evaluate(server, "no_such_flag", body: Self.venue42)
+        let (status, body) = try Self.evaluate(server, "no_such_flag", body: Self.venue42)
         #expect(status == 404)
         #expect(body?.objectValue?["key"] == "no_such_flag" && body?.objectValue?["errorCode"] == "FLAG_NOT_FOUND")
     }
 
-    @Test func aBadContextIsInvalidContextWithTheKey() async throws {
+    @Test func aBadContextIsInvalidContextWithTheKey() throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
         for bad in [#"{"context": 3}"#, "not json", "[1]"] {
-            let (status, body) = try await Self.evaluate(server, "new_checkout", body: bad)
+            let (status, body) = try Self.evaluate(server, "new_checkout", body: bad)
             #expect(status == 400, "\(bad)")
             #expect(body?.objectValue?["key"] == "new_checkout" && body?.objectValue?["errorCode"] == "INVALID_CONTEXT", "\(bad)")
         }
         // No context at all is the anonymous one.
-        #expect(try await Self.evaluate(server, "new_checkout", body: "{}").0 == 200)
-        #expect(try await Self.evaluate(server, "new_checkout", body: "", method: "GET").0 == 405)
+        #expect(try Self.evaluate(server, "new_checkout", body: "{}").0 == 200)
+        #expect(try Self.evaluate(server, "new_checkout", body: "", method: "GET").0 == 405)
     }
 
-    @Test func requiredCredentialsAreAskedFor() async throws {
+    @Test func requiredCredentialsAreAskedFor() throws {
         let server = try FlagServer(document: .seedExample, configuration: .init(requiredHeaders: ["Authorization": "Bearer t"]))
         defer { server.stop() }
-        #expect(try await Self.evaluate(server, "new_checkout", body: Self.venue42).0 == 401)
+        #expect(try Self.evaluate(server, "new_checkout", body: Self.venue42).0 == 401)
     }
 }

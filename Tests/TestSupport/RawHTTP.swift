@@ -70,30 +70,3 @@ package final class RawConnection: Sendable {
         return line.count > 1 ? Int(line[1]) : nil
     }
 }
-
-/// The waiting reads again, for async tests: each runs on a thread of its own (``blocking(_:)``),
-/// so that a test waiting for the server holds none of the cooperative threads — two on a
-/// two-core machine — that every other test running at the same time needs. In an async
-/// function these are the ones chosen (the compiler then asks for `await`).
-extension RawConnection {
-    /// ``receive(timeout:)`` off the cooperative threads.
-    package func receive(timeout: Int32 = 2_000) async -> String {
-        await offPool { self.receive(timeout: timeout) }
-    }
-
-    /// ``receiveSome(timeout:)`` off the cooperative threads.
-    package func receiveSome(timeout: Int32) async -> [UInt8]? {
-        await offPool { self.receiveSome(timeout: timeout) }
-    }
-
-    /// ``status(timeout:)`` off the cooperative threads.
-    package func status(timeout: Int32 = 2_000) async -> Int? {
-        await offPool { self.status(timeout: timeout) }
-    }
-
-    private func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: body()) }.start()
-        }
-    }
-}
