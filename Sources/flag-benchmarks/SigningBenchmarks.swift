@@ -16,19 +16,21 @@ enum SigningBenchmarks {
             guard Ed25519.verify(signature: signature, of: document, publicKey: key) else {
                 throw BenchmarkError("a \(name) signature did not verify")
             }
-            let verify = Harness.measure(operations: 1, runs: runs) { _ in
-                blackHole(Ed25519.verify(signature: signature, of: document, publicKey: key))
-            }
-            let hash = Harness.measure(operations: 1, runs: runs) { _ in blackHole(SHA512.hash(document)) }
+            // Hash and verify alternate, and the ratio is the median of the pairs' ratios: this
+            // machine has slow phases of seconds, and two blocks of runs measured one after the
+            // other read 0.96–1.62× for the same code.
+            let (hash, verify, ratio) = Harness.compare(
+                operations: 1, runs: runs, floor: { _ in blackHole(SHA512.hash(document)) },
+                candidate: { _ in blackHole(Ed25519.verify(signature: signature, of: document, publicKey: key)) })
             report.add(.init(section: "signing", name: "SHA-512 of a \(name) document", value: hash.median / 1_000, unit: "µs", spread: hash.spread))
             // Past a few hundred KB the hash is the cost: a 1 MiB verify may add at most half
-            // of it (the curve arithmetic, about a millisecond, is the same for any size).
+            // of it (the curve arithmetic, under a millisecond, is the same for any size).
             let budgeted = size == 1 << 20
             report.add(
                 .init(
                     section: "signing", name: "verify a \(name) document", value: verify.median / 1_000, unit: "µs", spread: verify.spread,
-                    floor: "SHA-512", ratio: verify.median / hash.median, budget: budgeted ? "≤ 1.5× SHA-512" : nil,
-                    passed: budgeted ? verify.median <= 1.5 * hash.median : nil))
+                    floor: "SHA-512", ratio: ratio, budget: budgeted ? "≤ 1.5× SHA-512" : nil,
+                    passed: budgeted ? ratio <= 1.5 : nil))
         }
         try launch(report, quick: quick, seed: seed)
     }

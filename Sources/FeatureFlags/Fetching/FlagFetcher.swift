@@ -57,6 +57,11 @@ public final class FlagFetcher: Sendable {
     /// The keys answers must be signed with (nil: answers are not checked), or why the
     /// configured ones are unusable (every fetch then fails with it).
     package let trust: Result<any DocumentVerifier, FlagError>?
+    /// Whether answers must be signed (``trust`` is set): asked at every launch, where reading
+    /// `trust` itself would copy it — and a copy makes the runtime build the type
+    /// `Result<any DocumentVerifier, FlagError>?` from its name, looking up `FlagError: Error`
+    /// among every conformance the process holds (about a tenth of a cold start).
+    package let checksSignatures: Bool
     private let transport: any FlagTransport
     private let ownsTransport: Bool
     private let clock: any ElapsedClock
@@ -103,6 +108,7 @@ public final class FlagFetcher: Sendable {
         self.endpoints = endpoints.isEmpty ? [FlagEndpoint(UnavailableEndpoint())] : endpoints
         self.configuration = configuration
         trust = configuration.signatureTrust?.verifier
+        checksSignatures = configuration.signatureTrust != nil
         // Unwrapped before storing: copying an optional existential makes the runtime set up
         // its type the first time, at every app's launch.
         if let transport {
@@ -162,7 +168,7 @@ public final class FlagFetcher: Sendable {
     func streamed(_ flags: [String: FlagValue], from endpointScope: String?, for context: EvaluationContext) -> FetchResult {
         // Values a stream pushes are not signed documents: with trusted keys they are refused
         // (the stream's signals that ask for a fetch still work; the fetch is verified).
-        if trust != nil {
+        if checksSignatures {
             return .failed(.signatureRejected("values pushed by a stream are not a signed document"))
         }
         guard let index = endpoints.indices.first(where: { scope(of: $0) == endpointScope }),

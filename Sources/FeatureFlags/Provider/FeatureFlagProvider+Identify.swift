@@ -79,7 +79,7 @@ extension FeatureFlagProvider {
         guard store.holdsLocalRules, fetcher.evaluatesLocally else { return nil }
         // With trusted keys the stored snapshot is not served as it is: evaluated again from
         // the verified rules.
-        if fetcher.trust == nil, let stored = store.lastKnownGood(for: context), let tag = stored.etag, tag == store.localRulesTag {
+        if !fetcher.checksSignatures, let stored = store.lastKnownGood(for: context), let tag = stored.etag, tag == store.localRulesTag {
             return nil
         }
         guard let endpoint = fetcher.localEvaluation, let rules = store.localRules(readBy: endpoint) else { return nil }

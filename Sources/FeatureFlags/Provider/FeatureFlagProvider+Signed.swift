@@ -9,7 +9,7 @@ extension FeatureFlagProvider {
     static func unsignedHoldings(
         for context: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore
     ) -> (snapshot: String?, rules: String?) {
-        guard fetcher.trust != nil else { return (nil, nil) }
+        guard fetcher.checksSignatures else { return (nil, nil) }
         var rules: String?
         if let endpoint = fetcher.localEvaluation, store.holdsLocalRules {
             rules = store.localRules(readBy: endpoint).map(fetcher.heldRulesSignatureProblem) ?? "the held rules no longer read"
