@@ -117,3 +117,82 @@ struct RetryAfterAndBackoffTests {
         #expect(throws: FetchError.self) { try URLPolicy.check(URL(string: "ftp://flags.example.com/x")!, allowInsecureHTTP: true) }
     }
 }
+
+/// The calendar arithmetic under `Retry-After` and RFC 3339 timestamps, checked against
+/// Foundation's Gregorian calendar, and the RFC 3339 grammar followed to the letter.
+@Suite("Civil time and RFC 3339")
+struct CivilTimeTests {
+    static let utc: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }()
+
+    @Test func instantsAgreeWithFoundationsCalendarBothWays() {
+        var generator = SplitMix(seed: 11)
+        // Years 1583–9999, both sides of 1970: Foundation's Gregorian calendar is Julian before
+        // October 1582, while RFC 3339 (and this code) use the Gregorian rules for every year.
+        var instants: [Int64] = [0, -1, 86_399, 86_400, -86_400, 951_782_400, 4_107_456_000, -12_212_553_600, 253_402_300_799]
+        for _ in 0..<2_000 { instants.append(Int64.random(in: -12_212_553_600...253_402_300_799, using: &generator)) }
+        for seconds in instants {
+            let f = CivilTime.fields(seconds)
+            let c = Self.utc.dateComponents([.year, .month, .day, .hour, .minute, .second], from: Date(timeIntervalSince1970: Double(seconds)))
+            #expect([f.year, f.month, f.day, f.hour, f.minute, f.second] == [c.year, c.month, c.day, c.hour, c.minute, c.second], "\(seconds)")
+            #expect(CivilTime.seconds(f) == seconds, "\(seconds) round trip")
+        }
+    }
+
+    @Test func datesThatDoNotExistAreRefused() {
+        #expect(CivilTime.seconds(.init(year: 2024, month: 2, day: 29)) != nil, "a leap day")
+        #expect(CivilTime.seconds(.init(year: 2000, month: 2, day: 29)) != nil, "400 years: leap")
+        for fields in [
+            CivilTime.Fields(year: 2023, month: 2, day: 29), .init(year: 1900, month: 2, day: 29), .init(year: 1994, month: 11, day: 31),
+            .init(year: 1994, month: 13, day: 1), .init(year: 1994, month: 0, day: 1), .init(year: 1994, month: 1, day: 0),
+            .init(year: 1994, month: 1, day: 1, hour: 24), .init(year: 1994, month: 1, day: 1, minute: 60),
+            .init(year: 1994, month: 1, day: 1, second: 61),
+        ] {
+            #expect(CivilTime.seconds(fields) == nil, "\(fields)")
+        }
+        // A leap second is the first second of the next minute, as Foundation's calendar has it.
+        #expect(CivilTime.seconds(.init(year: 2016, month: 12, day: 31, hour: 23, minute: 59, second: 60)) == 1_483_228_800)
+    }
+
+    @Test func rfc3339DateTimesAreReadToTheLetter() {
+        let at = Date(timeIntervalSince1970: 784_111_897)  // 1994-11-06T08:51:37Z
+        for text in ["1994-11-06T08:51:37Z", "1994-11-06t08:51:37z", "1994-11-06T09:51:37+01:00", "1994-11-06T03:21:37-05:30", "1994-11-06T08:51:37-00:00"] {
+            #expect(ISO8601.date(text) == at, "\(text)")
+        }
+        #expect(ISO8601.date("1994-11-06T08:51:37.250Z") == Date(timeIntervalSince1970: 784_111_897.25))
+        #expect(ISO8601.date("1994-11-06T08:51:37.1234567890123456789Z")?.timeIntervalSince1970 == 784_111_897.1234567890123)
+        #expect(ISO8601.date("2016-12-31T23:59:60Z") == Date(timeIntervalSince1970: 1_483_228_800), "a leap second")
+        for text in [
+            "", "1994-11-06", "1994-11-06T08:51Z", "1994-11-06T08:51:37", "1994-11-06 08:51:37Z", "94-11-06T08:51:37Z",
+            "1994-11-06T08:51:37.Z", "1994-11-06T08:51:37+0100", "1994-11-06T08:51:37+24:00", "1994-11-06T08:51:37+01:60",
+            "1994-11-31T08:51:37Z", "1994-02-29T00:00:00Z", "1994-11-06T25:00:00Z", "1994-11-06T08:51:37Zjunk", "+994-11-06T08:51:37Z",
+            "1994-11-06T08:51:37 Z", "１９９４-11-06T08:51:37Z",
+        ] {
+            #expect(ISO8601.date(text) == nil, "\(text)")
+        }
+    }
+
+    @Test func instantsPrintAsRFC3339() {
+        #expect(ISO8601.string(Date(timeIntervalSince1970: 784_111_897.9)) == "1994-11-06T08:51:37Z")
+        #expect(ISO8601.string(Date(timeIntervalSince1970: -1)) == "1969-12-31T23:59:59Z")
+        #expect(ISO8601.string(Date(timeIntervalSince1970: 1_795_000_000)) == "2026-11-18T11:06:40Z")
+        #expect(ISO8601.string(Date(timeIntervalSince1970: -62_135_596_800)) == "0001-01-01T00:00:00Z")
+        #expect(ISO8601.string(Date(timeIntervalSince1970: 1e15)).hasSuffix("s after 1970"), "beyond year 9999: the raw count")
+        #expect(ISO8601.string(Date(timeIntervalSince1970: -.infinity)).hasSuffix("s after 1970"))
+        for seconds: Double in [0, 784_111_897, 1_795_000_000, -86_400 * 365] {
+            let date = Date(timeIntervalSince1970: seconds)
+            #expect(ISO8601.date(ISO8601.string(date)) == date)
+        }
+    }
+
+    @Test func httpDatesOfDaysThatDoNotExistAreUnreadable() {
+        let now = Date(timeIntervalSince1970: 784_111_777)
+        #expect(RetryAfter.delay("Thu, 31 Nov 1994 08:51:37 GMT", now: now) == nil)
+        #expect(RetryAfter.delay("Tue, 29 Feb 2000 00:00:00 GMT", now: Date(timeIntervalSince1970: 951_782_280)) == 120, "a leap day")
+        #expect(RetryAfter.delay("Sun, 06 Nov 1994 08:51:37 GMT", now: .distantFuture) == 0)
+        #expect(RetryAfter.httpDate("Sunday, 06-Nov-94 08:51:37 GMT", now: .distantFuture) != nil, "any now places a two-digit year")
+    }
+}

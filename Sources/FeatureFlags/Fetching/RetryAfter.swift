@@ -19,12 +19,10 @@ enum RetryAfter {
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`)
-    /// or asctime (`Sun Nov  6 08:49:37 1994`); always UTC. `now` places RFC 850's two-digit
-    /// year (RFC 9110 §5.6.7): in the current century, unless that is more than 50 years ahead,
-    /// then in the one before.
+    /// or asctime (`Sun Nov  6 08:49:37 1994`); always UTC; nil for a date that does not exist
+    /// (31 November). `now` places RFC 850's two-digit year (RFC 9110 §5.6.7): in the current
+    /// century, unless that is more than 50 years ahead, then in the one before.
     static func httpDate(_ text: String, now: Date) -> Date? {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
         let t = text.split(separator: " ").map(String.init)
         let day: String, month: String, year: String, time: String
         if t.count == 6, t[0].hasSuffix(","), t[5] == "GMT" {
@@ -32,7 +30,8 @@ enum RetryAfter {
         } else if t.count == 4, t[0].hasSuffix(","), t[3] == "GMT" {
             let dmy = t[1].split(separator: "-").map(String.init)
             guard dmy.count == 3, let yy = Int(dmy[2]), dmy[2].count == 2, dmy[2].allSatisfy(\.isASCIIDigit) else { return nil }
-            let thisYear = calendar.component(.year, from: now)
+            let seconds = now.timeIntervalSince1970
+            let thisYear = seconds.isFinite && abs(seconds) < 1e15 ? CivilTime.fields(Int64(seconds)).year : 1970
             var full = thisYear - thisYear % 100 + yy
             if full > thisYear + 50 { full -= 100 }
             (day, month, year, time) = (dmy[0], dmy[1], String(full), t[2])
@@ -45,10 +44,9 @@ enum RetryAfter {
         guard (day + year + time).allSatisfy({ $0.isASCIIDigit || $0 == ":" }) else { return nil }
         let hms = time.split(separator: ":").compactMap { Int($0) }
         guard let d = Int(day), let m = months.firstIndex(of: month), let y = Int(year), year.count == 4, hms.count == 3,
-            (1...31).contains(d), (0...23).contains(hms[0]), (0...59).contains(hms[1]), (0...60).contains(hms[2])
+            let seconds = CivilTime.seconds(.init(year: y, month: m + 1, day: d, hour: hms[0], minute: hms[1], second: hms[2]))
         else { return nil }
-        let components = DateComponents(year: y, month: m + 1, day: d, hour: hms[0], minute: hms[1], second: hms[2])
-        return calendar.date(from: components)
+        return Date(timeIntervalSince1970: Double(seconds))
     }
 }
 

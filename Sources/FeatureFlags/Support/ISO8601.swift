@@ -1,17 +1,90 @@
 import Foundation
 
-/// ISO-8601 / RFC 3339 internet date-times (`2026-11-21T14:30:00Z`, with or without
-/// fractional seconds): the one parser for `Retry-After` values and the schema's `iso8601` format.
+/// RFC 3339 internet date-times (`2026-11-21T14:30:00Z`, `1994-11-06T09:51:37.5+01:00`): the one
+/// parser for `Retry-After` values and the schema's `iso8601` format, and the form messages
+/// print instants in. Exactly RFC 3339 §5.6's `date-time`: four-digit year, `T` (or `t`),
+/// seconds required, optional fraction, `Z` (or `z`) or a `±hh:mm` offset; a date that does not
+/// exist (31 November) is refused. Plain arithmetic on the bytes (``CivilTime``), no formatter.
 enum ISO8601 {
-    /// `2026-11-26T16:52:08Z` for messages (seconds, UTC).
-    static func string(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
+    /// `2026-11-26T16:52:08Z` for messages (whole seconds, UTC).
+    static func string(_ date: Date) -> String {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        // Outside years 0–9999 a message shows the raw count (only a corrupt value gets there).
+        guard seconds >= -62_167_219_200, seconds < 253_402_300_800 else { return "\(seconds) s after 1970" }
+        let f = CivilTime.fields(Int64(seconds))
+        func pad(_ n: Int, _ width: Int) -> String { String(repeating: "0", count: max(0, width - String(n).count)) + String(n) }
+        return "\(pad(f.year, 4))-\(pad(f.month, 2))-\(pad(f.day, 2))T\(pad(f.hour, 2)):\(pad(f.minute, 2)):\(pad(f.second, 2))Z"
+    }
 
-    /// The instant `text` names, or nil when it is not an internet date-time.
+    /// The instant `text` names, or nil when it is not an RFC 3339 date-time.
     static func date(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: text)
+        var reader = Reader(bytes: Array(text.utf8))
+        guard let year = reader.digits(4), reader.skip("-"), let month = reader.digits(2), reader.skip("-"), let day = reader.digits(2),
+            reader.skip("T") || reader.skip("t"), let hour = reader.digits(2), reader.skip(":"), let minute = reader.digits(2),
+            reader.skip(":"), let second = reader.digits(2),
+            let whole = CivilTime.seconds(.init(year: year, month: month, day: day, hour: hour, minute: minute, second: second))
+        else { return nil }
+        var fraction = 0.0
+        if reader.skip(".") {
+            guard let value = reader.fraction() else { return nil }
+            fraction = value
+        }
+        var offset = 0
+        if !(reader.skip("Z") || reader.skip("z")) {
+            let sign: Int
+            if reader.skip("+") {
+                sign = 1
+            } else if reader.skip("-") {
+                sign = -1
+            } else {
+                return nil
+            }
+            guard let hours = reader.digits(2), reader.skip(":"), let minutes = reader.digits(2), hours <= 23, minutes <= 59 else { return nil }
+            offset = sign * (hours * 3_600 + minutes * 60)
+        }
+        guard reader.atEnd else { return nil }
+        return Date(timeIntervalSince1970: Double(whole - Int64(offset)) + fraction)
+    }
+
+    /// A cursor over the text's bytes.
+    private struct Reader {
+        let bytes: [UInt8]
+        var position = 0
+
+        var atEnd: Bool { position == bytes.count }
+
+        /// Skips `character` if it comes next.
+        mutating func skip(_ character: Unicode.Scalar) -> Bool {
+            guard position < bytes.count, bytes[position] == UInt8(ascii: character) else { return false }
+            position += 1
+            return true
+        }
+
+        /// The number of exactly `count` ASCII digits, if they come next.
+        mutating func digits(_ count: Int) -> Int? {
+            guard bytes.count - position >= count else { return nil }
+            var value = 0
+            for byte in bytes[position..<(position + count)] {
+                guard (0x30...0x39).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - 0x30)
+            }
+            position += count
+            return value
+        }
+
+        /// The fraction of a second that one or more digits make (digits past the 15th, below
+        /// a double's precision, are read and ignored).
+        mutating func fraction() -> Double? {
+            var value = 0.0, scale = 1.0, count = 0
+            while position < bytes.count, (0x30...0x39).contains(bytes[position]) {
+                if count < 15 {
+                    scale /= 10
+                    value += Double(bytes[position] - 0x30) * scale
+                }
+                count += 1
+                position += 1
+            }
+            return count > 0 ? value : nil
+        }
     }
 }
