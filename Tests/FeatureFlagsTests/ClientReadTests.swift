@@ -50,6 +50,30 @@ struct ClientReadTests {
         #expect(details.errorMessage?.contains("absent") == true)
     }
 
+    /// A failed read's message is kept beside the flag's shared variant and metadata, in an
+    /// object of its own: the table's shared extras stay as they were.
+    @Test func aFailedReadKeepsTheFlagsVariantAndMetadataBesideItsMessage() {
+        let shared = FlagExtras.of(variant: "on", metadata: ["team": "payments"])
+        let failed = FlagDetails(
+            key: "k", value: false, extras: shared, reason: .error, errorCode: .typeMismatch, errorMessage: "expected Bool, found string",
+            source: .codeDefault)
+        #expect(failed.errorMessage == "expected Bool, found string")
+        #expect(failed.variant == "on" && failed.metadata == ["team": "payments"])
+        #expect(shared?.errorMessage == nil, "the flag table's extras are not changed")
+        let succeeded = FlagDetails(key: "k", value: true, extras: shared, reason: .static, source: .network)
+        #expect(succeeded.errorMessage == nil && succeeded.variant == "on")
+        #expect(FlagDetails(key: "k", value: 1, reason: .error, errorMessage: "why", source: .codeDefault).errorMessage == "why")
+        // Equality counts the message, whichever object holds it.
+        let same = FlagDetails(
+            key: "k", value: false, variant: "on", reason: .error, errorCode: .typeMismatch, errorMessage: "expected Bool, found string",
+            source: .codeDefault, metadata: ["team": "payments"])
+        #expect(failed == same)
+        let other = FlagDetails(
+            key: "k", value: false, variant: "on", reason: .error, errorCode: .typeMismatch, errorMessage: "another reason",
+            source: .codeDefault, metadata: ["team": "payments"])
+        #expect(failed != other)
+    }
+
     @Test func missingKeyBeforeReadyIsProviderNotReady() {
         let flags = InMemoryFlagClient(status: .notReady)
         #expect(flags.details(.newCheckout).errorCode == .providerNotReady)
