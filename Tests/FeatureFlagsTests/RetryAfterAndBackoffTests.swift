@@ -194,5 +194,8 @@ struct CivilTimeTests {
         #expect(RetryAfter.delay("Tue, 29 Feb 2000 00:00:00 GMT", now: Date(timeIntervalSince1970: 951_782_280)) == 120, "a leap day")
         #expect(RetryAfter.delay("Sun, 06 Nov 1994 08:51:37 GMT", now: .distantFuture) == 0)
         #expect(RetryAfter.httpDate("Sunday, 06-Nov-94 08:51:37 GMT", now: .distantFuture) != nil, "any now places a two-digit year")
+        // A clock that reads no finite time places the two-digit year from 1970.
+        #expect(RetryAfter.httpDate("Sunday, 06-Nov-94 08:51:37 GMT", now: Date(timeIntervalSince1970: .infinity)).map(RetryAfterAndBackoffTests.year) == 1994)
+        #expect(RetryAfter.httpDate("Sunday, 06-Nov-94 08:51:37 GMT", now: Date(timeIntervalSince1970: .nan)).map(RetryAfterAndBackoffTests.year) == 1994)
     }
 }

@@ -5,7 +5,7 @@
 /// `days_from_civil` and `civil_from_days`.
 enum CivilTime {
     /// A date and a time of day, UTC.
-    struct Fields: Equatable {
+    struct Fields {
         var year: Int
         var month: Int
         var day: Int
@@ -35,7 +35,7 @@ enum CivilTime {
     }
 
     /// Days in `month` (1–12) of `year`.
-    static func daysIn(_ month: Int, of year: Int) -> Int {
+    private static func daysIn(_ month: Int, of year: Int) -> Int {
         switch month {
         case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
         case 4, 6, 9, 11: return 30
