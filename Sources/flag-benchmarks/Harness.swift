@@ -79,8 +79,18 @@ enum Harness {
                 ratios.append(c / f)
             }
         }
-        ratios.sort()
-        return (stats(floorSamples, runs), stats(candidateSamples, runs), ratios[ratios.count / 2])
+        return (stats(floorSamples, runs), stats(candidateSamples, runs), median(ratios))
+    }
+
+    /// The median of `candidates[i] / floors[i]`: samples taken in pairs, one of each.
+    static func medianRatio(_ candidates: [Double], over floors: [Double]) -> Double {
+        median(zip(candidates, floors).map { $0 / $1 })
+    }
+
+    /// The median of `values` (the upper one of an even count); 0 for none.
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        return values.sorted()[values.count / 2]
     }
 
     static func stats(_ values: [Double], _ runs: Int) -> Stats {

@@ -36,14 +36,14 @@ enum InitBenchmarks {
                     spread: warm.spread, floor: "floor", ratio: warmRatio, budget: warmBudgeted ? "≤ 15× (50 µs)" : nil,
                     passed: warmBudgeted ? warmRatio <= 15 : nil))
 
-            let (coldFloor, cold) = try coldStarts(file: file, runs: quick ? 9 : 41)
+            let (coldFloor, cold, coldRatio) = try coldStarts(file: file, runs: quick ? 9 : 41)
             report.add(
                 .init(
                     section: "init", name: "cold floor: the same in a fresh process", value: coldFloor.median / 1_000, unit: "µs",
                     spread: coldFloor.spread))
             // A ratio to the floor measured in the same run, not a time: the ratio is what
-            // travels between machines and between runs of a shared one.
-            let coldRatio = cold.median / coldFloor.median
+            // travels between machines and between runs of a shared one. It is the median of
+            // the pairs' ratios (see `coldStarts`), so it need not equal the medians' ratio.
             let coldBudgeted = count == 1_000
             report.add(
                 .init(
@@ -86,17 +86,19 @@ enum InitBenchmarks {
         return Harness.stats(samples, runs)
     }
 
-    /// Medians of `runs` fresh processes of each kind, each timing its own first start (see
-    /// ``child(file:)``) or its floor (``floorChild(file:)``). The two kinds alternate, so that a
-    /// machine whose speed drifts during the run (a shared one does) moves both alike.
-    private static func coldStarts(file: URL, runs: Int) throws -> (floor: Harness.Stats, start: Harness.Stats) {
+    /// `runs` fresh processes of each kind, each timing its own first start (see
+    /// ``child(file:)``) or its floor (``floorChild(file:)``). The two kinds alternate, and the
+    /// ratio is the median of each pair's ratio: a machine whose speed drifts during the run (a
+    /// shared one does, for seconds at a time) moves both halves of a pair alike, and a slow
+    /// phase spoils only the pairs inside it.
+    private static func coldStarts(file: URL, runs: Int) throws -> (floor: Harness.Stats, start: Harness.Stats, ratio: Double) {
         var floors: [Double] = []
         var starts: [Double] = []
         for _ in 0..<runs {
             floors.append(try coldChild(file: file, mode: "--init-floor-child"))
             starts.append(try coldChild(file: file, mode: "--init-child"))
         }
-        return (Harness.stats(floors, runs), Harness.stats(starts, runs))
+        return (Harness.stats(floors, runs), Harness.stats(starts, runs), Harness.medianRatio(starts, over: floors))
     }
 
     /// One fresh process in `mode`: the nanoseconds it printed.

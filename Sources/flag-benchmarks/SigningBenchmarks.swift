@@ -65,35 +65,46 @@ enum SigningBenchmarks {
             let provider = FeatureFlagProvider(context: context, fetcher: fetcher, store: LastKnownGoodStore(fileURL: file))
             return (provider.value(FlagKey("feature_flag_0", default: false)), provider)
         }
-        func starts(_ file: URL, trusted: Bool) throws -> Harness.Stats {
-            var samples: [Double] = []
-            for run in 0..<(runs + 10) {
-                let begin = DispatchTime.now().uptimeNanoseconds
-                let (on, provider) = start(file, trusted: trusted)
-                let elapsed = Double(DispatchTime.now().uptimeNanoseconds - begin)
-                provider.shutdown()
-                guard provider.snapshot.version == "bench", !provider.recentEvents.contains(where: { $0.kind == .fallbackTampered }) else {
-                    throw BenchmarkError("the \(trusted ? "signed" : "unsigned") fallback file was not served")
-                }
-                blackHole(on)
-                if run >= 10 { samples.append(elapsed) }
+        /// One launch's nanoseconds.
+        func launchTime(_ file: URL, trusted: Bool) throws -> Double {
+            let begin = DispatchTime.now().uptimeNanoseconds
+            let (on, provider) = start(file, trusted: trusted)
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - begin)
+            provider.shutdown()
+            guard provider.snapshot.version == "bench", !provider.recentEvents.contains(where: { $0.kind == .fallbackTampered }) else {
+                throw BenchmarkError("the \(trusted ? "signed" : "unsigned") fallback file was not served")
             }
-            return Harness.stats(samples, runs)
+            blackHole(on)
+            return elapsed
         }
         let trusted = try TrustedKeys(keys)
-        let check = Harness.measure(operations: 1, runs: runs) { _ in
+        // The check, the unsigned launch and the signed one alternate, and the budget is judged
+        // on each triple (what signing added, over what one check cost), then the median of
+        // those: a slow phase of a shared machine spoils only the triples inside it.
+        var checks: [Double] = [], unsignedTimes: [Double] = [], signedTimes: [Double] = [], shares: [Double] = []
+        for run in 0..<(runs + 10) {
+            let begin = DispatchTime.now().uptimeNanoseconds
             let payload = (try? JWS.verify(envelope, trusting: trusted).get())?.payload ?? []
             blackHole(try? FlagEndpoint.json(post: url).decode(FlagResponse(status: 200, body: payload), for: context))
+            let check = Double(DispatchTime.now().uptimeNanoseconds - begin)
+            let unsignedTime = try launchTime(unsignedFile, trusted: false)
+            let signedTime = try launchTime(signedFile, trusted: true)
+            guard run >= 10 else { continue }
+            checks.append(check)
+            unsignedTimes.append(unsignedTime)
+            signedTimes.append(signedTime)
+            shares.append((signedTime - unsignedTime) / check)
         }
-        let unsigned = try starts(unsignedFile, trusted: false)
-        let signed = try starts(signedFile, trusted: true)
+        let check = Harness.stats(checks, runs)
+        let unsigned = Harness.stats(unsignedTimes, runs)
+        let signed = Harness.stats(signedTimes, runs)
+        let share = Harness.median(shares)
         report.add(.init(section: "signing", name: "floor: verify + decode the 1,000-flag document once", value: check.median / 1_000, unit: "µs", spread: check.spread))
         report.add(.init(section: "signing", name: "launch on the 1,000-flag fallback file, unsigned", value: unsigned.median / 1_000, unit: "µs", spread: unsigned.spread))
-        let added = signed.median - unsigned.median
         report.add(
             .init(
-                section: "signing", name: "launch on it signed, verified again (ratio to unsigned)", value: signed.median / 1_000, unit: "µs",
-                spread: signed.spread, floor: "launch unsigned", ratio: signed.median / unsigned.median,
-                budget: "≤ unsigned + 1.25× the floor", passed: added <= 1.25 * check.median))
+                section: "signing", name: "launch on it signed, verified again", value: signed.median / 1_000, unit: "µs",
+                spread: signed.spread, floor: "floor, added", ratio: share,
+                budget: "adds ≤ 1.25× the floor", passed: share <= 1.25))
     }
 }
