@@ -17,7 +17,7 @@ enum Formatting {
 
     /// Now, as an ISO 8601 time (UTC, to the second), for log lines.
     static func timestamp() -> String {
-        ISO8601DateFormatter().string(from: Date())
+        ISO8601.string(Date())
     }
 
     /// One JSON line, keys sorted.

@@ -78,7 +78,7 @@ enum LintCommand {
         guard report.violations.isEmpty else { return report.malformed ? dataErrorExit : 1 }
 
         if arguments.has("bump") {
-            let version = ISO8601DateFormatter().string(from: now)
+            let version = ISO8601.string(now)
             let bumped = bump(String(decoding: bytes, as: UTF8.self), to: version)
             if arguments.has("write") {
                 do {

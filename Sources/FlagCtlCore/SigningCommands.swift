@@ -112,11 +112,10 @@ enum SigningCommands {
         let trusted = arguments.value("kid") == nil ? keys.anyKeyID : keys
         switch JWS.verify(document, trusting: trusted) {
         case .success(let verified):
-            let iso = ISO8601DateFormatter()
             var line = "verified"
             if !verified.keyID.isEmpty { line += " · key \(Formatting.printable(verified.keyID))" }
-            if let issued = verified.issuedAt { line += " · signed \(iso.string(from: issued))" }
-            if let expires = verified.expiresAt { line += " · expires \(iso.string(from: expires))" }
+            if let issued = verified.issuedAt { line += " · signed \(ISO8601.string(issued))" }
+            if let expires = verified.expiresAt { line += " · expires \(ISO8601.string(expires))" }
             line += " · \(verified.payload.count) bytes"
             if arguments.has("print") { console.out(String(decoding: verified.payload, as: UTF8.self)) }
             console.err(line)

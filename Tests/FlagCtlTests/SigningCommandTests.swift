@@ -29,6 +29,12 @@ struct SigningCommandTests {
         #expect(verified == 0)
         #expect(verifiedOut.out == [#"{"flags": {"new_checkout": true}}"#])
         #expect(verifiedOut.err.first?.hasPrefix("verified · key ops-2026 · signed ") == true && verifiedOut.err.first?.contains(" · expires ") == true)
+        // Times print as RFC 3339 in UTC, to the second: the expiry an hour after the signing.
+        let fields = (verifiedOut.err.first ?? "").components(separatedBy: " · ")
+        let signedAt = fields.first { $0.hasPrefix("signed ") }.flatMap { ISO8601.date(String($0.dropFirst("signed ".count))) }
+        let expiresAt = fields.first { $0.hasPrefix("expires ") }.flatMap { ISO8601.date(String($0.dropFirst("expires ".count))) }
+        #expect(signedAt != nil && expiresAt.map { $0.timeIntervalSince(signedAt!) } == 3600, "\(fields)")
+        #expect(fields.allSatisfy { !$0.hasPrefix("signed ") || $0.hasSuffix("Z") })
 
         // Another key, another kid, a changed document, an unsigned one: refused, with why.
         #expect(await run(["keygen", dir.url("other").path]).0 == 0)

@@ -1,13 +1,13 @@
-import Foundation
+package import Foundation
 
 /// RFC 3339 internet date-times (`2026-11-21T14:30:00Z`, `1994-11-06T09:51:37.5+01:00`): the one
 /// parser for `Retry-After` values and the schema's `iso8601` format, and the form messages
-/// print instants in. Exactly RFC 3339 §5.6's `date-time`: four-digit year, `T` (or `t`),
+/// and flagctl print instants in. Exactly RFC 3339 §5.6's `date-time`: four-digit year, `T` (or `t`),
 /// seconds required, optional fraction, `Z` (or `z`) or a `±hh:mm` offset; a date that does not
 /// exist (31 November) is refused. Plain arithmetic on the bytes (``CivilTime``), no formatter.
-enum ISO8601 {
-    /// `2026-11-26T16:52:08Z` for messages (whole seconds, UTC).
-    static func string(_ date: Date) -> String {
+package enum ISO8601 {
+    /// `2026-11-26T16:52:08Z` for messages and tools (whole seconds, UTC).
+    package static func string(_ date: Date) -> String {
         let seconds = date.timeIntervalSince1970.rounded(.down)
         // Outside years 0–9999 a message shows the raw count (only a corrupt value gets there).
         guard seconds >= -62_167_219_200, seconds < 253_402_300_800 else { return "\(seconds) s after 1970" }
@@ -17,7 +17,7 @@ enum ISO8601 {
     }
 
     /// The instant `text` names, or nil when it is not an RFC 3339 date-time.
-    static func date(_ text: String) -> Date? {
+    package static func date(_ text: String) -> Date? {
         var reader = Reader(bytes: Array(text.utf8))
         guard let year = reader.digits(4), reader.skip("-"), let month = reader.digits(2), reader.skip("-"), let day = reader.digits(2),
             reader.skip("T") || reader.skip("t"), let hour = reader.digits(2), reader.skip(":"), let minute = reader.digits(2),
