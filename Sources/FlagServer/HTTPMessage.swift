@@ -183,14 +183,26 @@ extension HTTPRequestHead.Rejection {
 
 /// Builds HTTP/1.1 responses.
 enum HTTPResponse {
+    /// The reason phrases of RFC 9110 §15 (a fault may answer any status; one without a phrase
+    /// here gets an empty one, which the status line allows).
     static let reasons: [Int: String] = [
-        200: "OK", 304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-        405: "Method Not Allowed", 408: "Request Timeout", 413: "Content Too Large", 414: "URI Too Long", 417: "Expectation Failed", 429: "Too Many Requests", 431: "Request Header Fields Too Large",
+        100: "Continue", 101: "Switching Protocols",
+        200: "OK", 201: "Created", 202: "Accepted", 203: "Non-Authoritative Information", 204: "No Content", 205: "Reset Content",
+        206: "Partial Content",
+        300: "Multiple Choices", 301: "Moved Permanently", 302: "Found", 303: "See Other", 304: "Not Modified", 305: "Use Proxy",
+        307: "Temporary Redirect", 308: "Permanent Redirect",
+        400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
+        405: "Method Not Allowed", 406: "Not Acceptable", 407: "Proxy Authentication Required", 408: "Request Timeout",
+        409: "Conflict", 410: "Gone", 411: "Length Required", 412: "Precondition Failed", 413: "Content Too Large",
+        414: "URI Too Long", 415: "Unsupported Media Type", 416: "Range Not Satisfiable", 417: "Expectation Failed",
+        421: "Misdirected Request", 422: "Unprocessable Content", 426: "Upgrade Required", 428: "Precondition Required",
+        429: "Too Many Requests", 431: "Request Header Fields Too Large",
         500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
+        504: "Gateway Timeout", 505: "HTTP Version Not Supported",
     ]
 
     static func head(status: Int, headers: [(String, String)]) -> [UInt8] {
-        var text = "HTTP/1.1 \(status) \(reasons[status] ?? "Status")\r\nDate: \(HTTPDate.now())\r\n"
+        var text = "HTTP/1.1 \(status) \(reasons[status] ?? "")\r\nDate: \(HTTPDate.now())\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         text += "\r\n"
         return Array(text.utf8)

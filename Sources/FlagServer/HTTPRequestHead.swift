@@ -12,7 +12,7 @@ struct HTTPRequestHead: Equatable, Sendable {
     var query: [String: String]
     /// Header fields with lower-cased names; repeated fields joined with `, `.
     var headers: [String: String]
-    /// `1` for HTTP/1.1, `0` for HTTP/1.0.
+    /// `1` for HTTP/1.1 (and a later HTTP/1.x, read as 1.1), `0` for HTTP/1.0.
     var minorVersion: Int
 
     /// Why a head was refused, and the status to answer.
@@ -40,15 +40,16 @@ struct HTTPRequestHead: Equatable, Sendable {
         guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty, parts[0].allSatisfy(isTokenByte) else {
             return .failure(Rejection(status: 400, reason: "malformed request line"))
         }
-        let version = String(decoding: parts[2], as: UTF8.self)
-        let minor: Int
-        switch version {
-        case "HTTP/1.1": minor = 1
-        case "HTTP/1.0": minor = 0
-        default:
-            if version.hasPrefix("HTTP/") { return .failure(Rejection(status: 505, reason: "HTTP version not supported")) }
+        // HTTP-version = "HTTP/" DIGIT "." DIGIT (RFC 9112 §2.3). A later 1.x is read as 1.1, the
+        // highest minor version this server implements (RFC 9110 §2.5); another major is refused.
+        let version = Array(parts[2])
+        guard version.count == 8, version.starts(with: Array("HTTP/".utf8)), version[6] == UInt8(ascii: "."),
+            let major = asciiDigit(version[5]), let minorDigit = asciiDigit(version[7])
+        else {
             return .failure(Rejection(status: 400, reason: "malformed request line"))
         }
+        guard major == 1 else { return .failure(Rejection(status: 505, reason: "HTTP version not supported")) }
+        let minor = min(minorDigit, 1)
         guard parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             return .failure(Rejection(status: 400, reason: "malformed request target"))
         }
@@ -126,6 +127,11 @@ struct HTTPRequestHead: Equatable, Sendable {
     static func decode(_ text: Substring, plusIsSpace: Bool = false) -> String {
         let plain = plusIsSpace ? text.replacingOccurrences(of: "+", with: " ") : String(text)
         return plain.removingPercentEncoding ?? plain
+    }
+
+    /// The value of an ASCII digit, or nil.
+    private static func asciiDigit(_ byte: UInt8) -> Int? {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) ? Int(byte - UInt8(ascii: "0")) : nil
     }
 
     /// RFC 9110 `tchar`.

@@ -37,6 +37,9 @@ struct HTTPRequestTests {
         let cases: [(String, Int)] = [
             ("", 400), ("GET", 400), ("GET /flags", 400), ("GET  /flags HTTP/1.1", 400), ("GET /flags HTTP/1.1 extra", 400),
             ("GET /flags HTTP/2.0", 505), ("GET /flags HTTX/1.1", 400), ("G(T /flags HTTP/1.1", 400),
+            // RFC 9112 §2.3: "HTTP/" DIGIT "." DIGIT, case-sensitive; another major version is 505.
+            ("GET /flags HTTP/0.9", 505), ("GET /flags HTTP/3.0", 505), ("GET /flags HTTP/1.10", 400), ("GET /flags HTTP/1", 400),
+            ("GET /flags HTTP/1.x", 400), ("GET /flags http/1.1", 400), ("GET /flags HTTP/11", 400), ("GET /flags HTTP/1.1.", 400),
             ("GET /fl\u{7F}ags HTTP/1.1", 400), ("GET flags HTTP/1.1", 400),
             ("GET /flags HTTP/1.1\r\nNo colon here", 400), ("GET /flags HTTP/1.1\r\n: empty name", 400),
             ("GET /flags HTTP/1.1\r\nBad Name: x", 400), ("GET /flags HTTP/1.1\r\nHost : x", 400),
@@ -53,6 +56,32 @@ struct HTTPRequestTests {
                 continue
             }
             #expect(rejection.status == status, "\(text.debugDescription): \(rejection.reason)")
+        }
+    }
+
+    @Test func aLaterMinorVersionIsReadAsHTTP11() throws {
+        // RFC 9110 §2.5: a later minor version of a major version the server implements is
+        // processed as the highest minor version it implements.
+        let later = try head("GET /flags HTTP/1.2\r\nHost: x").get()
+        #expect(later.minorVersion == 1 && later.keepAlive)
+        #expect(try head("GET /flags HTTP/1.9\r\nHost: x\r\nConnection: close").get().keepAlive == false)
+        // Host is required of it as of HTTP/1.1.
+        guard case .failure(let rejection) = head("GET /flags HTTP/1.2") else {
+            Issue.record("HTTP/1.2 without Host was accepted")
+            return
+        }
+        #expect(rejection.status == 400)
+    }
+
+    @Test func statusLinesCarryRFC9110sReasonPhrases() {
+        func statusLine(_ status: Int) -> String {
+            String(decoding: HTTPResponse.head(status: status, headers: []), as: UTF8.self).components(separatedBy: "\r\n")[0]
+        }
+        #expect(statusLine(505) == "HTTP/1.1 505 HTTP Version Not Supported")
+        #expect(statusLine(418) == "HTTP/1.1 418 ", "an unregistered status gets an empty phrase (RFC 9112 §4)")
+        #expect(statusLine(422) == "HTTP/1.1 422 Unprocessable Content")
+        for status in [200, 304, 400, 404, 408, 413, 414, 417, 429, 431, 500, 501, 503, 504] {
+            #expect(!(HTTPResponse.reasons[status] ?? "").isEmpty, "\(status)")
         }
     }
 
