@@ -221,7 +221,7 @@ struct ChunkedBodyDecoder {
 
     private static let framingTooLarge = HTTPRequestHead.Rejection(status: 413, reason: "chunked framing too large")
 
-    /// `chunk-size [ chunk-ext ]`: hexadecimal digits, then nothing or optional whitespace and
+    /// `chunk-size [ chunk-ext ]`: hexadecimal digits, then nothing, or optional whitespace and
     /// `;` with an extension of visible characters, spaces and tabs.
     private func chunkSize(_ line: ArraySlice<UInt8>) -> Result<Int, HTTPRequestHead.Rejection> {
         let bad = HTTPRequestHead.Rejection(status: 400, reason: "malformed chunk size")
@@ -237,8 +237,10 @@ struct ChunkedBodyDecoder {
             index += 1
         }
         guard index > line.startIndex else { return .failure(bad) }
-        let rest = line[index...].drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-        guard rest.isEmpty || rest.first == UInt8(ascii: ";") else { return .failure(bad) }
+        // Whitespace may only come before an extension's `;` (BWS): "2 " alone is malformed.
+        let afterDigits = line[index...]
+        let rest = afterDigits.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        guard afterDigits.isEmpty || rest.first == UInt8(ascii: ";") else { return .failure(bad) }
         guard rest.allSatisfy({ $0 == UInt8(ascii: "\t") || ($0 >= 0x20 && $0 != 0x7F) }) else { return .failure(bad) }
         return .success(size)
     }

@@ -112,7 +112,7 @@ struct HTTPFramingTests {
         let cases: [(String, Int)] = [
             ("5\nhello\r\n0\r\n\r\n", 400), ("5\r\nhello\n0\r\n\r\n", 400), ("5\r\nhello\r\n0\n\n", 400), ("5\rhello", 400),
             ("5\r\nhelloX\r\n0\r\n\r\n", 400), ("5\r\nhello\rX", 400), ("\r\n", 400), (";ext\r\n", 400), ("x\r\n", 400),
-            ("-5\r\n", 400), ("+5\r\n", 400), ("0x5\r\n", 400), ("5 junk\r\n", 400), ("5\u{0}\r\n", 400), ("5;a\u{0}b\r\n", 400),
+            ("-5\r\n", 400), ("+5\r\n", 400), ("0x5\r\n", 400), ("5 junk\r\n", 400), ("5 \r\n", 400), ("5\t\r\n", 400), ("5\u{0}\r\n", 400), ("5;a\u{0}b\r\n", 400),
             ("5;a\u{7F}\r\n", 400), ("0\r\n: no name\r\n\r\n", 400), ("0\r\nno colon\r\n\r\n", 400), ("0\r\nBad Name: x\r\n\r\n", 400),
             ("0\r\nX-A: b\u{0}\r\n\r\n", 400),
             // Over the limits: the body (1,000 bytes here) as soon as a size says so, the framing (200).
