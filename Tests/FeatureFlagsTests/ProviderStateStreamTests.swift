@@ -259,3 +259,40 @@ extension ProviderStateTests {
         #expect(s.streams.deferred == nil && s.flight == nil)
     }
 }
+
+/// OFREP ADR-0010's refresh without a poll timer: `pollInterval` at its ceiling, and fetches come
+/// only at launch, on identify, on return to the foreground and on a stream's notice.
+extension ProviderStateTests {
+    @Test func thePollIntervalsCeilingLeavesOnlyTheEventDrivenFetches() {
+        var configuration = FeatureFlagProvider.Configuration()
+        configuration.pollInterval = .seconds(Int64(1) << 40)
+        #expect(configuration.pollInterval == .longestWait, "raised no further than 2³² s")
+        var s = ProviderState(
+            context: a, served: ServedState(prepared(["x": 1]), source: .fallback, status: .notReady, reasonOverride: .cached),
+            pathUp: true, configuration: configuration, base: base, random: SplitMix(seed: 7))
+        s.running = true
+        let ticket = startFetch(&s)
+        var answer = report(ticket, .fresh(prepared(["x": 2]), etag: nil, unknownKeys: []))
+        if case .fetchEnded(var ended) = answer {
+            ended.streams = []   // a service that advertises no stream
+            answer = .fetchEnded(ended)
+        }
+        _ = s.apply(answer, at: at(1))
+        // The next poll lies past any session (at least half of 2³² s, with the jitter).
+        let next = s.nextAttempt(after: .updated(["x"]), at: .seconds(1))
+        #expect(next.map { $0 > .seconds(Int64(1) << 31) } == true)
+        // Back from the background after the refresh age: a conditional fetch.
+        _ = s.apply(.lifecycle(foreground: false), at: at(2))
+        let foreground = s.apply(.lifecycle(foreground: true), at: at(120))
+        #expect(foreground.map(\.label) == ["reschedule", "startFetch"])
+        guard case .startFetch(let plan)? = foreground.last else {
+            Issue.record("no foreground fetch")
+            return
+        }
+        #expect(plan.trigger == .ask)
+        // A failure is still retried soon: the backoff starts at its first step, whatever the interval.
+        _ = s.apply(report(plan.ticket, .failed(.offline("no route"))), at: at(121))
+        let retry = s.nextAttempt(after: .failed(.offline("no route")), at: .seconds(121))
+        #expect(retry.map { $0 <= .seconds(122) } == true, "\(String(describing: retry))")
+    }
+}
