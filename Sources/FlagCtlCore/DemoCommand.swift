@@ -373,11 +373,15 @@ enum DemoCommand {
             server.stop()
             let venue51 = business.with(EvaluationContext.Attribute.venue, "venue-51")
             local.identify(venue51)
+            // The new venue's fetch fails (the server is gone): the status settles on ERROR, and
+            // the values stay those the rules gave on the device.
+            let offline = await local.refresh()
+            let settled = offline.isSuccess ? "fetched after all" : "its fetch failed; evaluated on the device"
             try record(
                 "Offline at venue-51, from flagd rules",
                 explains: "Rules fetched once are evaluated on the device, for a venue never fetched.",
                 since: start,
-                note: fetched.isSuccess ? "rules fetched once; evaluated on the device" : "rules not fetched: \(EvalCommand.describe(fetched))",
+                note: fetched.isSuccess ? "rules fetched once; \(settled)" : "rules not fetched: \(EvalCommand.describe(fetched))",
                 client: local)
         } catch {
             await finish()

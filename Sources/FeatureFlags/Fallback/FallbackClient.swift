@@ -40,7 +40,7 @@ public final class FallbackClient: FeatureFlagClient {
         let served = context?.fingerprint ?? store.fingerprints.first
         let (prepared, source, held) = reader.start(with: served, in: store)
         let serving = FlagServing(
-            prepared, source: source, status: .ready, reasonOverride: .cached, held: held, context: context ?? .anonymous,
+            prepared, source: source, status: .ready, reasonOverride: prepared.reasonOnDevice, held: held, context: context ?? .anonymous,
             unnamedContext: context == nil ? served : nil,
             base: reader.base, name: "FallbackClient", exposures: exposures, eventContext: eventContext, now: now)
         self.serving = serving
@@ -111,7 +111,7 @@ public final class FallbackClient: FeatureFlagClient {
     public func identify(_ context: EvaluationContext) {
         let (prepared, source, problem) = LastKnownGoodReader.lastKnownGood(of: context.fingerprint, in: store, base: serving.base)
         if let problem { serving.publisher.emit(problem) }
-        serving.serve(prepared, source: source, reasonOverride: .cached, held: store.killHold != nil, context: context)
+        serving.serve(prepared, source: source, reasonOverride: prepared.reasonOnDevice, held: store.killHold != nil, context: context)
     }
 
     /// Ends the change and event streams. Idempotent.

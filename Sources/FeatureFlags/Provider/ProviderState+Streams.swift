@@ -143,7 +143,7 @@ extension ProviderState {
         var effects: [ProviderEffect] = [.writeJournal(journal)]
         guard safeMode != nil else { return effects }
         effects += leaveSafeMode(because: "the app marked itself healthy")
-        let old = served.serve(lastKnownGood, source: source, status: served.status, reasonOverride: .cached)
+        let old = served.serve(lastKnownGood, source: source, status: served.status, reasonOverride: lastKnownGood.reasonOnDevice)
         effects.append(.publish(from: old, to: served.effective))
         return effects
     }

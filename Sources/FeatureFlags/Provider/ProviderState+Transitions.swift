@@ -141,9 +141,7 @@ extension ProviderState {
         }
         streams.documents = [:]
         if let problem { effects.append(.emit(problem)) }
-        // Values evaluated on the device from held rules keep their own reasons; stored ones are CACHED.
-        let reason: FlagReason? = lastKnownGood.snapshot.heldRules == nil ? .cached : nil
-        let old = served.serve(lastKnownGood, source: source, status: .reconciling, reasonOverride: reason)
+        let old = served.serve(lastKnownGood, source: source, status: .reconciling, reasonOverride: lastKnownGood.reasonOnDevice)
         served.context = next
         effects += [.publish(from: old, to: served.effective), .emit(.reconciling), wakeRunLoop()]
         return effects
@@ -359,7 +357,7 @@ extension ProviderState {
         served.status = next
         if served.source == .network || served.source == .fallback {
             served.source = .fallback
-            served.reasonOverride = expired ? .stale : .cached
+            served.reasonOverride = expired ? .stale : served.prepared.reasonOnDevice
         }
         if previous != next {
             switch next {

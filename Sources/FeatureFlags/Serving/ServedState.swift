@@ -40,6 +40,12 @@ package struct PreparedSnapshot: Sendable {
     package func holding(_ held: Bool) -> PreparedSnapshot {
         held && !killed ? PreparedSnapshot(snapshot: snapshot, table: table, killed: true) : self
     }
+
+    /// The reason these values read with when served from the device rather than a fresh answer:
+    /// `CACHED` for stored values; nil for values evaluated on the device from held rules, which
+    /// keep the reasons the evaluation gave (`TARGETING_MATCH`, `STATIC`…) — they were worked out
+    /// for this context now, not recalled.
+    package var reasonOnDevice: FlagReason? { snapshot.heldRules == nil ? .cached : nil }
 }
 
 /// What a client serves at one instant — values, where they come from, the status — replaced

@@ -237,6 +237,26 @@ struct LocalEvaluationProviderTests {
         #expect(provider.details(kiosk).snapshotVersion == "rules-1")
     }
 
+    @Test func aFailedFetchKeepsTheReasonsTheRulesGave() async throws {
+        let setup = try setup()
+        defer { setup.stop() }
+        let provider = await setup.fetched(venue("venue-7"))
+        defer { provider.shutdown() }
+        setup.server.stop()
+        // The values fetched as rules and evaluated here: a failed fetch serves them on, as the
+        // fallback, with the reasons the evaluation gave — not CACHED: nothing was recalled.
+        #expect(await provider.refresh().isSuccess == false)
+        #expect(provider.status == .error)
+        #expect(provider.details(kiosk).reason == .targetingMatch && provider.details(kiosk).source == .fallback)
+        // A venue never fetched, evaluated on the device; its own fetch fails too.
+        provider.identify(venue("night-3"))
+        #expect(provider.status == .reconciling && provider.details(theme).reason == .targetingMatch)
+        #expect(await provider.refresh().isSuccess == false)
+        #expect(provider.status == .error)
+        #expect(provider.value(theme) == "#000000" && provider.details(theme).reason == .targetingMatch)
+        #expect(provider.details(theme).source == .fallback && provider.details(theme).snapshotVersion == "rules-1")
+    }
+
     @Test func aRelaunchServesTheStoredSnapshotOfTheCurrentRulesWithoutParsingThem() async throws {
         let setup = try setup()
         defer { setup.stop() }
