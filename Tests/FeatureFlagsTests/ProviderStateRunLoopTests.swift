@@ -127,7 +127,8 @@ extension ProviderStateTests {
         }
         #expect(second != deadline, "each plan draws its own jitter from the state's source")
         _ = s.apply(.pathChanged(false), at: at())
-        #expect(plan() == .sleep(until: nil), "no path: until a wake-up")
+        #expect(plan() == .sleep(until: .seconds(3_600) + .milliseconds(1)), "no path: until a wake-up, or the fallback values expire")
+        #expect(s.waitsForWakeUpOnly, "no fetch is planned")
         s.fatal = true
         #expect(plan() == .stop)
         s.fatal = false
@@ -140,5 +141,71 @@ extension ProviderStateTests {
         _ = s.apply(.overrides(nil, observer: 7), at: at())
         _ = s.apply(.overrides(nil), at: at())
         #expect(s.overridesObserver == 7, "named once, kept")
+    }
+}
+
+/// Fallback values that pass their TTL while nothing can be fetched: labelled `STALE` when they
+/// do, not at the next failure (which, without a network path, never comes).
+extension ProviderStateTests {
+    func plan(_ s: inout ProviderState, at seconds: Double) -> ProviderState.NextPoll? {
+        let answer = Locked<ProviderState.NextPoll?>(nil)
+        _ = s.apply(.planNextPoll(after: .skipped("no network path")) { next in answer.withLock { $0 = next } }, at: at(seconds))
+        return answer.withLock { $0 }
+    }
+
+    func timerDue(_ s: inout ProviderState, at seconds: Double) -> (fetch: Bool, effects: [String]) {
+        let answer = Locked(false)
+        let effects = s.apply(.takeFetchRequest(timerDue: true) { fetch in answer.withLock { $0 = fetch } }, at: at(seconds))
+        return (answer.withLock { $0 }, effects.map(\.label))
+    }
+
+    @Test func withoutAPathTheRunLoopWakesWhenTheFallbackValuesExpire() {
+        var s = state(ttl: 3_600)
+        _ = s.apply(.pathChanged(false), at: at(10))
+        #expect(s.served.status == .error && s.served.reasonOverride == .cached)
+        // No fetch to plan, but a wake-up a millisecond after the TTL runs out.
+        #expect(plan(&s, at: 10) == .sleep(until: .seconds(3_600) + .milliseconds(1)))
+        #expect(s.waitsForWakeUpOnly, "no fetch is planned: only a wake-up fetches")
+        // Woken early (a spurious timer): nothing changes.
+        #expect(timerDue(&s, at: 1_000) == (false, []))
+        #expect(s.served.status == .error)
+        // Due: STALE, said once.
+        let due = timerDue(&s, at: 3_600.001)
+        #expect(due.fetch == false && due.effects == ["emit stale"])
+        #expect(s.served.status == .stale && s.served.reasonOverride == .stale)
+        #expect(plan(&s, at: 3_601) == .sleep(until: nil), "nothing left to wait for")
+        #expect(timerDue(&s, at: 3_700) == (false, []))
+    }
+
+    @Test func valuesThatExpiredInTheBackgroundReadStaleOnReturn() {
+        var s = state(ttl: 3_600)
+        _ = s.apply(.pathChanged(false), at: at(10))
+        _ = s.apply(.lifecycle(foreground: false), at: at(20))
+        #expect(plan(&s, at: 20) == .sleep(until: nil), "no timer at all in the background")
+        let back = s.apply(.lifecycle(foreground: true), at: at(7_200)).map(\.label)
+        #expect(back == ["reschedule", "emit stale"], "\(back)")
+        #expect(s.served.status == .stale && s.served.reasonOverride == .stale)
+    }
+
+    @Test func onlyFallbackValuesWithATTLAreWaitedFor() {
+        // No TTL: nothing will expire.
+        var forever = state(ttl: nil)
+        _ = forever.apply(.pathChanged(false), at: at(10))
+        #expect(plan(&forever, at: 10) == .sleep(until: nil))
+        // With a path the poll and retry timers already relabel at each failure.
+        var online = state(ttl: 3_600)
+        let ticket = startFetch(&online)
+        _ = online.apply(report(ticket, .failed(.offline("no route"))), at: at(10))
+        guard case .sleep(let deadline?) = plan(&online, at: 10) else {
+            Issue.record("expected a retry deadline")
+            return
+        }
+        #expect(deadline < .seconds(3_600), "the retry, not the expiry")
+        // Served from the network (READY): no expiry wake-up either.
+        var ready = state(ttl: 3_600)
+        let second = startFetch(&ready)
+        _ = ready.apply(report(second, .fresh(prepared(["x": 2]), etag: nil, unknownKeys: [])), at: at(1))
+        ready.pathUp = false
+        #expect(ready.expiryDeadline(at: at(2)) == nil)
     }
 }

@@ -538,3 +538,30 @@ private func stamp(_ path: String) throws -> FileStamp {
     guard let stamp = FileStamp(path: path) else { throw CocoaError(.fileNoSuchFile) }
     return stamp
 }
+
+extension ProviderTests {
+    @Test func offlineFallbackValuesTurnStaleWhenTheirTTLRunsOut() async throws {
+        // Stored an hour before the provider starts, with a two-hour TTL; no network path.
+        let dir = TempDir()
+        try LastKnownGoodStore(fileURL: dir.url("flags.lkg")).save(
+            FlagSnapshot(values: ["plan_themeColor": "#ABCDEF"], version: "lkg", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000 - 3_600), ttl: 7_200),
+            etag: nil, for: auraPersonal)
+        let f = try ProviderFixture(reachable: false, dir: dir)
+        defer { f.stop() }
+        let run = f.run()
+        #expect(await eventually { f.provider.status == .error && f.provider.isWaitingForWakeUpOnly })
+        #expect(f.provider.details(.themeColor).reason == .cached)
+        // The run loop sleeps until the values expire, an hour (and a millisecond) from now.
+        let expiry = TestClock.Instant(offset: .seconds(3_600) + .milliseconds(1))
+        #expect(await eventually { f.clock.sleeperDeadlines.contains(expiry) }, "\(f.clock.sleeperDeadlines)")
+        f.clock.advance(by: .seconds(3_599))
+        #expect(f.provider.status == .error)
+        f.clock.advance(by: .seconds(2))
+        #expect(await eventually { f.provider.status == .stale })
+        #expect(f.provider.details(.themeColor).reason == .stale && f.provider.value(.themeColor) == "#ABCDEF")
+        #expect(f.provider.recentEvents.contains { $0.kind == .stale })
+        #expect(f.server.requestCount == 0, "nothing was sent: there is no path")
+        f.provider.shutdown()
+        await run.value
+    }
+}

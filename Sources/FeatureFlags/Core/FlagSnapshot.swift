@@ -107,6 +107,16 @@ public struct FlagSnapshot: Sendable, Equatable {
         return age(at: now) > ttl
     }
 
+    /// Seconds from `now` until ``isExpired(at:)`` turns true: nil when it never will (no TTL,
+    /// no signed expiry) or already has.
+    func secondsUntilExpiry(at now: Date) -> TimeInterval? {
+        guard !isExpired(at: now) else { return nil }
+        var remaining: TimeInterval?
+        if let expiresAt = signature?.expiresAt { remaining = expiresAt.timeIntervalSince(now) }
+        if let ttl { remaining = min(remaining ?? .infinity, ttl - age(at: now)) }
+        return remaining.flatMap { $0.isFinite ? max(0, $0) : nil }
+    }
+
     /// Whether `killSwitchKey` is `true` in this snapshot.
     public func isKillSwitchOn(key killSwitchKey: String) -> Bool {
         storage.entry(killSwitchKey)?.value == .bool(true)

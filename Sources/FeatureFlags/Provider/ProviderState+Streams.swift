@@ -168,7 +168,8 @@ extension ProviderState {
             let delays = streams.open.map(\.inactivityDelay) + [configuration.backgroundStreamGrace]
             return [reschedule(), .scheduleInactivity(token: streams.inactivityToken, after: delays.min() ?? .zero)]
         }
-        var effects: [ProviderEffect] = [reschedule()]
+        // Values that passed their TTL in the background read STALE at once, fetch or not.
+        var effects: [ProviderEffect] = [reschedule()] + reassessExpiry(at: time)
         let interrupted = streams.fetchOnForeground
         streams.fetchOnForeground = false
         if streams.closedForInactivity {

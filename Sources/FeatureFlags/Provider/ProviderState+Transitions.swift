@@ -70,13 +70,15 @@ extension ProviderState {
             }
             let deadline = nextAttempt(after: outcome, at: time.elapsed)
             waitsForWakeUpOnly = deadline == nil
-            answer(.sleep(until: deadline))
+            // No fetch planned (no network path): still wake when the served values pass
+            // their TTL, to label them STALE.
+            answer(.sleep(until: deadline ?? expiryDeadline(at: time)))
             return []
         case .takeFetchRequest(let timerDue, let answer):
             let fetch = fetchRequested || (timerDue && pathUp && streams.foreground)
             fetchRequested = false
             answer(fetch)
-            return []
+            return fetch || !timerDue ? [] : reassessExpiry(at: time)
         case .sleep(let sleeper, let id, let resume):
             return sleep(sleeper, id: id, resume: resume)
         case .stopSleeping(let sleeper, let id):
@@ -367,6 +369,24 @@ extension ProviderState {
             }
         }
         return effects + releaseSettleWaiters()
+    }
+
+    /// When the fallback values served after a failure (`ERROR`) pass their TTL, on the
+    /// provider's clock (a millisecond after, as expiry is "older than"); nil when they never
+    /// will, nothing is served from the fallback, or the app is in the background (no timer
+    /// runs there; the return to the foreground looks again).
+    func expiryDeadline(at time: ProviderTime) -> Duration? {
+        guard streams.foreground, served.status == .error, served.source == .fallback,
+            let seconds = served.prepared.snapshot.secondsUntilExpiry(at: time.date)
+        else { return nil }
+        return time.elapsed + min(.longestWait, .seconds(seconds) + .milliseconds(1))
+    }
+
+    /// Fallback values served after a failure that have passed their TTL since: `STALE` now,
+    /// with its event — what a failed fetch at this instant would have said. Nothing otherwise.
+    mutating func reassessExpiry(at time: ProviderTime) -> [ProviderEffect] {
+        guard served.status == .error, served.source == .fallback, served.prepared.snapshot.isExpired(at: time.date) else { return [] }
+        return fallBack(reason: "the fallback values passed their TTL", forcing: nil, at: time)
     }
 
     /// Drops the fetch in flight: its task is cancelled and its callers told `discarded`.
