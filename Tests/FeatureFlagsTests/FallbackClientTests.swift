@@ -48,6 +48,27 @@ struct FallbackClientTests {
         }
     }
 
+    @Test func storedValuesPastTheirTTLReadStale() async throws {
+        try await blocking {
+            let dir = TempDir()
+            let url = dir.url("flags.lkg")
+            let store = LastKnownGoodStore(fileURL: url)
+            let fetchedAt = Date(timeIntervalSince1970: 1_750_000_000)
+            try store.save(FlagSnapshot(values: ["plan_themeColor": "#3498DB"], version: "a", fetchedAt: fetchedAt, ttl: 60), etag: nil, for: personal)
+            try store.save(FlagSnapshot(values: ["plan_themeColor": "#2C3E50"], version: "b", fetchedAt: fetchedAt, ttl: 600), etag: nil, for: business)
+            // Two minutes on: the personal values (1-minute TTL) are stale, the business ones not.
+            let clock = ManualDate(fetchedAt.addingTimeInterval(120))
+            let client = FallbackClient(fileURL: url, context: personal, now: clock.function)
+            #expect(client.details(.themeColor).reason == .stale && client.details(.themeColor).value == "#3498DB")
+            client.identify(business)
+            #expect(client.details(.themeColor).reason == .cached && client.details(.themeColor).value == "#2C3E50")
+            clock.advance(600)
+            client.identify(business)
+            #expect(client.details(.themeColor).reason == .stale, "judged again when the context is served again")
+            #expect(client.status == .ready, "a fallback client is always ready: the reason tells the age")
+        }
+    }
+
     @Test func identifyServesAnotherContextNeverAMix() async throws {
         let dir = TempDir()
         let store = LastKnownGoodStore(fileURL: dir.url("f"))

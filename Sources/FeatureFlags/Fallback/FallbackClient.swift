@@ -9,8 +9,9 @@ public import Foundation
 /// let model = WidgetModel(flags: flags)
 /// ```
 ///
-/// Values report source `fallback` and reason `CACHED` (bundled and code defaults beneath).
-/// The status is `READY` once created: a fallback serves what it has. Problems found loading
+/// Values report source `fallback` and reason `CACHED` — `STALE` when they were past their TTL
+/// as the client served them (at its creation, and at each ``identify(_:)``) — with bundled and
+/// code defaults beneath. The status is `READY` once created: a fallback serves what it has. Problems found loading
 /// the store (an unusable file, unreadable bundled defaults) are events, never failures.
 public final class FallbackClient: FeatureFlagClient {
     /// The store read from.
@@ -40,7 +41,7 @@ public final class FallbackClient: FeatureFlagClient {
         let served = context?.fingerprint ?? store.fingerprints.first
         let (prepared, source, held) = reader.start(with: served, in: store)
         let serving = FlagServing(
-            prepared, source: source, status: .ready, reasonOverride: prepared.reasonOnDevice, held: held, context: context ?? .anonymous,
+            prepared, source: source, status: .ready, reasonOverride: prepared.reasonOnDevice(at: now()), held: held, context: context ?? .anonymous,
             unnamedContext: context == nil ? served : nil,
             base: reader.base, name: "FallbackClient", exposures: exposures, eventContext: eventContext, now: now)
         self.serving = serving
@@ -111,7 +112,7 @@ public final class FallbackClient: FeatureFlagClient {
     public func identify(_ context: EvaluationContext) {
         let (prepared, source, problem) = LastKnownGoodReader.lastKnownGood(of: context.fingerprint, in: store, base: serving.base)
         if let problem { serving.publisher.emit(problem) }
-        serving.serve(prepared, source: source, reasonOverride: prepared.reasonOnDevice, held: store.killHold != nil, context: context)
+        serving.serve(prepared, source: source, reasonOverride: prepared.reasonOnDevice(at: serving.clock()), held: store.killHold != nil, context: context)
     }
 
     /// Ends the change and event streams. Idempotent.

@@ -151,7 +151,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         var state = ProviderState(
             context: context,
             served: ServedState(
-                lastKnownGood, source: source, status: .notReady, reasonOverride: lastKnownGood.reasonOnDevice,
+                lastKnownGood, source: source, status: .notReady, reasonOverride: lastKnownGood.reasonOnDevice(at: now()),
                 held: held, context: context),
             // The path is first asked for by `run()` or `refresh()`, which fetch: asking here
             // would start the monitor before the first read for nothing.

@@ -135,7 +135,7 @@ extension ProviderState {
 
     /// The app is healthy: record the values it runs under. The app's own mark ends safe mode
     /// (serving `lastKnownGood` again); the automatic one never does, and is not taken in safe mode.
-    mutating func markHealthy(automatic: Bool, lastKnownGood: PreparedSnapshot, source: FlagSource) -> [ProviderEffect] {
+    mutating func markHealthy(automatic: Bool, lastKnownGood: PreparedSnapshot, source: FlagSource, at time: ProviderTime) -> [ProviderEffect] {
         guard !shutDown, !(automatic && safeMode != nil) else { return [] }
         journal.unhealthyLaunches = 0
         journal.crashDigest = nil
@@ -143,7 +143,7 @@ extension ProviderState {
         var effects: [ProviderEffect] = [.writeJournal(journal)]
         guard safeMode != nil else { return effects }
         effects += leaveSafeMode(because: "the app marked itself healthy")
-        let old = served.serve(lastKnownGood, source: source, status: served.status, reasonOverride: lastKnownGood.reasonOnDevice)
+        let old = served.serve(lastKnownGood, source: source, status: served.status, reasonOverride: lastKnownGood.reasonOnDevice(at: time.date))
         effects.append(.publish(from: old, to: served.effective))
         return effects
     }

@@ -37,7 +37,7 @@ extension ProviderState {
         switch input {
         case .identify(let context, let members, let lastKnownGood, let source, let problem, let crashDigest):
             if safeMode != nil { safeMode?.crashDigest = crashDigest }
-            return identify(context, members: members, lastKnownGood: lastKnownGood, source: source, problem: problem)
+            return identify(context, members: members, lastKnownGood: lastKnownGood, source: source, problem: problem, at: time)
         case .refresh(let pathUp, let waiter):
             return refresh(pathUp: pathUp, waiter: waiter, at: time)
         case .launched(let ticket, let task):
@@ -106,7 +106,7 @@ extension ProviderState {
             streams.closedForInactivity = true
             return []
         case .markHealthy(let automatic, let lastKnownGood, let source):
-            return markHealthy(automatic: automatic, lastKnownGood: lastKnownGood, source: source)
+            return markHealthy(automatic: automatic, lastKnownGood: lastKnownGood, source: source, at: time)
         case .overrides(let layer, let observer):
             if let observer { overridesObserver = observer }
             overrides = layer
@@ -127,7 +127,7 @@ extension ProviderState {
 
     private mutating func identify(
         _ next: EvaluationContext, members nextMembers: [EvaluationContext], lastKnownGood: PreparedSnapshot,
-        source: FlagSource, problem: FlagEvent?
+        source: FlagSource, problem: FlagEvent?, at time: ProviderTime
     ) -> [ProviderEffect] {
         guard next != context, !shutDown else { return [] }
         context = next
@@ -143,7 +143,7 @@ extension ProviderState {
         }
         streams.documents = [:]
         if let problem { effects.append(.emit(problem)) }
-        let old = served.serve(lastKnownGood, source: source, status: .reconciling, reasonOverride: lastKnownGood.reasonOnDevice)
+        let old = served.serve(lastKnownGood, source: source, status: .reconciling, reasonOverride: lastKnownGood.reasonOnDevice(at: time.date))
         served.context = next
         effects += [.publish(from: old, to: served.effective), .emit(.reconciling), wakeRunLoop()]
         return effects
@@ -359,7 +359,7 @@ extension ProviderState {
         served.status = next
         if served.source == .network || served.source == .fallback {
             served.source = .fallback
-            served.reasonOverride = expired ? .stale : served.prepared.reasonOnDevice
+            served.reasonOverride = served.prepared.reasonOnDevice(at: time.date)
         }
         if previous != next {
             switch next {

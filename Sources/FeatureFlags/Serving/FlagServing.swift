@@ -17,7 +17,8 @@ package final class FlagServing: Sendable {
     private let eventContext: EventContextDetail
     private let state: ServingCell<ServedState>
     private let writers = Locked(())
-    private let clock: @Sendable () -> Date
+    /// The wall clock reads and labels are judged at (ages, TTLs).
+    let clock: @Sendable () -> Date
 
     /// Serving `prepared` (prepared by `base`) from `source` with `status`.
     package init(

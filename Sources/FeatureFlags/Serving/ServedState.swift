@@ -1,3 +1,5 @@
+package import Foundation
+
 /// What lies beneath every snapshot a client serves, fixed for the client's life: the bundled
 /// defaults and the kill-switch key.
 package struct ServingBase: Sendable {
@@ -41,11 +43,14 @@ package struct PreparedSnapshot: Sendable {
         held && !killed ? PreparedSnapshot(snapshot: snapshot, table: table, killed: true) : self
     }
 
-    /// The reason these values read with when served from the device rather than a fresh answer:
-    /// `CACHED` for stored values; nil for values evaluated on the device from held rules, which
-    /// keep the reasons the evaluation gave (`TARGETING_MATCH`, `STATIC`…) — they were worked out
-    /// for this context now, not recalled.
-    package var reasonOnDevice: FlagReason? { snapshot.heldRules == nil ? .cached : nil }
+    /// The reason these values read with at `now` when served from the device rather than a
+    /// fresh answer: `STALE` past their TTL; else `CACHED` for stored values, and nil for values
+    /// evaluated on the device from held rules, which keep the reasons the evaluation gave
+    /// (`TARGETING_MATCH`, `STATIC`…) — they were worked out for this context, not recalled.
+    package func reasonOnDevice(at now: Date) -> FlagReason? {
+        if snapshot.isExpired(at: now) { return .stale }
+        return snapshot.heldRules == nil ? .cached : nil
+    }
 }
 
 /// What a client serves at one instant — values, where they come from, the status — replaced

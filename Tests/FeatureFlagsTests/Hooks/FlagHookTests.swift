@@ -97,9 +97,11 @@ struct FlagHookTests {
         #expect(context.evaluationContext == auraPersonal)
         #expect(context.providerName == "FallbackClient")
         #expect(hints == ["screen": "cart"])
-        // after and finally see what the read returns.
+        // after and finally see what the read returns (STALE: the seeded values are from 2025,
+        // with a one-day TTL, and this client reads the real clock).
         let seen = hook.details.withLock { $0 }
-        #expect(seen.count == 2 && seen.allSatisfy { $0.value == .bool(true) && $0.source == details.source && $0.reason == .cached })
+        #expect(details.reason == .stale)
+        #expect(seen.count == 2 && seen.allSatisfy { $0.value == .bool(true) && $0.source == details.source && $0.reason == details.reason })
         #expect(FlagValueType(Int.self) == .integer && FlagValueType(Double.self) == .double)
         #expect(FlagValueType(String.self) == .string && FlagValueType([String].self) == .object)
     }
