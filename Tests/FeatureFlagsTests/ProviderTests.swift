@@ -540,6 +540,18 @@ private func stamp(_ path: String) throws -> FileStamp {
 }
 
 extension ProviderTests {
+    @Test func storedValuesAlreadyPastTheirTTLReadStaleAtLaunch() throws {
+        let dir = TempDir()
+        try LastKnownGoodStore(fileURL: dir.url("flags.lkg")).save(
+            FlagSnapshot(values: ["plan_themeColor": "#ABCDEF"], version: "lkg", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000 - 7_200), ttl: 3_600),
+            etag: nil, for: auraPersonal)
+        let f = try ProviderFixture(reachable: false, dir: dir)
+        defer { f.stop() }
+        let details = f.provider.details(.themeColor)
+        #expect(details.value == "#ABCDEF" && details.source == .fallback && details.reason == .stale)
+        #expect(f.provider.status == .notReady, "the launch status is NOT_READY until the first fetch ends, expired or not")
+    }
+
     @Test func offlineFallbackValuesTurnStaleWhenTheirTTLRunsOut() async throws {
         // Stored an hour before the provider starts, with a two-hour TTL; no network path.
         let dir = TempDir()
