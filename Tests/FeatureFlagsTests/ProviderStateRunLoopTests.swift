@@ -209,3 +209,30 @@ extension ProviderStateTests {
         #expect(ready.expiryDeadline(at: at(2)) == nil)
     }
 }
+
+extension ProviderStateTests {
+    @Test func aTTLFromOutsideCannotMakeTheExpiryWakeUpTrap() {
+        // A payload may say `"meta_ttl_seconds": 1e300`: `Duration.seconds(1e300)` would trap.
+        for ttl in [1e300, .greatestFiniteMagnitude, 1e20, 4_294_967_316.5] {
+            var s = ProviderState(
+                context: a, served: ServedState(prepared(["x": 1], ttl: ttl), source: .fallback, status: .notReady, reasonOverride: .cached),
+                pathUp: true, configuration: .init(), base: base, random: SplitMix(seed: 7))
+            s.running = true
+            _ = s.apply(.pathChanged(false), at: at(10))
+            #expect(s.served.status == .error)
+            guard case .sleep(let deadline?) = plan(&s, at: 10) else {
+                Issue.record("no expiry deadline for a TTL of \(ttl)")
+                continue
+            }
+            #expect(deadline == .seconds(10) + .longestWait + .milliseconds(1), "TTL \(ttl)")
+        }
+        // NaN or infinity: never expires, so nothing to wait for.
+        for ttl in [Double.nan, .infinity] {
+            var s = ProviderState(
+                context: a, served: ServedState(prepared(["x": 1], ttl: ttl), source: .fallback, status: .notReady, reasonOverride: .cached),
+                pathUp: true, configuration: .init(), base: base, random: SplitMix(seed: 7))
+            _ = s.apply(.pathChanged(false), at: at(10))
+            #expect(plan(&s, at: 10) == .sleep(until: nil), "TTL \(ttl)")
+        }
+    }
+}

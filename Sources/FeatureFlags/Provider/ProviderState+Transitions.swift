@@ -379,7 +379,8 @@ extension ProviderState {
         guard streams.foreground, served.status == .error, served.source == .fallback,
             let seconds = served.prepared.snapshot.secondsUntilExpiry(at: time.date)
         else { return nil }
-        return time.elapsed + min(.longestWait, .seconds(seconds) + .milliseconds(1))
+        // The TTL came from outside: bounded before it becomes a `Duration` (which traps far out).
+        return time.elapsed + Duration.boundedWait(seconds: seconds) + .milliseconds(1)
     }
 
     /// Fallback values served after a failure that have passed their TTL since: `STALE` now,
