@@ -540,12 +540,18 @@ private func stamp(_ path: String) throws -> FileStamp {
 }
 
 extension ProviderTests {
-    @Test func storedValuesAlreadyPastTheirTTLReadStaleAtLaunch() throws {
+    /// An offline provider over a fallback file whose values were fetched `age` seconds before
+    /// the fixture's start, with `ttl`.
+    func offlineFixture(storedAgo age: TimeInterval, ttl: TimeInterval) throws -> ProviderFixture {
         let dir = TempDir()
         try LastKnownGoodStore(fileURL: dir.url("flags.lkg")).save(
-            FlagSnapshot(values: ["plan_themeColor": "#ABCDEF"], version: "lkg", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000 - 7_200), ttl: 3_600),
+            FlagSnapshot(values: ["plan_themeColor": "#ABCDEF"], version: "lkg", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000 - age), ttl: ttl),
             etag: nil, for: auraPersonal)
-        let f = try ProviderFixture(reachable: false, dir: dir)
+        return try ProviderFixture(reachable: false, dir: dir)
+    }
+
+    @Test func storedValuesAlreadyPastTheirTTLReadStaleAtLaunch() throws {
+        let f = try offlineFixture(storedAgo: 7_200, ttl: 3_600)
         defer { f.stop() }
         let details = f.provider.details(.themeColor)
         #expect(details.value == "#ABCDEF" && details.source == .fallback && details.reason == .stale)
@@ -554,11 +560,7 @@ extension ProviderTests {
 
     @Test func offlineFallbackValuesTurnStaleWhenTheirTTLRunsOut() async throws {
         // Stored an hour before the provider starts, with a two-hour TTL; no network path.
-        let dir = TempDir()
-        try LastKnownGoodStore(fileURL: dir.url("flags.lkg")).save(
-            FlagSnapshot(values: ["plan_themeColor": "#ABCDEF"], version: "lkg", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000 - 3_600), ttl: 7_200),
-            etag: nil, for: auraPersonal)
-        let f = try ProviderFixture(reachable: false, dir: dir)
+        let f = try offlineFixture(storedAgo: 3_600, ttl: 7_200)
         defer { f.stop() }
         let run = f.run()
         #expect(await eventually { f.provider.status == .error && f.provider.isWaitingForWakeUpOnly })
