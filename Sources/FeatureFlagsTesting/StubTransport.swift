@@ -8,8 +8,12 @@ public import Foundation
 ///
 /// ```swift
 /// let transport = StubTransport.serving(body: Array(#"{"flags":{"new_checkout":true}}"#.utf8), etag: "\"v1\"")
-/// let fetcher = FlagFetcher(endpoint: .json(post: url), transport: transport)
+/// let fetcher = FlagFetcher(endpoint: .json(post: url), configuration: .init(budget: .seconds(30)), transport: transport)
 /// ```
+///
+/// The stub answers at once, but the fetch still runs on Swift's tasks, under the fetcher's
+/// budget: give tests a generous one (as above), not the default 2 s, so that a machine loaded
+/// by a parallel test run (or ThreadSanitizer) cannot turn an answer into a timeout.
 public final class StubTransport: FlagTransport {
     private let answer: @Sendable (FlagRequest) throws(FetchError) -> FlagResponse
     private let state = Locked<(requests: [FlagRequest], closed: Bool)>(([], false))

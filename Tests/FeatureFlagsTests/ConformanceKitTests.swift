@@ -123,7 +123,9 @@ struct ConformanceKitTests {
     @Test func theStubRecordsAnswersConditionallyAndLimitsSize() async throws {
         let body = Self.document.jsonBytes()
         let transport = StubTransport.serving(body: body, etag: "\"d1\"")
-        let fetcher = FlagFetcher(endpoint: .json(post: Self.base), transport: transport)
+        // The generous test budget: a stub answers at once, but a loaded machine under
+        // ThreadSanitizer once took longer than the default 2 s to run the fetch's tasks.
+        let fetcher = FlagFetcher(endpoint: .json(post: Self.base), configuration: .loopback, transport: transport)
         guard case .fetched(let snapshot, let etag, _) = await fetcher.fetch(Self.context) else {
             Issue.record("expected flags")
             return
@@ -133,7 +135,8 @@ struct ConformanceKitTests {
         #expect(transport.requests.count == 2)
         #expect(transport.requests.last?.headers["If-None-Match"] == "\"d1\"")
         let small = FlagFetcher(
-            endpoint: .json(post: Self.base), configuration: .init(maxResponseBytes: 10), transport: transport)
+            endpoint: .json(post: Self.base), configuration: .init(budget: TestTiming.loopbackBudget, maxResponseBytes: 10),
+            transport: transport)
         #expect(await small.fetch(Self.context) == .failed(.payloadTooLarge(limit: 10)))
         transport.shutdown()
         #expect(await fetcher.fetch(Self.context) == .failed(.cancelled))
@@ -142,14 +145,16 @@ struct ConformanceKitTests {
 
     @Test func theStubGivesResponsesInOrderAndFailuresToo() async {
         let transport = StubTransport(responses: [FlagResponse(status: 503), FlagResponse(status: 200, body: Self.document.jsonBytes())])
-        let fetcher = FlagFetcher(endpoint: .json(post: Self.base), transport: transport)
+        let fetcher = FlagFetcher(endpoint: .json(post: Self.base), configuration: .loopback, transport: transport)
         #expect(await fetcher.fetch(Self.context) == .failed(.httpStatus(503)))
         #expect(snapshotValue(await fetcher.fetch(Self.context)) == 750)
         #expect(snapshotValue(await fetcher.fetch(Self.context)) == 750, "the last response repeats")
         let failing = StubTransport { _ throws(FetchError) in throw .offline("no route") }
-        #expect(await FlagFetcher(endpoint: .json(post: Self.base), transport: failing).fetch(Self.context) == .failed(.offline("no route")))
+        #expect(
+            await FlagFetcher(endpoint: .json(post: Self.base), configuration: .loopback, transport: failing).fetch(Self.context)
+                == .failed(.offline("no route")))
         let empty = StubTransport(responses: [])
-        #expect(await FlagFetcher(endpoint: .json(post: Self.base), transport: empty).fetch(Self.context)
+        #expect(await FlagFetcher(endpoint: .json(post: Self.base), configuration: .loopback, transport: empty).fetch(Self.context)
             == .failed(.transport("StubTransport has no response to give")))
     }
 

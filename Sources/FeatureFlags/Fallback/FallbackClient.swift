@@ -11,8 +11,9 @@ public import Foundation
 ///
 /// Values report source `fallback` and reason `CACHED` — `STALE` when they were past their TTL
 /// as the client served them (at its creation, and at each ``identify(_:)``) — with bundled and
-/// code defaults beneath. The status is `READY` once created: a fallback serves what it has. Problems found loading
-/// the store (an unusable file, unreadable bundled defaults) are events, never failures.
+/// code defaults beneath. The status is `READY` once created: a fallback serves what it has.
+/// Problems found loading the store (an unusable file, unreadable bundled defaults) are
+/// events, never failures.
 public final class FallbackClient: FeatureFlagClient {
     /// The store read from.
     public let store: LastKnownGoodStore

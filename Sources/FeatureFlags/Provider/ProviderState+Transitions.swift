@@ -78,7 +78,8 @@ extension ProviderState {
             let fetch = fetchRequested || (timerDue && pathUp && streams.foreground)
             fetchRequested = false
             answer(fetch)
-            return fetch || !timerDue ? [] : reassessExpiry(at: time)
+            // The timer was due and nothing is fetched (no path): the expiry it may have been for.
+            return (fetch || !timerDue) ? [] : reassessExpiry(at: time)
         case .sleep(let sleeper, let id, let resume):
             return sleep(sleeper, id: id, resume: resume)
         case .stopSleeping(let sleeper, let id):
