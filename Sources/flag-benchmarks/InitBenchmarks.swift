@@ -36,7 +36,7 @@ enum InitBenchmarks {
                     spread: warm.spread, floor: "floor", ratio: warmRatio, budget: warmBudgeted ? "≤ 15× (50 µs)" : nil,
                     passed: warmBudgeted ? warmRatio <= 15 : nil))
 
-            let (coldFloor, cold, coldRatio) = try coldStarts(file: file, runs: quick ? 9 : 41)
+            let (coldFloor, cold, coldRatio) = try coldStarts(file: file, runs: quick ? 21 : 41)
             report.add(
                 .init(
                     section: "init", name: "cold floor: the same in a fresh process", value: coldFloor.median / 1_000, unit: "µs",
