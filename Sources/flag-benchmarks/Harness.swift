@@ -87,10 +87,9 @@ enum Harness {
         median(zip(candidates, floors).map { $0 / $1 })
     }
 
-    /// The median of `values` (the upper one of an even count); 0 for none.
+    /// The median of `values`, as ``stats(_:_:)`` picks it; 0 for none.
     static func median(_ values: [Double]) -> Double {
-        guard !values.isEmpty else { return 0 }
-        return values.sorted()[values.count / 2]
+        values.isEmpty ? 0 : stats(values, values.count).median
     }
 
     static func stats(_ values: [Double], _ runs: Int) -> Stats {

@@ -86,14 +86,14 @@ enum SigningBenchmarks {
             let begin = DispatchTime.now().uptimeNanoseconds
             let payload = (try? JWS.verify(envelope, trusting: trusted).get())?.payload ?? []
             blackHole(try? FlagEndpoint.json(post: url).decode(FlagResponse(status: 200, body: payload), for: context))
-            let check = Double(DispatchTime.now().uptimeNanoseconds - begin)
+            let checkTime = Double(DispatchTime.now().uptimeNanoseconds - begin)
             let unsignedTime = try launchTime(unsignedFile, trusted: false)
             let signedTime = try launchTime(signedFile, trusted: true)
             guard run >= 10 else { continue }
-            checks.append(check)
+            checks.append(checkTime)
             unsignedTimes.append(unsignedTime)
             signedTimes.append(signedTime)
-            shares.append((signedTime - unsignedTime) / check)
+            shares.append((signedTime - unsignedTime) / checkTime)
         }
         let check = Harness.stats(checks, runs)
         let unsigned = Harness.stats(unsignedTimes, runs)

@@ -110,11 +110,7 @@ extension ProviderStateTests {
 
     @Test func theNextPollIsPlannedInTheState() {
         var s = state()
-        func plan(after outcome: FetchOutcome = .unchanged) -> ProviderState.NextPoll? {
-            let answer = Locked<ProviderState.NextPoll?>(nil)
-            _ = s.apply(.planNextPoll(after: outcome) { next in answer.withLock { $0 = next } }, at: at(10))
-            return answer.withLock { $0 }
-        }
+        func plan() -> ProviderState.NextPoll? { self.plan(&s, after: .unchanged, at: 10) }
         guard case .sleep(let deadline?) = plan() else {
             Issue.record("expected a deadline")
             return
@@ -147,9 +143,10 @@ extension ProviderStateTests {
 /// Fallback values that pass their TTL while nothing can be fetched: labelled `STALE` when they
 /// do, not at the next failure (which, without a network path, never comes).
 extension ProviderStateTests {
-    func plan(_ s: inout ProviderState, at seconds: Double) -> ProviderState.NextPoll? {
+    /// The run loop's next deadline, planned at `seconds` after `outcome`.
+    func plan(_ s: inout ProviderState, after outcome: FetchOutcome = .skipped("no network path"), at seconds: Double) -> ProviderState.NextPoll? {
         let answer = Locked<ProviderState.NextPoll?>(nil)
-        _ = s.apply(.planNextPoll(after: .skipped("no network path")) { next in answer.withLock { $0 = next } }, at: at(seconds))
+        _ = s.apply(.planNextPoll(after: outcome) { next in answer.withLock { $0 = next } }, at: at(seconds))
         return answer.withLock { $0 }
     }
 
@@ -234,5 +231,16 @@ extension ProviderStateTests {
             _ = s.apply(.pathChanged(false), at: at(10))
             #expect(plan(&s, at: 10) == .sleep(until: nil), "TTL \(ttl)")
         }
+    }
+}
+
+extension ProviderStateTests {
+    @Test func aSignedExpiryEarlierThanTheTTLIsTheOneWaitedFor() {
+        var snapshot = FlagSnapshot(values: ["x": 1], version: "v", fetchedAt: Self.start, ttl: 3_600)
+        #expect(snapshot.secondsUntilExpiry(at: Self.start.addingTimeInterval(600)) == 3_000)
+        snapshot.signature = SignatureStamp(keyID: "k", issuedAt: Self.start, expiresAt: Self.start.addingTimeInterval(900))
+        #expect(snapshot.secondsUntilExpiry(at: Self.start.addingTimeInterval(600)) == 300, "the signature's expiry comes first")
+        #expect(snapshot.secondsUntilExpiry(at: Self.start.addingTimeInterval(900)) == nil, "expired already")
+        #expect(FlagSnapshot(values: ["x": 1], version: "v", fetchedAt: Self.start, ttl: nil).secondsUntilExpiry(at: Self.start) == nil)
     }
 }

@@ -377,7 +377,7 @@ extension ProviderState {
     /// will, nothing is served from the fallback, or the app is in the background (no timer
     /// runs there; the return to the foreground looks again).
     func expiryDeadline(at time: ProviderTime) -> Duration? {
-        guard streams.foreground, served.status == .error, served.source == .fallback,
+        guard streams.foreground, servesFallbackAfterFailure,
             let seconds = served.prepared.snapshot.secondsUntilExpiry(at: time.date)
         else { return nil }
         // The TTL came from outside: bounded before it becomes a `Duration` (which traps far out).
@@ -387,9 +387,13 @@ extension ProviderState {
     /// Fallback values served after a failure that have passed their TTL since: `STALE` now,
     /// with its event — what a failed fetch at this instant would have said. Nothing otherwise.
     mutating func reassessExpiry(at time: ProviderTime) -> [ProviderEffect] {
-        guard served.status == .error, served.source == .fallback, served.prepared.snapshot.isExpired(at: time.date) else { return [] }
+        guard servesFallbackAfterFailure, served.prepared.snapshot.isExpired(at: time.date) else { return [] }
         return fallBack(reason: "the fallback values passed their TTL", forcing: nil, at: time)
     }
+
+    /// Whether the fallback is served after a failure (`ERROR`): the one state whose labels
+    /// expiry changes without a fetch.
+    private var servesFallbackAfterFailure: Bool { served.status == .error && served.source == .fallback }
 
     /// Drops the fetch in flight: its task is cancelled and its callers told `discarded`.
     private mutating func dropFlight() -> [ProviderEffect] {
