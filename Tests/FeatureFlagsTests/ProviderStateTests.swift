@@ -420,6 +420,40 @@ struct ProviderStateTests {
         #expect(s.served.lookup("x", killSwitchKey: "kill_switch") == 1)
     }
 
+    // MARK: the end of safe mode
+
+    /// Rules held on the device, standing in for a flagd document: evaluation gives no values.
+    final class Rules: HeldRules {
+        let document: [UInt8] = Array("{}".utf8)
+        let etag: EntityTag? = nil
+        let fetchedAt = ProviderStateTests.start
+        let envelope: [UInt8]? = nil
+        let options = ""
+        func snapshot(for context: EvaluationContext, at date: Date) -> FlagSnapshot { FlagSnapshot(values: [:]) }
+        func isSame(as other: any HeldRules) -> Bool { other === self }
+    }
+
+    /// The app's own mark ends safe mode and serves the last known good again, labelled as a
+    /// launch labels it: `STALE` past the TTL, `CACHED` when stored, and no override for values
+    /// evaluated on the device from held rules (they keep the reasons the rules gave).
+    @Test(arguments: [(ttl: 3_600.0, held: false, reason: FlagReason?.some(.cached)), (60, false, .stale), (3_600, true, nil)])
+    func markingHealthyEndsSafeModeWithTheLaunchLabels(ttl: Double, held: Bool, reason: FlagReason?) {
+        var s = state()
+        s.safeMode = .init(info: SafeMode(reason: "2 launches ended early", unhealthyLaunches: 2), crashDigest: nil)
+        var snapshot = FlagSnapshot(values: ["x": 2], version: "lkg", fetchedAt: Self.start, ttl: ttl)
+        if held { snapshot.heldRules = Rules() }
+        let effects = s.apply(.markHealthy(automatic: false, lastKnownGood: base.prepare(snapshot), source: .fallback), at: at(120))
+        #expect(s.safeMode == nil)
+        #expect(effects.map(\.label).contains("emit safe_mode_left"))
+        #expect(s.served.reasonOverride == reason)
+        #expect(s.served.lookup("x", killSwitchKey: "kill_switch") == 2)
+        // The automatic mark never ends safe mode.
+        var automatic = state()
+        automatic.safeMode = .init(info: SafeMode(reason: "2 launches ended early", unhealthyLaunches: 2), crashDigest: nil)
+        #expect(automatic.apply(.markHealthy(automatic: true, lastKnownGood: base.prepare(snapshot), source: .fallback), at: at(120)).isEmpty)
+        #expect(automatic.safeMode != nil)
+    }
+
     // MARK: scheduling
 
     @Test func nextAttemptFollowsPollBackoffRetryAfterAndThePath() {
