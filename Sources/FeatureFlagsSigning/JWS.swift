@@ -67,10 +67,12 @@ package enum JWS {
     }
 
     private static func trimmed(_ bytes: [UInt8]) -> ArraySlice<UInt8> {
-        let space: Set<UInt8> = [0x20, 0x09, 0x0a, 0x0d]
+        // A function, not a `Set` literal: building a `Set<UInt8>` looks `UInt8: Hashable` up
+        // at run time on a signed launch's path.
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0a || byte == 0x0d }
         var slice = bytes[...]
-        while let f = slice.first, space.contains(f) { slice = slice.dropFirst() }
-        while let l = slice.last, space.contains(l) { slice = slice.dropLast() }
+        while let f = slice.first, isSpace(f) { slice = slice.dropFirst() }
+        while let l = slice.last, isSpace(l) { slice = slice.dropLast() }
         return slice
     }
 

@@ -10,9 +10,9 @@ extension SignatureTrust {
     /// Trust in the Ed25519 keys of `text` (key id: PEM or base64url).
     static func ed25519(_ text: [String: String]) -> SignatureTrust {
         do throws(FlagError) {
-            return SignatureTrust(keys: text, verifier: .success(try TrustedKeys(text)))
+            return SignatureTrust(keys: text, verifier: .ready(try TrustedKeys(text)))
         } catch {
-            return SignatureTrust(keys: text, verifier: .failure(error))
+            return SignatureTrust(keys: text, verifier: .unusable(error))
         }
     }
 }

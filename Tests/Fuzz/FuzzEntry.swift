@@ -176,7 +176,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             _ = try? endpoint.decode(response, for: context)
             _ = endpoint.failureDetail(FlagResponse(status: 400, body: bytes))
         }
-        if let launchDarkly = fuzzServices.lazy.compactMap({ $0.format as? any StreamingEndpoint }).first,
+        if let launchDarkly = fuzzServices.lazy.compactMap({ $0.format.asStreaming }).first,
             case .object(let top)? = try? FlagJSON.parse(bytes)
         {
             _ = try? launchDarkly.decode(streamed: top, for: context)

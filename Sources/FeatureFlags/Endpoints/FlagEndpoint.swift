@@ -68,11 +68,27 @@ package protocol EndpointFormat: Sendable {
     func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags
     /// What a non-2xx response says about itself.
     func failureDetail(_ response: FlagResponse) -> String?
+    /// This format as an endpoint that opens its own stream, if it is one. A requirement, not
+    /// an `as?` cast: a cast to a protocol searches every conformance the process holds the
+    /// first time it meets a type, which an app would pay at every launch.
+    var asStreaming: (any StreamingEndpoint)? { get }
+    /// This format as an endpoint whose rules are evaluated on the device, if it is one (a
+    /// requirement rather than a cast, as ``asStreaming``).
+    var asLocalEvaluation: (any LocalEvaluationEndpoint)? { get }
 }
 
 extension EndpointFormat {
     /// No detail.
     package func failureDetail(_ response: FlagResponse) -> String? { nil }
+    /// Not a streaming endpoint.
+    package var asStreaming: (any StreamingEndpoint)? { nil }
+    /// Not a local-evaluation endpoint.
+    package var asLocalEvaluation: (any LocalEvaluationEndpoint)? { nil }
+}
+
+extension StreamingEndpoint {
+    /// Itself.
+    package var asStreaming: (any StreamingEndpoint)? { self }
 }
 
 /// A service of the app's own, as closures.

@@ -17,3 +17,8 @@ package protocol LocalEvaluationEndpoint: EndpointFormat {
     /// again; nil when the document no longer reads.
     func rules(kept document: [UInt8], options: String, etag: EntityTag?, fetchedAt: Date, envelope: [UInt8]?) -> (any HeldRules)?
 }
+
+extension LocalEvaluationEndpoint {
+    /// Itself.
+    package var asLocalEvaluation: (any LocalEvaluationEndpoint)? { self }
+}

@@ -57,7 +57,7 @@ public struct BundledDefaults: Sendable {
 
     /// The file's flags, or why not, named by the file.
     private static func read(
-        _ url: URL, verifier: Result<any DocumentVerifier, FlagError>?
+        _ url: URL, verifier: TrustedVerifier?
     ) -> Result<[String: FlagEntry], BundledDefaultsError> {
         entries(url, verifier: verifier).mapError {
             BundledDefaultsError(message: "bundled defaults \(url.lastPathComponent): \($0.message)")
@@ -65,7 +65,7 @@ public struct BundledDefaults: Sendable {
     }
 
     private static func entries(
-        _ url: URL, verifier: Result<any DocumentVerifier, FlagError>?
+        _ url: URL, verifier: TrustedVerifier?
     ) -> Result<[String: FlagEntry], BundledDefaultsError> {
         var bytes: [UInt8]
         let top: FlagValue

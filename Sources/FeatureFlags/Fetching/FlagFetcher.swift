@@ -56,11 +56,9 @@ public final class FlagFetcher: Sendable {
 
     /// The keys answers must be signed with (nil: answers are not checked), or why the
     /// configured ones are unusable (every fetch then fails with it).
-    package let trust: Result<any DocumentVerifier, FlagError>?
-    /// Whether answers must be signed (``trust`` is set): asked at every launch, where reading
-    /// `trust` itself would copy it — and a copy makes the runtime build the type
-    /// `Result<any DocumentVerifier, FlagError>?` from its name, looking up `FlagError: Error`
-    /// among every conformance the process holds (about a tenth of a cold start).
+    package let trust: TrustedVerifier?
+    /// Whether answers must be signed (``trust`` is set): asked at every launch and for every
+    /// streamed value, without copying `trust` (an existential in an enum) to find out.
     package let checksSignatures: Bool
     private let transport: any FlagTransport
     private let ownsTransport: Bool
@@ -132,7 +130,7 @@ public final class FlagFetcher: Sendable {
     /// The chain's first endpoint that sends rules evaluated on the device: the one that reads
     /// rules the store kept.
     package var localEvaluation: (any LocalEvaluationEndpoint)? {
-        for endpoint in endpoints { if let local = endpoint.format as? any LocalEvaluationEndpoint { return local } }
+        for endpoint in endpoints { if let local = endpoint.format.asLocalEvaluation { return local } }
         return nil
     }
 
@@ -158,7 +156,7 @@ public final class FlagFetcher: Sendable {
     /// The streams the chain's endpoints open themselves for `context`, attributed to them.
     func ownStreams(for context: EvaluationContext) -> [EventStreamLink] {
         endpoints.indices.compactMap { index in
-            (endpoints[index].format as? any StreamingEndpoint)?.streamLink(for: context)?.advertised(by: scope(of: index))
+            endpoints[index].format.asStreaming?.streamLink(for: context)?.advertised(by: scope(of: index))
         }
     }
 
@@ -172,7 +170,7 @@ public final class FlagFetcher: Sendable {
             return .failed(.signatureRejected("values pushed by a stream are not a signed document"))
         }
         guard let index = endpoints.indices.first(where: { scope(of: $0) == endpointScope }),
-            let endpoint = endpoints[index].format as? any StreamingEndpoint
+            let endpoint = endpoints[index].format.asStreaming
         else {
             return .failed(.decode(FlagError(.general, "streamed values from an endpoint this fetcher does not have")))
         }
@@ -264,8 +262,8 @@ public final class FlagFetcher: Sendable {
             // Before anything is read: a document the operator did not sign is never decoded.
             let keys: any DocumentVerifier
             switch trust {
-            case .success(let trusted): keys = trusted
-            case .failure(let problem): throw .signatureRejected(problem.message)
+            case .ready(let trusted): keys = trusted
+            case .unusable(let problem): throw .signatureRejected(problem.message)
             }
             switch keys.verify(response.body) {
             case .success(let verified):
@@ -276,7 +274,7 @@ public final class FlagFetcher: Sendable {
             case .failure(let failure): throw .signatureRejected(failure.description)
             }
         }
-        if let local = endpoint.format as? any LocalEvaluationEndpoint {
+        if let local = endpoint.format.asLocalEvaluation {
             return try evaluateLocally(response, from: local, for: context, scope: scope, stamp: stamp)
         }
         let decoded: DecodedFlags
@@ -319,7 +317,7 @@ public final class FlagFetcher: Sendable {
     /// Rules evaluated on the device are not checked here (their file entry keeps no envelope).
     package func storedSignatureProblem(_ stored: FlagSnapshot, for context: EvaluationContext) -> String? {
         guard let trust, !evaluatesLocally else { return nil }
-        guard case .success(let keys) = trust else { return "the trusted keys are unusable" }
+        guard case .ready(let keys) = trust else { return "the trusted keys are unusable" }
         guard let stamp = stored.signature, !stamp.envelope.isEmpty else {
             return "the stored snapshot carries no signature (stored before trusted keys were configured, or edited)"
         }
@@ -332,7 +330,7 @@ public final class FlagFetcher: Sendable {
             return "its signing time or expiry differs from its signature's"
         }
         let response = FlagResponse(status: 200, body: verified.payload)
-        for endpoint in endpoints where !(endpoint.format is any LocalEvaluationEndpoint) {
+        for endpoint in endpoints where endpoint.format.asLocalEvaluation == nil {
             guard let flags = (try? endpoint.decode(response, for: context))?.flags else { continue }
             if FlagSet(flags).sameEntries(as: stored.storage) { return nil }
         }
@@ -343,7 +341,7 @@ public final class FlagFetcher: Sendable {
     /// keys are configured): their signed answer must verify and hold exactly their document.
     package func heldRulesSignatureProblem(_ rules: any HeldRules) -> String? {
         guard let trust else { return nil }
-        guard case .success(let keys) = trust else { return "the trusted keys are unusable" }
+        guard case .ready(let keys) = trust else { return "the trusted keys are unusable" }
         guard let envelope = rules.envelope else {
             return "the held rules carry no signature (held before trusted keys were configured, or edited)"
         }

@@ -17,6 +17,18 @@ package enum FlagJSON {
         return try copy.withUnsafeBufferPointer { parseBuffer($0, maxDepth: maxDepth) }.get()
     }
 
+    /// Parses one JSON document held in `bytes`. Not generic, like the overloads below: other
+    /// modules (signature checks at launch) would run the generic one unspecialised, building
+    /// its types at run time.
+    package static func parse(_ bytes: ArraySlice<UInt8>, maxDepth: Int = defaultMaxDepth) throws(FlagJSONError) -> FlagValue {
+        try bytes.withUnsafeBufferPointer { parseBuffer($0, maxDepth: maxDepth) }.get()
+    }
+
+    /// Parses one JSON document held in `bytes`.
+    package static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(FlagJSONError) -> FlagValue {
+        try bytes.withUnsafeBufferPointer { parseBuffer($0, maxDepth: maxDepth) }.get()
+    }
+
     /// Parses one JSON document held in `data`.
     package static func parse(_ data: Data, maxDepth: Int = defaultMaxDepth) throws(FlagJSONError) -> FlagValue {
         let result = data.withUnsafeBytes { raw in

@@ -26,8 +26,10 @@ package enum Base64URL {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// The bytes `text` encodes, or nil when it is not strict unpadded base64url.
-    package static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+    /// The bytes `text` encodes, or nil when it is not strict unpadded base64url. Not generic:
+    /// other modules (signature checks at launch) would run it unspecialised, building its
+    /// types at run time.
+    package static func decode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
         guard text.count % 4 != 1 else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(text.count * 3 / 4)
@@ -56,6 +58,9 @@ package enum Base64URL {
         return out
     }
 
+    /// ``decode(_:)`` of whole bytes.
+    package static func decode(_ text: [UInt8]) -> [UInt8]? { decode(text[...]) }
+
     /// ``decode(_:)`` of a string.
-    package static func decode(_ text: String) -> [UInt8]? { decode(Array(text.utf8)) }
+    package static func decode(_ text: String) -> [UInt8]? { decode(Array(text.utf8)[...]) }
 }

@@ -41,16 +41,35 @@ package protocol DocumentVerifier: Sendable {
     func verify(_ bytes: [UInt8]) -> Result<VerifiedDocument, SignatureFailure>
 }
 
+/// What verifies documents, or why nothing can. A `Result`'s two cases in a type of its own:
+/// the runtime builds a `Result<any DocumentVerifier, FlagError>` from its name wherever it is
+/// copied, and checks `FlagError: Error` by searching every conformance the process holds —
+/// work every signed launch would pay.
+package enum TrustedVerifier: Sendable {
+    /// The keys are usable: this verifies documents against them.
+    case ready(any DocumentVerifier)
+    /// The keys are unusable, for this reason: every check fails with it.
+    case unusable(FlagError)
+
+    /// The verifier, or the reason the keys are unusable.
+    package func get() throws(FlagError) -> any DocumentVerifier {
+        switch self {
+        case .ready(let verifier): return verifier
+        case .unusable(let problem): throw problem
+        }
+    }
+}
+
 /// The signing keys a configuration trusts: as configured (key id: key text), and the
 /// verifier made from them — or why they are unusable (every check then fails with it).
 package struct SignatureTrust: Sendable {
     /// The keys as configured.
     package let keys: [String: String]
     /// What verifies documents against them, or why they cannot.
-    package let verifier: Result<any DocumentVerifier, FlagError>
+    package let verifier: TrustedVerifier
 
     /// Trust in `keys`, checked by `verifier`.
-    package init(keys: [String: String], verifier: Result<any DocumentVerifier, FlagError>) {
+    package init(keys: [String: String], verifier: TrustedVerifier) {
         self.keys = keys
         self.verifier = verifier
     }

@@ -365,14 +365,14 @@ struct SignedFetchTests {
         configuration.trustedKeys = Self.trusting.trustedKeys
         #expect(configuration.trustedKeys == Self.trusting.trustedKeys)
         let checking = FlagFetcher(endpoint: endpoint, configuration: configuration)
-        guard case .success? = checking.trust else {
+        guard case .ready? = checking.trust else {
             Issue.record("the operator's key does not make a verifier: \(String(describing: checking.trust))")
             return
         }
         configuration.trustedKeys = [:]
         #expect(configuration.signatureTrust == nil && FlagFetcher(endpoint: endpoint, configuration: configuration).trust == nil)
         let unusable = FlagFetcher.Configuration(trustedKeys: ["ops-2026": "not a key"])
-        guard case .failure(let problem)? = FlagFetcher(endpoint: endpoint, configuration: unusable).trust else {
+        guard case .unusable(let problem)? = FlagFetcher(endpoint: endpoint, configuration: unusable).trust else {
             Issue.record("a key that does not read must make every check fail")
             return
         }
