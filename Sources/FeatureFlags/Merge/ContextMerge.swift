@@ -35,8 +35,10 @@ public struct ContextMerge: Sendable {
 
     /// `contexts` without duplicates, highest tier first (stable for equal tiers).
     public func ranked(_ contexts: [EvaluationContext]) -> [EvaluationContext] {
-        var seen = Set<EvaluationContext>()
-        let unique = contexts.filter { seen.insert($0).inserted }
+        // A few contexts: compared in turn, not hashed into a `Set` (whose type the runtime would
+        // build at the first merged identify, searching every conformance for `Hashable`).
+        var unique: [EvaluationContext] = []
+        for context in contexts where !unique.contains(context) { unique.append(context) }
         guard let tierAttribute else { return unique }
         func rank(_ context: EvaluationContext) -> Int {
             context.string(tierAttribute).flatMap { tierOrder.firstIndex(of: $0) } ?? tierOrder.count
