@@ -305,7 +305,8 @@ public final class LastKnownGoodStore: Sendable {
         for change in batch { change.apply(&written) }
         try FileIO.writeAtomically(FallbackFileFormat.encode(written.fileEntries), to: path)
         fileWrites.withLock { $0 += 1 }
-        // A handful of changes at most: a list, not a `Set` (no hashing code for one use).
+        // The changes queued since the last write, usually one: a list, not a `Set` (no
+        // hashing code for one use).
         let done = batch.map(\.sequence)
         state.withLock { s in
             s.unwritten.removeAll { done.contains($0.sequence) }
