@@ -32,6 +32,13 @@ struct RetryAfterAndBackoffTests {
         #expect(RetryAfter.httpDate("Monday, 01-Jan-76 00:00:00 GMT", now: now2026).map(Self.year) == 2076)
         #expect(RetryAfter.httpDate("Monday, 01-Jan-77 00:00:00 GMT", now: now2026).map(Self.year) == 1977)
         #expect(RetryAfter.httpDate("Monday, 01-Jan-70 00:00:00 GMT", now: now2026).map(Self.year) == 2070)
+        // The year 50 years ahead is judged by the date: up to now's date in it, this century.
+        #expect(RetryAfter.httpDate("Wednesday, 18-Nov-76 00:00:00 GMT", now: now2026).map(Self.year) == 2076)
+        #expect(RetryAfter.httpDate("Tuesday, 01-Dec-76 00:00:00 GMT", now: now2026).map(Self.year) == 1976)
+        // 29 February 50 years on from a leap day that has none.
+        let leapDay2024 = Date(timeIntervalSince1970: 1_709_164_800)  // 2024-02-29T00:00:00Z
+        #expect(RetryAfter.httpDate("Monday, 28-Feb-74 00:00:00 GMT", now: leapDay2024).map(Self.year) == 2074)
+        #expect(RetryAfter.httpDate("Thursday, 01-Mar-74 00:00:00 GMT", now: leapDay2024).map(Self.year) == 1974)
         #expect(RetryAfter.httpDate("Monday, 01-Jan-99 00:00:00 GMT", now: now).map(Self.year) == 1999)
         #expect(RetryAfter.httpDate("Monday, 01-Jan-+5 00:00:00 GMT", now: now) == nil)
         #expect(RetryAfter.httpDate("Sun, +6 Nov 1994 08:49:37 GMT", now: now) == nil)

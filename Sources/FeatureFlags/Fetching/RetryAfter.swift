@@ -21,19 +21,28 @@ enum RetryAfter {
     /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`)
     /// or asctime (`Sun Nov  6 08:49:37 1994`); always UTC; nil for a date that does not exist
     /// (31 November). `now` places RFC 850's two-digit year (RFC 9110 §5.6.7): in the current
-    /// century, unless that is more than 50 years ahead, then in the one before.
+    /// century, unless that date is more than 50 years after `now`, then in the one before.
     static func httpDate(_ text: String, now: Date) -> Date? {
         let t = text.split(separator: " ").map(String.init)
         let day: String, month: String, year: String, time: String
+        // RFC 850's date when it is placed in the current century, and `now` 50 years on.
+        var fiftyYearsOn: Int64?
         if t.count == 6, t[0].hasSuffix(","), t[5] == "GMT" {
             (day, month, year, time) = (t[1], t[2], t[3], t[4])
         } else if t.count == 4, t[0].hasSuffix(","), t[3] == "GMT" {
             let dmy = t[1].split(separator: "-").map(String.init)
             guard dmy.count == 3, let yy = Int(dmy[2]), dmy[2].count == 2, dmy[2].allSatisfy(\.isASCIIDigit) else { return nil }
             let seconds = now.timeIntervalSince1970
-            let thisYear = seconds.isFinite && abs(seconds) < 1e15 ? CivilTime.fields(Int64(seconds)).year : 1970
+            var today = seconds.isFinite && abs(seconds) < 1e15 ? CivilTime.fields(Int64(seconds)) : CivilTime.Fields(year: 1970, month: 1, day: 1)
+            let thisYear = today.year
             var full = thisYear - thisYear % 100 + yy
             if full > thisYear + 50 { full -= 100 }
+            if full == thisYear + 50 {
+                // That year is further than 50 years ahead only past today's date in it.
+                today.year += 50
+                if today.month == 2, today.day == 29 { today.day = 28 }
+                fiftyYearsOn = CivilTime.seconds(today)
+            }
             (day, month, year, time) = (dmy[0], dmy[1], String(full), t[2])
         } else if t.count == 5 {
             (day, month, year, time) = (t[2], t[1], t[4], t[3])
@@ -44,8 +53,13 @@ enum RetryAfter {
         guard (day + year + time).allSatisfy({ $0.isASCIIDigit || $0 == ":" }) else { return nil }
         let hms = time.split(separator: ":").compactMap { Int($0) }
         guard let d = Int(day), let m = months.firstIndex(of: month), let y = Int(year), year.count == 4, hms.count == 3,
-            let seconds = CivilTime.seconds(.init(year: y, month: m + 1, day: d, hour: hms[0], minute: hms[1], second: hms[2]))
+            var seconds = CivilTime.seconds(.init(year: y, month: m + 1, day: d, hour: hms[0], minute: hms[1], second: hms[2]))
         else { return nil }
+        if let fiftyYearsOn, seconds > fiftyYearsOn {
+            guard let before = CivilTime.seconds(.init(year: y - 100, month: m + 1, day: d, hour: hms[0], minute: hms[1], second: hms[2]))
+            else { return nil }
+            seconds = before
+        }
         return Date(timeIntervalSince1970: Double(seconds))
     }
 }
