@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import FlagServer
+
+/// Random bodies sent in the chunked coding as RFC 9112 §7.1 allows it — any bytes in the data
+/// (CR and LF included), sizes in either case of hex with leading zeros, extensions with bad
+/// whitespace around `;` and `=`, token or quoted values (escapes, obs-text), trailer fields —
+/// fed in random pieces: each decodes to its body, consuming exactly its framing, and the bytes
+/// after it are left for the next request. Deterministic: each seed is one body.
+@Suite("Chunked bodies against a model")
+struct ChunkedBodyModelTests {
+    static func hex(_ size: Int, _ rng: inout SplitMix) -> String {
+        let digits = String(size, radix: 16, uppercase: Bool.random(using: &rng))
+        return String(repeating: "0", count: Int.random(in: 0...2, using: &rng)) + digits
+    }
+
+    static func extensions(_ rng: inout SplitMix) -> [UInt8] {
+        var text: [UInt8] = []
+        for _ in 0..<Int.random(in: 0...2, using: &rng) {
+            let ws = { (rng: inout SplitMix) -> [UInt8] in [[], [0x20], [0x09], [0x20, 0x09]].randomElement(using: &rng) ?? [] }
+            text += ws(&rng) + [UInt8(ascii: ";")] + ws(&rng) + Array(["name", "x-ext", "a1"].randomElement(using: &rng)!.utf8)
+            switch Int.random(in: 0..<3, using: &rng) {
+            case 0: break
+            case 1: text += ws(&rng) + [UInt8(ascii: "=")] + ws(&rng) + Array("token-1".utf8)
+            default:
+                // A quoted value: an escaped quote and backslash, a semicolon, obs-text.
+                text += ws(&rng) + [UInt8(ascii: "=")] + ws(&rng) + Array("\"a \\\" b \\\\ ; c ".utf8) + [0xC3, 0xA9] + [UInt8(ascii: "\"")]
+            }
+        }
+        return text
+    }
+
+    @Test func randomChunkedBodiesDecodeToTheirBytes() {
+        var failures: [String] = []
+        for seed in UInt64(1)...1_000 {
+            var rng = SplitMix(seed: seed)
+            var body: [UInt8] = []
+            var wire: [UInt8] = []
+            for _ in 0..<Int.random(in: 0...5, using: &rng) {
+                let data = (0..<Int.random(in: 1...40, using: &rng)).map { _ in [0x0D, 0x0A, 0x00, 0x30, 0xFF].randomElement(using: &rng) ?? UInt8.random(in: 0...255, using: &rng) }
+                body += data
+                wire += Array(Self.hex(data.count, &rng).utf8) + Self.extensions(&rng) + [0x0D, 0x0A] + data + [0x0D, 0x0A]
+            }
+            wire += Array(String(repeating: "0", count: Int.random(in: 1...3, using: &rng)).utf8) + Self.extensions(&rng) + [0x0D, 0x0A]
+            for _ in 0..<Int.random(in: 0...2, using: &rng) {
+                wire += Array(["X-Checksum: abc", "X-Empty:", "Expires:\t0 "].randomElement(using: &rng)!.utf8) + [0x0D, 0x0A]
+            }
+            wire += [0x0D, 0x0A]
+            let framed = wire.count
+            wire += Array("GET /next HTTP/1.1\r\n".utf8)  // the next request, pipelined
+            var decoder = ChunkedBodyDecoder(maxBodyBytes: 10_000, maxFramingBytes: 2_000)
+            var fed = 0
+            var step = ChunkedBodyDecoder.Step.more
+            while step == .more, fed < wire.count {
+                fed = min(wire.count, fed + Int.random(in: 1...16, using: &rng))
+                step = decoder.advance(Array(wire[..<fed]))
+            }
+            if step != .done(consumed: framed) || decoder.body != body {
+                failures.append("seed \(seed): \(String(decoding: wire, as: UTF8.self).debugDescription) gave \(step), \(decoder.body.count) of \(body.count) bytes")
+            }
+            if failures.count >= 3 { break }
+        }
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+    }
+}
