@@ -35,7 +35,7 @@ struct RetryAfterAndBackoffTests {
         // The year 50 years ahead is judged by the date: up to now's date in it, this century.
         #expect(RetryAfter.httpDate("Wednesday, 18-Nov-76 00:00:00 GMT", now: now2026).map(Self.year) == 2076)
         #expect(RetryAfter.httpDate("Tuesday, 01-Dec-76 00:00:00 GMT", now: now2026).map(Self.year) == 1976)
-        // 29 February 50 years on from a leap day that has none.
+        // 50 years on from a leap day: 28 February (that year has no 29th).
         let leapDay2024 = Date(timeIntervalSince1970: 1_709_164_800)  // 2024-02-29T00:00:00Z
         #expect(RetryAfter.httpDate("Monday, 28-Feb-74 00:00:00 GMT", now: leapDay2024).map(Self.year) == 2074)
         #expect(RetryAfter.httpDate("Thursday, 01-Mar-74 00:00:00 GMT", now: leapDay2024).map(Self.year) == 1974)

@@ -25,7 +25,8 @@ enum RetryAfter {
     static func httpDate(_ text: String, now: Date) -> Date? {
         let t = text.split(separator: " ").map(String.init)
         let day: String, month: String, year: String, time: String
-        // RFC 850's date when it is placed in the current century, and `now` 50 years on.
+        // `now` 50 years on, when an RFC 850 year lands in that year: a date after it belongs to
+        // the century before.
         var fiftyYearsOn: Int64?
         if t.count == 6, t[0].hasSuffix(","), t[5] == "GMT" {
             (day, month, year, time) = (t[1], t[2], t[3], t[4])
@@ -33,7 +34,8 @@ enum RetryAfter {
             let dmy = t[1].split(separator: "-").map(String.init)
             guard dmy.count == 3, let yy = Int(dmy[2]), dmy[2].count == 2, dmy[2].allSatisfy(\.isASCIIDigit) else { return nil }
             let seconds = now.timeIntervalSince1970
-            var today = seconds.isFinite && abs(seconds) < 1e15 ? CivilTime.fields(Int64(seconds)) : CivilTime.Fields(year: 1970, month: 1, day: 1)
+            var today =
+                seconds.isFinite && abs(seconds) < 1e15 ? CivilTime.fields(Int64(seconds)) : CivilTime.Fields(year: 1970, month: 1, day: 1)
             let thisYear = today.year
             var full = thisYear - thisYear % 100 + yy
             if full > thisYear + 50 { full -= 100 }
@@ -52,15 +54,14 @@ enum RetryAfter {
         // Digits only (`Int` would also read a sign).
         guard (day + year + time).allSatisfy({ $0.isASCIIDigit || $0 == ":" }) else { return nil }
         let hms = time.split(separator: ":").compactMap { Int($0) }
-        guard let d = Int(day), let m = months.firstIndex(of: month), let y = Int(year), year.count == 4, hms.count == 3,
-            var seconds = CivilTime.seconds(.init(year: y, month: m + 1, day: d, hour: hms[0], minute: hms[1], second: hms[2]))
-        else { return nil }
-        if let fiftyYearsOn, seconds > fiftyYearsOn {
-            guard let before = CivilTime.seconds(.init(year: y - 100, month: m + 1, day: d, hour: hms[0], minute: hms[1], second: hms[2]))
-            else { return nil }
-            seconds = before
+        guard let d = Int(day), let m = months.firstIndex(of: month), let y = Int(year), year.count == 4, hms.count == 3 else { return nil }
+        var fields = CivilTime.Fields(year: y, month: m + 1, day: d, hour: hms[0], minute: hms[1], second: hms[2])
+        var seconds = CivilTime.seconds(fields)
+        if let fiftyYearsOn, let candidate = seconds, candidate > fiftyYearsOn {
+            fields.year -= 100
+            seconds = CivilTime.seconds(fields)
         }
-        return Date(timeIntervalSince1970: Double(seconds))
+        return seconds.map { Date(timeIntervalSince1970: Double($0)) }
     }
 }
 
