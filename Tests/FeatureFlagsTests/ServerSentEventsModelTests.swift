@@ -64,7 +64,9 @@ struct ServerSentEventsModelTests {
                 lines.append("")
                 if let id { lastEventID = id }
                 if !data.isEmpty {
-                    expected.append(ServerSentEvent(type: type.map { $0.isEmpty ? "message" : $0 } ?? "message", data: data.joined(separator: "\n"), lastEventID: lastEventID))
+                    // An empty `event:` value leaves the type `message`, like none at all.
+                    let dispatched = type.flatMap { $0.isEmpty ? nil : $0 } ?? "message"
+                    expected.append(ServerSentEvent(type: dispatched, data: data.joined(separator: "\n"), lastEventID: lastEventID))
                 }
             }
             var bytes: [UInt8] = Bool.random(using: &rng) ? [0xEF, 0xBB, 0xBF] : []
