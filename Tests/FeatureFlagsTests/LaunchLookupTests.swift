@@ -9,7 +9,7 @@ import TestSupport
 /// The launch path asks the runtime nothing it must search for. A cast to a protocol
 /// (`as? any P`, `is any P`) or a generic type with a protocol requirement built from its name
 /// (`Result<…, SomeError>`, `Set<…>`) makes the Swift runtime search every conformance the
-/// process holds the first time — tens of thousands in a large app, paid at every launch.
+/// process holds the first time — more in a larger app, paid at every launch.
 /// Measured with a breakpoint on the runtime's conformance cache (Docs/Performance.md, "How
 /// the budgets were met"): a signed launch searched 8 times for the library, an unsigned one
 /// twice; now neither does. Endpoints say what they are through requirements instead of casts.
@@ -44,8 +44,7 @@ struct LaunchLookupTests {
     /// The sources of the libraries an app links hold no cast to a protocol on the paths a
     /// launch and a fetch take, and the signature trust is not a `Result`.
     @Test func theLaunchPathHoldsNoProtocolCast() throws {
-        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("Sources")
+        let sources = FixedLayoutTests.sources
         let launchPath = [
             "FeatureFlags/Fetching", "FeatureFlags/Provider", "FeatureFlags/Store", "FeatureFlags/Signing", "FeatureFlags/Endpoints",
             "FeatureFlags/JSON", "FeatureFlags/Fallback", "FeatureFlags/Serving", "FeatureFlagsSigning",

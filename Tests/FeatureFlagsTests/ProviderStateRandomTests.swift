@@ -23,6 +23,22 @@ struct ProviderStateRandomTests {
         func count(_ id: Int) -> Int { counts.withLock { $0[id, default: 0] } }
     }
 
+    /// Runs what the provider runs after unlocking — answers and resumes — and returns the
+    /// fetches the effects start.
+    static func perform(_ effects: [ProviderEffect]) -> [FetchPlan] {
+        var started: [FetchPlan] = []
+        for effect in effects {
+            switch effect {
+            case .answer(let waiters, let outcome), .complete(let waiters, let outcome, _): for w in waiters { w(outcome) }
+            case .resume(let resume): resume()
+            case .wake(let resumes), .reschedule(let resumes): for r in resumes { r() }
+            case .startFetch(let plan): started.append(plan)
+            default: break
+            }
+        }
+        return started
+    }
+
     /// One random sequence; returns a description of the first broken promise, if any.
     func run(seed: UInt64, steps: Int) -> String? {
         var rng = SplitMix(seed: seed)
@@ -39,7 +55,6 @@ struct ProviderStateRandomTests {
         var sleepIDs: [Int] = []
         var tickets: [FetchTicket] = []
         var seconds = 0.0
-        var shutDown = false
         // The model: reads fall to their defaults while the served snapshot kills, or while a
         // kill is held — from an accepted answer that killed (even a rejected one), for every
         // context, until an accepted answer without it.
@@ -181,21 +196,11 @@ struct ProviderStateRandomTests {
                 }
             }
             let wasSafe = s.safeMode != nil
-            let effects = s.apply(input, at: time)
+            let wasShutDown = s.shutDown
+            let started = Self.perform(s.apply(input, at: time))
             func named() -> String { "step \(step), \(String(describing: input).prefix(60))…" }
-            if case .shutdown = input { shutDown = true }
-            // Run what the provider runs after unlocking: answers and resumes.
-            for effect in effects {
-                switch effect {
-                case .answer(let waiters, let outcome), .complete(let waiters, let outcome, _): for w in waiters { w(outcome) }
-                case .resume(let resume): resume()
-                case .wake(let resumes), .reschedule(let resumes): for r in resumes { r() }
-                case .startFetch(let plan):
-                    if shutDown { return "step \(step): a fetch started after shutdown" }
-                    tickets.append(plan.ticket)
-                default: break
-                }
-            }
+            if wasShutDown, !started.isEmpty { return "\(named()): a fetch started after shutdown" }
+            tickets += started.map(\.ticket)
             if let answerKills {
                 held = answerKills
                 snapshotKills = answerKills
@@ -217,22 +222,15 @@ struct ProviderStateRandomTests {
                 return "\(named()): the kill switch reads \(servedKilled), the answers accepted say \(killed)"
             }
             if servedKilled, reads != nil { return "step \(step): a killed read returned \(String(describing: reads))" }
-            if !servedKilled, !shutDown, let forced = s.safeMode == nil ? overridden : nil, reads != .int(forced) {
+            if !servedKilled, !s.shutDown, let forced = s.safeMode == nil ? overridden : nil, reads != .int(forced) {
                 return "\(named()): x reads \(String(describing: reads)), overridden to \(forced)"
             }
-            if !servedKilled, !shutDown, overridden == nil || s.safeMode != nil, reads != .int(x) {
+            if !servedKilled, !s.shutDown, overridden == nil || s.safeMode != nil, reads != .int(x) {
                 return "\(named()): x reads \(String(describing: reads)), the snapshot served holds \(x)"
             }
         }
         // Shutdown answers everyone still waiting, once.
-        for effect in s.apply(.shutdown, at: helper.at(seconds + 1)) {
-            switch effect {
-            case .answer(let waiters, let outcome), .complete(let waiters, let outcome, _): for w in waiters { w(outcome) }
-            case .resume(let resume): resume()
-            case .wake(let resumes), .reschedule(let resumes): for r in resumes { r() }
-            default: break
-            }
-        }
+        _ = Self.perform(s.apply(.shutdown, at: helper.at(seconds + 1)))
         for id in refreshIDs + settleIDs where calls.count(id) != 1 {
             return "after shutdown: caller \(id) answered \(calls.count(id)) times"
         }
@@ -240,10 +238,11 @@ struct ProviderStateRandomTests {
         return nil
     }
 
-    /// 1,000 sequences of 150 steps (about a second), on a thread of their own: the cooperative
-    /// threads are two on a two-core machine, and the loopback tests that run beside this one
-    /// need them. Under ThreadSanitizer, which has nothing to find in one thread's transitions
-    /// and runs them some twenty times slower, the first 100.
+    /// 1,000 sequences of 150 steps (1.2–1.4 s alone, 13 s inside the whole parallel suite in
+    /// CI), on a thread of their own: the cooperative threads are two on a two-core machine, and
+    /// the loopback tests that run beside this one need them. Under ThreadSanitizer, which has
+    /// nothing to find in one thread's transitions, the first 100 (13.7 s in CI; 1,000 took
+    /// 80 s beside a loaded build).
     @Test func randomSequencesKeepEveryPromise() async throws {
         let sequences: UInt64 = TestTiming.underThreadSanitizer ? 100 : 1_000
         let failures = try await blocking { () -> [String] in

@@ -57,9 +57,8 @@ public final class FlagFetcher: Sendable {
     /// The keys answers must be signed with (nil: answers are not checked), or why the
     /// configured ones are unusable (every fetch then fails with it).
     package let trust: TrustedVerifier?
-    /// Whether answers must be signed (``trust`` is set): asked at every launch and for every
-    /// streamed value, without copying `trust` (an existential in an enum) to find out.
-    package let checksSignatures: Bool
+    /// Whether answers must be signed (``trust`` is set).
+    package var checksSignatures: Bool { trust != nil }
     private let transport: any FlagTransport
     private let ownsTransport: Bool
     private let clock: any ElapsedClock
@@ -106,7 +105,6 @@ public final class FlagFetcher: Sendable {
         self.endpoints = endpoints.isEmpty ? [FlagEndpoint(UnavailableEndpoint())] : endpoints
         self.configuration = configuration
         trust = configuration.signatureTrust?.verifier
-        checksSignatures = configuration.signatureTrust != nil
         // Unwrapped before storing: copying an optional existential makes the runtime set up
         // its type the first time, at every app's launch.
         if let transport {

@@ -26,7 +26,7 @@ package enum FlagJSON {
 
     /// Parses one JSON document held in `bytes`.
     package static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(FlagJSONError) -> FlagValue {
-        try bytes.withUnsafeBufferPointer { parseBuffer($0, maxDepth: maxDepth) }.get()
+        try parse(bytes[...], maxDepth: maxDepth)
     }
 
     /// Parses one JSON document held in `data`.
