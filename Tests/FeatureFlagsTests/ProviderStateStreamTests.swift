@@ -296,3 +296,69 @@ extension ProviderStateTests {
         #expect(retry.map { $0 <= .seconds(122) } == true, "\(String(describing: retry))")
     }
 }
+
+/// OFREP ADR-0008's `changeDetection` modes, as the three settings Docs/Providers.md maps them to:
+/// `sse` is the default configuration (the tests above); `polling` is `changeStreams: false`;
+/// `none` adds the ceiling to `pollInterval` and `foregroundRefreshAge`.
+extension ProviderStateTests {
+    /// A state under `configuration` whose first answer advertised `link`; the answer's effects.
+    func answeredWithAStream(_ configuration: FeatureFlagProvider.Configuration) -> (ProviderState, [ProviderEffect]) {
+        var s = ProviderState(
+            context: a, served: ServedState(prepared(["x": 1]), source: .fallback, status: .notReady, reasonOverride: .cached),
+            pathUp: true, configuration: configuration, base: base, random: SplitMix(seed: 7))
+        s.running = true
+        let ticket = startFetch(&s)
+        var ended = FetchReport(ticket: ticket, verdict: .fresh(prepared(["x": 2]), etag: nil, unknownKeys: []), memory: [:],
+                                validations: 0, members: nil, latency: .milliseconds(5))
+        ended.streams = [Self.link]
+        let effects = s.apply(.fetchEnded(ended), at: at(1))
+        return (s, effects)
+    }
+
+    @Test func changeDetectionPollingIgnoresAdvertisedStreamsAndPolls() {
+        var configuration = FeatureFlagProvider.Configuration()
+        configuration.changeStreams = false
+        var (s, effects) = answeredWithAStream(configuration)
+        #expect(!effects.contains { $0.label.hasPrefix("setStreams") }, "\(effects.map(\.label))")
+        #expect(s.streams.open.isEmpty)
+        #expect(s.apply(.running(true), at: at(2)).allSatisfy { !$0.label.hasPrefix("setStreams") })
+        // The next poll within the interval and its jitter (5 min ± 10 %).
+        let next = s.nextAttempt(after: .updated(["x"]), at: .seconds(1))
+        #expect(next.map { $0 >= .seconds(271) && $0 <= .seconds(331) } == true, "\(String(describing: next))")
+    }
+
+    @Test func changeDetectionNoneFetchesOnlyAtStartAndOnIdentify() {
+        var configuration = FeatureFlagProvider.Configuration()
+        configuration.changeStreams = false
+        configuration.pollInterval = .seconds(Int64(1) << 32)
+        configuration.foregroundRefreshAge = .seconds(Int64(1) << 32)
+        var (s, effects) = answeredWithAStream(configuration)
+        #expect(!effects.contains { $0.label.hasPrefix("setStreams") } && s.streams.open.isEmpty)
+        // No poll within a session.
+        let next = s.nextAttempt(after: .updated(["x"]), at: .seconds(1))
+        #expect(next.map { $0 > .seconds(Int64(1) << 31) } == true)
+        // A return to the foreground, a day later, fetches nothing.
+        _ = s.apply(.lifecycle(foreground: false), at: at(2))
+        let foreground = s.apply(.lifecycle(foreground: true), at: at(86_400))
+        #expect(!foreground.contains { $0.label == "startFetch" } && !s.fetchRequested, "\(foreground.map(\.label))")
+        // A change of context does.
+        let identified = s.apply(.identify(b, members: [b], lastKnownGood: prepared([:]), source: .codeDefault, problem: nil), at: at(86_401))
+        #expect(identified.map(\.label).contains("wake") && s.fetchRequested, "\(identified.map(\.label))")
+    }
+
+    @Test func changeDetectionNoneStillFetchesOnForegroundBeforeAnyAnswer() {
+        // With no answer yet (the launch fetch failed or never ran), the foreground asks: the app
+        // has nothing the service confirmed.
+        var configuration = FeatureFlagProvider.Configuration()
+        configuration.changeStreams = false
+        configuration.pollInterval = .seconds(Int64(1) << 32)
+        configuration.foregroundRefreshAge = .seconds(Int64(1) << 32)
+        var s = ProviderState(
+            context: a, served: ServedState(prepared(["x": 1]), source: .fallback, status: .notReady, reasonOverride: .cached),
+            pathUp: true, configuration: configuration, base: base, random: SplitMix(seed: 7))
+        s.running = true
+        _ = s.apply(.lifecycle(foreground: false), at: at(1))
+        let foreground = s.apply(.lifecycle(foreground: true), at: at(2))
+        #expect(foreground.map(\.label) == ["reschedule", "startFetch"])
+    }
+}
