@@ -140,6 +140,18 @@ struct ConditionalLaunchTests {
         #expect(reloaded.lastKnownGood(for: EvaluationContext(targetingKey: "user-2", attributes: [:]))?.streams == nil)
     }
 
+    @Test func moreStreamLinksThanTheFileReadsAreCutAtTheWriteNotLostWithTheSnapshot() throws {
+        // Each answer keeps at most eight, but several endpoints' answers are combined: a write
+        // of more links than a read accepts would make the whole entry unreadable at the next launch.
+        let dir = TempDir()
+        let links = (0..<100).map { EventStreamLink(url: URL(string: "https://push.example.com/s\($0)")!) }
+        let snapshot = FlagSnapshot(values: ["a": true], version: "v", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000))
+        try LastKnownGoodStore(fileURL: dir.url("flags.lkg")).save(StoredFlags(snapshot: snapshot, etag: nil, streams: links), for: auraPersonal)
+        let reloaded = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
+        #expect(reloaded.lastKnownGood(for: auraPersonal)?.snapshot["a"]?.value == true)
+        #expect(reloaded.lastKnownGood(for: auraPersonal)?.streams == Array(links.prefix(SnapshotCodec.maxStoredStreams)))
+    }
+
     @Test func aStoredStreamLinkThatIsNoHTTPURLMakesItsEntryUnreadable() throws {
         // Only an edited or damaged file holds one (answers keep http(s) links only): the entry
         // is dropped as any entry that does not decode, and the launch starts from nothing.

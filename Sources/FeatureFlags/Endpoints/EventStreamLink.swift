@@ -101,11 +101,15 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
     /// `endpoint` (`{"origin"?: "https://host", "requestUri": "/path?query"}`; without
     /// `origin`, the origin of `base`, the URL the answer came from). `inactivityDelaySec` is
     /// an integer of at least 1; anything else there means the default.
+    ///
+    /// At most ``maximumPerAnswer`` links are kept: the entries after that many distinct
+    /// streams are skipped unread.
     package static func list(from value: FlagValue?, base: URL?) -> (links: [EventStreamLink], skipped: Int) {
         guard case .list(let entries)? = value else { return ([], value == nil || value == .null ? 0 : 1) }
         var links: [EventStreamLink] = []
         var skipped = 0
-        for entry in entries {
+        for (index, entry) in entries.enumerated() {
+            guard links.count < maximumPerAnswer else { return (links, skipped + entries.count - index) }
             guard let link = link(from: entry, base: base) else {
                 skipped += 1
                 continue
@@ -114,6 +118,11 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
         }
         return (links, skipped)
     }
+
+    /// The most streams one answer opens. OFREP's ADR-0008 sets no limit; a service needs one
+    /// or two. Without a limit, an answer as large as the fetcher accepts could ask for about
+    /// 25,000 connections.
+    package static let maximumPerAnswer = 8
 
     private static func link(from entry: FlagValue, base: URL?) -> EventStreamLink? {
         guard case .object(let o) = entry, case .string("sse")? = o["type"] else { return nil }

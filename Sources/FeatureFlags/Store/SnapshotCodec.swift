@@ -155,8 +155,10 @@ enum SnapshotCodec {
     /// the provider decides again, from its own configuration, which stream gets credentials.
     /// Streams an endpoint opens itself (LaunchDarkly's) are not kept: their credentials and
     /// context are the endpoint's, and it builds them again at launch.
+    /// At most ``maxStoredStreams`` are written: a read refuses more, and would lose the snapshot
+    /// with them (several endpoints' answers together may advertise more).
     private static func encodeStreams(_ all: [EventStreamLink], into w: inout ByteWriter) {
-        let links = all.filter { $0.connection == nil }
+        let links = all.filter { $0.connection == nil }.prefix(maxStoredStreams)
         w.varint(links.count)
         for link in links {
             w.string(link.url.absoluteString)
