@@ -24,7 +24,10 @@ struct FetchBackstopTests {
         func shutdown() { inner.shutdown() }
     }
 
-    func fetchOnce(clock: any Clock<Duration>, budget: Duration) async throws -> [TimeInterval] {
+    /// The timeouts the transport was given for one fetch. `mustAnswer`: the fetch must bring
+    /// the flags (with the system clock a starved test process may reach the budget first: the
+    /// timeout was recorded when the request was sent, all the same).
+    func fetchOnce(clock: any Clock<Duration>, budget: Duration, mustAnswer: Bool = true) async throws -> [TimeInterval] {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
         let transport = RecordingTransport()
@@ -34,14 +37,17 @@ struct FetchBackstopTests {
         let fetcher = FlagFetcher(endpoint: .json(post: server.flagsURL), configuration: configuration, transport: transport, clock: clock)
         defer { fetcher.shutdown() }
         let result = await fetcher.fetch(auraPersonal)
-        #expect(snapshot(of: result) != nil, "\(result)")
+        if mustAnswer { #expect(snapshot(of: result) != nil, "\(result)") }
         return transport.timeouts
     }
 
     @Test func withTheSystemClockTheBackstopIsJustPastTheBudget() async throws {
-        // Budgets a loaded test machine cannot miss (the fetch must answer for the figure).
-        #expect(try await fetchOnce(clock: ContinuousClock(), budget: .seconds(30)) == [31])
-        #expect(try await fetchOnce(clock: ContinuousClock(), budget: .milliseconds(29_500)) == [31], "whole seconds, rounded up, plus one")
+        // The whole suite under ThreadSanitizer, beside a fuzzer and a build on two cores, once
+        // left this process's fetch unanswered for 47 s: the figure does not need the answer.
+        #expect(try await fetchOnce(clock: ContinuousClock(), budget: .seconds(30), mustAnswer: false) == [31])
+        #expect(
+            try await fetchOnce(clock: ContinuousClock(), budget: .milliseconds(29_500), mustAnswer: false) == [31],
+            "whole seconds, rounded up, plus one")
     }
 
     @Test func withAnInjectedClockTheBackstopIsTwoMinutesAtLeast() async throws {
