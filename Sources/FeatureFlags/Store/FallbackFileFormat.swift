@@ -15,6 +15,22 @@ enum FallbackFileFormat {
     static let headerSize = 28
     /// Upper bound on entries a file may claim; far above any capacity in use.
     static let maxEntries = 1024
+    /// The most contexts a file holds: ``maxEntries`` less the two reserved entries (the kill
+    /// hold and the held rules). A store's capacity is cut to it.
+    static let maxContexts = maxEntries - 2
+
+    /// The bytes `entries` take in the file, header included (what ``encode(_:)`` returns).
+    static func encodedSize(_ entries: [Entry]) -> Int {
+        entries.reduce(headerSize) { $0 + encodedSize($1) }
+    }
+
+    /// The bytes one entry takes in the file.
+    static func encodedSize(_ entry: Entry) -> Int {
+        let name = entry.fingerprint.utf8.count
+        var lengthBytes = 1
+        while name >> (7 * lengthBytes) > 0 { lengthBytes += 1 }
+        return lengthBytes + name + 4 + 8 + entry.payload.count
+    }
 
     struct Entry: Equatable {
         let fingerprint: String

@@ -33,8 +33,10 @@ public final class LastKnownGoodStore: Sendable {
 
     /// The file the snapshots live in.
     public let fileURL: URL
-    /// How many contexts the file keeps.
+    /// How many contexts the file keeps (the initialiser's `capacity`, within 1…1,022).
     public let capacity: Int
+    /// The largest file a write leaves: what a read accepts (64 MiB).
+    let fileLimit: Int
     /// What loading the file found.
     package let loadOutcome: LoadOutcome
     /// What deserves attention about a file that was loaded (owned by another user, or open
@@ -87,18 +89,22 @@ public final class LastKnownGoodStore: Sendable {
     }
 
     /// Loads the store at `fileURL` (any path; the directory is created on first write),
-    /// keeping up to `capacity` contexts (at least 1).
+    /// keeping up to `capacity` contexts (at least 1, at most 1,022), and the most recent of
+    /// them only while the file stays within 64 MiB (the largest file a launch reads).
     public convenience init(fileURL: URL = LastKnownGoodStore.defaultFileURL(), capacity: Int = 5) {
         self.init(fileURL: fileURL, capacity: capacity, read: FileIO.read)
     }
 
-    /// The designated initialiser, with the file reader and the write gate as seams for tests.
+    /// The designated initialiser, with the file reader, the write gate and the largest file
+    /// written as seams for tests.
     init(
-        fileURL: URL, capacity: Int, read: (String) throws(FileIOError) -> [UInt8], gate: DiskWriteGate = .system
+        fileURL: URL, capacity: Int, read: (String) throws(FileIOError) -> [UInt8], gate: DiskWriteGate = .system,
+        fileLimit: Int = FileIO.maxReadSize
     ) {
         self.gate = gate
         self.fileURL = fileURL
-        self.capacity = max(1, capacity)
+        self.fileLimit = fileLimit
+        self.capacity = min(max(1, capacity), FallbackFileFormat.maxContexts)
         // Opening the app's default file: adopt version 0.3.0's shared one first (see
         // ``defaultFileURL(appName:)``). Another name is never the default: nothing to compare.
         // Compared on the path's text: `URL.lastPathComponent` costs about 90 µs the first time
@@ -303,6 +309,7 @@ public final class LastKnownGoodStore: Sendable {
         for fingerprint in touches { written.touch(fingerprint) }
         _ = written.takeTouches()
         for change in batch { change.apply(&written) }
+        try written.fit(within: fileLimit)
         try FileIO.writeAtomically(FallbackFileFormat.encode(written.fileEntries), to: path)
         fileWrites.withLock { $0 += 1 }
         // The changes queued since the last write, usually one: a list, not a `Set` (no

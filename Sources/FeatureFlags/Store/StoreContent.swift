@@ -23,7 +23,7 @@ struct StoreContent {
 
     init(path: String, capacity: Int) {
         self.path = path
-        self.capacity = max(1, capacity)
+        self.capacity = min(max(1, capacity), FallbackFileFormat.maxContexts)
     }
 
     /// Reads and checks the file. Never throws: problems become the outcome.
@@ -163,6 +163,22 @@ struct StoreContent {
             decodedRules = nil
         }
         entries = Array(contexts.prefix(capacity))
+    }
+
+    /// Drops the least recently used contexts until the file is at most `limit` bytes, so that
+    /// a read accepts it (a file it refuses would lose every context, not only the oldest).
+    /// - Throws: ``FileIOError/refused(_:)`` when the most recent context and the reserved
+    ///   entries alone exceed `limit`: nothing is written and the file keeps what it held.
+    mutating func fit(within limit: Int) throws(FileIOError) {
+        var size = FallbackFileFormat.encodedSize(fileEntries)
+        while size > limit, entries.count > 1 {
+            let dropped = entries.removeLast()
+            decoded[dropped.fingerprint] = nil
+            size -= FallbackFileFormat.encodedSize(dropped)
+        }
+        if size > limit {
+            throw .refused("the fallback file would be \(size) bytes, more than the \(limit) a launch reads: not written")
+        }
     }
 
     /// The entries to write: the contexts, then the kill hold if there is one.
