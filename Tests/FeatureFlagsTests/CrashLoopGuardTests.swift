@@ -52,6 +52,47 @@ struct CrashLoopGuardTests {
         }
     }
 
+    /// The journal nests a snapshot's values a few levels deeper than the answers they came in:
+    /// the deepest value an answer can carry (and its metadata) must still read back, or the
+    /// journal reads as damaged at every launch and the guard never counts to safe mode.
+    @Test func theDeepestValuesAnAnswerCarriesReadBackFromTheJournal() throws {
+        let json = FlagEndpoint.json(urlTemplate: "https://cdn.example.com/flags/{targetingKey}.json")
+        func answer(depth: Int) -> FlagSnapshot? {
+            let value = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+            let body = #"{"flags":{"deep":{"value":"# + value + #","metadata":{"m":"# + value + "}}}}"
+            guard let decoded = try? json.decode(FlagResponse(status: 200, body: Array(body.utf8)), for: EvaluationContext(targetingKey: "u")),
+                let flags = decoded.flags
+            else { return nil }
+            return FlagSnapshot(flags: flags, version: "deep", fetchedAt: Date(timeIntervalSince1970: 1_750_000_000), ttl: nil)
+        }
+        var depth = 1
+        while answer(depth: depth + 1) != nil { depth += 1 }
+        let deepest = try #require(answer(depth: depth))
+        #expect(depth > 50, "the answer's own limit is what bounds it")
+        let dir = TempDir()
+        let path = dir.url("flags.lkg.launches").path
+        var journal = LaunchJournal()
+        journal.unhealthyLaunches = 1
+        journal.keepHealthy(deepest, for: "ctx")
+        try journal.write(to: path)
+        let read = LaunchJournal.read(path)
+        #expect(read.problem == nil)
+        #expect(read.journal.unhealthyLaunches == 1 && read.journal.healthy["ctx"]?.flags == deepest.flags)
+        // The deepest the fallback file itself reads (65 nested lists; 64 in metadata), which
+        // other formats' answers may come closer to.
+        var stored: FlagValue = .list([])
+        for _ in 1..<65 { stored = .list([stored]) }
+        guard case .list(let inner) = stored else { return }
+        let extreme = FlagSnapshot(
+            flags: ["deep": FlagEntry(value: stored, metadata: ["m": inner[0]])], version: "x",
+            fetchedAt: Date(timeIntervalSince1970: 1_750_000_000), ttl: nil)
+        let bytes = SnapshotCodec.encode(StoredFlags(snapshot: extreme, etag: nil))
+        #expect(try bytes.withUnsafeBytes { try SnapshotCodec.decode($0) }.snapshot.flags == extreme.flags)
+        journal.keepHealthy(extreme, for: "ctx")
+        try journal.write(to: path)
+        #expect(LaunchJournal.read(path).journal.healthy["ctx"]?.flags == extreme.flags)
+    }
+
     @Test func theJournalKeepsAtMostSixteenContexts() {
         var journal = LaunchJournal()
         for n in 0..<20 {

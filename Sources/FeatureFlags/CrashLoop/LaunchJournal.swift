@@ -19,6 +19,12 @@ struct LaunchJournal: Sendable, Equatable {
     /// At most this many contexts' healthy snapshots are kept (the most recent).
     static let capacity = 16
 
+    /// How deep the journal's JSON may nest: a stored value's own limit (the fallback file's)
+    /// plus the levels the journal wraps it in (journal, contexts, snapshot, flags, entry,
+    /// metadata). With the answers' limit alone, a deeply nested value that an answer may carry
+    /// made the whole journal unreadable, and the guard counted from zero at every launch.
+    static let maxDepth = SnapshotCodec.maxDepth + 8
+
     /// The journal beside `storeFile`.
     static func path(besides storeFile: URL) -> String { storeFile.fileSystemPath + ".launches" }
 
@@ -31,7 +37,7 @@ struct LaunchJournal: Sendable, Equatable {
             if error == .notFound { return (LaunchJournal(), nil) }
             return (LaunchJournal(), "the launch journal could not be read (\(error.description)); counting from zero")
         }
-        guard let value = try? FlagJSON.parse(bytes), let journal = LaunchJournal(value) else {
+        guard let value = try? FlagJSON.parse(bytes, maxDepth: maxDepth), let journal = LaunchJournal(value) else {
             return (LaunchJournal(), "the launch journal is damaged; counting from zero")
         }
         return (journal, nil)

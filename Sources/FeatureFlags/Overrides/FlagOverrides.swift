@@ -139,9 +139,11 @@ public final class FlagOverrides: Sendable {
 
     /// Forces `name` to `value` on this device until cleared.
     /// - Throws: ``FlagError`` with `GENERAL`: in a build that forbids overrides (nothing
-    ///   changes), for too many overrides (``maximumCount``) or an empty name, or when the
-    ///   override is in effect but could not be written ("override in effect for this run
-    ///   only; saving it failed: …").
+    ///   changes), for too many overrides (``maximumCount``) or an empty name, for a value the
+    ///   overrides file could not read back at the next launch (larger than 1 MiB with the
+    ///   others, or nested deeper than 64 levels: nothing changes), or when the override is in
+    ///   effect but could not be written ("override in effect for this run only; saving it
+    ///   failed: …").
     public func override(_ name: String, _ value: FlagValue) throws(FlagError) {
         guard !name.isEmpty else { throw .emptyOverrideName }
         try change { values throws(FlagError) in
@@ -202,6 +204,10 @@ public final class FlagOverrides: Sendable {
                 try body(&next)
             } catch {
                 return .failure(error)
+            }
+            // A file the next launch refuses would lose every override in it.
+            if fileURL != nil, case .failure(let problem) = OverrideFile.decode(OverrideFile.encode(next)) {
+                return .failure(.unreadableOverrides(problem.reason))
             }
             let observers: [@Sendable ([String: FlagValue]) -> Void]? = state.withLock { s in
                 guard s.values != next else { return nil }

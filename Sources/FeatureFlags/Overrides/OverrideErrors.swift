@@ -18,6 +18,12 @@ extension FlagError {
         FlagError(.typeMismatch, "the value for \(flag) cannot be written as JSON")
     }
 
+    /// The overrides with this change would make a file the next launch cannot read (too large,
+    /// nested too deep): nothing was changed.
+    package static func unreadableOverrides(_ reason: String) -> FlagError {
+        FlagError(.general, "not changed: the overrides file would not read back (\(reason))")
+    }
+
     /// An empty flag name.
     package static let emptyOverrideName = FlagError(.general, "a flag name cannot be empty")
 

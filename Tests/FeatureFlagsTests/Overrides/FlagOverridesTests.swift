@@ -61,6 +61,28 @@ struct FlagOverridesTests {
         #expect(overrides.values.count == FlagOverrides.maximumCount && overrides.value("f0") == 99)
     }
 
+    /// A file the next launch would refuse loses every override in it: an override that would
+    /// make the file larger than a read takes (1 MiB) or nest deeper than it parses is refused.
+    @Test func anOverrideTheFileCouldNotReadBackIsRefusedAndTheRestKept() throws {
+        let dir = TempDir()
+        let file = dir.url("overrides.json")
+        let overrides = FlagOverrides(fileURL: file, allowed: true, launch: nil)
+        try overrides.override("kept", true)
+        let before = try Data(contentsOf: file)
+        var deep: FlagValue = .list([])
+        for _ in 0..<80 { deep = .list([deep]) }
+        for value in [FlagValue.string(String(repeating: "x", count: 1 << 20)), deep] {
+            #expect(throws: FlagError.self) { try overrides.override("refused", value) }
+            #expect(overrides.values == ["kept": true] && overrides.value("refused") == nil)
+            #expect(try Data(contentsOf: file) == before)
+        }
+        #expect(FlagOverrides(fileURL: file, allowed: true, launch: nil).values == ["kept": true])
+        // Without a file there is nothing to read back: memory takes it.
+        let inMemory = FlagOverrides(fileURL: nil, allowed: true, launch: nil)
+        try inMemory.override("deep", deep)
+        #expect(inMemory.value("deep") == deep)
+    }
+
     @Test func anUnwritableFileIsReportedAndTheOverrideStillApplies() throws {
         let dir = TempDir()
         try Data("not a directory".utf8).write(to: dir.url("blocker"))
