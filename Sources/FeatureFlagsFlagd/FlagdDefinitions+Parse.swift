@@ -42,13 +42,16 @@ extension FlagdDefinitions {
         case .object(let members)?: evaluators = members
         case let other?: problems.append(FlagViolation(path: "$evaluators", message: "is \(other.typeNameWithArticle), expected an object"))
         }
-        // Each evaluator is checked once on its own, so a broken one is reported even if unused.
+        // Each evaluator is checked once on its own, so a broken one is reported even if unused;
+        // one compiler for the document compiles each evaluator once.
+        var compiler = LogicCompiler(evaluators: evaluators)
         for name in evaluators.keys.sorted() {
-            var compiler = LogicCompiler(evaluators: evaluators)
             do throws(LogicCompileError) {
                 _ = try compiler.compile(.object(["$ref": .string(name)]), at: "$evaluators.\(name)")
             } catch {
-                problems.append(FlagViolation(path: error.path, message: error.message))
+                // Evaluators that refer to a broken one meet its problem again: said once.
+                let violation = FlagViolation(path: error.path, message: error.message)
+                if !problems.contains(violation) { problems.append(violation) }
             }
         }
         let listed: [(key: String, path: String, json: FlagValue)]
@@ -82,7 +85,7 @@ extension FlagdDefinitions {
                 problems.append(FlagViolation(path: path, message: "a flag key is at least one character"))
                 continue
             }
-            flags[key] = flag(key, json, at: path, evaluators: evaluators, setMetadata: setMetadata, problems: &problems)
+            flags[key] = flag(key, json, at: path, compiler: &compiler, setMetadata: setMetadata, problems: &problems)
         }
         return FlagdDefinitions(flags: flags, problems: problems, metadata: setMetadata, bucketing: bucketing, eventStreams: top["eventStreams"])
     }
@@ -105,7 +108,7 @@ extension FlagdDefinitions {
 
     /// One flag: valid, or kept as a parse error with the first problem.
     private static func flag(
-        _ key: String, _ json: FlagValue, at path: String, evaluators: [String: FlagValue], setMetadata: [String: FlagValue],
+        _ key: String, _ json: FlagValue, at path: String, compiler: inout LogicCompiler, setMetadata: [String: FlagValue],
         problems: inout [FlagViolation]
     ) -> Flag {
         let before = problems.count
@@ -165,7 +168,6 @@ extension FlagdDefinitions {
         case nil, .null?: break
         case .object(let rule)? where rule.isEmpty: break
         case .object?:
-            var compiler = LogicCompiler(evaluators: evaluators)
             do throws(LogicCompileError) {
                 targeting = try compiler.compile(members["targeting"]!, at: "\(path).targeting")
             } catch {

@@ -35,7 +35,13 @@ struct LogicCompileError: Error, Sendable, Equatable {
     let message: String
 }
 
-/// Compiles rules, resolving `{"$ref": name}` against shared evaluators.
+/// Compiles rules, resolving `{"$ref": name}` against shared evaluators. One compiler serves a
+/// whole document: each evaluator is compiled once and shared by every rule that refers to it.
+///
+/// A rule's size counts each reference at the size of what it stands for. References that
+/// each name the next twice double the size per level: a rules file of 1 KB could stand for
+/// 2³² operations, and expanding it took seconds per level. A rule larger than one evaluation
+/// may spend (``maxOperations``, the evaluation budget) is refused when it is compiled.
 struct LogicCompiler {
     /// The shared evaluators (`$evaluators`) by name, uncompiled.
     let evaluators: [String: FlagValue]
@@ -43,16 +49,38 @@ struct LogicCompiler {
     private var expanding: [String] = []
     /// How deep references may nest.
     static let maxReferenceDepth = 32
+    /// The most operations a compiled rule may stand for (references expanded).
+    static let maxOperations = EvaluationBudget.limit
+    /// Operations in the rule (or evaluator) being compiled.
+    private var operations = 0
+    /// Evaluators compiled so far, with the operations each stands for.
+    private var compiled: [String: (rule: LogicRule, operations: Int)] = [:]
+    /// Evaluators that stand for more than ``maxOperations`` on their own.
+    private var oversized: [String] = []
 
     init(evaluators: [String: FlagValue]) { self.evaluators = evaluators }
 
-    /// Compiles `json` found at `path`.
+    /// Compiles `json` found at `path`: one rule.
     mutating func compile(_ json: FlagValue, at path: String) throws(LogicCompileError) -> LogicRule {
+        operations = 0
+        return try node(json, at: path)
+    }
+
+    /// Counts `count` more operations at `path`; throws past the limit.
+    private mutating func count(_ count: Int, at path: String) throws(LogicCompileError) {
+        operations += count
+        guard operations <= Self.maxOperations else {
+            throw LogicCompileError(path: path, message: "the rule stands for more than \(Self.maxOperations) operations (references expanded)")
+        }
+    }
+
+    private mutating func node(_ json: FlagValue, at path: String) throws(LogicCompileError) -> LogicRule {
+        try count(1, at: path)
         switch json {
         case .list(let items):
             var rules: [LogicRule] = []
             rules.reserveCapacity(items.count)
-            for (index, item) in items.enumerated() { rules.append(try compile(item, at: "\(path)[\(index)]")) }
+            for (index, item) in items.enumerated() { rules.append(try node(item, at: "\(path)[\(index)]")) }
             return rules.allSatisfy(\.isLiteral) ? .value(.list(rules.map(\.literal))) : .list(rules)
         case .object(let members):
             // As in JsonLogic, only an object with exactly one key is an operation; others are data.
@@ -67,7 +95,7 @@ struct LogicCompiler {
             var rules: [LogicRule] = []
             rules.reserveCapacity(arguments.count)
             for (index, item) in arguments.enumerated() {
-                rules.append(try compile(item, at: argument.listValue == nil ? argumentPath : "\(argumentPath)[\(index)]"))
+                rules.append(try node(item, at: argument.listValue == nil ? argumentPath : "\(argumentPath)[\(index)]"))
             }
             if op == .variable, let literal = Self.literalPath(rules) {
                 return .variable(path: literal, fallback: rules.count > 1 ? rules[1] : nil)
@@ -78,7 +106,7 @@ struct LogicCompiler {
         }
     }
 
-    /// `{"$ref": name}`: the shared evaluator, compiled in place.
+    /// `{"$ref": name}`: the shared evaluator, compiled once, in place.
     private mutating func reference(_ argument: FlagValue, at path: String) throws(LogicCompileError) -> LogicRule {
         guard case .string(let name) = argument else {
             throw LogicCompileError(path: "\(path).$ref", message: "a reference names an evaluator with a string")
@@ -92,9 +120,31 @@ struct LogicCompiler {
         guard expanding.count < Self.maxReferenceDepth else {
             throw LogicCompileError(path: "\(path).$ref", message: "evaluator references nest deeper than \(Self.maxReferenceDepth)")
         }
+        if oversized.contains(name) {
+            throw LogicCompileError(path: "\(path).$ref", message: "evaluator \"\(name)\" stands for more than \(Self.maxOperations) operations (references expanded)")
+        }
+        if let done = compiled[name] {
+            try count(done.operations, at: "\(path).$ref")
+            return done.rule
+        }
+        // Counted on its own, so that what it stands for is its own and can be kept.
+        let outer = operations
+        operations = 0
         expanding.append(name)
         defer { expanding.removeLast() }
-        return try compile(target, at: "$evaluators.\(name)")
+        let rule: LogicRule
+        do throws(LogicCompileError) {
+            rule = try node(target, at: "$evaluators.\(name)")
+        } catch {
+            if operations > Self.maxOperations { oversized.append(name) }
+            operations = outer
+            throw error
+        }
+        compiled[name] = (rule, operations)
+        let own = operations
+        operations = outer
+        try count(own, at: "\(path).$ref")
+        return rule
     }
 
     /// The split path of a `var` whose first argument is a literal string or number.

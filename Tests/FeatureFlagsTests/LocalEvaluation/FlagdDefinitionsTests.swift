@@ -136,4 +136,29 @@ struct FlagdDefinitionsTests {
             #expect(LocalRules.decode(ArraySlice(bytes)) == nil, "fetched at \(forged)")
         }
     }
+    /// Evaluators that each name the next twice double per level: 18 levels (966 bytes) took
+    /// 6.9 s to parse in a debug build, and 32 (the nesting allowed) would never end. Each
+    /// evaluator is now compiled once, and a rule standing for more than one evaluation's
+    /// budget is refused; shared evaluators of ordinary size still serve every flag.
+    @Test func referencesThatDoubleAtEveryLevelAreRefusedNotExpanded() throws {
+        func document(levels: Int) -> String {
+            var evaluators: [String] = []
+            for i in 0..<levels { evaluators.append(#""e\#(i)":{"or":[{"$ref":"e\#(i + 1)"},{"$ref":"e\#(i + 1)"}]}"#) }
+            evaluators.append(#""e\#(levels)":{"==":[{"var":"x"},1]}"#)
+            return #"{"$evaluators":{"# + evaluators.joined(separator: ",") + #"},"flags":{"#
+                + #""f":{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"off","targeting":{"if":[{"$ref":"e0"},"on","off"]}},"#
+                + #""g":{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"off","targeting":{"if":[{"$ref":"e\#(levels - 10)"},"on","off"]}}}}"#
+        }
+        let defs = try parse(document(levels: 30))
+        // e0 … e16 each stand for more than 100,000 operations (e16 for about 115,000): said
+        // where it is found, for e16 itself, and for f (which refers to e0) — not once per level.
+        let oversized = defs.problems.filter { $0.message.contains("more than 100000 operations") }
+        #expect(oversized.count == 4, "\(oversized.map { "\($0.path): \($0.message)" })")
+        #expect(oversized.contains { $0.path.hasPrefix("$evaluators.e16") })
+        let context = EvaluationContext(targetingKey: "u", attributes: ["x": 1])
+        #expect(defs.evaluate(flag: "f", for: context)?.errorCode == .parseError)
+        // g refers to e22: 10 levels, about 7,000 operations — compiled once, evaluated whole.
+        #expect(!defs.problems.contains { $0.path.hasPrefix("flags.g") })
+        #expect(defs.evaluate(flag: "g", for: context)?.value == true)
+    }
 }
