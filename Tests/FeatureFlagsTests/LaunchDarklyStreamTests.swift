@@ -240,6 +240,24 @@ struct LaunchDarklyStreamTests {
         #expect(await eventually { f.value("max_cart_items") == .int(7) })
     }
 
+    @Test func patchesThatGrowTheDocumentPastTheAnswerCapAskThePollingEndpoint() async throws {
+        let f = try Fixture(maxResponseBytes: 4_096)
+        defer { f.stop() }
+        #expect(await f.started())
+        f.standIn.send("put", data: Self.initial)
+        #expect(await eventually { f.provider.recentEvents.contains { $0.via == "put" } && !f.provider.isFetching })
+        let polls = f.polls
+        // Each patch is within the event cap; together they pass the answer cap.
+        let text = String(repeating: "t", count: 1_200)
+        for n in 0..<3 { f.standIn.send("patch", data: #"{"key":"note_\#(n)","value":"\#(text)","version":5}"#) }
+        #expect(await eventually { f.value("note_2") == .string(text) })
+        #expect(f.polls == polls)
+        f.standIn.send("patch", data: #"{"key":"note_3","value":"\#(text)","version":5}"#)
+        #expect(await eventually { f.polls == polls + 1 }, "the polling endpoint answers")
+        #expect(await eventually { !f.provider.isFetching && f.value("note_0") == nil }, "what the poll says is served")
+        #expect(f.value("max_cart_items") == .int(50))
+    }
+
     @Test func identifyingAnotherUserClosesTheOldUsersStreamAndOpensTheNewOnes() async throws {
         let f = try Fixture()
         defer { f.stop() }

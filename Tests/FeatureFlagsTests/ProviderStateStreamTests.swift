@@ -362,3 +362,65 @@ extension ProviderStateTests {
         #expect(foreground.map(\.label) == ["reschedule", "startFetch"])
     }
 }
+
+/// A stream that carries values (LaunchDarkly's) grows its document with every new flag a
+/// `patch` brings and every flag a `delete` removes: past the answers' cap, the polling endpoint
+/// answers instead, until the stream's next `put`.
+extension ProviderStateTests {
+    @Test func aStreamedDocumentPastTheAnswersCapIsDroppedForAPoll() {
+        var s = streaming()
+        s.streams.maxDocumentBytes = 2_000
+        let big = FlagValue.string(String(repeating: "v", count: 500))
+        func streamed(_ values: StreamedValues, at seconds: Double) -> [FetchTrigger] {
+            s.apply(.stream(Self.link, .values(values)), at: at(seconds)).compactMap { effect -> FetchTrigger? in
+                if case .startFetch(let plan) = effect { return plan.trigger }
+                return nil
+            }
+        }
+        #expect(streamed(.put(["a": ["value": 1]]), at: 1).count == 1)
+        let ticket = s.flight?.ticket ?? FetchTicket(generation: -1, id: -1)
+        _ = s.apply(report(ticket, .fresh(prepared(["a": 1]), etag: nil, unknownKeys: [])), at: at(1))
+        // Patches of new flags: three fit in 2,000 bytes, the fourth does not.
+        for n in 0..<3 {
+            let triggers = streamed(.patch(key: "f\(n)", flag: ["value": big], version: nil), at: 2 + Double(n))
+            guard case .streamed(let flags, _)? = triggers.first else {
+                Issue.record("patch \(n): \(triggers)")
+                return
+            }
+            #expect(flags.count == n + 2)
+            _ = s.apply(report(s.flight?.ticket ?? ticket, .fresh(prepared(["a": 1]), etag: nil, unknownKeys: [])), at: at(2 + Double(n)))
+        }
+        #expect(streamed(.patch(key: "f3", flag: ["value": big], version: nil), at: 6) == [.stream(nil)], "a poll")
+        #expect(s.streams.documents[Self.link] == nil)
+        _ = s.apply(report(s.flight?.ticket ?? ticket, .fresh(prepared(["a": 1]), etag: nil, unknownKeys: [])), at: at(6))
+        // Until the next put, patches ask the polling endpoint too; the put starts again.
+        #expect(streamed(.patch(key: "a", flag: ["value": 2], version: nil), at: 7) == [.stream(nil)])
+        _ = s.apply(report(s.flight?.ticket ?? ticket, .fresh(prepared(["a": 1]), etag: nil, unknownKeys: [])), at: at(7))
+        guard case .streamed(let flags, _)? = streamed(.put(["a": ["value": 3]]), at: 8).first else {
+            Issue.record("the put was not applied")
+            return
+        }
+        #expect(flags == ["a": ["value": 3]])
+    }
+
+    @Test func aStreamedDocumentWeighsWhatItsFlagsAndDeletionsWouldAsJSON() {
+        var document = StreamedDocument()
+        let flags: [String: FlagValue] = ["a": ["value": true, "version": 3], "bb": ["value": "text", "version": 3]]
+        _ = document.apply(.put(flags))
+        // Within a byte: each flag is counted with a comma, the last one has none.
+        #expect(document.bytes - FlagJSON.bytes(.object(flags)).count == 1)
+        // Patching one flag again and again weighs it once.
+        for version in 4..<100 { _ = document.apply(.patch(key: "a", flag: ["value": false, "version": .int(version)], version: version)) }
+        #expect(document.bytes - FlagJSON.bytes(.object(document.flags)).count == 1)
+        // Deletions of distinct flags add up (each is kept as a tombstone).
+        let before = document.bytes
+        for n in 0..<1_000 { _ = document.apply(.delete(key: "gone_\(n)", version: 1)) }
+        #expect(document.bytes > before + 1_000 * 24)
+        // A deleted flag patched again weighs as a flag, not as both.
+        _ = document.apply(.delete(key: "a", version: 200))
+        _ = document.apply(.patch(key: "a", flag: ["value": true, "version": 201], version: 201))
+        let again = document.bytes
+        _ = document.apply(.patch(key: "a", flag: ["value": true, "version": 202], version: 202))
+        #expect(document.bytes == again)
+    }
+}

@@ -159,6 +159,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             random: random)
         state.safeMode = safe.map { ProviderState.SafeModeState(info: $0.info, crashDigest: $0.crashDigest) }
         state.journal = journal
+        state.streams.maxDocumentBytes = fetcher.configuration.maxResponseBytes
         // What the last full answer for this context advertised, kept with its snapshot: the
         // launch fetch may then be conditional, and a 304 still opens the streams.
         if configuration.changeStreams, let links = store.lastKnownGood(for: context)?.streams {

@@ -70,13 +70,19 @@ extension ProviderState {
     /// and served as a fetched answer would be (schema, kill switch, persistence), behind any
     /// fetch in flight. A `patch` or `delete` no newer than the version held changes nothing;
     /// one before any `put` (or for a merged identity, whose members each have their own
-    /// values) asks the polling endpoint instead.
+    /// values), or one that grows the document past the answers' cap, asks the polling
+    /// endpoint instead.
     private mutating func streamedValues(_ values: StreamedValues, from link: EventStreamLink, at time: ProviderTime) -> [ProviderEffect] {
         let notice = ProviderEffect.emit(.changeNotified(stream: link.description, etag: nil, via: values.event))
         var document = streams.documents[link]
         if case .put = values { document = StreamedDocument() }
         guard var document, members.count == 1 else { return [notice] + requestFetch(.stream(nil), at: time) }
         guard document.apply(values) else { return [] }
+        guard document.bytes <= streams.maxDocumentBytes else {
+            // Grown past what an answer may weigh: the polling endpoint says what is current.
+            streams.documents[link] = nil
+            return [notice] + requestFetch(.stream(nil), at: time)
+        }
         streams.documents[link] = document
         return [notice] + requestFetch(.streamed(document.flags, endpoint: link.endpoint), at: time)
     }

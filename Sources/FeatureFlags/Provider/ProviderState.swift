@@ -192,6 +192,9 @@ struct ProviderState: ServesValues {
         var fetchOnForeground = false
         /// What each stream that carries values (LaunchDarkly's) has given since its last `put`.
         var documents: [EventStreamLink: StreamedDocument] = [:]
+        /// The largest a stream's document may grow (the fetcher's answer cap): past it, the
+        /// document is dropped and the polling endpoint asked, until the stream's next `put`.
+        var maxDocumentBytes = 1 << 20
     }
 
     /// A provider state serving `served` for `context`.

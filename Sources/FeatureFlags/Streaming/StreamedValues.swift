@@ -52,6 +52,12 @@ struct StreamedDocument: Sendable, Equatable {
     private(set) var flags: [String: FlagValue] = [:]
     /// Deleted flags' versions.
     private(set) var deleted: [String: Int] = [:]
+    /// About how many bytes the flags and the deletions take as JSON: what a polling answer
+    /// with them would weigh. Every event is capped, but patches of new flags and deletions of
+    /// distinct ones add up without end; the provider compares this with the answers' cap.
+    private(set) var bytes = 2
+    /// Each flag's and deletion's share of ``bytes``.
+    private var sizes: [String: Int] = [:]
 
     /// Applies `values`; false when it changes nothing because the version held is as new or
     /// newer (a `put` always applies). Versions are compared only when both sides have one.
@@ -60,18 +66,34 @@ struct StreamedDocument: Sendable, Equatable {
         case .put(let all):
             flags = all
             deleted = [:]
+            sizes = [:]
+            bytes = 2
+            for (key, flag) in all { account(key, Self.size(key, flag)) }
             return true
         case .patch(let key, let flag, let version):
             guard isNewer(version, than: key) else { return false }
             flags[key] = .object(flag)
             deleted[key] = nil
+            account(key, Self.size(key, .object(flag)))
             return true
         case .delete(let key, let version):
             guard isNewer(version, than: key) else { return false }
             flags[key] = nil
             deleted[key] = version ?? deleted[key] ?? 0
+            // A deletion is kept as its key and version.
+            account(key, key.utf8.count + 24)
             return true
         }
+    }
+
+    /// Makes `size` the share of `key` in ``bytes``.
+    private mutating func account(_ key: String, _ size: Int) {
+        bytes += size - (sizes.updateValue(size, forKey: key) ?? 0)
+    }
+
+    /// The bytes of `"key":flag,` in JSON.
+    private static func size(_ key: String, _ flag: FlagValue) -> Int {
+        key.utf8.count + 4 + FlagJSON.bytes(flag).count
     }
 
     /// Whether `version` is newer than what is held for `key` (true when either is unknown).
