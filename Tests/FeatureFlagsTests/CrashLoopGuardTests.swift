@@ -93,6 +93,24 @@ struct CrashLoopGuardTests {
         #expect(LaunchJournal.read(path).journal.healthy["ctx"]?.flags == extreme.flags)
     }
 
+    @Test func aJournalThatWouldPassTheReadLimitLeavesOutTheOldestSnapshots() throws {
+        let dir = TempDir()
+        let path = dir.url("flags.lkg.launches").path
+        var journal = LaunchJournal()
+        journal.unhealthyLaunches = 2
+        for n in 0..<4 {
+            let snapshot = FlagSnapshot(
+                values: ["text": .string(String(repeating: "\(n)", count: 3_000))], version: "\(n)",
+                fetchedAt: Date(timeIntervalSince1970: Double(1_750_000_000 + n)), ttl: nil)
+            journal.keepHealthy(snapshot, for: "c\(n)")
+        }
+        try journal.write(to: path, limit: 10_000)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count <= 10_000)
+        let read = LaunchJournal.read(path)
+        #expect(read.problem == nil && read.journal.unhealthyLaunches == 2)
+        #expect(read.journal.healthy.keys.sorted() == ["c1", "c2", "c3"], "the oldest left out")
+    }
+
     @Test func theJournalKeepsAtMostSixteenContexts() {
         var journal = LaunchJournal()
         for n in 0..<20 {

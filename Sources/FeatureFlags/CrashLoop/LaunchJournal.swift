@@ -43,9 +43,17 @@ struct LaunchJournal: Sendable, Equatable {
         return (journal, nil)
     }
 
-    /// Writes the journal to `path` atomically.
-    func write(to path: String) throws(FileIOError) {
-        try FileIO.writeAtomically(FlagJSON.bytes(flagValue, sortedKeys: true), to: path)
+    /// Writes the journal to `path` atomically, within `limit` bytes (what a read accepts): the
+    /// oldest healthy snapshots are left out until it fits, so that the count and the newest
+    /// snapshots always read back.
+    func write(to path: String, limit: Int = FileIO.maxReadSize) throws(FileIOError) {
+        var journal = self
+        var bytes = FlagJSON.bytes(journal.flagValue, sortedKeys: true)
+        while bytes.count > limit, let oldest = journal.healthy.min(by: { $0.value.fetchedAt < $1.value.fetchedAt })?.key {
+            journal.healthy[oldest] = nil
+            bytes = FlagJSON.bytes(journal.flagValue, sortedKeys: true)
+        }
+        try FileIO.writeAtomically(bytes, to: path)
     }
 
     /// A stable digest of a snapshot's flags (values, variants, reasons, metadata), to tell
