@@ -45,13 +45,16 @@ extension FlagdDefinitions {
         // Each evaluator is checked once on its own, so a broken one is reported even if unused;
         // one compiler for the document compiles each evaluator once.
         var compiler = LogicCompiler(evaluators: evaluators)
+        // Evaluators that refer to a broken one meet its problem again: said once (a set, not a
+        // search of the list: a document may hold thousands of evaluators).
+        var reported = Set<String>()
         for name in evaluators.keys.sorted() {
             do throws(LogicCompileError) {
                 _ = try compiler.compile(.object(["$ref": .string(name)]), at: "$evaluators.\(name)")
             } catch {
-                // Evaluators that refer to a broken one meet its problem again: said once.
-                let violation = FlagViolation(path: error.path, message: error.message)
-                if !problems.contains(violation) { problems.append(violation) }
+                if reported.insert(error.path + "\n" + error.message).inserted {
+                    problems.append(FlagViolation(path: error.path, message: error.message))
+                }
             }
         }
         let listed: [(key: String, path: String, json: FlagValue)]

@@ -53,10 +53,9 @@ struct LogicCompiler {
     static let maxOperations = EvaluationBudget.limit
     /// Operations in the rule (or evaluator) being compiled.
     private var operations = 0
-    /// Evaluators compiled so far, with the operations each stands for.
-    private var compiled: [String: (rule: LogicRule, operations: Int)] = [:]
-    /// Evaluators that stand for more than ``maxOperations`` on their own.
-    private var oversized: [String] = []
+    /// Evaluators compiled so far: each one's rule and the operations it stands for, or nil for
+    /// one that stands for more than ``maxOperations`` on its own.
+    private var compiled: [String: (rule: LogicRule, operations: Int)?] = [:]
 
     init(evaluators: [String: FlagValue]) { self.evaluators = evaluators }
 
@@ -120,12 +119,14 @@ struct LogicCompiler {
         guard expanding.count < Self.maxReferenceDepth else {
             throw LogicCompileError(path: "\(path).$ref", message: "evaluator references nest deeper than \(Self.maxReferenceDepth)")
         }
-        if oversized.contains(name) {
-            throw LogicCompileError(path: "\(path).$ref", message: "evaluator \"\(name)\" stands for more than \(Self.maxOperations) operations (references expanded)")
-        }
-        if let done = compiled[name] {
+        switch compiled[name] {
+        case .some(.some(let done)):
             try count(done.operations, at: "\(path).$ref")
             return done.rule
+        case .some(.none):
+            throw LogicCompileError(path: "\(path).$ref", message: "evaluator \"\(name)\" stands for more than \(Self.maxOperations) operations (references expanded)")
+        case .none:
+            break
         }
         // Counted on its own, so that what it stands for is its own and can be kept.
         let outer = operations
@@ -136,7 +137,7 @@ struct LogicCompiler {
         do throws(LogicCompileError) {
             rule = try node(target, at: "$evaluators.\(name)")
         } catch {
-            if operations > Self.maxOperations { oversized.append(name) }
+            if operations > Self.maxOperations { compiled[name] = .some(nil) }
             operations = outer
             throw error
         }
