@@ -146,9 +146,13 @@ public final class FlagOverrides: Sendable {
     ///   failed: …").
     public func override(_ name: String, _ value: FlagValue) throws(FlagError) {
         guard !name.isEmpty else { throw .emptyOverrideName }
+        let persisted = fileURL != nil
         try change { values throws(FlagError) in
             if values[name] == nil, values.count >= Self.maximumCount { throw .tooManyOverrides(limit: Self.maximumCount) }
             values[name] = value
+            // A file the next launch refuses would lose every override in it (clearing can only
+            // keep it readable).
+            if persisted, let problem = OverrideFile.problemReadingBack(values) { throw problem }
         }
     }
 
@@ -190,7 +194,12 @@ public final class FlagOverrides: Sendable {
         case .success(let values): loaded = values
         case .failure(let problem): throw .unusableOverrideFile("\(url.fileSystemPath) unusable: \(problem.reason)")
         }
-        try change { values throws(FlagError) in values = loaded }
+        // Written again compactly, a file may still grow (`1e9` is written `1000000000.0`).
+        let persisted = fileURL != nil
+        try change { values throws(FlagError) in
+            if persisted, let problem = OverrideFile.problemReadingBack(loaded) { throw problem }
+            values = loaded
+        }
     }
 
     /// Applies `body` to the values and tells the observers, in the order changes are made;
@@ -204,10 +213,6 @@ public final class FlagOverrides: Sendable {
                 try body(&next)
             } catch {
                 return .failure(error)
-            }
-            // A file the next launch refuses would lose every override in it.
-            if fileURL != nil, case .failure(let problem) = OverrideFile.decode(OverrideFile.encode(next)) {
-                return .failure(.unreadableOverrides(problem.reason))
             }
             let observers: [@Sendable ([String: FlagValue]) -> Void]? = state.withLock { s in
                 guard s.values != next else { return nil }

@@ -25,6 +25,15 @@ enum OverrideFile {
         return .success(members)
     }
 
+    /// Why a file holding `values` would not read back at the next launch (which would lose
+    /// every override in it), or nil. Not inlined: each caller of the overrides' change would
+    /// otherwise carry a copy.
+    @inline(never)
+    static func problemReadingBack(_ values: [String: FlagValue]) -> FlagError? {
+        guard case .failure(let problem) = decode(encode(values)) else { return nil }
+        return .unreadableOverrides(problem.reason)
+    }
+
     /// The file's bytes for `values`: keys sorted, so that a diff of two files reads well.
     static func encode(_ values: [String: FlagValue]) -> [UInt8] {
         FlagJSON.bytes(.object(values), sortedKeys: true) + [0x0A]

@@ -77,6 +77,14 @@ struct FlagOverridesTests {
             #expect(try Data(contentsOf: file) == before)
         }
         #expect(FlagOverrides(fileURL: file, allowed: true, launch: nil).values == ["kept": true])
+        // A preset that reads, but grows when written again (`1e9` is written `1000000000.0`).
+        let preset = dir.url("preset.json")
+        let list = "[" + Array(repeating: "1e9", count: 250).joined(separator: ",") + "]"
+        let members = (0..<1_000).map { #""k\#($0)":"# + list }.joined(separator: ",")
+        try Data(("{" + members + "}").utf8).write(to: preset)
+        #expect(try Data(contentsOf: preset).count < OverrideFile.maximumSize)
+        #expect(throws: FlagError.self) { try overrides.load(contentsOf: preset) }
+        #expect(overrides.values == ["kept": true])
         // Without a file there is nothing to read back: memory takes it.
         let inMemory = FlagOverrides(fileURL: nil, allowed: true, launch: nil)
         try inMemory.override("deep", deep)
