@@ -141,7 +141,7 @@ public final class FlagOverrides: Sendable {
     /// - Throws: ``FlagError`` with `GENERAL`: in a build that forbids overrides (nothing
     ///   changes), for too many overrides (``maximumCount``) or an empty name, for a value the
     ///   overrides file could not read back at the next launch (larger than 1 MiB with the
-    ///   others, or nested deeper than 64 levels: nothing changes), or when the override is in
+    ///   others, or nested about 64 levels deep: nothing changes), or when the override is in
     ///   effect but could not be written ("override in effect for this run only; saving it
     ///   failed: …").
     public func override(_ name: String, _ value: FlagValue) throws(FlagError) {
@@ -186,7 +186,8 @@ public final class FlagOverrides: Sendable {
     /// Replaces every override with those in the JSON file at `url` (a flag-name-to-value
     /// object) — a debug menu's "load preset".
     /// - Throws: ``FlagError`` with `PARSE_ERROR` naming what is wrong with the file
-    ///   (nothing changes then), or as ``clearAll()``.
+    ///   (nothing changes then); with `GENERAL` when the overrides file could not read back what
+    ///   it would be written as (nothing changes); or as ``clearAll()``.
     public func load(contentsOf url: URL) throws(FlagError) {
         guard isAllowed else { throw .overridesForbidden }
         let loaded: [String: FlagValue]
