@@ -110,7 +110,9 @@ struct ConditionalLaunchTests {
         }
         let stamp = try #require(FileStamp(path: f.fallbackURL.path))
         // No ETag, so every poll is a full 200 with the same content.
-        for _ in 0..<3 { _ = await f.provider.refresh() }
+        var outcomes: [FetchOutcome] = []
+        for _ in 0..<3 { outcomes.append(await f.provider.refresh()) }
+        #expect(outcomes == [.unchanged, .unchanged, .unchanged])
         #expect(f.endpoint.decodeCount == 4)
         #expect(FileStamp(path: f.fallbackURL.path) == stamp, "a 200 with the stored content rewrote the file")
         // A different answer is written.
