@@ -45,12 +45,19 @@ struct StoreLimitTests {
         }
     }
 
+    /// The largest file in the tests below, in place of 64 MiB.
+    static let limit = 20_000
+
+    /// A store at `url` that writes and reads files of at most ``limit`` bytes.
+    func limitedStore(_ url: URL) -> LastKnownGoodStore {
+        LastKnownGoodStore(fileURL: url, capacity: 10, read: reader(limit: Self.limit), fileLimit: Self.limit)
+    }
+
     @Test func contextsThatWouldOverflowTheFileAreEvictedOldestFirst() async throws {
         try await blocking {
             let dir = TempDir()
             let url = dir.url("flags.lkg")
-            let limit = 20_000
-            let store = LastKnownGoodStore(fileURL: url, capacity: 10, read: reader(limit: limit), fileLimit: limit)
+            let store = limitedStore(url)
             let contexts = (0..<5).map { EvaluationContext(targetingKey: "user-\($0)") }
             for (n, context) in contexts.enumerated() {
                 try store.save(snapshot(String(repeating: "\(n)", count: 6_000)), etag: nil, for: context)
@@ -58,8 +65,8 @@ struct StoreLimitTests {
             // Three 6 KB snapshots fit in 20,000 bytes, four do not.
             #expect(store.fingerprints == contexts.suffix(3).reversed().map(\.fingerprint))
             let size = try Data(contentsOf: url).count
-            #expect(size <= limit)
-            let relaunched = LastKnownGoodStore(fileURL: url, capacity: 10, read: reader(limit: limit), fileLimit: limit)
+            #expect(size <= Self.limit)
+            let relaunched = limitedStore(url)
             #expect(relaunched.loadOutcome == .loaded(contexts: 3, bytes: size))
             #expect(relaunched.lastKnownGood(for: contexts[4])?.snapshot.flags["t"]?.value == .string(String(repeating: "4", count: 6_000)))
             #expect(relaunched.lastKnownGood(for: contexts[1]) == nil)
@@ -70,15 +77,14 @@ struct StoreLimitTests {
         try await blocking {
             let dir = TempDir()
             let url = dir.url("flags.lkg")
-            let limit = 20_000
-            let store = LastKnownGoodStore(fileURL: url, capacity: 10, read: reader(limit: limit), fileLimit: limit)
+            let store = limitedStore(url)
             let small = EvaluationContext(targetingKey: "small")
             let large = EvaluationContext(targetingKey: "large")
             try store.save(snapshot("kept"), etag: nil, for: small)
             let before = try Data(contentsOf: url)
             #expect(throws: FlagError.self) { try store.save(snapshot(String(repeating: "x", count: 30_000)), etag: nil, for: large) }
             #expect(try Data(contentsOf: url) == before, "the file is as it was")
-            let relaunched = LastKnownGoodStore(fileURL: url, capacity: 10, read: reader(limit: limit), fileLimit: limit)
+            let relaunched = limitedStore(url)
             #expect(relaunched.lastKnownGood(for: small)?.snapshot.flags["t"]?.value == "kept")
             #expect(relaunched.lastKnownGood(for: large) == nil)
         }
@@ -89,7 +95,7 @@ struct StoreLimitTests {
         let server = try FlagServer(document: CrashLoopGuardTests.document(["big": .string(String(repeating: "x", count: 30_000))]))
         defer { server.stop() }
         let events = Locked<[FlagEvent]>([])
-        let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"), capacity: 5, read: reader(limit: 20_000), fileLimit: 20_000)
+        let store = limitedStore(dir.url("flags.lkg"))
         let client = FeatureFlagProvider(
             context: EvaluationContext(targetingKey: "u"),
             fetcher: FlagFetcher(endpoint: .json(post: server.flagsURL), configuration: .loopback),
