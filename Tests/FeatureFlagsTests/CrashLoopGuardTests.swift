@@ -54,7 +54,8 @@ struct CrashLoopGuardTests {
 
     /// The journal nests a snapshot's values a few levels deeper than the answers they came in:
     /// the deepest value an answer can carry (and its metadata) must still read back, or the
-    /// journal reads as damaged at every launch and the guard never counts to safe mode.
+    /// next launch reads the journal as damaged: it counts from zero and loses the healthy
+    /// snapshots safe mode would serve.
     @Test func theDeepestValuesAnAnswerCarriesReadBackFromTheJournal() throws {
         let json = FlagEndpoint.json(urlTemplate: "https://cdn.example.com/flags/{targetingKey}.json")
         func answer(depth: Int) -> FlagSnapshot? {

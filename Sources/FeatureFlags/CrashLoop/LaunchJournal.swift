@@ -22,7 +22,8 @@ struct LaunchJournal: Sendable, Equatable {
     /// How deep the journal's JSON may nest: a stored value's own limit (the fallback file's)
     /// plus the levels the journal wraps it in (journal, contexts, snapshot, flags, entry,
     /// metadata). With the answers' limit alone, a deeply nested value that an answer may carry
-    /// made the whole journal unreadable, and the guard counted from zero at every launch.
+    /// made the whole journal unreadable: the launch counted from zero and lost the healthy
+    /// snapshots.
     static let maxDepth = SnapshotCodec.maxDepth + 8
 
     /// The journal beside `storeFile`.
