@@ -53,9 +53,18 @@ struct LogicCompiler {
     static let maxOperations = EvaluationBudget.limit
     /// Operations in the rule (or evaluator) being compiled.
     private var operations = 0
-    /// Evaluators compiled so far: each one's rule and the operations it stands for, or nil for
-    /// one that stands for more than ``maxOperations`` on its own.
-    private var compiled: [String: (rule: LogicRule, operations: Int)?] = [:]
+    /// The most references ``expanding`` held at once while compiling the current evaluator.
+    private var deepest = 0
+    /// An evaluator compiled: its rule, the operations it stands for, and how many references
+    /// deep it nests (itself included), so that a later use is judged as expanding it would be.
+    private struct Compiled {
+        let rule: LogicRule
+        let operations: Int
+        let height: Int
+    }
+    /// Evaluators compiled so far, or nil for one that stands for more than ``maxOperations``
+    /// on its own.
+    private var compiled: [String: Compiled?] = [:]
 
     init(evaluators: [String: FlagValue]) { self.evaluators = evaluators }
 
@@ -121,6 +130,10 @@ struct LogicCompiler {
         }
         switch compiled[name] {
         case .some(.some(let done)):
+            guard expanding.count + done.height <= Self.maxReferenceDepth else {
+                throw LogicCompileError(path: "\(path).$ref", message: "evaluator references nest deeper than \(Self.maxReferenceDepth)")
+            }
+            deepest = max(deepest, expanding.count + done.height)
             try count(done.operations, at: "\(path).$ref")
             return done.rule
         case .some(.none):
@@ -129,10 +142,14 @@ struct LogicCompiler {
             break
         }
         // Counted on its own, so that what it stands for is its own and can be kept.
-        let outer = operations
+        let (outer, outerDeepest, base) = (operations, deepest, expanding.count)
         operations = 0
         expanding.append(name)
-        defer { expanding.removeLast() }
+        deepest = expanding.count
+        defer {
+            expanding.removeLast()
+            deepest = max(outerDeepest, deepest)
+        }
         let rule: LogicRule
         do throws(LogicCompileError) {
             rule = try node(target, at: "$evaluators.\(name)")
@@ -141,7 +158,7 @@ struct LogicCompiler {
             operations = outer
             throw error
         }
-        compiled[name] = (rule, operations)
+        compiled[name] = Compiled(rule: rule, operations: operations, height: deepest - base)
         let own = operations
         operations = outer
         try count(own, at: "\(path).$ref")

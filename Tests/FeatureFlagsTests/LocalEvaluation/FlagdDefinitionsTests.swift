@@ -161,4 +161,23 @@ struct FlagdDefinitionsTests {
         #expect(!defs.problems.contains { $0.path.hasPrefix("flags.g") })
         #expect(defs.evaluate(flag: "g", for: context)?.value == true)
     }
+    /// Shared evaluators are compiled once, yet a use is judged as if it expanded them: a chain
+    /// of references one too deep is refused through a flag even where its evaluators, checked
+    /// on their own first, were compiled and kept.
+    @Test func aKeptEvaluatorStillCountsItsNestingAtEveryUse() throws {
+        func document(chain: Int) -> String {
+            var evaluators: [String] = []
+            for i in 0..<chain { evaluators.append(#""e\#(i)":{"!":{"$ref":"e\#(i + 1)"}}"#) }
+            evaluators.append(#""e\#(chain)":{"==":[{"var":"x"},1]}"#)
+            return #"{"$evaluators":{"# + evaluators.joined(separator: ",") + #"},"flags":{"#
+                + #""f":{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"off","targeting":{"if":[{"$ref":"e0"},"on","off"]}},"#
+                + #""g":{"state":"ENABLED","variants":{"on":true,"off":false},"defaultVariant":"off","targeting":{"if":[{"$ref":"e1"},"on","off"]}}}}"#
+        }
+        // e0 … e32: e0 reaches 33 references deep, e1 exactly 32.
+        let defs = try parse(document(chain: 32))
+        let context = EvaluationContext(targetingKey: "u", attributes: ["x": 1])
+        #expect(defs.evaluate(flag: "f", for: context)?.errorCode == .parseError)
+        #expect(defs.evaluate(flag: "g", for: context)?.errorCode == nil)
+        #expect(defs.problems.contains { $0.message.contains("nest deeper than 32") })
+    }
 }
