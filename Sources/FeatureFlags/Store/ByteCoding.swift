@@ -25,6 +25,13 @@ struct ByteWriter {
         bytes.append(UInt8(x))
     }
 
+    /// The bytes ``varint(_:)`` writes for `v`.
+    static func varintSize(_ v: Int) -> Int {
+        var size = 1
+        while UInt64(v) >> (7 * UInt64(size)) > 0 { size += 1 }
+        return size
+    }
+
     mutating func string(_ s: String) {
         var s = s
         s.withUTF8 { utf8 in

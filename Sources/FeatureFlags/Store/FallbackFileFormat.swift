@@ -27,9 +27,7 @@ enum FallbackFileFormat {
     /// The bytes one entry takes in the file.
     static func encodedSize(_ entry: Entry) -> Int {
         let name = entry.fingerprint.utf8.count
-        var lengthBytes = 1
-        while name >> (7 * lengthBytes) > 0 { lengthBytes += 1 }
-        return lengthBytes + name + 4 + 8 + entry.payload.count
+        return ByteWriter.varintSize(name) + name + 4 + 8 + entry.payload.count
     }
 
     struct Entry: Equatable {
