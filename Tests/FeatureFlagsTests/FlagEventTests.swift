@@ -47,6 +47,7 @@ struct FlagEventTests {
             "hook_failed promo: hook \"audit\" failed in before: boom"
         ),
         (.hookDisabled(hook: "slow", stage: "after", elapsedMilliseconds: 80), .hookDisabled, "hook_disabled slow stage=after took=80ms"),
+        (.eventsDropped(count: 91), .eventsDropped, "events_dropped count=91"),
     ]
 
     @Test func everyFactoryGivesItsKindAndOneLogLine() {
@@ -54,7 +55,7 @@ struct FlagEventTests {
             #expect(event.kind == kind)
             #expect(event.description == line)
         }
-        #expect(Set(Self.lines.map(\.1.name)).count == 27, "every kind but the two analytics ones (ExposureTests)")
+        #expect(Set(Self.lines.map(\.1.name)).count == 28, "every kind but the two analytics ones (ExposureTests)")
     }
 
     @Test func accessorsAnswerForTheirKindsOnly() throws {
@@ -78,6 +79,8 @@ struct FlagEventTests {
         #expect(FlagEvent.stale(age: 5).age == 5 && FlagEvent.activated(version: "v", latencyMilliseconds: 1).version == "v")
         #expect(FlagEvent.fetchCompleted(latencyMilliseconds: 1, outcome: .unchanged).outcome == .unchanged)
         #expect(FlagEvent.fallbackTampered(reason: "r", keptAt: "k").keptAt == "k")
+        #expect(FlagEvent.eventsDropped(count: 3).droppedCount == 3 && FlagEvent.ready.droppedCount == nil)
+        #expect(FlagEvent.eventsDropped(count: 3).message == nil && FlagEvent.eventsDropped(count: 3).keys == nil)
     }
 
     @Test func lifecycleKindsCarryTheirOpenFeatureNames() {

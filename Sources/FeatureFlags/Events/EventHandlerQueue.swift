@@ -3,17 +3,95 @@ import Dispatch
 /// Calls an app's event handler with every event, in order, on a private serial queue —
 /// never on the thread that emitted the event, which may hold a lock the handler could need
 /// (a handler is free to read flags or call `identify` from inside).
+///
+/// Bounded: at most ``capacity`` events wait for a handler that is slower than the events
+/// come (one that sends each over the network, or blocks). Past that the oldest waiting event
+/// is dropped, and before the next event it hears, the handler hears
+/// ``FlagEvent/eventsDropped(count:)`` with how many it missed. Without the bound, a handler
+/// that stalled while the app tracked events kept every one of them in memory.
 package final class EventHandlerQueue: Sendable {
+    /// How many events wait for the handler at most, by default.
+    package static let defaultCapacity = 1_024
+
+    /// The events waiting, oldest first from `head`, and how many were dropped since the
+    /// handler last heard.
+    private struct Waiting {
+        private var events: [FlagEvent] = []
+        private var head = 0
+        private(set) var dropped = 0
+        /// Whether a delivery loop is queued or running: it runs until nothing waits.
+        var delivering = false
+
+        /// Adds `event`, dropping the oldest waiting one if `capacity` wait.
+        mutating func push(_ event: FlagEvent, capacity: Int) {
+            if events.count - head >= capacity {
+                events[head] = .ready  // let go of the dropped event's details now
+                head += 1
+                dropped += 1
+            }
+            events.append(event)
+            compact()
+        }
+
+        /// The oldest waiting event and how many were dropped before it, or nil when none waits.
+        mutating func pop() -> (event: FlagEvent, dropped: Int)? {
+            guard head < events.count else {
+                events.removeAll()
+                head = 0
+                return nil
+            }
+            let next = (events[head], dropped)
+            events[head] = .ready
+            head += 1
+            dropped = 0
+            compact()
+            return next
+        }
+
+        /// Drops the slots already handed out once they are most of the array.
+        private mutating func compact() {
+            if head > 64, head * 2 > events.count {
+                events.removeFirst(head)
+                head = 0
+            }
+        }
+    }
+
     private let handler: @Sendable (FlagEvent) -> Void
+    private let capacity: Int
     private let queue = DispatchQueue(label: "FeatureFlags.eventHandler")
+    private let waiting = Locked(Waiting())
 
-    /// Delivers events to `handler`.
-    package init(_ handler: @escaping @Sendable (FlagEvent) -> Void) { self.handler = handler }
+    /// Delivers events to `handler`, keeping at most `capacity` (at least 1) waiting.
+    package init(capacity: Int = EventHandlerQueue.defaultCapacity, _ handler: @escaping @Sendable (FlagEvent) -> Void) {
+        self.handler = handler
+        self.capacity = max(1, capacity)
+    }
 
-    /// Queues `event` for the handler.
+    /// Queues `event` for the handler; drops the oldest waiting event if `capacity` wait.
     package func deliver(_ event: FlagEvent) {
-        let handler = self.handler
-        queue.async { handler(event) }
+        let start = waiting.withLock { w -> Bool in
+            w.push(event, capacity: capacity)
+            if w.delivering { return false }
+            w.delivering = true
+            return true
+        }
+        if start { queue.async { self.deliverWaiting() } }
+    }
+
+    /// Hands the handler what waits, oldest first, one event at a time, until nothing does.
+    /// The handler runs without the lock held, so it may emit events itself.
+    private func deliverWaiting() {
+        while true {
+            let next = waiting.withLock { w in
+                let next = w.pop()
+                if next == nil { w.delivering = false }
+                return next
+            }
+            guard let next else { return }
+            if next.dropped > 0 { handler(.eventsDropped(count: next.dropped)) }
+            handler(next.event)
+        }
     }
 
     /// Waits until every event queued so far has been handled (tests, shutdown).

@@ -87,6 +87,8 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         public static let exposure = Kind("exposure")
         /// The app tracked an event.
         public static let tracked = Kind("tracked")
+        /// The app's event handler fell behind and missed events (see ``FlagEvent/eventsDropped(count:)``).
+        public static let eventsDropped = Kind("events_dropped")
 
         /// The name.
         public var description: String { name }
@@ -126,6 +128,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         var elapsedMilliseconds: Int?
         var exposure: FlagExposure?
         var tracking: FlagTrackingEvent?
+        var dropped: Int?
     }
 
     /// Boxed: an event is two words wherever it is copied.
@@ -250,6 +253,12 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     /// The app tracked an event. Not replayed to later ``FeatureFlagClient/events()`` subscribers.
     public static func tracked(_ event: FlagTrackingEvent) -> FlagEvent { FlagEvent(.tracked, Details(tracking: event)) }
 
+    /// The app's event handler was slower than the events came and missed `count` of them:
+    /// at most 1,024 events wait for it, and past that the oldest waiting is dropped. The handler
+    /// hears this before the first event after the gap. Only an event handler receives it;
+    /// ``FeatureFlagClient/events()`` subscribers keep the newest events the same way, silently.
+    public static func eventsDropped(count: Int) -> FlagEvent { FlagEvent(.eventsDropped, Details(dropped: count)) }
+
     /// The exposure an ``Kind/exposure`` event reports.
     public var exposure: FlagExposure? { details.exposure }
 
@@ -309,6 +318,9 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     /// The opaque fingerprint of a rejected payload.
     public var payloadFingerprint: String? { details.fingerprint }
 
+    /// How many events an ``Kind/eventsDropped`` event says the handler missed.
+    public var droppedCount: Int? { details.dropped }
+
     /// The list members a ``Kind/unknownValues`` event reports.
     public var unknownValues: [String]? { details.values }
 
@@ -346,6 +358,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         if let age = d.age { fields.append(("age", "\(age.rounded(.towardZero).roundedClampedToInt)s")) }
         if let contexts = d.contexts { fields.append(("contexts", "\(contexts)")) }
         if let bytes = d.bytes { fields.append(("bytes", "\(bytes)")) }
+        if let dropped = d.dropped { fields.append(("count", "\(dropped)")) }
         if let version = d.version { fields.append(("version", version)) }
         if let latency = d.latencyMilliseconds { fields.append(("latency", "\(latency)ms")) }
         if let via = d.via { fields.append(("via", via)) }

@@ -42,6 +42,7 @@ extension FlagEvent {
     /// | ``fetchFailed(_:)`` | `rc_fetch_failures` counter, `code` label |
     /// | ``streamClosed(stream:reason:retryInMilliseconds:)`` | `rc_stream_disconnects` counter |
     /// | ``safeModeEntered(reason:)`` / ``safeModeLeft(reason:)`` | `rc_safe_mode` gauge = 1 or 0 |
+    /// | ``eventsDropped(count:)`` | `rc_events_dropped` counter += count |
     public var metric: FlagMetric? {
         let d = details
         switch kind {
@@ -70,6 +71,8 @@ extension FlagEvent {
             return FlagMetric(name: "rc_safe_mode", kind: "gauge", value: 1)
         case .safeModeLeft:
             return FlagMetric(name: "rc_safe_mode", kind: "gauge", value: 0)
+        case .eventsDropped:
+            return FlagMetric(name: "rc_events_dropped", kind: "counter", value: Double(d.dropped ?? 0))
         default:
             return nil
         }

@@ -34,7 +34,9 @@ extension FeatureFlagProvider {
         public var merge: ContextMerge
         /// Called with every event, in order, on a private serial queue (a hook for logging
         /// and metrics; see ``FlagEvent/metric``). ``FeatureFlagProvider/events()`` delivers
-        /// the same events as an `AsyncSequence`.
+        /// the same events as an `AsyncSequence`. At most 1,024 events wait for a handler that
+        /// falls behind; past that the oldest are dropped and the handler next hears
+        /// ``FlagEvent/eventsDropped(count:)``.
         public var eventHandler: (@Sendable (FlagEvent) -> Void)?
         /// Open the change streams a service advertises (OFREP `eventStreams`) and fetch when
         /// they say flags changed. Default on. Polling continues beside them as the safety net.

@@ -22,7 +22,7 @@ package final class FlagPublisher: Sendable {
 
     /// A publisher that also calls `handler` with every event.
     package init(handler: (@Sendable (FlagEvent) -> Void)? = nil) {
-        self.handler = handler.map(EventHandlerQueue.init)
+        self.handler = handler.map { EventHandlerQueue($0) }
     }
 
     /// Sends `event` to event subscribers and the handler. Exposure and tracking events are
