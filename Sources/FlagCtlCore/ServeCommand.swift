@@ -16,7 +16,7 @@ enum ServeCommand {
             .init(name: "fail-rate", value: "P", help: "answer this share of requests (0…1) with 503"),
             .init(
                 name: "fault", value: "NAME",
-                help: "hang | stall | close | reset-reused | garbage | endless | status:N[:RETRY] | oversized[:BYTES] | oversized-chunked[:BYTES] | oversized-close[:BYTES]"),
+                help: "hang | stall | close | reset-reused | garbage | endless | status:N[:RETRY] | redirect:STATUS:URL | oversized[:BYTES] | oversized-chunked[:BYTES] | oversized-close[:BYTES]"),
             .init(name: "path-attribute", value: "NAME", help: "attribute set by GET /flags/<value>.json (default venue)"),
             .init(
                 name: "stream-fault", value: "NAME",
@@ -191,6 +191,14 @@ enum ServeCommand {
                 throw UsageError(message: "--fault status:N needs a status code, e.g. status:503 or status:429:120")
             }
             return .status(status, retryAfter: parts.count > 2 ? parts[2...].joined(separator: ":") : nil)
+        case "redirect":
+            let split = text.split(separator: ":", maxSplits: 2).map(String.init)
+            guard split.count == 3, let status = Int(split[1]), [301, 302, 303, 307, 308].contains(status),
+                let url = URL(string: split[2]), url.scheme != nil, url.host != nil
+            else {
+                throw UsageError(message: "--fault redirect:STATUS:URL needs a redirect status and an absolute URL, e.g. redirect:307:http://127.0.0.1:9000/flags")
+            }
+            return .redirect(status: status, location: split[2])
         case "oversized", "oversized-chunked", "oversized-close":
             let bytes = parts.count > 1 ? Int(parts[1]) : 2 << 20
             guard let bytes, bytes > 0 else { throw UsageError(message: "--fault \(parts[0]):BYTES needs a byte count") }
@@ -200,7 +208,7 @@ enum ServeCommand {
             default: return .oversizedBody(bytes: bytes)
             }
         default:
-            throw UsageError(message: "unknown fault '\(Formatting.printable(text))'; choose hang, stall, close, reset-reused, garbage, endless, status:N[:RETRY], oversized[:BYTES], oversized-chunked[:BYTES], oversized-close[:BYTES]")
+            throw UsageError(message: "unknown fault '\(Formatting.printable(text))'; choose hang, stall, close, reset-reused, garbage, endless, status:N[:RETRY], redirect:STATUS:URL, oversized[:BYTES], oversized-chunked[:BYTES], oversized-close[:BYTES]")
         }
     }
 

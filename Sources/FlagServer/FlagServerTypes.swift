@@ -105,6 +105,9 @@ extension FlagServer {
         /// Answer a connection's first request, then reset the connection (TCP RST) when a
         /// second request arrives on it: a server or middlebox dropping a kept-alive connection.
         case resetReusedConnections
+        /// Answer `status` (a redirect: 301, 302, 303, 307 or 308) with `Location: location`: a
+        /// flag service that moved, or one made to send its clients elsewhere.
+        case redirect(status: Int, location: String)
 
         /// A short name for logs.
         public var description: String {
@@ -120,6 +123,7 @@ extension FlagServer {
             case .endlessChunkedBody: return "endless"
             case .body(let bytes): return "body \(bytes.count) bytes"
             case .resetReusedConnections: return "reset-reused"
+            case .redirect(let status, _): return "redirect \(status)"
             }
         }
     }

@@ -117,6 +117,8 @@ struct Responder {
         case .status(let status, let retryAfter):
             let extra = retryAfter.map { [("Retry-After", $0)] } ?? []
             return json(status: status, ["error": .string("injected status \(status)")], extra: extra)
+        case .redirect(let status, let location):
+            return empty(status: status, extra: [("Location", location)])
         case .body(let body):
             let head = head(
                 status: 200, headers: [("Content-Type", "application/json"), ("Content-Length", "\(body.count)")])

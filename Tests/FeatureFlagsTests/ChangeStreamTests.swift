@@ -223,6 +223,17 @@ struct ChangeStreamTests {
             stream.session(redirecting: task, to: URLRequest(url: URL(string: target)!)) { request in decisions.withLock { $0.append(request) } }
         }
         #expect(decisions.withLock { $0.map { $0?.url?.host } } == [nil, "flags.example.com", "127.0.0.1"])
+        // Followed to another origin, without the credentials; within the origin, with them.
+        decisions.withLock { $0.removeAll() }
+        for target in ["https://flags.example.com/events", "http://127.0.0.1:9/events?page=2"] {
+            var redirect = URLRequest(url: URL(string: target)!)
+            redirect.setValue("Bearer s3cret", forHTTPHeaderField: "Authorization")
+            redirect.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+            stream.session(redirecting: task, to: redirect) { request in decisions.withLock { $0.append(request) } }
+        }
+        let sent = decisions.withLock { $0 }
+        #expect(sent.map { $0?.value(forHTTPHeaderField: "Authorization") } == [nil, "Bearer s3cret"])
+        #expect(sent.map { $0?.value(forHTTPHeaderField: "Accept") } == ["text/event-stream", "text/event-stream"])
     }
 
     @Test func onlyRefetchEvaluationMessagesAsk() {

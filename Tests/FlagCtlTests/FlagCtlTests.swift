@@ -56,7 +56,7 @@ struct FlagCtlTests {
             (["lint", "a.json", "--write"], "flagctl lint: --write only goes with --bump: flagctl lint FILE --bump --write"),
             (["serve", "f.json", "--port", "http"], "flagctl serve: --port takes 0…65535, got 'http'"),
             (["serve", "f.json", "--fail-rate", "2"], "flagctl serve: --fail-rate takes a share between 0 and 1, got '2'; e.g. --fail-rate 0.2"),
-            (["serve", "f.json", "--fault", "explode"], "flagctl serve: unknown fault 'explode'; choose hang, stall, close, reset-reused, garbage, endless, status:N[:RETRY], oversized[:BYTES], oversized-chunked[:BYTES], oversized-close[:BYTES]"),
+            (["serve", "f.json", "--fault", "explode"], "flagctl serve: unknown fault 'explode'; choose hang, stall, close, reset-reused, garbage, endless, status:N[:RETRY], redirect:STATUS:URL, oversized[:BYTES], oversized-chunked[:BYTES], oversized-close[:BYTES]"),
             (["demo", "-x"], "flagctl demo: unknown option -x; options start with two dashes, see flagctl demo --help"),
             (["demo", "--timeout", "soon"], "flagctl demo: --timeout takes seconds from 0.001 to 60, got 'soon'; e.g. --timeout 0.5"),
             (["demo", "--bucketing", "md5"], "flagctl demo: --bucketing takes string, cbor, legacy-percent, not 'md5'"),
@@ -347,6 +347,10 @@ struct FlagCtlTests {
         #expect(try ServeCommand.parseFault("oversized-chunked:10") == .oversizedChunkedBody(bytes: 10))
         #expect(try ServeCommand.parseFault("oversized-close:10") == .oversizedCloseDelimitedBody(bytes: 10))
         #expect(try ServeCommand.parseFault("endless") == .endlessChunkedBody)
+        #expect(try ServeCommand.parseFault("redirect:307:http://127.0.0.1:9000/flags") == .redirect(status: 307, location: "http://127.0.0.1:9000/flags"))
+        for bad in ["redirect", "redirect:307", "redirect:200:http://h/x", "redirect:x:http://h/x", "redirect:302:/relative"] {
+            #expect(throws: UsageError.self, "\(bad)") { try ServeCommand.parseFault(bad) }
+        }
         let (slowBeat, slowBeatOut) = await run(["serve", dir.url("bad.json").path, "--heartbeat", "5"])
         #expect(slowBeat == 64 && slowBeatOut.err.first?.contains("--heartbeat takes milliseconds (10 or more)") == true)
         #expect(try ServeCommand.parseStreamFault("half-open") == .halfOpen)

@@ -253,13 +253,14 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
         }
     }
 
-    /// Follows redirects only where the HTTPS rule allows.
+    /// Follows redirects only where the HTTPS rule allows, and to another origin without the
+    /// request's credentials.
     func session(redirecting task: URLSessionTask, to request: URLRequest, decide completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
         if let refusal = refusal(ofRedirectTo: request, allowInsecureHTTP: allowInsecureRedirects) {
             shared.withLock { $0.exchanges.removeValue(forKey: task.taskIdentifier) }?.finish(.failure(refusal))
             return completionHandler(nil)
         }
-        completionHandler(request)
+        completionHandler(credentialsLeftBehind(in: request, redirecting: task))
     }
 
     static func map(_ error: any Error) -> FetchError {

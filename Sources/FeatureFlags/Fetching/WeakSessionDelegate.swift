@@ -29,7 +29,33 @@ extension SessionEventHandler {
             return error
         }
     }
+
+    /// `request`, the redirect of `task`, as it may be sent: to the origin `task` started at,
+    /// unchanged; to any other origin, without the header fields that may carry a credential —
+    /// `Authorization`, an API key under any name the app or a service's format chose — keeping
+    /// only the fields of the exchange itself (``redirectKeptFields``). URLSession copies every
+    /// field to the new request whatever its origin, so a flag service that redirected (or an
+    /// attacker who could make it) would otherwise receive the app's key elsewhere. The origin
+    /// compared is the first request's, so a chain that leaves it never gets them back.
+    func credentialsLeftBehind(in request: URLRequest, redirecting task: URLSessionTask) -> URLRequest {
+        guard let from = task.originalRequest?.url.flatMap(EventStreamLink.origin(of:)),
+            let to = request.url.flatMap(EventStreamLink.origin(of:)), from != to,
+            let fields = request.allHTTPHeaderFields
+        else { return request }
+        var stripped = request
+        for name in fields.keys where !redirectKeptFields.contains(name.lowercased()) {
+            stripped.setValue(nil, forHTTPHeaderField: name)
+        }
+        return stripped
+    }
 }
+
+/// The header fields a redirect to another origin keeps (lowercased): what the exchange needs to
+/// be understood. Every other field stays with the origin it was given for.
+let redirectKeptFields: Set<String> = [
+    "accept", "accept-encoding", "accept-language", "cache-control", "connection", "content-length", "content-type",
+    "if-modified-since", "if-none-match", "last-event-id", "user-agent",
+]
 
 /// A session's delegate that holds its owner weakly: a session keeps its delegate alive until
 /// it is invalidated, so a delegate holding the owner strongly would keep an owner nobody

@@ -327,8 +327,9 @@ final class ChangeStream: SessionEventHandler, Sendable {
         }
     }
 
-    /// Follows a redirect only where the HTTPS rule allows; a refused one ends this connection
-    /// (and is said as the reason), and the stream tries again later.
+    /// Follows a redirect only where the HTTPS rule allows, and to another origin without the
+    /// request's credentials; a refused one ends this connection (and is said as the reason),
+    /// and the stream tries again later.
     func session(redirecting task: URLSessionTask, to request: URLRequest, decide: @escaping @Sendable (URLRequest?) -> Void) {
         if let refusal = refusal(ofRedirectTo: request, allowInsecureHTTP: configuration.allowInsecureHTTP) {
             state.withLock { s in
@@ -338,7 +339,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
             control.async { task.cancel() }
             return
         }
-        decide(request)
+        decide(credentialsLeftBehind(in: request, redirecting: task))
     }
 
     /// A LaunchDarkly event by its name: `put`, `patch`, `delete` with their JSON data, `ping`;
