@@ -83,6 +83,33 @@ struct FlagEventTests {
         #expect(FlagEvent.eventsDropped(count: 3).message == nil && FlagEvent.eventsDropped(count: 3).keys == nil)
     }
 
+    /// Flag names, messages and error bodies come from services: none can end a log line,
+    /// forge the next one or send a terminal escape.
+    @Test func textFromAServiceCannotBreakALogLine() throws {
+        let forged = "x\r\n2026-11-28 ERROR forged \u{1B}[2J\u{7F}\u{85}"
+        let body = Array(#"{"error":"bad\nERROR forged"}"#.utf8)
+        let detail = try #require(FlagEndpoint.json(post: URL(string: "https://flags.example.com/flags")!)
+            .failureDetail(FlagResponse(status: 500, headers: [:], body: body)))
+        #expect(detail.contains("\n"), "the detail itself is kept as sent")
+        let lines = [
+            FetchError.httpStatus(500, detail: detail).description,
+            FlagEvent.fetchFailed(.httpStatus(500, detail: forged)).description,
+            FlagEvent.unknownKeys([forged]).description,
+            FlagEvent.unknownValues(flag: forged, values: [forged]).description,
+            FlagEvent.activated(version: forged, latencyMilliseconds: 1).description,
+            FlagEvent.payloadRejected(violations: [FlagViolation(path: "flags.\(forged)", message: "x")], fingerprint: "f").description,
+            FlagViolation(path: forged, message: forged).description,
+            FlagError(.parseError, forged).description,
+            try #require(FlagEvent.unknownValues(flag: forged, values: ["a"]).metric).description,
+        ]
+        for line in lines {
+            #expect(!line.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }, "\(line)")
+        }
+        #expect(FlagEvent.unknownKeys(["a\nb"]).description == #"unknown_keys a\u{A}b"#)
+        #expect(FetchError.httpStatus(500, detail: "bad\nERROR forged").description == #"HTTP 500: bad\u{A}ERROR forged"#)
+        #expect(FlagEvent.unknownKeys(["a\nb"]).keys == ["a\nb"], "the accessors give the text as sent")
+    }
+
     @Test func lifecycleKindsCarryTheirOpenFeatureNames() {
         let named = Self.lines.compactMap { $0.0.openFeatureName }
         #expect(named == [

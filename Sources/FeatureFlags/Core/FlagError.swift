@@ -17,6 +17,7 @@ public struct FlagError: Error, Hashable, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    /// `CODE: message`.
-    public var description: String { "\(code.rawValue): \(message)" }
+    /// `CODE: message`, on one line: control characters in the message (it may quote a
+    /// service's text) are escaped as `\u{…}`.
+    public var description: String { FlagText.printable("\(code.rawValue): \(message)") }
 }

@@ -12,6 +12,7 @@ public struct FlagViolation: Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
-    /// `path: message`.
-    public var description: String { "\(path): \(message)" }
+    /// `path: message`, on one line: control characters (a flag name from a service may hold
+    /// any) are escaped as `\u{…}`.
+    public var description: String { FlagText.printable("\(path): \(message)") }
 }

@@ -344,7 +344,8 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
 
     /// One line for logs: the kind, what it is about, its message and its figures (never
     /// context values or credentials), e.g. `stream_closed http://host/events: reset (again in
-    /// 1000 ms)` or `activated version=42 latency=12ms`.
+    /// 1000 ms)` or `activated version=42 latency=12ms`. Control characters are escaped as
+    /// `\u{…}`, so text from a service (a flag name, a message) cannot break the line.
     public var description: String {
         let d = details
         var text = kind.name
@@ -379,7 +380,9 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         if d.stream != nil, d.message != nil {
             text += d.retryInMilliseconds.map { " (again in \($0) ms)" } ?? " (not again)"
         }
-        return text
+        // Flag names, versions, tags and messages come from services and files: escaped, so a
+        // line break or a terminal escape in one cannot forge a log line.
+        return FlagText.printable(text)
     }
 
     /// What an event is about, for its log line: the kill switch's state, an error's code, a

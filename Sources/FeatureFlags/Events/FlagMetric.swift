@@ -19,11 +19,12 @@ public struct FlagMetric: Sendable, Equatable, CustomStringConvertible {
         self.dimensions = dimensions
     }
 
-    /// `name{dimensions} value (kind)`.
+    /// `name{dimensions} value (kind)`, on one line (control characters in a label, such as a
+    /// flag name from a service, escaped as `\u{…}`).
     public var description: String {
         let labels = dimensions.keys.sorted().map { "\($0)=\(dimensions[$0] ?? "")" }.joined(separator: ",")
         let number = value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(value)
-        return "\(name)\(labels.isEmpty ? "" : "{\(labels)}") \(number) (\(kind))"
+        return FlagText.printable("\(name)\(labels.isEmpty ? "" : "{\(labels)}") \(number) (\(kind))")
     }
 }
 

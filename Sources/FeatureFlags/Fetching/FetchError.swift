@@ -157,8 +157,12 @@ public struct FetchError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// One line for events and logs.
-    public var description: String {
+    /// One line for events and logs: text a service sent (an error body's detail) has its
+    /// control characters escaped as `\u{…}`, so it cannot end the line or
+    /// forge another in the app's log.
+    public var description: String { FlagText.printable(text) }
+
+    private var text: String {
         switch base {
         case .offline(let why): return "offline: \(why)"
         case .timeout(let d): return "no answer within \(d.milliseconds) ms"
