@@ -44,6 +44,7 @@ struct RedirectCredentialTests {
         "https://flags.example.com:8443/flags",  // another port
         "http://flags.example.com/flags",  // another scheme (refused by the HTTPS rule anyway, off loopback)
         "https://example.com/flags",  // a parent domain is another origin too
+        "urn:flags",  // no origin to compare: left behind as well
     ])
     func aRedirectToAnotherOriginKeepsOnlyTheExchangesOwnFields(to target: String) {
         let kept = redirected(from: "https://flags.example.com/flags", to: target)

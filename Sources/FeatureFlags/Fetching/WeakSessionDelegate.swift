@@ -36,12 +36,12 @@ extension SessionEventHandler {
     /// only the fields of the exchange itself (``redirectKeptFields``). URLSession copies every
     /// field to the new request whatever its origin, so a flag service that redirected (or an
     /// attacker who could make it) would otherwise receive the app's key elsewhere. The origin
-    /// compared is the first request's, so a chain that leaves it never gets them back.
+    /// compared is the first request's, so a chain that leaves it never gets them back; where
+    /// either origin cannot be told, the fields are left behind too.
     func credentialsLeftBehind(in request: URLRequest, redirecting task: URLSessionTask) -> URLRequest {
-        guard let from = task.originalRequest?.url.flatMap(EventStreamLink.origin(of:)),
-            let to = request.url.flatMap(EventStreamLink.origin(of:)), from != to,
-            let fields = request.allHTTPHeaderFields
-        else { return request }
+        let from = task.originalRequest?.url.flatMap(EventStreamLink.origin(of:))
+        if let from, from == request.url.flatMap(EventStreamLink.origin(of:)) { return request }
+        guard let fields = request.allHTTPHeaderFields else { return request }
         var stripped = request
         for name in fields.keys where !redirectKeptFields.contains(name.lowercased()) {
             stripped.setValue(nil, forHTTPHeaderField: name)
