@@ -244,3 +244,33 @@ extension ProviderStateTests {
         #expect(FlagSnapshot(values: ["x": 1], version: "v", fetchedAt: Self.start, ttl: nil).secondsUntilExpiry(at: Self.start) == nil)
     }
 }
+
+/// A snapshot stamped by a clock that has since been set back: its age cannot be told, so it is
+/// not called fresh, whatever its TTL says.
+extension ProviderStateTests {
+    @Test func aSnapshotFromTheFutureIsNotFresh() {
+        let later = FlagSnapshot(values: ["x": 1], version: "v", fetchedAt: Self.start.addingTimeInterval(86_400), ttl: 3_600)
+        #expect(later.isExpired(at: Self.start), "stamped a day ahead: age unknown")
+        #expect(later.secondsUntilExpiry(at: Self.start) == nil)
+        #expect(later.age(at: Self.start) == 0, "the age is still never negative")
+        let skewed = FlagSnapshot(values: ["x": 1], version: "v", fetchedAt: Self.start.addingTimeInterval(30), ttl: 3_600)
+        #expect(!skewed.isExpired(at: Self.start), "within a time sync's correction")
+        #expect(skewed.secondsUntilExpiry(at: Self.start) == 3_600)
+        let noTTL = FlagSnapshot(values: ["x": 1], version: "v", fetchedAt: Self.start.addingTimeInterval(86_400), ttl: nil)
+        #expect(!noTTL.isExpired(at: Self.start), "no TTL: never stale, as before")
+    }
+
+    @Test func aLaunchAfterTheClockWasSetBackServesTheStoredValuesAsStale() throws {
+        let dir = TempDir()
+        let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
+        let context = EvaluationContext(targetingKey: "u")
+        try store.save(FlagSnapshot(values: ["x": 7], version: "v", fetchedAt: Self.start.addingTimeInterval(86_400), ttl: 3_600), etag: nil, for: context)
+        let client = FallbackClient(store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), context: context, now: { Self.start })
+        let details = client.details(FlagKey("x", default: 0))
+        #expect(details.value == 7)
+        #expect(details.reason == .stale)
+        let fresh = FallbackClient(
+            store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), context: context, now: { Self.start.addingTimeInterval(86_400 + 60) })
+        #expect(fresh.details(FlagKey("x", default: 0)).reason == .cached, "once the clock is past it again, its age is known")
+    }
+}

@@ -98,14 +98,22 @@ public struct FlagSnapshot: Sendable, Equatable {
     /// Seconds since ``fetchedAt`` (never negative).
     public func age(at now: Date) -> TimeInterval { max(0, now.timeIntervalSinceReferenceDate - fetchedAtSeconds) }
 
-    /// Whether the data is older than its ``ttl``.
+    /// Whether the data is older than its ``ttl`` — or its age cannot be told: a snapshot
+    /// with a TTL stamped more than 60 seconds after `now` was stamped by a clock
+    /// that has since been set back (by the user, or by a time sync correcting a clock that ran
+    /// ahead), so its real age is unknown and it is not called fresh.
     public func isExpired(at now: Date) -> Bool {
         // A signed document past its expiry is stale whatever its TTL: an old signed document
         // replayed forever (a freeze) must not pass for current.
         if let expiresAt = signature?.expiresAt, now >= expiresAt { return true }
         guard let ttl else { return false }
+        if fetchedAtSeconds - now.timeIntervalSinceReferenceDate > Self.clockSkewTolerance { return true }
         return age(at: now) > ttl
     }
+
+    /// How far in the future a snapshot's fetch time may lie before its age counts as unknown
+    /// (``isExpired(at:)``): more than a time sync's usual correction.
+    static let clockSkewTolerance: TimeInterval = 60
 
     /// Seconds from `now` until ``isExpired(at:)`` turns true: nil when it never will (no TTL,
     /// no signed expiry) or already has.
