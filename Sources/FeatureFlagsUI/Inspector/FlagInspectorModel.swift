@@ -1,7 +1,13 @@
 #if canImport(Observation)
 public import FeatureFlags
 public import Foundation
+// Swift 6.1 and later count the `@Observable` conformance of this public class as a public use
+// of Observation; Xcode 16.0's Swift 6.0 does not, and warns about a public import.
+#if compiler(<6.1) && canImport(Darwin)
+import Observation
+#else
 public import Observation
+#endif
 
 /// A debug screen's model: a ``FlagInspector``'s rows, the client's status and its last events,
 /// kept current as values, overrides and the status change — and the overrides' controls,
