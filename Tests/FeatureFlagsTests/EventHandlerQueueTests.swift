@@ -32,8 +32,23 @@ struct EventHandlerQueueTests {
         var lines: [String] { heard.withLock { $0 }.map(\.description) }
     }
 
-    static func tracked(_ index: Int) -> FlagEvent {
-        .tracked(FlagTrackingEvent(name: "e\(index)", value: nil, attributes: [:], context: EvaluationContext(targetingKey: "u")))
+    static func tracked(_ index: Int) -> FlagEvent { tracked(named: "e\(index)") }
+
+    static func tracked(named name: String) -> FlagEvent {
+        .tracked(FlagTrackingEvent(name: name, value: nil, attributes: [:], context: EvaluationContext(targetingKey: "u")))
+    }
+
+    /// Delivers `e0`, waits until the handler is stuck in it, delivers `e1` … up to `count`,
+    /// releases the handler and waits for it: what it heard, one short line per event.
+    static func stuckRun(capacity: Int, count: Int) -> (handler: StuckHandler, queue: EventHandlerQueue, lines: [String]) {
+        let handler = StuckHandler(stuck: true)
+        let queue = EventHandlerQueue(capacity: capacity) { handler.handle($0) }
+        queue.deliver(tracked(0))
+        handler.entered.wait()  // the handler is inside e0 and stays there
+        for index in 1..<count { queue.deliver(tracked(index)) }
+        handler.release.signal()
+        queue.drain()
+        return (handler, queue, handler.lines.map { $0.components(separatedBy: " context=")[0] })
     }
 
     @Test func aHandlerThatKeepsUpHearsEveryEventInOrder() {
@@ -49,31 +64,18 @@ struct EventHandlerQueueTests {
     }
 
     @Test func aStuckHandlerKeepsOnlyTheNewestAndHearsHowManyItMissed() {
-        let handler = StuckHandler(stuck: true)
-        let queue = EventHandlerQueue(capacity: 8) { handler.handle($0) }
-        queue.deliver(Self.tracked(0))
-        handler.entered.wait()  // the handler is inside e0 and stays there
-        for index in 1..<100 { queue.deliver(Self.tracked(index)) }
-        handler.release.signal()
-        queue.drain()
-        let expected = ["tracked e0", "events_dropped count=91"] + (92..<100).map { "tracked e\($0)" }
-        #expect(handler.lines.map { $0.components(separatedBy: " context=")[0] } == expected)
-        let dropped = handler.heard.withLock { $0 }.first { $0.kind == .eventsDropped }
+        let run = Self.stuckRun(capacity: 8, count: 100)
+        #expect(run.lines == ["tracked e0", "events_dropped count=91"] + (92..<100).map { "tracked e\($0)" })
+        let dropped = run.handler.heard.withLock { $0 }.first { $0.kind == .eventsDropped }
         #expect(dropped?.droppedCount == 91)
         #expect(dropped?.metric == FlagMetric(name: "rc_events_dropped", kind: "counter", value: 91))
     }
 
     @Test func aGapIsReportedOnceAndLaterEventsFollowInOrder() {
-        let handler = StuckHandler(stuck: true)
-        let queue = EventHandlerQueue(capacity: 2) { handler.handle($0) }
-        queue.deliver(Self.tracked(0))
-        handler.entered.wait()
-        for index in 1...5 { queue.deliver(Self.tracked(index)) }
-        handler.release.signal()
-        queue.drain()
-        for index in 6...7 { queue.deliver(Self.tracked(index)) }
-        queue.drain()
-        let names = handler.lines.map { $0.components(separatedBy: " context=")[0] }
+        let run = Self.stuckRun(capacity: 2, count: 6)
+        for index in 6...7 { run.queue.deliver(Self.tracked(index)) }
+        run.queue.drain()
+        let names = run.handler.lines.map { $0.components(separatedBy: " context=")[0] }
         #expect(names == ["tracked e0", "events_dropped count=3", "tracked e4", "tracked e5", "tracked e6", "tracked e7"])
     }
 
@@ -85,7 +87,7 @@ struct EventHandlerQueueTests {
             if event.tracking?.name == "outer" { box.withLock { $0 }?.deliver(Self.tracked(1)) }
         }
         box.withLock { $0 = queue }
-        queue.deliver(.tracked(FlagTrackingEvent(name: "outer", value: nil, attributes: [:], context: EvaluationContext(targetingKey: "u"))))
+        queue.deliver(Self.tracked(named: "outer"))
         queue.drain()
         queue.drain()  // the inner event was queued behind the loop that ran the outer one
         #expect(heard.withLock { $0 } == ["outer", "e1"])
@@ -93,14 +95,7 @@ struct EventHandlerQueueTests {
     }
 
     @Test func aCapacityBelowOneKeepsOne() {
-        let handler = StuckHandler(stuck: true)
-        let queue = EventHandlerQueue(capacity: 0) { handler.handle($0) }
-        queue.deliver(Self.tracked(0))
-        handler.entered.wait()
-        for index in 1...3 { queue.deliver(Self.tracked(index)) }
-        handler.release.signal()
-        queue.drain()
-        #expect(handler.lines.map { $0.components(separatedBy: " context=")[0] } == ["tracked e0", "events_dropped count=2", "tracked e3"])
+        #expect(Self.stuckRun(capacity: 0, count: 4).lines == ["tracked e0", "events_dropped count=2", "tracked e3"])
     }
 
     /// Four threads deliver at once past the bound: every event is heard or counted as missed,
@@ -110,7 +105,7 @@ struct EventHandlerQueueTests {
         let queue = EventHandlerQueue(capacity: 64) { event in heard.withLock { $0.append(event) } }
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             for index in 0..<2_000 {
-                queue.deliver(.tracked(FlagTrackingEvent(name: "\(thread)/\(index)", value: nil, attributes: [:], context: EvaluationContext(targetingKey: "u"))))
+                queue.deliver(Self.tracked(named: "\(thread)/\(index)"))
             }
         }
         queue.drain()
