@@ -30,7 +30,9 @@ public final class FlagFetcher: Sendable {
         public var maxResponseBytes: Int
         /// Allow plain HTTP to hosts that are not loopback. Default off.
         public var allowInsecureHTTP: Bool
-        /// Extra header fields for every request (e.g. `Authorization`); never logged.
+        /// Extra header fields for every request of every endpoint, whatever its host (e.g.
+        /// `Authorization`); never logged. In a chain of services, give each endpoint its own
+        /// credentials instead. A redirect to another origin carries none of them.
         public var headers: [String: String]
         /// The keys answers must be signed with, and what verifies them; nil (the default):
         /// answers are not checked. Set through `trustedKeys` (FeatureFlagsSigning).
