@@ -32,7 +32,10 @@ public final class FlagFetcher: Sendable {
         public var allowInsecureHTTP: Bool
         /// Extra header fields for every request of every endpoint, whatever its host (e.g.
         /// `Authorization`); never logged. In a chain of services, give each endpoint its own
-        /// credentials instead. A redirect to another origin carries none of them.
+        /// credentials instead. A redirect to another origin carries none of them. A field
+        /// whose name is not a token, or whose value holds a line break or another control
+        /// character, fails the fetch before anything is sent (``FetchError/Kind/invalidRequest``,
+        /// naming the field, never its value).
         public var headers: [String: String]
         /// The keys answers must be signed with, and what verifies them; nil (the default):
         /// answers are not checked. Set through `trustedKeys` (FeatureFlagsSigning).
@@ -246,6 +249,13 @@ public final class FlagFetcher: Sendable {
             throw .invalidRequest(error)
         }
         for (name, value) in configuration.headers where request.headers[name] == nil { request.headers[name] = value }
+        if let malformed = HeaderFieldCheck.firstMalformed(request.headers) {
+            throw .invalidRequest(
+                FlagError(
+                    .general,
+                    "header field \"\(FlagText.printable(malformed))\" is not a valid name, or its value holds a line break or another"
+                        + " control character (a key read with its trailing newline?): it would not be sent as written"))
+        }
         if let hint, hint.endpoint == nil || hint.endpoint == scope { request.url = hint.apply(to: request.url) }
         try URLPolicy.check(request.url, allowInsecureHTTP: configuration.allowInsecureHTTP)
 
