@@ -250,11 +250,12 @@ public final class FlagFetcher: Sendable {
         }
         for (name, value) in configuration.headers where request.headers[name] == nil { request.headers[name] = value }
         if let malformed = HeaderFieldCheck.firstMalformed(request.headers) {
+            let why =
+                HeaderFieldCheck.isToken(malformed)
+                ? "its value holds a line break or another control character (a key read with its trailing newline?)"
+                : "its name is not a token (letters, digits, !#$%&'*+-.^_`|~)"
             throw .invalidRequest(
-                FlagError(
-                    .general,
-                    "header field \"\(FlagText.printable(malformed))\" is not a valid name, or its value holds a line break or another"
-                        + " control character (a key read with its trailing newline?): it would not be sent as written"))
+                FlagError(.general, "header field \"\(FlagText.printable(malformed))\" is not sent as written: \(why)"))
         }
         if let hint, hint.endpoint == nil || hint.endpoint == scope { request.url = hint.apply(to: request.url) }
         try URLPolicy.check(request.url, allowInsecureHTTP: configuration.allowInsecureHTTP)
