@@ -348,6 +348,7 @@ struct FlagCtlTests {
         #expect(try ServeCommand.parseFault("oversized-close:10") == .oversizedCloseDelimitedBody(bytes: 10))
         #expect(try ServeCommand.parseFault("endless") == .endlessChunkedBody)
         #expect(try ServeCommand.parseFault("redirect:307:http://127.0.0.1:9000/flags") == .redirect(status: 307, location: "http://127.0.0.1:9000/flags"))
+        #expect(FlagServer.Fault.redirect(status: 307, location: "http://127.0.0.1:9000/flags").description == "redirect 307", "the log names no URL")
         for bad in ["redirect", "redirect:307", "redirect:200:http://h/x", "redirect:x:http://h/x", "redirect:302:/relative"] {
             #expect(throws: UsageError.self, "\(bad)") { try ServeCommand.parseFault(bad) }
         }

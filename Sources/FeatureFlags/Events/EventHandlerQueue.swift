@@ -18,7 +18,7 @@ package final class EventHandlerQueue: Sendable {
     private struct Waiting {
         private var events: [FlagEvent] = []
         private var head = 0
-        private(set) var dropped = 0
+        private var dropped = 0
         /// Whether a delivery loop is queued or running: it runs until nothing waits.
         var delivering = false
 

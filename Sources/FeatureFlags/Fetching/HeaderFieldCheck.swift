@@ -15,10 +15,13 @@ enum HeaderFieldCheck {
         !name.isEmpty && name.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"): return true
-            default: return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+            default: return punctuation.contains(byte)
             }
         }
     }
+
+    /// The punctuation a token may hold.
+    private static let punctuation = Set("!#$%&'*+-.^_`|~".utf8)
 
     /// Visible characters, spaces, tabs and any byte from 0x80 on; no CR, LF, NUL or other
     /// control character, no DEL.
