@@ -196,6 +196,49 @@ struct ChangeStreamTests {
         #expect(!stream.isRunning)
     }
 
+    @Test func aFieldURLSessionWouldDropStopsTheStreamBeforeConnecting() async throws {
+        let standIn = try LaunchDarklyStandIn(flags: "{}")
+        defer { standIn.stop() }
+        for (fields, fault) in [(["Authorization": "s3cret\n"], "its value"), (["Bad Name": "1"], "its name")] {
+            let recorder = Recorder()
+            var configuration = ChangeStream.Configuration(backoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(100)))
+            configuration.headers = fields
+            let stream = ChangeStream(url: standIn.baseURL.appendingPathComponent("meval/e30"), configuration: configuration) {
+                [signals = recorder.signals] signal in signals.withLock { $0.append(signal) }
+            }
+            defer { stream.shutdown() }
+            stream.start()
+            #expect(await eventually { recorder.closes.count == 1 })
+            let reason = recorder.closes.first?.reason ?? ""
+            #expect(reason.contains("header field") && reason.contains(fault), "\(reason)")
+            #expect(!reason.contains("s3cret"), "the value may be a secret")
+            #expect(recorder.closes.first?.retryIn == nil, "the same fields would be dropped again")
+            #expect(!stream.isRunning)
+        }
+        #expect(standIn.requests.isEmpty, "nothing was sent without the field")
+    }
+
+    @Test func anIDThatCannotBeAFieldValueIsNotSentBack() async throws {
+        let standIn = try LaunchDarklyStandIn(flags: "{}")
+        defer { standIn.stop() }
+        let recorder = Recorder()
+        let stream = recorder.stream(standIn.baseURL.appendingPathComponent("meval/e30"))
+        defer { stream.shutdown() }
+        stream.start()
+        #expect(await eventually { standIn.streamCount == 1 && recorder.opens == 1 })
+        standIn.sendRaw("id: 7\u{1B}[2J\ndata: {\"type\": \"refetchEvaluation\"}\n\n")
+        #expect(await eventually { recorder.refetches.count == 1 }, "the event arrived")
+        standIn.dropStreams()
+        #expect(await eventually { standIn.streamCount == 1 && recorder.opens == 2 })
+        #expect(standIn.requests.count == 2)
+        #expect(standIn.requests.last?.lastEventID == nil, "an escape sequence is no field value: the reconnection goes without it")
+        standIn.sendRaw("id: 8\ndata: {\"type\": \"refetchEvaluation\"}\n\n")
+        #expect(await eventually { recorder.refetches.count == 2 })
+        standIn.dropStreams()
+        #expect(await eventually { standIn.requests.count == 3 })
+        #expect(standIn.requests.last?.lastEventID == "8", "a plain id is sent back")
+    }
+
     @Test func a204StopsTheStreamForGood() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }

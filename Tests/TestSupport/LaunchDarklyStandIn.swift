@@ -26,6 +26,8 @@ package final class LaunchDarklyStandIn: @unchecked Sendable {
         package let path: String
         package let authorization: String?
         package let body: String
+        /// The `Last-Event-ID` field, when one was sent.
+        package var lastEventID: String? = nil
     }
 
     private let lock = NSLock()
@@ -89,6 +91,8 @@ package final class LaunchDarklyStandIn: @unchecked Sendable {
 
     /// Writes `event: name` with `data` (one line) to every open stream.
     package func send(_ name: String, data: String) { write("event: \(name)\ndata: \(data)\n\n") }
+    /// Writes `text` as it is to every open stream (fields a test spells itself).
+    package func sendRaw(_ text: String) { write(text) }
     /// Writes a comment line (LaunchDarkly's heartbeat) to every open stream.
     package func comment() { write(":\n\n") }
 
@@ -178,7 +182,10 @@ package final class LaunchDarklyStandIn: @unchecked Sendable {
         let target = String(parts[1])
         let path = String(target.split(separator: "?", maxSplits: 1)[0])
         lock.withLock {
-            log.append(Request(method: method, path: path, authorization: headers["authorization"], body: String(decoding: body, as: UTF8.self)))
+            log.append(
+                Request(
+                    method: method, path: path, authorization: headers["authorization"], body: String(decoding: body, as: UTF8.self),
+                    lastEventID: headers["last-event-id"]))
         }
         let streaming = (method == "GET" && path.hasPrefix("/meval/")) || (method == "REPORT" && path == "/meval")
         let polling = (method == "GET" && path.hasPrefix("/msdk/evalx/contexts/")) || (method == "REPORT" && path == "/msdk/evalx/context")

@@ -249,14 +249,7 @@ public final class FlagFetcher: Sendable {
             throw .invalidRequest(error)
         }
         for (name, value) in configuration.headers where request.headers[name] == nil { request.headers[name] = value }
-        if let malformed = HeaderFieldCheck.firstMalformed(request.headers) {
-            let why =
-                HeaderFieldCheck.isToken(malformed)
-                ? "its value holds a line break or another control character (a key read with its trailing newline?)"
-                : "its name is not a token (letters, digits, !#$%&'*+-.^_`|~)"
-            throw .invalidRequest(
-                FlagError(.general, "header field \"\(FlagText.printable(malformed))\" is not sent as written: \(why)"))
-        }
+        if let problem = HeaderFieldCheck.problem(in: request.headers) { throw .invalidRequest(FlagError(.general, problem)) }
         if let hint, hint.endpoint == nil || hint.endpoint == scope { request.url = hint.apply(to: request.url) }
         try URLPolicy.check(request.url, allowInsecureHTTP: configuration.allowInsecureHTTP)
 

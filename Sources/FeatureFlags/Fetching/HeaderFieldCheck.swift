@@ -10,18 +10,29 @@ enum HeaderFieldCheck {
         fields.keys.sorted().first { name in !isToken(name) || !isFieldValue(fields[name] ?? "") }
     }
 
+    /// Why the first field of `fields` that breaks the rule cannot be sent, naming the field and
+    /// never its value; nil when every field keeps the rule.
+    static func problem(in fields: [String: String]) -> String? {
+        guard let malformed = firstMalformed(fields) else { return nil }
+        let why =
+            isToken(malformed)
+            ? "its value holds a line break or another control character (a key read with its trailing newline?)"
+            : "its name is not a token (letters, digits, !#$%&'*+-.^_`|~)"
+        return "header field \"\(FlagText.printable(malformed))\" is not sent as written: \(why)"
+    }
+
     /// A token (`tchar`): letters, digits and ``!#$%&'*+-.^_`|~``, at least one.
     static func isToken(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"): return true
-            default: return punctuation.contains(byte)
+            case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+                 UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                 UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): return true
+            default: return false
             }
         }
     }
-
-    /// The punctuation a token may hold.
-    private static let punctuation = Set("!#$%&'*+-.^_`|~".utf8)
 
     /// Visible characters, spaces, tabs and any byte from 0x80 on; no CR, LF, NUL or other
     /// control character, no DEL.

@@ -113,11 +113,17 @@ final class ChangeStream: SessionEventHandler, Sendable {
             return s.generation
         }
         guard let generation else { return }
+        var refusal: String?
         do {
             try URLPolicy.check(url, allowInsecureHTTP: configuration.allowInsecureHTTP)
+            // A field URLSession would drop (Linux) or refuse: the stream would connect without it.
+            refusal = HeaderFieldCheck.problem(in: configuration.headers.merging(configuration.connection?.headers ?? [:]) { $1 })
         } catch {
+            refusal = error.description
+        }
+        if let refusal {
             state.withLock { $0.running = false }
-            signal(.closed(reason: error.description, retryIn: nil, halfOpen: false))
+            signal(.closed(reason: refusal, retryIn: nil, halfOpen: false))
             return
         }
         control.async { [self] in connect(generation) }
@@ -173,7 +179,8 @@ final class ChangeStream: SessionEventHandler, Sendable {
         let started: URLSessionDataTask? = state.withLock { s in
             guard s.running, s.generation == generation, let session = s.session else { return nil }
             let lastEventID = s.parser.lastEventID
-            if !lastEventID.isEmpty { request.setValue(lastEventID, forHTTPHeaderField: "Last-Event-ID") }
+            // An id with a control character cannot be a field value: the reconnection goes without it.
+            if !lastEventID.isEmpty, HeaderFieldCheck.isFieldValue(lastEventID) { request.setValue(lastEventID, forHTTPHeaderField: "Last-Event-ID") }
             let task = session.dataTask(with: request)
             s.task = task
             s.answered = false
