@@ -110,6 +110,12 @@ struct FlagEventTests {
         #expect(FlagEvent.unknownKeys(["a\nb"]).keys == ["a\nb"], "the accessors give the text as sent")
     }
 
+    @Test func aStaleEventWhoseValuesWereStampedAfterNowSaysTheirAgeIsUnknown() {
+        #expect(FlagEvent.stale(age: -3_600.5).description == "stale age=unknown ahead=3600s")
+        #expect(FlagEvent.stale(age: -3_600.5).age == -3_600.5, "the accessor gives the figure as emitted")
+        #expect(FlagEvent.stale(age: 0).description == "stale age=0s")
+    }
+
     @Test func lifecycleKindsCarryTheirOpenFeatureNames() {
         let named = Self.lines.compactMap { $0.0.openFeatureName }
         #expect(named == [

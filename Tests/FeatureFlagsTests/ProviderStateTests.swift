@@ -237,6 +237,25 @@ struct ProviderStateTests {
         #expect(s.served.labels == ServedLabels(status: .stale, source: .fallback, reasonOverride: .stale, killed: false))
     }
 
+    static func events(_ effects: [ProviderEffect]) -> [FlagEvent] {
+        effects.compactMap { if case .emit(let event) = $0 { return event } else { return nil } }
+    }
+
+    @Test func aStaleEventSaysHowOldTheValuesAreOrThatTheirAgeIsUnknown() {
+        var s = state(ttl: 60)
+        let effects = s.apply(report(startFetch(&s), .failed(.offline("down"))), at: at(120))
+        #expect(Self.events(effects).contains(.stale(age: 120)))
+        // Stamped a day after now: the clock was set back since. The event says so, not "0 s old".
+        var ahead = ProviderState(
+            context: a, served: ServedState(prepared(["x": 1], ttl: 60, fetchedAt: 86_400), source: .fallback, status: .notReady, reasonOverride: .cached),
+            pathUp: true, configuration: .init(), base: base, random: SplitMix(seed: 7))
+        ahead.running = true
+        let unknown = ahead.apply(report(startFetch(&ahead), .failed(.offline("down"))), at: at())
+        let event = Self.events(unknown).first { $0.kind == .stale }
+        #expect(event?.age == -86_400)
+        #expect(event?.description == "stale age=unknown ahead=86400s")
+    }
+
     @Test func retryAfterIsKeptAndCapped() {
         var s = state()
         _ = s.apply(report(startFetch(&s), .failed(.httpStatus(503, retryAfter: 120))), at: at(10))

@@ -96,7 +96,11 @@ public struct FlagSnapshot: Sendable, Equatable {
     }
 
     /// Seconds since ``fetchedAt`` (never negative).
-    public func age(at now: Date) -> TimeInterval { max(0, now.timeIntervalSinceReferenceDate - fetchedAtSeconds) }
+    public func age(at now: Date) -> TimeInterval { max(0, signedAge(at: now)) }
+
+    /// The age unclamped: negative when the snapshot was stamped after `now` (the clock was set
+    /// back since), for what reports it.
+    func signedAge(at now: Date) -> TimeInterval { now.timeIntervalSinceReferenceDate - fetchedAtSeconds }
 
     /// Whether the data is older than its ``ttl`` — or its age cannot be told: a snapshot
     /// with a TTL stamped more than 60 seconds after `now` was stamped by a clock

@@ -152,7 +152,9 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     public static let ready = FlagEvent(.ready)
     /// These flags' effective values changed (PROVIDER_CONFIGURATION_CHANGED).
     public static func configurationChanged(keys: Set<String>) -> FlagEvent { FlagEvent(.configurationChanged, Details(keys: keys)) }
-    /// Values are `age` seconds old, past their TTL, and refreshing failed (PROVIDER_STALE).
+    /// Values are `age` seconds old, past their TTL, and refreshing failed (PROVIDER_STALE). A
+    /// negative `age` says the values were stamped `-age` seconds after now: the device's clock
+    /// was set back since, and their real age is unknown.
     public static func stale(age: TimeInterval) -> FlagEvent { FlagEvent(.stale, Details(age: age)) }
     /// Something failed; the client keeps serving what it had (PROVIDER_ERROR).
     public static func error(_ code: FlagErrorCode, message: String) -> FlagEvent { FlagEvent(.error, Details(errorCode: code, message: message)) }
@@ -306,7 +308,8 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     /// The configuration version an ``Kind/activated`` event activated.
     public var version: String? { details.version }
 
-    /// The age in seconds of the values a ``Kind/stale`` event is about.
+    /// The age in seconds of the values a ``Kind/stale`` event is about; negative when they
+    /// were stamped after now (the clock was set back: their real age is unknown).
     public var age: TimeInterval? { details.age }
 
     /// Whether a ``Kind/killSwitch`` event turned the kill switch on.
@@ -356,7 +359,14 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
             text += ": " + violations.map(\.description).joined(separator: "; ")
         }
         var fields: [(String, String)] = []
-        if let age = d.age { fields.append(("age", "\(age.rounded(.towardZero).roundedClampedToInt)s")) }
+        if let age = d.age {
+            if age < 0 {
+                fields.append(("age", "unknown"))
+                fields.append(("ahead", "\((-age).rounded(.towardZero).roundedClampedToInt)s"))
+            } else {
+                fields.append(("age", "\(age.rounded(.towardZero).roundedClampedToInt)s"))
+            }
+        }
         if let contexts = d.contexts { fields.append(("contexts", "\(contexts)")) }
         if let bytes = d.bytes { fields.append(("bytes", "\(bytes)")) }
         if let dropped = d.dropped { fields.append(("count", "\(dropped)")) }

@@ -364,7 +364,8 @@ extension ProviderState {
         }
         if previous != next {
             switch next {
-            case .stale: effects.append(.emit(.stale(age: snapshot.age(at: time.date))))
+            // Unclamped: negative says the values were stamped after now (the clock was set back).
+            case .stale: effects.append(.emit(.stale(age: snapshot.signedAge(at: time.date))))
             case .error: effects.append(.emit(.error(.general, message: reason)))
             default: break
             }
