@@ -73,35 +73,38 @@ struct ChangeStreamTests {
     }
 
     @Test func aHalfOpenStreamIsNoticedByItsHeartbeatDeadline() async throws {
-        let server = try FlagServer(document: .seedExample, configuration: .init(streamHeartbeat: .milliseconds(50)))
+        let server = try FlagServer(document: .seedExample, configuration: .init(streamHeartbeat: .milliseconds(20)))
         defer { server.stop() }
         let recorder = Recorder()
-        // Forty heartbeats' worth, stretched under ThreadSanitizer: with the whole suite running
-        // on two cores a 50 ms heartbeat was once seen 400 ms late, and with a release build
-        // loading the machine too, more than 1 s late — a deadline that tight called a healthy
-        // stream half-open.
-        let deadline = TestTiming.scaled(.milliseconds(2_000))
-        let stream = recorder.stream(Self.events(server), heartbeatDeadline: deadline)
+        // The deadline runs on a test clock: 45 s pass when the test says so. Heartbeats come in
+        // real time, every 20 ms.
+        let clock = TestClock()
+        let deadline = Duration.seconds(45)
+        let stream = recorder.stream(Self.events(server), heartbeatDeadline: deadline, clock: clock)
         defer { stream.shutdown() }
         stream.start()
         #expect(await eventually { recorder.opens == 1 })
-        // Heartbeats keep a quiet stream alive well past the deadline.
-        try await Task.sleep(for: deadline * 2 + .milliseconds(100))
-        #expect(recorder.closes.isEmpty, "\(recorder.closes)")
-        server.streamFault = .halfOpen
-        #expect(await eventually { recorder.closes.contains { $0.reason.contains("half-open") } })
-        #expect(await eventually { recorder.opens >= 2 })
-        // Healthy again: once a reopened stream has stayed open past its deadline twice over,
-        // it carries changes. (A change made while the client is between connections reaches
-        // it as `opened` instead, which makes the owner fetch just the same.)
-        server.streamFault = nil
-        var settled = false
-        for _ in 0..<30 where !settled {
-            let closes = recorder.closes.count
-            try await Task.sleep(for: deadline * 2 + .milliseconds(100))
-            settled = recorder.closes.count == closes
+        // Heartbeats keep a quiet stream alive: twice the deadline passes, 30 s at a time, and a
+        // heartbeat is heard after each step.
+        for _ in 0..<3 {
+            clock.advance(by: .seconds(30))
+            let now = clock.now.offset
+            #expect(await eventually { stream.lastActivity >= now }, "a heartbeat after +\(now)")
         }
-        #expect(settled)
+        #expect(recorder.closes.isEmpty, "\(recorder.closes)")
+        // Half-open: nothing comes any more, and the deadline closes the connection. A heartbeat
+        // already on its way restarts the deadline once: step past it again until it closes.
+        server.streamFault = .halfOpen
+        var closed = false
+        for _ in 0..<3 where !closed {
+            clock.advance(by: deadline + .seconds(1))
+            closed = await eventually(within: TestTiming.loopbackBudget) { recorder.closes.contains { $0.reason.contains("half-open") } }
+        }
+        #expect(closed, "\(recorder.all)")
+        #expect(await eventually { recorder.opens >= 2 }, "reconnected")
+        // Healthy again, the reopened stream carries changes (the clock stands still: no
+        // deadline passes meanwhile).
+        server.streamFault = nil
         let before = recorder.refetches.count
         Self.change(server, to: "2")
         #expect(await eventually { recorder.refetches.count > before })

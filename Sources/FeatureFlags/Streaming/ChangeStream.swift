@@ -163,6 +163,9 @@ final class ChangeStream: SessionEventHandler, Sendable {
     /// Whether the stream is meant to be open (connected, connecting or waiting to reconnect).
     var isRunning: Bool { state.withLock { $0.running } }
 
+    /// When the last byte came, on ``Configuration/clock`` (tests: a heartbeat was heard).
+    var lastActivity: Duration { state.withLock { $0.lastActivity } }
+
     // MARK: Connecting (on `control`)
 
     private func connect(_ generation: Int) {
