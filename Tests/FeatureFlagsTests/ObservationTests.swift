@@ -94,5 +94,41 @@ struct ObservationTests {
         _ = await f.provider.refresh()
         #expect(await iterator.next() == "#2C3E50")
     }
+
+    /// A client whose value changes while a follower subscribes — after it could have read the
+    /// client, before its stream exists — so the change is on no stream anyone holds.
+    final class ChangingWhileSubscribing: FeatureFlagClient {
+        let inner = InMemoryFlagClient(["new_checkout": false])
+        func flagValue(_ name: String) -> FlagValue? { inner.flagValue(name) }
+        func flagValue(_ name: String, nameHash: Int) -> FlagValue? { inner.flagValue(name, nameHash: nameHash) }
+        func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> { inner.details(key) }
+        func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook], hints: [String: FlagValue]) -> FlagDetails<Value> {
+            inner.details(key, hooks: hooks, hints: hints)
+        }
+        func flagDetails(_ name: String, nameHash: Int) -> FlagDetails<FlagValue?> { inner.flagDetails(name, nameHash: nameHash) }
+        var snapshot: FlagSnapshot { inner.snapshot }
+        var status: ProviderStatus { inner.status }
+        var isKillSwitchActive: Bool { inner.isKillSwitchActive }
+        func changes() -> AsyncStream<(keys: Set<String>, snapshot: FlagSnapshot, killSwitchActive: Bool)> {
+            inner.set(.newCheckout, true)
+            return inner.changes()
+        }
+        func events() -> AsyncStream<FlagEvent> { inner.events() }
+        func track(_ eventName: String, value: Double?, attributes: [String: FlagValue]) {}
+        func noteUnknownValues(_ values: [String], in flag: String) {}
+    }
+
+    @MainActor
+    @Test func aChangeWhileSubscribingIsNotMissed() async throws {
+        let follower = FlagFollower(client: ChangingWhileSubscribing()) { _ in }
+        #expect(follower.state.snapshot.flags["new_checkout"]?.value == true, "read after subscribing")
+        follower.stop()
+        let flags = ObservableFlags(client: ChangingWhileSubscribing())
+        #expect(flags.snapshot.flags["new_checkout"]?.value == true)
+        flags.stop()
+        let model = FlagInspectorModel(FlagInspector(client: ChangingWhileSubscribing(), declaring: [FlagKey<Bool>.newCheckout]))
+        #expect(model.rows.first { $0.key == "new_checkout" }?.value == true, "\(model.rows)")
+        model.stop()
+    }
 }
 

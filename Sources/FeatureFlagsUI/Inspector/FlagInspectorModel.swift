@@ -54,9 +54,11 @@ public final class FlagInspectorModel {
         status = inspector.client.status
         isKillSwitchActive = inspector.client.isKillSwitchActive
         refreshedAt = now()
-        refresh()
+        // Subscribed before the first refresh: a change in between is in the rows or comes on
+        // the stream, never in neither.
         let changes = inspector.client.changes()
         let events = inspector.client.events()
+        refresh()
         let onChange = Task { [weak self] in
             for await _ in changes {
                 guard let self else { return }

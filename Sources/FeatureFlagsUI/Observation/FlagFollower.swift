@@ -38,9 +38,11 @@ package final class FlagFollower {
     package init(client: any FeatureFlagClient, update: @escaping @MainActor (State) -> Void) {
         self.client = client
         self.update = update
-        state = State(of: client)
+        // Subscribed before the state is read: a change in between is in the state read, or
+        // comes on the stream (or both) — never in neither.
         let changes = client.changes()
         let events = client.events()
+        state = State(of: client)
         let onChange = Task { [weak self] in
             for await change in changes {
                 guard let self else { return }

@@ -36,14 +36,19 @@ public final class ObservableFlags {
         snapshot = client.snapshot
         status = client.status
         isKillSwitchActive = client.isKillSwitchActive
-        follower = FlagFollower(client: client) { [weak self] state in
-            guard let self else { return }
-            // Only what moved, so that views observing one property are not invalidated by another.
-            if self.snapshot != state.snapshot { self.snapshot = state.snapshot }
-            if self.status != state.status { self.status = state.status }
-            if self.isKillSwitchActive != state.isKillSwitchActive { self.isKillSwitchActive = state.isKillSwitchActive }
-            if self.lastChangedKeys != state.lastChangedKeys { self.lastChangedKeys = state.lastChangedKeys }
-        }
+        let follower = FlagFollower(client: client) { [weak self] state in self?.show(state) }
+        self.follower = follower
+        // The follower read the client after subscribing: what changed since the reads above.
+        show(follower.state)
+    }
+
+    /// Takes `state`'s values — only those that moved, so that views observing one property are
+    /// not invalidated by another.
+    private func show(_ state: FlagFollower.State) {
+        if snapshot != state.snapshot { snapshot = state.snapshot }
+        if status != state.status { status = state.status }
+        if isKillSwitchActive != state.isKillSwitchActive { isKillSwitchActive = state.isKillSwitchActive }
+        if lastChangedKeys != state.lastChangedKeys { lastChangedKeys = state.lastChangedKeys }
     }
 
     /// The flag's value; reading it makes the caller observe this object's snapshot.

@@ -36,10 +36,13 @@ public final class ObservableFlagsObject: ObservableObject {
     public init(client: any FeatureFlagClient) {
         self.client = client
         state = FlagFollower.State(of: client)
-        follower = FlagFollower(client: client) { [weak self] next in
+        let follower = FlagFollower(client: client) { [weak self] next in
             self?.objectWillChange.send()
             self?.state = next
         }
+        self.follower = follower
+        // The follower read the client after subscribing: what changed since the read above.
+        state = follower.state
     }
 
     /// The flag's value now.
