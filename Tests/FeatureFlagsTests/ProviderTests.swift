@@ -523,6 +523,31 @@ struct ProviderTests {
         contexts.removeAll()
     }
 
+    /// A task cancelled before it waits — its cancellation handler runs before the wait is
+    /// registered — returns at once, not at the timeout (the test clock never reaches it).
+    @Test func aWaitInACancelledTaskReturnsAtOnce() async throws {
+        let gate = GatedTransport()
+        let f = try ProviderFixture(transport: gate)
+        defer { f.stop(); gate.shutdown() }
+        let provider = f.provider
+        let waiting = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await provider.waitUntilReady(timeout: .seconds(3_600))
+        }
+        let returned = Locked(false)
+        Task {
+            _ = await waiting.value
+            returned.withLock { $0 = true }
+        }
+        #expect(await eventually(within: TestTiming.loopbackBudget) { returned.withLock { $0 } }, "the wait ignored its task's cancellation")
+        if returned.withLock({ $0 }) { #expect(await waiting.value == .notReady) }
+        // A wait cancelled while it waits returns too.
+        let later = Task { await provider.waitUntilReady(timeout: .seconds(3_600)) }
+        await f.clock.sleepers(atLeast: 1)
+        later.cancel()
+        #expect(await later.value == .notReady)
+    }
+
     @Test func waitUntilReadyReturnsAsSoonAsTheFetchEnds() async throws {
         let f = try ProviderFixture()
         defer { f.stop() }

@@ -110,6 +110,7 @@ extension FeatureFlagProvider {
     /// Waits until the first fetch for the current context has ended — `READY`, `ERROR`,
     /// `STALE` or `FATAL` — or `timeout` passes on the provider's clock, and returns the status.
     /// For a splash screen: values are readable all along; this only says whether they are fresh.
+    /// A cancelled task's wait returns at once, with the status then.
     public func waitUntilReady(timeout: Duration) async -> ProviderStatus {
         let deadline = clock.now() + timeout
         let clock = self.clock
@@ -121,6 +122,12 @@ extension FeatureFlagProvider {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 // Registered before the timer exists: a timeout finds the waiter or nothing.
                 transition(.awaitSettled(id: id, resume: { continuation.resume() }))
+                // A task cancelled before this point ran its cancellation handler already, when
+                // there was no wait to stop: stop it now, or it lasts until the timeout.
+                if Task.isCancelled {
+                    transition(.stopWaiting(id: id))
+                    return
+                }
                 // The timer holds the token, so its address names no other wait while the
                 // timer lives, and acts only when it was not cancelled.
                 let task = Task {
