@@ -25,6 +25,15 @@ struct ReachabilityTests {
         00000000000000000000000000000000 00 00000000000000000000000000000000 00 00000000000000000000000000000000 ffffffff 00000001 00000000 00200201     eth0
         """
 
+    /// Apple's path monitor says `.requiresConnection` behind an on-demand VPN or a sleeping
+    /// cellular link until a connection brings the path up: taken for "no network", nothing
+    /// would ever fetch.
+    @Test func aPathThatRequiresAConnectionIsWorthAFetch() {
+        #expect(PathStatus.satisfied.allowsFetching)
+        #expect(PathStatus.requiresConnection.allowsFetching)
+        #expect(!PathStatus.unsatisfied.allowsFetching)
+    }
+
     #if os(Linux)
     @Test func defaultRoutesAreFoundInTheRouteTables() {
         #expect(LinuxReachability.defaultRouteInterfaces(ipv4: Self.ipv4WithDefault, ipv6: "") == ["eth0"])

@@ -2,7 +2,8 @@
 import Dispatch
 import Network
 
-/// ``Reachability`` from `NWPathMonitor`: reachable while the path's status is `.satisfied`.
+/// ``Reachability`` from `NWPathMonitor`: reachable unless the path's status is `.unsatisfied`
+/// (`.requiresConnection` is reachable: ``PathStatus/allowsFetching``).
 final class PathMonitorReachability: Reachability {
     private let monitor: NWPathMonitor
     private let queue = DispatchQueue(label: "FeatureFlags.PathMonitorReachability")
@@ -13,7 +14,7 @@ final class PathMonitorReachability: Reachability {
     init() {
         monitor = NWPathMonitor()
         monitor.pathUpdateHandler = { [current, stream] path in
-            let reachable = path.status == .satisfied
+            let reachable = PathMonitorReachability.status(of: path).allowsFetching
             let changed = current.withLock { value -> Bool in
                 defer { value = reachable }
                 return value != reachable
@@ -23,7 +24,18 @@ final class PathMonitorReachability: Reachability {
         monitor.start(queue: queue)
     }
 
-    /// Whether the current path is satisfied.
+    /// The path's status as ``PathStatus`` (a status added later counts as a path: the fetch
+    /// itself tells).
+    static func status(of path: NWPath) -> PathStatus {
+        switch path.status {
+        case .satisfied: return .satisfied
+        case .unsatisfied: return .unsatisfied
+        case .requiresConnection: return .requiresConnection
+        @unknown default: return .requiresConnection
+        }
+    }
+
+    /// Whether the current path can be used (satisfied, or up once a connection asks for it).
     var isReachable: Bool { current.withLock { $0 } }
     /// The current answer, then changes.
     func updates() -> AsyncStream<Bool> { stream.subscribe() }

@@ -27,6 +27,24 @@ package enum SystemReachability {
     }
 }
 
+/// A network path as Apple's path monitor reports it (`NWPath.Status`), and what it means for
+/// a fetch: the decision lives here, outside the Apple-only monitor, so that it is tested on
+/// every platform.
+enum PathStatus {
+    /// The path can carry traffic now.
+    case satisfied
+    /// The path is down until a connection brings it up: an on-demand VPN, a cellular link
+    /// asleep. A fetch is such a connection.
+    case requiresConnection
+    /// No path.
+    case unsatisfied
+
+    /// Whether a fetch is worth sending. A path that requires a connection counts as a path:
+    /// were it taken for none, nothing would ever connect and bring it up — a device behind an
+    /// on-demand VPN would never fetch. A fetch that then fails says so as any failure does.
+    var allowsFetching: Bool { self != .unsatisfied }
+}
+
 /// Reachability that always says yes: for servers, command-line tools and platforms with no
 /// monitor. Fetch failures still count as evidence of being offline.
 package final class AlwaysReachable: Reachability {
