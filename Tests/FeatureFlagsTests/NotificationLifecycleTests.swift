@@ -10,8 +10,42 @@ struct NotificationLifecycleTests {
     static let foreground = Notification.Name("test.willEnterForeground")
     static let background = Notification.Name("test.didEnterBackground")
 
-    func make(_ center: NotificationCenter) -> NotificationLifecycle {
-        NotificationLifecycle(foreground: Self.foreground, background: Self.background, center: center, queue: nil)
+    func make(_ center: NotificationCenter, startsInForeground: Bool = true) -> NotificationLifecycle {
+        NotificationLifecycle(
+            foreground: [Self.foreground, Self.active], background: [Self.background], center: center, queue: nil,
+            startsInForeground: startsInForeground)
+    }
+
+    static let active = Notification.Name("test.didBecomeActive")
+
+    /// An app launched in the background (a refresh task, a silent push) starts there: no poll,
+    /// no stream, no healthy time; either foreground notification brings it forward.
+    @Test func aLaunchInTheBackgroundStartsThereUntilTheAppComesForward() async {
+        let center = NotificationCenter()
+        for name in [Self.foreground, Self.active] {
+            let lifecycle = make(center, startsInForeground: false)
+            defer { lifecycle.stop() }
+            #expect(!lifecycle.isForeground)
+            let updates = lifecycle.updates()
+            center.post(name: name, object: nil)
+            #expect(lifecycle.isForeground)
+            center.post(name: Self.active, object: nil)   // no change: not repeated
+            lifecycle.stop()
+            var seen: [Bool] = []
+            for await foreground in updates { seen.append(foreground) }
+            #expect(seen == [false, true], "\(name)")
+        }
+    }
+
+    /// A state learnt later (UIKit's, asked on the main thread) moves the lifecycle as a
+    /// notification would.
+    @Test func aStateLearntLaterIsTakenLikeANotification() async {
+        let lifecycle = make(NotificationCenter())
+        defer { lifecycle.stop() }
+        lifecycle.set(false)
+        #expect(!lifecycle.isForeground)
+        lifecycle.set(true)
+        #expect(lifecycle.isForeground)
     }
 
     @Test func startsInTheForegroundAndFollowsThePostedNotifications() async {

@@ -28,17 +28,15 @@ package enum SystemAppLifecycle {
     /// "always in the foreground" elsewhere (servers, tools, Linux).
     public static func make() -> any AppLifecycle {
         #if os(iOS) || os(tvOS) || os(visionOS)
-        return NotificationLifecycle(
-            foreground: UIApplication.willEnterForegroundNotification,
-            background: UIApplication.didEnterBackgroundNotification)
+        return NotificationLifecycle.uiKit()
         #elseif os(watchOS)
         return NotificationLifecycle(
-            foreground: WKApplication.willEnterForegroundNotification,
-            background: WKApplication.didEnterBackgroundNotification)
+            foreground: [WKApplication.willEnterForegroundNotification],
+            background: [WKApplication.didEnterBackgroundNotification])
         #elseif os(macOS)
         return NotificationLifecycle(
-            foreground: NSApplication.didBecomeActiveNotification,
-            background: NSApplication.didResignActiveNotification)
+            foreground: [NSApplication.didBecomeActiveNotification],
+            background: [NSApplication.didResignActiveNotification])
         #else
         return AlwaysForeground()
         #endif
@@ -64,19 +62,22 @@ package final class AlwaysForeground: AppLifecycle {
 /// `NotificationCenter`. The platform chooses the two names (``SystemAppLifecycle/make()``);
 /// everything else is the same on every platform, so Linux tests drive it with names of their own.
 final class NotificationLifecycle: AppLifecycle {
-    private let state = Locked(true)
-    private let stream = LatestValueStream(true)
+    private let state: Locked<Bool>
+    private let stream: LatestValueStream<Bool>
     private let observers = Locked<[any NSObjectProtocol]>([])
     private let center: NotificationCenter
 
-    /// Starts in the foreground (an app's code runs first in the foreground) and follows
-    /// `foreground` and `background` as `center` posts them, on `queue` (nil: the posting thread).
-    init(foreground: Notification.Name, background: Notification.Name,
-         center: NotificationCenter = .default, queue: OperationQueue? = .main) {
+    /// Starts in the foreground unless `startsInForeground` says otherwise, and follows the
+    /// `foreground` and `background` notifications as `center` posts them, on `queue` (nil: the
+    /// posting thread).
+    init(foreground: [Notification.Name], background: [Notification.Name],
+         center: NotificationCenter = .default, queue: OperationQueue? = .main, startsInForeground: Bool = true) {
         self.center = center
-        let up = center.addObserver(forName: foreground, object: nil, queue: queue) { [weak self] _ in self?.set(true) }
-        let down = center.addObserver(forName: background, object: nil, queue: queue) { [weak self] _ in self?.set(false) }
-        observers.withLock { $0 = [up, down] }
+        state = Locked(startsInForeground)
+        stream = LatestValueStream(startsInForeground)
+        let up = foreground.map { name in center.addObserver(forName: name, object: nil, queue: queue) { [weak self] _ in self?.set(true) } }
+        let down = background.map { name in center.addObserver(forName: name, object: nil, queue: queue) { [weak self] _ in self?.set(false) } }
+        observers.withLock { $0 = up + down }
     }
 
     var isForeground: Bool { state.withLock { $0 } }
@@ -91,7 +92,8 @@ final class NotificationLifecycle: AppLifecycle {
         stream.finish()
     }
 
-    private func set(_ foreground: Bool) {
+    /// Takes `foreground` as the state now, telling the subscribers if it changed.
+    func set(_ foreground: Bool) {
         let changed = state.withLock { value -> Bool in
             defer { value = foreground }
             return value != foreground
@@ -99,3 +101,40 @@ final class NotificationLifecycle: AppLifecycle {
         if changed { stream.yield(foreground) }
     }
 }
+
+#if os(iOS) || os(tvOS) || os(visionOS)
+extension NotificationLifecycle {
+    /// UIKit's: the application's state at the start, then its foreground and background
+    /// notifications. An app launched in the background (a refresh task, a silent push, a
+    /// location event) starts in the background — no poll, no stream, and the crash-loop guard's
+    /// healthy time not running. `didBecomeActive` counts as foreground too: it comes at every
+    /// launch into the foreground (`willEnterForeground` does not, without scenes), so a state
+    /// read early in a launch as background is corrected as soon as the app is active.
+    static func uiKit() -> NotificationLifecycle {
+        let known: Bool? = Thread.isMainThread ? MainActor.assumeIsolated { applicationIsInForeground() } : nil
+        let lifecycle = NotificationLifecycle(
+            foreground: [UIApplication.willEnterForegroundNotification, UIApplication.didBecomeActiveNotification],
+            background: [UIApplication.didEnterBackgroundNotification], startsInForeground: known ?? true)
+        if known == nil, !Thread.isMainThread {
+            // The application is asked on the main thread only: there, after the notifications
+            // posted so far.
+            Task { @MainActor [weak lifecycle] in
+                if let now = applicationIsInForeground() { lifecycle?.set(now) }
+            }
+        }
+        return lifecycle
+    }
+
+    /// Whether the app is in the foreground now (active or inactive, not in the background);
+    /// nil in an app extension, which has no application to ask. `UIApplication.shared` is
+    /// unavailable where the package is compiled for app extensions, so the class is asked for
+    /// its shared application by name.
+    @MainActor
+    private static func applicationIsInForeground() -> Bool? {
+        guard !Bundle.main.bundlePath.hasSuffix(".appex") else { return nil }
+        let type: AnyObject = UIApplication.self
+        guard let application = type.value(forKey: "sharedApplication") as? UIApplication else { return nil }
+        return application.applicationState != .background
+    }
+}
+#endif
