@@ -12,7 +12,7 @@ struct NotificationLifecycleTests {
 
     func make(_ center: NotificationCenter, startsInForeground: Bool = true) -> NotificationLifecycle {
         NotificationLifecycle(
-            foreground: [Self.foreground, Self.active], background: [Self.background], center: center, queue: nil,
+            foreground: Self.foreground, alsoForeground: Self.active, background: Self.background, center: center, queue: nil,
             startsInForeground: startsInForeground)
     }
 

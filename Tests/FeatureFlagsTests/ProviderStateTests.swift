@@ -22,9 +22,12 @@ struct ProviderStateTests {
 
     /// A provider state for `a`, serving `values` from the fallback, not ready, its `run()`
     /// running (unless `running` is false).
-    func state(_ values: [String: FlagValue] = ["x": 1], pathUp: Bool = true, ttl: TimeInterval? = 3_600, running: Bool = true) -> ProviderState {
+    func state(
+        _ values: [String: FlagValue] = ["x": 1], pathUp: Bool = true, ttl: TimeInterval? = 3_600, fetchedAt: Double = 0, running: Bool = true
+    ) -> ProviderState {
         var s = ProviderState(
-            context: a, served: ServedState(prepared(values, ttl: ttl), source: .fallback, status: .notReady, reasonOverride: .cached),
+            context: a,
+            served: ServedState(prepared(values, ttl: ttl, fetchedAt: fetchedAt), source: .fallback, status: .notReady, reasonOverride: .cached),
             pathUp: pathUp, configuration: .init(), base: base, random: SplitMix(seed: 7))
         s.running = running
         return s
@@ -246,10 +249,7 @@ struct ProviderStateTests {
         let effects = s.apply(report(startFetch(&s), .failed(.offline("down"))), at: at(120))
         #expect(Self.events(effects).contains(.stale(age: 120)))
         // Stamped a day after now: the clock was set back since. The event says so, not "0 s old".
-        var ahead = ProviderState(
-            context: a, served: ServedState(prepared(["x": 1], ttl: 60, fetchedAt: 86_400), source: .fallback, status: .notReady, reasonOverride: .cached),
-            pathUp: true, configuration: .init(), base: base, random: SplitMix(seed: 7))
-        ahead.running = true
+        var ahead = state(ttl: 60, fetchedAt: 86_400)
         let unknown = ahead.apply(report(startFetch(&ahead), .failed(.offline("down"))), at: at())
         let event = Self.events(unknown).first { $0.kind == .stale }
         #expect(event?.age == -86_400)

@@ -31,12 +31,12 @@ package enum SystemAppLifecycle {
         return NotificationLifecycle.uiKit()
         #elseif os(watchOS)
         return NotificationLifecycle(
-            foreground: [WKApplication.willEnterForegroundNotification],
-            background: [WKApplication.didEnterBackgroundNotification])
+            foreground: WKApplication.willEnterForegroundNotification,
+            background: WKApplication.didEnterBackgroundNotification)
         #elseif os(macOS)
         return NotificationLifecycle(
-            foreground: [NSApplication.didBecomeActiveNotification],
-            background: [NSApplication.didResignActiveNotification])
+            foreground: NSApplication.didBecomeActiveNotification,
+            background: NSApplication.didResignActiveNotification)
         #else
         return AlwaysForeground()
         #endif
@@ -68,16 +68,21 @@ final class NotificationLifecycle: AppLifecycle {
     private let center: NotificationCenter
 
     /// Starts in the foreground unless `startsInForeground` says otherwise, and follows the
-    /// `foreground` and `background` notifications as `center` posts them, on `queue` (nil: the
-    /// posting thread).
-    init(foreground: [Notification.Name], background: [Notification.Name],
+    /// `foreground` notification (and `alsoForeground`, when given) and the `background` one as
+    /// `center` posts them, on `queue` (nil: the posting thread).
+    init(foreground: Notification.Name, alsoForeground: Notification.Name? = nil, background: Notification.Name,
          center: NotificationCenter = .default, queue: OperationQueue? = .main, startsInForeground: Bool = true) {
         self.center = center
         state = Locked(startsInForeground)
         stream = LatestValueStream(startsInForeground)
-        let up = foreground.map { name in center.addObserver(forName: name, object: nil, queue: queue) { [weak self] _ in self?.set(true) } }
-        let down = background.map { name in center.addObserver(forName: name, object: nil, queue: queue) { [weak self] _ in self?.set(false) } }
-        observers.withLock { $0 = up + down }
+        var added = [
+            center.addObserver(forName: foreground, object: nil, queue: queue) { [weak self] _ in self?.set(true) },
+            center.addObserver(forName: background, object: nil, queue: queue) { [weak self] _ in self?.set(false) },
+        ]
+        if let alsoForeground {
+            added.append(center.addObserver(forName: alsoForeground, object: nil, queue: queue) { [weak self] _ in self?.set(true) })
+        }
+        observers.withLock { $0 = added }
     }
 
     var isForeground: Bool { state.withLock { $0 } }
@@ -113,13 +118,13 @@ extension NotificationLifecycle {
     static func uiKit() -> NotificationLifecycle {
         let known: Bool? = Thread.isMainThread ? MainActor.assumeIsolated { applicationIsInForeground() } : nil
         let lifecycle = NotificationLifecycle(
-            foreground: [UIApplication.willEnterForegroundNotification, UIApplication.didBecomeActiveNotification],
-            background: [UIApplication.didEnterBackgroundNotification], startsInForeground: known ?? true)
+            foreground: UIApplication.willEnterForegroundNotification, alsoForeground: UIApplication.didBecomeActiveNotification,
+            background: UIApplication.didEnterBackgroundNotification, startsInForeground: known ?? true)
         if known == nil, !Thread.isMainThread {
             // The application is asked on the main thread only: there, after the notifications
-            // posted so far.
-            Task { @MainActor [weak lifecycle] in
-                if let now = applicationIsInForeground() { lifecycle?.set(now) }
+            // posted so far (they are observed on the main queue).
+            DispatchQueue.main.async { [weak lifecycle] in
+                if let now = MainActor.assumeIsolated({ applicationIsInForeground() }) { lifecycle?.set(now) }
             }
         }
         return lifecycle
