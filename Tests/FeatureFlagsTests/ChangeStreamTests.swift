@@ -207,10 +207,19 @@ struct ChangeStreamTests {
     @Test func aFieldURLSessionWouldDropStopsTheStreamBeforeConnecting() async throws {
         let standIn = try LaunchDarklyStandIn(flags: "{}")
         defer { standIn.stop() }
-        for (fields, fault) in [(["Authorization": "s3cret\n"], "its value"), (["Bad Name": "1"], "its name")] {
+        let streamOwn = { (fields: [String: String]) in
+            StreamConnection(method: "GET", headers: fields, body: nil, protocol: .launchDarkly, heartbeatDeadline: nil)
+        }
+        let cases: [(fields: [String: String], connection: StreamConnection?, fault: String)] = [
+            (["Authorization": "s3cret\n"], nil, "its value"), (["Bad Name": "1"], nil, "its name"),
+            // The endpoint's own stream headers (LaunchDarkly's key) are held to the same rule.
+            ([:], streamOwn(["Authorization": "s3cret\r\n"]), "its value"),
+        ]
+        for (fields, connection, fault) in cases {
             let recorder = Recorder()
             var configuration = ChangeStream.Configuration(backoff: Backoff(initial: .milliseconds(20), maximum: .milliseconds(100)))
             configuration.headers = fields
+            configuration.connection = connection
             let stream = ChangeStream(url: standIn.baseURL.appendingPathComponent("meval/e30"), configuration: configuration) {
                 [signals = recorder.signals] signal in signals.withLock { $0.append(signal) }
             }

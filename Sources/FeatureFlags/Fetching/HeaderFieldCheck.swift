@@ -4,10 +4,10 @@
 /// read from a file with its trailing newline reached the service as no key at all, and the
 /// answer was a 401 that said nothing of why.
 enum HeaderFieldCheck {
-    /// The name of the first field of `fields` that breaks the rule (sorted, so the answer is
-    /// the same every time), or nil. The value is never named: it may be a secret.
+    /// The name of the first field of `fields` that breaks the rule (the first by name, so the
+    /// answer is the same every time), or nil. The value is never named: it may be a secret.
     static func firstMalformed(_ fields: [String: String]) -> String? {
-        fields.keys.sorted().first { name in !isToken(name) || !isFieldValue(fields[name] ?? "") }
+        fields.lazy.filter { !isToken($0.key) || !isFieldValue($0.value) }.map(\.key).min()
     }
 
     /// Why the first field of `fields` that breaks the rule cannot be sent, naming the field and

@@ -116,11 +116,12 @@ extension NotificationLifecycle {
     /// launch into the foreground (`willEnterForeground` does not, without scenes), so a state
     /// read early in a launch as background is corrected as soon as the app is active.
     static func uiKit() -> NotificationLifecycle {
-        let known: Bool? = Thread.isMainThread ? MainActor.assumeIsolated { applicationIsInForeground() } : nil
+        let onMain = Thread.isMainThread
+        let known: Bool? = onMain ? MainActor.assumeIsolated { applicationIsInForeground() } : nil
         let lifecycle = NotificationLifecycle(
             foreground: UIApplication.willEnterForegroundNotification, alsoForeground: UIApplication.didBecomeActiveNotification,
             background: UIApplication.didEnterBackgroundNotification, startsInForeground: known ?? true)
-        if known == nil, !Thread.isMainThread {
+        if !onMain {
             // The application is asked on the main thread only: there, after the notifications
             // posted so far (they are observed on the main queue).
             DispatchQueue.main.async { [weak lifecycle] in
