@@ -96,6 +96,8 @@ struct ChangeStreamTests {
         // already on its way restarts the deadline once: step past it again until it closes.
         server.streamFault = .halfOpen
         #expect(await Self.closesPastItsDeadline(stream, clock, deadline, recorder), "\(recorder.all)")
+        // The reconnection waits out its backoff (at most 100 ms) on the same clock.
+        clock.advance(by: .milliseconds(100))
         #expect(await eventually { recorder.opens >= 2 }, "reconnected")
         // Healthy again, the reopened stream carries changes (the clock stands still: no
         // deadline passes meanwhile).
@@ -164,19 +166,54 @@ struct ChangeStreamTests {
         defer { server.stop() }
         server.streamFault = .dropAfter(events: 1)
         let recorder = Recorder()
-        let stream = recorder.stream(Self.events(server))
+        // Reconnections wait on a test clock: a pending one is a sleeper the test can see.
+        let clock = TestClock()
+        let stream = recorder.stream(Self.events(server), clock: clock)
+        defer { stream.shutdown() }
+        // Stopped while connected: the connection ends and its heartbeat watchdog with it.
         stream.start()
-        #expect(await eventually { server.streamCount == 1 })
+        #expect(await eventually { server.streamCount == 1 && recorder.opens == 1 })
         stream.stop()
-        #expect(await eventually { server.streamCount == 0 })
+        #expect(await eventually { server.streamCount == 0 && clock.sleeperCount == 0 })
+        // Stopped while waiting to reconnect: the server ends the stream after one change, and
+        // the stream waits on the clock to connect again.
+        stream.start()
+        #expect(await eventually { server.streamCount == 1 && recorder.opens == 2 })
+        Self.change(server, to: "2")
+        #expect(await eventually { recorder.closes.count == 1 && clock.sleeperCount == 1 }, "\(recorder.all)")
         let requests = server.requestCount
         let signals = recorder.all.count
-        Self.change(server, to: "2")
-        try await Task.sleep(for: .milliseconds(400))
+        stream.stop()
+        #expect(await eventually { clock.sleeperCount == 0 }, "the wait is cancelled")
+        // Whatever time passes, nothing more: no request, no signal.
+        clock.advance(by: .seconds(3_600))
+        stream.settle()
         #expect(server.requestCount == requests)
-        #expect(recorder.all.count == signals)
+        #expect(recorder.all.count == signals, "\(recorder.all)")
         #expect(!stream.isRunning)
-        stream.shutdown()
+    }
+
+    @Test func aReconnectionWaitsOutItsBackoffOnTheStreamsClock() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        server.streamFault = .dropAfter(events: 1)
+        let recorder = Recorder()
+        let clock = TestClock()
+        let stream = recorder.stream(Self.events(server), clock: clock)
+        defer { stream.shutdown() }
+        stream.start()
+        #expect(await eventually { server.streamCount == 1 && recorder.opens == 1 })
+        Self.change(server, to: "2")
+        #expect(await eventually { recorder.closes.count == 1 && clock.sleeperCount == 1 }, "\(recorder.all)")
+        let retryIn = try #require(recorder.closes.first?.retryIn)
+        #expect(retryIn <= .milliseconds(100), "full jitter under the backoff's ceiling")
+        // Until the clock reaches the wait's end, no connection: the wait is the only sleeper.
+        let requests = server.requestCount
+        stream.settle()
+        #expect(server.requestCount == requests)
+        #expect(clock.sleeperDeadlines == [TestClock.Instant(offset: retryIn)])
+        clock.advance(by: retryIn)
+        #expect(await eventually { recorder.opens == 2 && server.streamCount == 1 }, "\(recorder.all)")
     }
 
     @Test func anAnswerThatIsNotAStreamIsRetriedWithBackoff() async throws {
@@ -261,15 +298,19 @@ struct ChangeStreamTests {
         defer { server.stop() }
         server.fault = .status(204, retryAfter: nil)
         let recorder = Recorder()
-        let stream = recorder.stream(server.baseURL.appendingPathComponent("flags"))
+        let clock = TestClock()
+        let stream = recorder.stream(server.baseURL.appendingPathComponent("flags"), clock: clock)
         defer { stream.shutdown() }
         stream.start()
         #expect(await eventually { !recorder.closes.isEmpty })
         #expect(recorder.closes.first?.retryIn == nil)
         #expect(recorder.closes.first?.reason.contains("204") == true)
         #expect(!stream.isRunning)
+        // No reconnection waits on the clock, and none follows however long the test waits.
+        #expect(await eventually { clock.sleeperCount == 0 })
         let requests = server.requestCount
-        try await Task.sleep(for: .milliseconds(200))  // (proving that no reconnection follows)
+        clock.advance(by: .seconds(3_600))
+        stream.settle()
         #expect(server.requestCount == requests)
     }
 

@@ -182,7 +182,8 @@ struct LaunchDarklyStreamTests {
         defer { f.stop() }
         #expect(await f.started())
         f.standIn.dropStreams()
-        #expect(await eventually { f.streamRequests.count == 2 && f.standIn.streamCount == 1 })
+        // The reconnection waits out its backoff on the provider's clock.
+        #expect(await f.clock.reconnect { f.streamRequests.count == 2 && f.standIn.streamCount == 1 })
         #expect(await eventually { f.provider.recentEvents.contains { $0.kind == .streamClosed } })
         f.standIn.send("put", data: #"{"new_checkout":{"value":true,"version":12}}"#)
         #expect(await eventually { f.value("new_checkout") == .bool(true) })
@@ -198,7 +199,7 @@ struct LaunchDarklyStreamTests {
         f.clock.advance(by: LaunchDarklyEndpoint.streamHeartbeatDeadline)
         #expect(await eventually { f.provider.recentEvents.contains { $0.kind == .streamClosed } })
         #expect(await eventually { f.polls == polls + 1 }, "a half-open stream may have missed a change: poll now")
-        #expect(await eventually { f.streamRequests.count == 2 })
+        #expect(await f.clock.reconnect { f.streamRequests.count == 2 })
     }
 
     @Test func theReportFormSendsTheContextAsTheBody() async throws {
@@ -235,7 +236,7 @@ struct LaunchDarklyStreamTests {
         #expect(f.value("flag_1") == nil)
         #expect(f.value("max_cart_items") == .int(50))
         // It reconnects; an event within the cap is applied.
-        #expect(await eventually { f.streamRequests.count == 2 && f.standIn.streamCount == 1 })
+        #expect(await f.clock.reconnect { f.streamRequests.count == 2 && f.standIn.streamCount == 1 })
         f.standIn.send("put", data: #"{"max_cart_items":{"value":7,"version":6}}"#)
         #expect(await eventually { f.value("max_cart_items") == .int(7) })
     }

@@ -178,7 +178,8 @@ struct ProviderStreamTests {
         f.server.document = Self.killed(true, version: "d1")
         #expect(await eventually { f.provider.isKillSwitchActive })
         #expect(await eventually { f.provider.recentEvents.contains { $0.kind == .streamClosed } })
-        #expect(await eventually { f.provider.recentEvents.filter { $0.kind == .streamOpened }.count >= 2 })
+        // The reconnection waits out its backoff on the provider's clock.
+        #expect(await f.clock.reconnect { f.provider.recentEvents.filter { $0.kind == .streamOpened }.count >= 2 })
         f.server.document = Self.killed(false, version: "d2")
         #expect(await eventually { !f.provider.isKillSwitchActive })
     }
@@ -201,7 +202,7 @@ struct ProviderStreamTests {
         // Reconnected: a flip arrives by stream again. Counted in the server's request log, not in
         // the provider's last 32 events: on a loaded machine the first `stream_opened` can leave
         // that window before the second arrives.
-        #expect(await eventually { server.requests.filter { $0.route == "GET /events" }.count >= 2 })
+        #expect(await f.clock.reconnect { server.requests.filter { $0.route == "GET /events" }.count >= 2 })
         server.document = Self.killed(true, version: "h1")
         #expect(await eventually { f.provider.isKillSwitchActive })
     }
@@ -238,8 +239,9 @@ struct ProviderStreamTests {
         defer { restarted.stop() }
         hold = nil
         _ = hold
-        // Nobody polls (the test clock stands still): the reconnection's fetch brings the kill.
-        #expect(await eventually { f.provider.isKillSwitchActive })
+        // Nobody polls (the clock moves only by reconnection waits, far short of a poll): the
+        // reconnection's fetch brings the kill.
+        #expect(await f.clock.reconnect { f.provider.isKillSwitchActive })
         #expect(restarted.streamCount == 1)
     }
 
@@ -344,5 +346,24 @@ struct ProviderStreamTests {
         let streams = f.provider.cell.inspect { $0.streams }
         #expect(streams.advertised?.isEmpty == false && streams.open.isEmpty)
         #expect(f.server.streamCount == 0 && f.provider.openStreamCount == 0)
+    }
+}
+
+extension TestClock {
+    /// Moves the clock on by `backoff` — the longest reconnection wait of a stream whose
+    /// backoff ceiling it is — until `condition` holds (at most twenty times). Streams wait out
+    /// their reconnections on their owner's clock: a test whose clock stands still sees none.
+    /// After each move it waits for the condition or for the next reconnection wait (a sleeper
+    /// due within `backoff`: the connection failed again), never for a fixed time.
+    func reconnect(
+        isolation: isolated (any Actor)? = #isolation, backoff: Duration = .milliseconds(100), until condition: () -> Bool
+    ) async -> Bool {
+        for _ in 0..<20 {
+            if condition() { return true }
+            advance(by: backoff)
+            let waiting = { self.sleeperDeadlines.contains { self.now.duration(to: $0) <= backoff } }
+            _ = await eventually { condition() || waiting() }
+        }
+        return condition()
     }
 }

@@ -73,7 +73,8 @@ final class ChangeStream: SessionEventHandler, Sendable {
         var halfOpen = false
         /// The service refused the stream's URL (204, or a 4xx other than 408 and 429).
         var refused = false
-        var watchdog: Task<Void, Never>?
+        /// The open connection's heartbeat watchdog, or the wait before the next connection.
+        var timer: Task<Void, Never>?
         var session: URLSession?
     }
 
@@ -131,16 +132,16 @@ final class ChangeStream: SessionEventHandler, Sendable {
 
     /// Closes the stream; no reconnection, no more signals. The stream can be started again.
     func stop() {
-        let (task, watchdog) = state.withLock { s -> (URLSessionDataTask?, Task<Void, Never>?) in
+        let (task, timer) = state.withLock { s -> (URLSessionDataTask?, Task<Void, Never>?) in
             s.running = false
             s.generation += 1
             defer {
                 s.task = nil
-                s.watchdog = nil
+                s.timer = nil
             }
-            return (s.task, s.watchdog)
+            return (s.task, s.timer)
         }
-        watchdog?.cancel()
+        timer?.cancel()
         if let task { control.async { task.cancel() } }
     }
 
@@ -165,6 +166,13 @@ final class ChangeStream: SessionEventHandler, Sendable {
 
     /// When the last byte came, on ``Configuration/clock`` (tests: a heartbeat was heard).
     var lastActivity: Duration { state.withLock { $0.lastActivity } }
+
+    /// Returns once every call queued on the stream's own queues has run (tests: after
+    /// ``stop()``, nothing the stream had queued is still to come).
+    func settle() {
+        control.sync {}
+        signals.sync {}
+    }
 
     // MARK: Connecting (on `control`)
 
@@ -233,13 +241,35 @@ final class ChangeStream: SessionEventHandler, Sendable {
             }
         }
         let previous = state.withLock { s -> Task<Void, Never>? in
-            defer { s.watchdog = watch }
-            return s.watchdog
+            defer { s.timer = watch }
+            return s.timer
         }
         previous?.cancel()
     }
 
     /// What the watchdog finds when it wakes.
+    /// Connects again once `delay` has passed on the configured clock (a test's clock moves by
+    /// hand, so a test sees the wait and ends it at once). ``stop()`` cancels the wait.
+    private func scheduleReconnection(after delay: Duration, generation: Int) {
+        let clock = configuration.clock
+        let due = clock.now() + delay
+        let wait = Task { [weak self, control] in
+            do {
+                try await clock.sleep(until: due)
+            } catch {
+                return
+            }
+            guard let self else { return }
+            control.async { self.connect(generation) }
+        }
+        let previous = state.withLock { s -> Task<Void, Never>? in
+            guard s.running, s.generation == generation else { return wait }
+            defer { s.timer = wait }
+            return s.timer
+        }
+        previous?.cancel()
+    }
+
     private enum WatchdogVerdict {
         /// Its connection is no longer the stream's: nothing to watch.
         case gone
@@ -318,8 +348,8 @@ final class ChangeStream: SessionEventHandler, Sendable {
         let next: (reason: String, delay: Duration?, halfOpen: Bool, refused: Bool, generation: Int)? = state.withLock { s in
             guard s.task === task else { return nil }
             s.task = nil
-            s.watchdog?.cancel()
-            s.watchdog = nil
+            s.timer?.cancel()
+            s.timer = nil
             let reason = s.failure ?? (error.map { URLSessionTransport.map($0).description } ?? "the server ended the stream")
             guard s.running else { return (reason, nil, s.halfOpen, s.refused, s.generation) }
             s.failures += 1
@@ -330,11 +360,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
         }
         guard let next else { return }
         signal(.closed(reason: next.reason, retryIn: next.delay, halfOpen: next.halfOpen, refused: next.refused))
-        if let delay = next.delay {
-            control.asyncAfter(deadline: .now() + .nanoseconds(Int(delay.nanosecondsClamped))) { [weak self] in
-                self?.connect(next.generation)
-            }
-        }
+        if let delay = next.delay { scheduleReconnection(after: delay, generation: next.generation) }
     }
 
     /// Follows a redirect only where the HTTPS rule allows, and to another origin without the
