@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import FeatureFlags
 
 @Suite("Broadcaster and LatestValueStream")
@@ -34,6 +35,75 @@ struct BroadcasterTests {
         #expect(await early.next() == nil)
         #expect(await late.next() == 2)
         #expect(await late.next() == nil)
+    }
+
+    @Test func aSubscriberThatFellBehindIsToldHowManyItMissedWhereItMissedThem() async {
+        // Values are negative, notices positive: a notice says how many values were lost.
+        let broadcaster = Broadcaster<Int>(bufferSize: 4, dropNotice: { $0 })
+        var behind = broadcaster.subscribe().makeAsyncIterator()
+        #expect(await Self.read(2, from: broadcaster, into: &behind) == [-1, -2])
+        for n in 3...10 { broadcaster.yield(-n) }   // nobody reads: 3 to 6 are lost
+        broadcaster.yield(-11, remember: false)      // and 7
+        broadcaster.finish()
+        var rest: [Int] = []
+        while let value = await behind.next() { rest.append(value) }
+        #expect(rest == [5, -8, -9, -10, -11], "the notice where the values went missing, then the newest four")
+    }
+
+    /// Yields `-1…-count` and reads each at once.
+    static func read(_ count: Int, from broadcaster: Broadcaster<Int>, into iterator: inout AsyncStream<Int>.Iterator) async -> [Int] {
+        var seen: [Int] = []
+        for n in 1...count {
+            broadcaster.yield(-n)
+            seen.append(await iterator.next() ?? 0)
+        }
+        return seen
+    }
+
+    @Test func withoutADropNoticeValuesAreLostWithoutAWord() async {
+        let broadcaster = Broadcaster<Int>(bufferSize: 2)
+        var behind = broadcaster.subscribe().makeAsyncIterator()
+        for n in 1...5 { broadcaster.yield(n) }
+        #expect(await behind.next() == 4)
+        #expect(await behind.next() == 5)
+        broadcaster.yield(6)
+        broadcaster.finish()
+        #expect(await behind.next() == 6)
+        #expect(await behind.next() == nil)
+    }
+
+    @Test func aNoticeGoesOnlyToTheSubscriberThatMissedValuesAndOnlyOnce() async {
+        let broadcaster = Broadcaster<Int>(bufferSize: 2, dropNotice: { $0 })
+        var slow = broadcaster.subscribe().makeAsyncIterator()
+        broadcaster.yield(-1)
+        var fast = broadcaster.subscribe().makeAsyncIterator()
+        broadcaster.yield(-2)
+        broadcaster.yield(-3)   // the slow one loses -1; the fast one holds -2, -3
+        #expect(await fast.next() == -2)
+        #expect(await fast.next() == -3)
+        #expect(await slow.next() == 1)
+        #expect(await slow.next() == -2)
+        #expect(await slow.next() == -3)
+        broadcaster.yield(-4)
+        broadcaster.finish()
+        #expect(await slow.next() == -4)
+        #expect(await slow.next() == nil)
+        #expect(await fast.next() == -4)
+        #expect(await fast.next() == nil)
+    }
+
+    @Test func aReaderThatStopsReadingLeavesTheBroadcaster() async {
+        let broadcaster = Broadcaster<Int>(dropNotice: { $0 })
+        let reader = Task {
+            var count = 0
+            for await _ in broadcaster.subscribe() { count += 1 }
+            return count
+        }
+        #expect(await eventually { broadcaster.subscriberCount == 1 })
+        broadcaster.yield(-1)
+        reader.cancel()
+        _ = await reader.value
+        #expect(await eventually { broadcaster.subscriberCount == 0 })
     }
 
     @Test func aBroadcasterLetGoEndsItsStreams() async {

@@ -122,6 +122,27 @@ struct MetricsAndLimitedModeTests {
         #expect(metrics.contains("rc_activation_success") && metrics.contains("rc_fetch_latency_ms"))
     }
 
+    @Test func anEventStreamThatFellBehindHearsHowManyItMissed() async throws {
+        let f = try ProviderFixture()
+        defer { f.stop() }
+        let stream = f.provider.events()
+        // Nobody reads while 200 events arrive: a stream keeps the newest 128 it has not read.
+        for n in 0..<200 { f.provider.track("e\(n)") }
+        f.provider.shutdown()
+        var kinds: [FlagEvent.Kind] = []
+        var tracked: [String] = []
+        var missed = 0
+        for await event in stream {
+            kinds.append(event.kind)
+            if event.kind == .tracked { tracked.append("\(event)".components(separatedBy: " ")[1]) }
+            missed += event.droppedCount ?? 0
+        }
+        #expect(kinds.first == .eventsDropped, "told first: the lost events were the oldest")
+        #expect(kinds.filter { $0 == .eventsDropped }.count == 1)
+        #expect(tracked.count + missed >= 200, "every lost event is counted: \(tracked.count) read, \(missed) missed")
+        #expect(tracked.last == "e199")
+    }
+
     @Test func killSwitchTurnsOnLimitedMode() {
         // Seed 002: "When kill_switch is true, navigation to features is disabled and rows are dimmed."
         let client = InMemoryFlagClient(["new_checkout": true])

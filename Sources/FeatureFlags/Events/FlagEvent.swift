@@ -87,7 +87,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         public static let exposure = Kind("exposure")
         /// The app tracked an event.
         public static let tracked = Kind("tracked")
-        /// The app's event handler fell behind and missed events (see ``FlagEvent/eventsDropped(count:)``).
+        /// An event handler or an `events()` stream fell behind and missed events (see ``FlagEvent/eventsDropped(count:)``).
         public static let eventsDropped = Kind("events_dropped")
 
         /// The name.
@@ -255,10 +255,10 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     /// The app tracked an event. Not replayed to later ``FeatureFlagClient/events()`` subscribers.
     public static func tracked(_ event: FlagTrackingEvent) -> FlagEvent { FlagEvent(.tracked, Details(tracking: event)) }
 
-    /// The app's event handler was slower than the events came and missed `count` of them:
-    /// at most 1,024 events wait for it, and past that the oldest waiting is dropped. The handler
-    /// hears this before the first event after the gap. Only an event handler receives it;
-    /// ``FeatureFlagClient/events()`` subscribers keep the newest events the same way, silently.
+    /// A reader of events was slower than the events came and missed `count` of them: at most
+    /// 1,024 events wait for an event handler, 128 unread in an ``FeatureFlagClient/events()``
+    /// stream, and past that the oldest waiting is dropped. The reader hears this before the
+    /// first event after the gap.
     public static func eventsDropped(count: Int) -> FlagEvent { FlagEvent(.eventsDropped, Details(dropped: count)) }
 
     /// The exposure an ``Kind/exposure`` event reports.
@@ -321,7 +321,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     /// The opaque fingerprint of a rejected payload.
     public var payloadFingerprint: String? { details.fingerprint }
 
-    /// How many events an ``Kind/eventsDropped`` event says the handler missed.
+    /// How many events an ``Kind/eventsDropped`` event says its reader missed.
     public var droppedCount: Int? { details.dropped }
 
     /// The list members a ``Kind/unknownValues`` event reports.

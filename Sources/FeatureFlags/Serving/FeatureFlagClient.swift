@@ -36,7 +36,9 @@ public protocol FeatureFlagClient: Sendable {
     /// names the flags whose effective values changed (every flag when the kill switch flips),
     /// the snapshot now served, and whether the kill switch is on after it.
     func changes() -> AsyncStream<(keys: Set<String>, snapshot: FlagSnapshot, killSwitchActive: Bool)>
-    /// A stream of events from now on; ends when the client shuts down.
+    /// A stream of events from now on; ends when the client shuts down. A reader that falls
+    /// more than 128 events behind loses the oldest and reads ``FlagEvent/eventsDropped(count:)``
+    /// in their place.
     func events() -> AsyncStream<FlagEvent>
     /// Records that something happened — `checkout_completed`, with an amount — for the
     /// experiments the flags run: the package's clients send it as a ``FlagEvent/tracked(_:)``

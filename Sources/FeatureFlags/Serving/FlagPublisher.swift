@@ -15,8 +15,9 @@ package final class FlagPublisher: Sendable {
     /// generic class made at every launch costs the runtime its type's set-up before the
     /// first read.
     private let changeBroadcaster = Locked<Broadcaster<FlagChange>?>(nil)
-    /// Subscribers to events; a new one first receives the recent history.
-    package let events = Broadcaster<FlagEvent>(replay: 32)
+    /// Subscribers to events; a new one first receives the recent history, and one that fell
+    /// behind hears how many it missed (`events_dropped`), as the handler does.
+    package let events = Broadcaster<FlagEvent>(replay: 32, dropNotice: { .eventsDropped(count: $0) })
     /// The app's event handler, if it gave one.
     package let handler: EventHandlerQueue?
 

@@ -4,7 +4,9 @@
 /// so a slow consumer never blocks a publisher; each subscriber keeps the newest
 /// `bufferSize` values it has not read yet. With `replay > 0` a new subscriber first
 /// receives up to that many of the most recent values. Publishers that need a strict
-/// order across threads serialise their own calls.
+/// order across threads serialise their own calls. With a `dropNotice`, a subscriber that
+/// fell behind is told how many values it lost, where it lost them: the values dropped are
+/// always the oldest unread, so the notice comes at its next read, before the values it kept.
 ///
 /// Its methods run as generic code, not specialised per element type (events, changes,
 /// values, the network path …): one copy instead of one per type saves about 11 KB of an
@@ -16,6 +18,9 @@ package final class Broadcaster<Element: Sendable>: Sendable {
         /// handful, and a dictionary of a new type costs a process ~10 µs to set up the first
         /// time — at launch, where every broadcaster is made.
         var all: [(id: Int, continuation: AsyncStream<Element>.Continuation)] = []
+        /// How many values each subscriber that fell behind lost since its last read (kept
+        /// past ``finish()``: a reader still reads what its stream holds, and hears of the loss).
+        var missed: [(id: Int, count: Int)] = []
         var history: [Element] = []
         var finished = false
     }
@@ -23,12 +28,15 @@ package final class Broadcaster<Element: Sendable>: Sendable {
     private let subscribers = Locked(Subscribers())
     private let bufferSize: Int
     private let replay: Int
+    private let dropNotice: (@Sendable (Int) -> Element)?
 
     /// A broadcaster whose subscribers buffer up to `bufferSize` unread values and start
-    /// with the last `replay` values.
-    package init(bufferSize: Int = 128, replay: Int = 0) {
+    /// with the last `replay` values; `dropNotice` makes the value that tells a subscriber how
+    /// many it lost (nil: values are lost without a word).
+    package init(bufferSize: Int = 128, replay: Int = 0, dropNotice: (@Sendable (Int) -> Element)? = nil) {
         self.bufferSize = bufferSize
         self.replay = replay
+        self.dropNotice = dropNotice
     }
 
     /// A new stream that receives the replayed history, then every value yielded from now on.
@@ -48,10 +56,25 @@ package final class Broadcaster<Element: Sendable>: Sendable {
             continuation.finish()
             return stream
         }
-        continuation.onTermination = { [weak self] _ in
-            self?.subscribers.withLock { $0.all.removeAll { $0.id == id } }
+        continuation.onTermination = { [weak self] termination in
+            self?.subscribers.withLock { s in
+                s.all.removeAll { $0.id == id }
+                // A finished stream may still be read, the notice first; a cancelled one is not.
+                if case .cancelled = termination { s.missed.removeAll { $0.id == id } }
+            }
         }
-        return stream
+        guard let dropNotice else { return stream }
+        // Read through a stream of the reader's pace: each read first asks whether values were
+        // lost since the last one (the count is taken under the lock: each loss is told once).
+        let reader = StreamReader(stream)
+        return AsyncStream { [weak self] in
+            let lost = self?.subscribers.withLock { s -> Int in
+                guard let i = s.missed.firstIndex(where: { $0.id == id }) else { return 0 }
+                return s.missed.remove(at: i).count
+            }
+            if let lost, lost > 0 { return dropNotice(lost) }
+            return await reader.next()
+        }
     }
 
     /// Sends `value` to every current subscriber; unless `remember` is false, it is also kept
@@ -76,8 +99,17 @@ package final class Broadcaster<Element: Sendable>: Sendable {
     @inline(never)
     @_semantics("optimize.sil.specialize.generic.never")
     private func deliver(_ value: Element, toIDsBelow limit: Int) {
-        let targets = subscribers.withLock { s in s.all.filter { $0.id < limit }.map { $0.continuation } }
-        for continuation in targets { continuation.yield(value) }
+        let targets = subscribers.withLock { s in s.all.filter { $0.id < limit }.map { ($0.id, $0.continuation) } }
+        for (id, continuation) in targets where continuation.yield(value).isDrop && dropNotice != nil {
+            // The oldest unread value made room for this one: the reader hears of it.
+            subscribers.withLock { s in
+                if let i = s.missed.firstIndex(where: { $0.id == id }) {
+                    s.missed[i].count += 1
+                } else {
+                    s.missed.append((id, 1))
+                }
+            }
+        }
     }
 
     /// Ends every stream; later subscribers get the history and a finished stream.
@@ -163,4 +195,23 @@ package struct LatestValueStream<Element: Sendable>: Sendable {
             s.broadcaster?.finish()
         }
     }
+}
+
+extension AsyncStream.Continuation.YieldResult {
+    /// Whether the stream dropped a value to take this one.
+    var isDrop: Bool {
+        if case .dropped = self { return true }
+        return false
+    }
+}
+
+/// An `AsyncStream`'s iterator shared with the closure of the stream that reads through it.
+/// Safe to send because that closure is its only user and runs for one read at a time: an
+/// `AsyncStream` has one reader, and a read waits for the one before it to return.
+private final class StreamReader<Element: Sendable>: @unchecked Sendable {
+    private var iterator: AsyncStream<Element>.Iterator
+
+    init(_ stream: AsyncStream<Element>) { iterator = stream.makeAsyncIterator() }
+
+    func next() async -> Element? { await iterator.next() }
 }
