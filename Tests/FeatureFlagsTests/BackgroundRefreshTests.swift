@@ -106,4 +106,46 @@ struct BackgroundRefreshTests {
         }
         #expect(error.kind == .cancelled)
     }
+
+    @Test func aCancelledRefreshAnswersAtOnceAndTheFetchStillLands() async throws {
+        // A screen's pull-to-refresh that went away: `refresh()` has no deadline of its own.
+        let gate = GatedTransport()
+        gate.hold(auraPersonal)
+        let f = try ProviderFixture(transport: gate)
+        defer {
+            gate.release(auraPersonal)
+            f.stop()
+        }
+        f.server.document = Self.killed(true, version: "late")
+        let provider = f.provider
+        let task = Task { await provider.refresh() }
+        #expect(await eventually { gate.waitingCount == 1 })
+        task.cancel()
+        let outcome = await task.value
+        guard case .failed(let error) = outcome else {
+            Issue.record("expected cancelled, got \(outcome)")
+            return
+        }
+        #expect(error.kind == .cancelled)
+        // The fetch was not abandoned: released, it lands.
+        gate.release(auraPersonal)
+        #expect(await eventually { f.provider.isKillSwitchActive }, "\(f.provider.recentEvents)")
+    }
+
+    @Test func aRefreshInATaskAlreadyCancelledAnswersAtOnce() async throws {
+        let gate = GatedTransport()
+        gate.hold(auraPersonal)
+        let f = try ProviderFixture(transport: gate)
+        defer {
+            gate.release(auraPersonal)
+            f.stop()
+        }
+        let provider = f.provider
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await provider.refresh()
+        }
+        let outcome = await task.value
+        #expect(outcome == .failed(.cancelled), "\(outcome)")
+    }
 }

@@ -5,14 +5,11 @@ extension FeatureFlagProvider {
 
     /// Fetches for the current context now (joining a fetch already in flight) and applies the
     /// result. Sends nothing when there is no network path, a `Retry-After` is still running,
-    /// credentials were rejected, or the provider shut down.
+    /// credentials were rejected, or the provider shut down. A caller whose task is cancelled
+    /// (a screen's pull-to-refresh that went away) gets ``FetchOutcome/failed(_:)`` with
+    /// ``FetchError/cancelled`` at once; the fetch goes on, and its answer is applied when it comes.
     @discardableResult
-    public func refresh() async -> FetchOutcome {
-        let pathUp = reachability.isReachable
-        return await withCheckedContinuation { (continuation: CheckedContinuation<FetchOutcome, Never>) in
-            transition(.refresh(pathUp: pathUp, waiter: { continuation.resume(returning: $0) }))
-        }
-    }
+    public func refresh() async -> FetchOutcome { await refresh(until: nil) }
 
     /// One refresh for a background wake-up — a `BGAppRefreshTask`, a silent push, a widget's
     /// timeline — in one call: fetches now (joining a fetch in flight), whatever the poll
@@ -37,7 +34,12 @@ extension FeatureFlagProvider {
     /// }
     /// ```
     @discardableResult
-    public func refreshInBackground(deadline: Duration = .seconds(20)) async -> FetchOutcome {
+    public func refreshInBackground(deadline: Duration = .seconds(20)) async -> FetchOutcome { await refresh(until: deadline) }
+
+    /// A refresh whose caller hears the outcome, `failed(.cancelled)` when its task is
+    /// cancelled, or `failed(.timeout)` once `deadline` has passed on the provider's clock —
+    /// whichever comes first. The fetch is never abandoned.
+    private func refresh(until deadline: Duration?) async -> FetchOutcome {
         let pending = Locked<CheckedContinuation<FetchOutcome, Never>?>(nil)
         @Sendable func finish(_ outcome: FetchOutcome) {
             let continuation = pending.withLock { held -> CheckedContinuation<FetchOutcome, Never>? in
@@ -46,26 +48,29 @@ extension FeatureFlagProvider {
             }
             continuation?.resume(returning: outcome)
         }
+        let pathUp = reachability.isReachable
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<FetchOutcome, Never>) in
                 pending.withLock { $0 = continuation }
+                // Cancelled before the wait was registered: the handler found nothing to answer.
                 if Task.isCancelled { finish(.failed(.cancelled)) }
-                let clock = self.clock
-                let end = clock.now() + deadline
-                let timer = Task {
-                    do {
-                        try await clock.sleep(until: end)
-                        finish(.failed(.timeout(deadline)))
-                    } catch {}
+                let timer = deadline.map { deadline in
+                    let clock = self.clock
+                    let end = clock.now() + deadline
+                    return Task {
+                        do {
+                            try await clock.sleep(until: end)
+                            finish(.failed(.timeout(deadline)))
+                        } catch {}
+                    }
                 }
-                Task {
-                    let outcome = await self.refresh()
-                    timer.cancel()
+                transition(.refresh(pathUp: pathUp, waiter: { outcome in
+                    timer?.cancel()
                     finish(outcome)
-                }
+                }))
             }
         } onCancel: {
-            // The system's expiration handler: answer at once; the fetch goes on meanwhile.
+            // The caller went away (or the system's expiration handler ran): answer at once.
             finish(.failed(.cancelled))
         }
     }
