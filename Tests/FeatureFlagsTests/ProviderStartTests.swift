@@ -11,6 +11,39 @@ import FlagServer
 struct ProviderStartTests {
     static let user = EvaluationContext(targetingKey: "user-1", attributes: ["venue": "venue-42"])
 
+    @Test func anEndpointOnThisMachineNeedsNoNetworkPath() throws {
+        // A development server (`flagctl serve`) answers whether or not the machine has a network:
+        // the system's path monitor would say "no path" on a machine without a default route (or
+        // a Mac with Wi-Fi off), and nothing would ever be fetched.
+        let dir = TempDir()
+        let cases: [(urls: [String], thisMachine: Bool)] = [
+            (["http://127.0.0.1:8080/flags"], true), (["http://localhost:8080/flags"], true), (["http://[::1]:8080/flags"], true),
+            (["http://127.0.0.1:8080/flags", "http://localhost:9090/flags"], true),
+            (["https://flags.example.com/flags"], false), (["http://127.0.0.1:8080/flags", "https://flags.example.com/flags"], false),
+            (["http://128.0.0.1/flags"], false),
+        ]
+        for (n, item) in cases.enumerated() {
+            let fetcher = FlagFetcher(endpoints: item.urls.map { .json(post: URL(string: $0)!) })
+            let provider = FeatureFlagProvider(
+                context: Self.user, fetcher: fetcher, store: LastKnownGoodStore(fileURL: dir.url("flags-\(n).lkg")), lifecycle: AlwaysForeground())
+            defer { provider.shutdown() }
+            #expect((provider.reachability is AlwaysReachable) == item.thisMachine, "\(item.urls)")
+        }
+        // The one-call start decides the same way.
+        let started = FeatureFlagProvider.start(
+            context: Self.user, endpoint: .json(post: URL(string: "http://127.0.0.1:9/flags")!),
+            store: LastKnownGoodStore(fileURL: dir.url("started.lkg")))
+        defer { started.shutdown() }
+        #expect(started.reachability is AlwaysReachable)
+        // A path monitor the app gives is followed, wherever the endpoint is.
+        let manual = ManualReachability(false)
+        let provider = FeatureFlagProvider(
+            context: Self.user, fetcher: FlagFetcher(endpoint: .json(post: URL(string: "http://127.0.0.1:8080/flags")!)),
+            store: LastKnownGoodStore(fileURL: dir.url("given.lkg")), reachability: manual, lifecycle: AlwaysForeground())
+        defer { provider.shutdown() }
+        #expect((provider.reachability as? ManualReachability) === manual)
+    }
+
     @Test func itServesTheStoredValuesAtOnceThenFetchesAndPollsUntilShutdown() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }

@@ -56,6 +56,16 @@ public final class FlagFetcher: Sendable {
     /// The wire formats spoken, in order of preference: a fetch tries them in turn and the
     /// first successful answer wins.
     public let endpoints: [FlagEndpoint]
+
+    /// Whether every endpoint's request for `context` goes to this machine (`localhost`,
+    /// `127.0.0.0/8`, `::1`): no network path is needed for it. False when a request cannot be
+    /// made (the fetch will say why).
+    func asksOnlyThisMachine(for context: EvaluationContext) -> Bool {
+        endpoints.allSatisfy { endpoint in
+            guard let request = try? endpoint.request(for: context, etag: nil), let host = request.url.host else { return false }
+            return URLPolicy.isLoopback(host)
+        }
+    }
     /// How fetches are made.
     public let configuration: Configuration
 

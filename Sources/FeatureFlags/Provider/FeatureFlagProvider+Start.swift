@@ -15,8 +15,8 @@ extension FeatureFlagProvider {
     /// ```
     ///
     /// Everything else is the default: the fallback file in the app's own folder
-    /// (``LastKnownGoodStore/defaultFileURL(appName:)``), the system's reachability and app
-    /// lifecycle, a 2-second fetch budget. The long form — ``init(context:fetcher:store:configuration:reachability:lifecycle:clock:now:random:)``
+    /// (``LastKnownGoodStore/defaultFileURL(appName:)``), the system's reachability (none for an
+    /// endpoint on this machine) and app lifecycle, a 2-second fetch budget. The long form — ``init(context:fetcher:store:configuration:reachability:lifecycle:clock:now:random:)``
     /// and ``run()`` — is for tests and unusual setups. A provider started here is kept alive by
     /// its own task until ``shutdown()``; keep it for the life of the app.
     /// - Parameters:
@@ -32,14 +32,14 @@ extension FeatureFlagProvider {
     ) -> FeatureFlagProvider {
         start(
             context: context, endpoint: endpoint, fetch: fetch, configuration: configuration, store: store,
-            reachability: SystemReachability.make(), lifecycle: SystemAppLifecycle.make())
+            reachability: nil, lifecycle: SystemAppLifecycle.make())
     }
 
     /// ``start(context:endpoint:fetch:configuration:store:)`` with the path monitor and the
     /// lifecycle given (tests).
     static func start(
         context: EvaluationContext, endpoint: FlagEndpoint, fetch: FlagFetcher.Configuration, configuration: Configuration,
-        store: LastKnownGoodStore?, reachability: any Reachability, lifecycle: any AppLifecycle
+        store: LastKnownGoodStore?, reachability: (any Reachability)?, lifecycle: any AppLifecycle
     ) -> FeatureFlagProvider {
         let provider = FeatureFlagProvider(
             context: context, fetcher: FlagFetcher(endpoint: endpoint, configuration: fetch), store: store ?? LastKnownGoodStore(),

@@ -59,7 +59,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     ///   - fetcher: how flags are fetched; its budget is the fetch budget.
     ///   - store: the Last-Known-Good store, read now and written after each new snapshot.
     ///   - reachability: the network path; nil (the default) is the system's: `NWPathMonitor`
-    ///     on Apple platforms, netlink on Linux, "always reachable" elsewhere.
+    ///     on Apple platforms, netlink on Linux, "always reachable" elsewhere — and always
+    ///     reachable when every endpoint asks this machine (`localhost`, `127.0.0.0/8`, `::1`):
+    ///     a development server answers whether or not the machine has a network.
     ///   - lifecycle: foreground and background; nil (the default) is the system's: UIKit's,
     ///     WatchKit's or AppKit's notifications, "always in the foreground" elsewhere (Linux,
     ///     servers, tools).
@@ -95,7 +97,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         self.configuration = configuration
         self.fetcher = fetcher
         self.store = store
-        self.reachability = reachability ?? SystemReachability.make()
+        self.reachability = reachability ?? (fetcher.asksOnlyThisMachine(for: context) ? AlwaysReachable() : SystemReachability.make())
         self.lifecycle = lifecycle ?? SystemAppLifecycle.make()
         var streamConfiguration = ChangeStream.Configuration()
         streamConfiguration.heartbeatDeadline = configuration.heartbeatDeadline
