@@ -98,6 +98,8 @@ struct BackgroundRefreshTests {
         }
         let task = Task { await f.provider.refreshInBackground(deadline: .seconds(3_600)) }
         #expect(await eventually { gate.waitingCount == 1 })
+        let deadline = f.clock.now.advanced(by: .seconds(3_600))
+        #expect(await eventually { f.clock.sleeperDeadlines.contains(deadline) }, "the deadline's timer waits")
         task.cancel()
         let outcome = await task.value
         guard case .failed(let error) = outcome else {
@@ -105,6 +107,7 @@ struct BackgroundRefreshTests {
             return
         }
         #expect(error.kind == .cancelled)
+        #expect(await eventually { !f.clock.sleeperDeadlines.contains(deadline) }, "answered: the timer ended with it")
     }
 
     @Test func aCancelledRefreshAnswersAtOnceAndTheFetchStillLands() async throws {

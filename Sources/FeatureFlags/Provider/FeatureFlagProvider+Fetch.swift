@@ -40,34 +40,40 @@ extension FeatureFlagProvider {
     /// cancelled, or `failed(.timeout)` once `deadline` has passed on the provider's clock —
     /// whichever comes first. The fetch is never abandoned.
     private func refresh(until deadline: Duration?) async -> FetchOutcome {
-        let pending = Locked<CheckedContinuation<FetchOutcome, Never>?>(nil)
+        // The caller's answer and the deadline's timer: whoever answers first ends both.
+        let pending = Locked<(answer: CheckedContinuation<FetchOutcome, Never>?, timer: Task<Void, Never>?)>((nil, nil))
         @Sendable func finish(_ outcome: FetchOutcome) {
-            let continuation = pending.withLock { held -> CheckedContinuation<FetchOutcome, Never>? in
-                defer { held = nil }
+            let (answer, timer) = pending.withLock { held in
+                defer { held = (nil, nil) }
                 return held
             }
-            continuation?.resume(returning: outcome)
+            timer?.cancel()
+            answer?.resume(returning: outcome)
         }
         let pathUp = reachability.isReachable
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<FetchOutcome, Never>) in
-                pending.withLock { $0 = continuation }
+                pending.withLock { $0.answer = continuation }
                 // Cancelled before the wait was registered: the handler found nothing to answer.
                 if Task.isCancelled { finish(.failed(.cancelled)) }
-                let timer = deadline.map { deadline in
+                if let deadline {
                     let clock = self.clock
                     let end = clock.now() + deadline
-                    return Task {
+                    let timer = Task {
                         do {
                             try await clock.sleep(until: end)
                             finish(.failed(.timeout(deadline)))
                         } catch {}
                     }
+                    // Already answered (cancelled): the timer has nothing to wait for.
+                    let answered = pending.withLock { held -> Bool in
+                        if held.answer == nil { return true }
+                        held.timer = timer
+                        return false
+                    }
+                    if answered { timer.cancel() }
                 }
-                transition(.refresh(pathUp: pathUp, waiter: { outcome in
-                    timer?.cancel()
-                    finish(outcome)
-                }))
+                transition(.refresh(pathUp: pathUp, waiter: { finish($0) }))
             }
         } onCancel: {
             // The caller went away (or the system's expiration handler ran): answer at once.
