@@ -27,21 +27,31 @@ struct ProviderStartTests {
             let provider = FeatureFlagProvider(
                 context: Self.user, fetcher: fetcher, store: LastKnownGoodStore(fileURL: dir.url("flags-\(n).lkg")), lifecycle: AlwaysForeground())
             defer { provider.shutdown() }
-            #expect((provider.reachability is AlwaysReachable) == item.thisMachine, "\(item.urls)")
+            #expect(provider.pathIsUp(reported: false) == item.thisMachine, "\(item.urls)")
+            #expect(provider.pathIsUp(reported: true))
         }
         // The one-call start decides the same way.
         let started = FeatureFlagProvider.start(
             context: Self.user, endpoint: .json(post: URL(string: "http://127.0.0.1:9/flags")!),
             store: LastKnownGoodStore(fileURL: dir.url("started.lkg")))
         defer { started.shutdown() }
-        #expect(started.reachability is AlwaysReachable)
-        // A path monitor the app gives is followed, wherever the endpoint is.
-        let manual = ManualReachability(false)
+        #expect(started.pathIsUp(reported: false))
+    }
+
+    @Test func aPathMonitorTheAppGivesIsFollowedEvenForThisMachine() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let dir = TempDir()
+        let reachability = ManualReachability(false)
         let provider = FeatureFlagProvider(
-            context: Self.user, fetcher: FlagFetcher(endpoint: .json(post: URL(string: "http://127.0.0.1:8080/flags")!)),
-            store: LastKnownGoodStore(fileURL: dir.url("given.lkg")), reachability: manual, lifecycle: AlwaysForeground())
+            context: Self.user, fetcher: FlagFetcher(endpoint: .json(post: server.flagsURL)),
+            store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: reachability, lifecycle: AlwaysForeground())
         defer { provider.shutdown() }
-        #expect((provider.reachability as? ManualReachability) === manual)
+        #expect(!provider.pathIsUp(reported: false))
+        #expect(await provider.refresh() == .skipped("no network path"))
+        #expect(server.requestCount == 0)
+        reachability.set(true)
+        #expect(await provider.refresh().isSuccess)
     }
 
     @Test func itServesTheStoredValuesAtOnceThenFetchesAndPollsUntilShutdown() async throws {

@@ -50,7 +50,7 @@ extension FeatureFlagProvider {
             timer?.cancel()
             answer?.resume(returning: outcome)
         }
-        let pathUp = reachability.isReachable
+        let pathUp = pathIsUp(reported: reachability.isReachable)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<FetchOutcome, Never>) in
                 pending.withLock { $0.answer = continuation }
@@ -79,6 +79,15 @@ extension FeatureFlagProvider {
             // The caller went away (or the system's expiration handler ran): answer at once.
             finish(.failed(.cancelled))
         }
+    }
+
+    /// Whether a fetch may go out, given what the path monitor reports: always when every
+    /// endpoint asks this machine (`localhost`, `127.0.0.0/8`, `::1`) and the monitor is the
+    /// system's — a development server answers whether or not the machine has a network (no
+    /// default route on Linux, Wi-Fi off on a Mac). Decided when asked, not at the provider's
+    /// start: it builds a request, which the first read must not wait for.
+    func pathIsUp(reported: Bool) -> Bool {
+        reported || (SystemReachability.made(reachability) && fetcher.asksOnlyThisMachine(for: context))
     }
 
     /// One fetch, in its own task: every member fetched (in parallel) and judged, merged when

@@ -15,7 +15,7 @@ extension FeatureFlagProvider {
         let watcher = Task { [reachability, weak self] in
             for await reachable in reachability.updates() {
                 guard let self else { return }
-                self.transition(.pathChanged(reachable))
+                self.transition(.pathChanged(self.pathIsUp(reported: reachable)))
             }
         }
         let lifecycleWatcher = Task { [lifecycle, weak self] in

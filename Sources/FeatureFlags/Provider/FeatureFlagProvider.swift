@@ -97,7 +97,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         self.configuration = configuration
         self.fetcher = fetcher
         self.store = store
-        self.reachability = reachability ?? (fetcher.asksOnlyThisMachine(for: context) ? AlwaysReachable() : SystemReachability.make())
+        self.reachability = reachability ?? SystemReachability.make()
         self.lifecycle = lifecycle ?? SystemAppLifecycle.make()
         var streamConfiguration = ChangeStream.Configuration()
         streamConfiguration.heartbeatDeadline = configuration.heartbeatDeadline

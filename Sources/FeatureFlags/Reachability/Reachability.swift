@@ -25,6 +25,18 @@ package enum SystemReachability {
         return AlwaysReachable()
         #endif
     }
+
+    /// Whether `reachability` is a monitor ``make()`` made, not one the app gave (a check of a
+    /// final class, which searches no conformance).
+    static func made(_ reachability: any Reachability) -> Bool {
+        #if canImport(Network)
+        return reachability is PathMonitorReachability
+        #elseif os(Linux)
+        return reachability is LinuxReachability
+        #else
+        return false
+        #endif
+    }
 }
 
 /// A network path as Apple's path monitor reports it (`NWPath.Status`), and what it means for
