@@ -7,6 +7,29 @@ import FlagServer
 
 @Suite("Concurrency")
 struct ConcurrencyStressTests {
+    /// 400 transports (400 providers' worth) start a request each at once. Each transport once
+    /// had a queue of its own for its `URLSession` calls; on Linux those calls wait for
+    /// FoundationNetworking's one work queue, so every waiting call held a dispatch thread, the
+    /// pool ran out (255 threads) and the work queue found none to run on: the process hung.
+    @Test(.timeLimit(.minutes(1))) func fourHundredTransportsStartingAtOnceAllGetAnAnswer() async throws {
+        let server = try FlagServer(document: .seedExample, configuration: .init(maxConnections: 512))
+        defer { server.stop() }
+        server.latency = .milliseconds(50)
+        let transports = (0..<400).map { _ in URLSessionTransport() }
+        defer { for transport in transports { transport.shutdown() } }
+        let request = FlagRequest(url: server.flagsURL, method: "POST", body: Array("{}".utf8))
+        let statuses = await withTaskGroup(of: Int.self) { group in
+            for transport in transports {
+                group.addTask { (try? await transport.send(request, maxBytes: 1 << 20, timeout: 30))?.status ?? -1 }
+            }
+            var statuses: [Int] = []
+            for await status in group { statuses.append(status) }
+            return statuses
+        }
+        #expect(statuses.count == 400)
+        #expect(statuses.filter { $0 == 200 }.count == 400, "\(Dictionary(grouping: statuses, by: { $0 }).mapValues(\.count))")
+    }
+
     @Test func readersOnTwoThreadsDuringAThousandActivationsIdentifiesAndRefreshes() async throws {
         let f = try ProviderFixture()
         defer { f.stop() }

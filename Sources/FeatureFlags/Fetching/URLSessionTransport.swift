@@ -8,9 +8,9 @@ import FoundationNetworking
 /// (`Connection: close`).
 ///
 /// Every call into `URLSession` (creating, resuming, cancelling a task) happens on the
-/// transport's own serial queue, never on the caller's thread: on Linux those calls can
-/// block for up to a second inside libcurl, which must not stall Swift's small cooperative
-/// thread pool. A cancelled caller is answered at once; the task is cancelled behind it.
+/// package's one serial queue for them (``SessionCalls``), never on the caller's thread: on
+/// Linux those calls can block for up to a second inside libcurl, which must not stall Swift's
+/// small cooperative thread pool, nor hold a dispatch thread per transport. A cancelled caller is answered at once; the task is cancelled behind it.
 /// After ``shutdown()`` every send fails at once — creating a task on an invalidated
 /// session would crash on Linux.
 ///
@@ -69,7 +69,8 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
     }
 
     private let shared = Locked(Shared())
-    private let control = DispatchQueue(label: "FeatureFlags.URLSessionTransport.control")
+    /// Where every `URLSession` call is made: the process's one queue for them (``SessionCalls``).
+    private let control = SessionCalls.queue
     private let allowInsecureRedirects: Bool
 
     /// A transport with its own session. `allowInsecureRedirects` lets redirects go to plain

@@ -10,8 +10,8 @@ import FoundationNetworking
 /// Every (re)connection signals `opened`: what changed while the stream was down is unknown,
 /// so the owner fetches at once (OFREP ADR-0008 asks for that). Events reach the owner in
 /// order on one queue of the stream's own. Bytes arrive through a session delegate (Linux has
-/// no `URLSession.bytes(for:)`), and every call into `URLSession` happens on a private serial
-/// queue, never on the caller's thread.
+/// no `URLSession.bytes(for:)`), and every call into `URLSession` happens on the package's one
+/// serial queue for them (``SessionCalls``), never on the caller's thread.
 ///
 /// Deviations from the WHATWG `EventSource`, on purpose: an answer other than 200 with
 /// `text/event-stream` (other than 204) is retried with backoff instead of failing the stream for
@@ -82,7 +82,8 @@ final class ChangeStream: SessionEventHandler, Sendable {
     let configuration: Configuration
     private let onSignal: @Sendable (Signal) -> Void
     private let state: Locked<State>
-    private let control = DispatchQueue(label: "FeatureFlags.ChangeStream.control")
+    /// Where every `URLSession` call is made: the process's one queue for them (``SessionCalls``).
+    private let control = SessionCalls.queue
     private let signals = DispatchQueue(label: "FeatureFlags.ChangeStream.signals")
 
     init(url: URL, configuration: Configuration = Configuration(), onSignal: @escaping @Sendable (Signal) -> Void) {
