@@ -162,14 +162,11 @@ struct ChangeStreamTests {
     }
 
     @Test func stopEndsTheStreamAndEveryReconnection() async throws {
-        let server = try FlagServer(document: .seedExample)
-        defer { server.stop() }
-        server.streamFault = .dropAfter(events: 1)
-        let recorder = Recorder()
-        // Reconnections wait on a test clock: a pending one is a sleeper the test can see.
-        let clock = TestClock()
-        let stream = recorder.stream(Self.events(server), clock: clock)
-        defer { stream.shutdown() }
+        let (server, recorder, clock, stream) = try Self.droppingAfterOneEvent()
+        defer {
+            stream.shutdown()
+            server.stop()
+        }
         // Stopped while connected: the connection ends and its heartbeat watchdog with it.
         stream.start()
         #expect(await eventually { server.streamCount == 1 && recorder.opens == 1 })
@@ -178,9 +175,7 @@ struct ChangeStreamTests {
         // Stopped while waiting to reconnect: the server ends the stream after one change, and
         // the stream waits on the clock to connect again.
         stream.start()
-        #expect(await eventually { server.streamCount == 1 && recorder.opens == 2 })
-        Self.change(server, to: "2")
-        #expect(await eventually { recorder.closes.count == 1 && clock.sleeperCount == 1 }, "\(recorder.all)")
+        #expect(await Self.waitsToReconnect(server, recorder, clock, opens: 2))
         let requests = server.requestCount
         let signals = recorder.all.count
         stream.stop()
@@ -194,17 +189,13 @@ struct ChangeStreamTests {
     }
 
     @Test func aReconnectionWaitsOutItsBackoffOnTheStreamsClock() async throws {
-        let server = try FlagServer(document: .seedExample)
-        defer { server.stop() }
-        server.streamFault = .dropAfter(events: 1)
-        let recorder = Recorder()
-        let clock = TestClock()
-        let stream = recorder.stream(Self.events(server), clock: clock)
-        defer { stream.shutdown() }
+        let (server, recorder, clock, stream) = try Self.droppingAfterOneEvent()
+        defer {
+            stream.shutdown()
+            server.stop()
+        }
         stream.start()
-        #expect(await eventually { server.streamCount == 1 && recorder.opens == 1 })
-        Self.change(server, to: "2")
-        #expect(await eventually { recorder.closes.count == 1 && clock.sleeperCount == 1 }, "\(recorder.all)")
+        #expect(await Self.waitsToReconnect(server, recorder, clock, opens: 1))
         let retryIn = try #require(recorder.closes.first?.retryIn)
         #expect(retryIn <= .milliseconds(100), "full jitter under the backoff's ceiling")
         // Until the clock reaches the wait's end, no connection: the wait is the only sleeper.
@@ -214,6 +205,25 @@ struct ChangeStreamTests {
         #expect(clock.sleeperDeadlines == [TestClock.Instant(offset: retryIn)])
         clock.advance(by: retryIn)
         #expect(await eventually { recorder.opens == 2 && server.streamCount == 1 }, "\(recorder.all)")
+    }
+
+    /// A server that ends each stream after one change event, and a stream to it (not started)
+    /// whose deadline and reconnections run on a test clock: a pending reconnection is a
+    /// sleeper the test can see.
+    static func droppingAfterOneEvent() throws -> (FlagServer, Recorder, TestClock, ChangeStream) {
+        let server = try FlagServer(document: .seedExample)
+        server.streamFault = .dropAfter(events: 1)
+        let recorder = Recorder()
+        let clock = TestClock()
+        return (server, recorder, clock, recorder.stream(events(server), clock: clock))
+    }
+
+    /// Once the stream is open for the `opens`th time: a change makes the server end it, and the
+    /// stream then waits on the clock — its only sleeper — to connect again.
+    static func waitsToReconnect(_ server: FlagServer, _ recorder: Recorder, _ clock: TestClock, opens: Int) async -> Bool {
+        guard await eventually({ server.streamCount == 1 && recorder.opens == opens }) else { return false }
+        change(server, to: "v\(opens + 1)")
+        return await eventually { recorder.closes.count == 1 && clock.sleeperCount == 1 }
     }
 
     @Test func anAnswerThatIsNotAStreamIsRetriedWithBackoff() async throws {
