@@ -10,7 +10,8 @@ import FoundationNetworking
 /// Every call into `URLSession` (creating, resuming, cancelling a task) happens on the
 /// package's one serial queue for them (``SessionCalls``), never on the caller's thread: on
 /// Linux those calls can block for up to a second inside libcurl, which must not stall Swift's
-/// small cooperative thread pool, nor hold a dispatch thread per transport. A cancelled caller is answered at once; the task is cancelled behind it.
+/// small cooperative thread pool, nor hold a dispatch thread per transport. A cancelled caller
+/// is answered at once; the task is cancelled behind it.
 /// After ``shutdown()`` every send fails at once — creating a task on an invalidated
 /// session would crash on Linux.
 ///

@@ -168,8 +168,9 @@ final class ChangeStream: SessionEventHandler, Sendable {
     /// When the last byte came, on ``Configuration/clock`` (tests: a heartbeat was heard).
     var lastActivity: Duration { state.withLock { $0.lastActivity } }
 
-    /// Returns once every call queued on the stream's own queues has run (tests: after
-    /// ``stop()``, nothing the stream had queued is still to come).
+    /// Returns once every call queued so far on the stream's queues — the shared `URLSession`
+    /// queue and its signal queue — has run (tests: after ``stop()``, nothing the stream had
+    /// queued is still to come).
     func settle() {
         control.sync {}
         signals.sync {}
