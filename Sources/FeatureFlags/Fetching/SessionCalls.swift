@@ -10,7 +10,7 @@ import Dispatch
 /// reconnection storm, a parallel test run) used up the thread pool (255 threads), and the work
 /// queue they waited for found no thread left to run on: every fetch and stream of the process
 /// hung for good. One queue holds one thread at most. The calls are short and were serialised
-/// by that work queue anyway; on Apple platforms they do not wait at all.
+/// by that work queue anyway; on Apple platforms they are not known to wait.
 enum SessionCalls {
     /// The queue.
     static let queue = DispatchQueue(label: "FeatureFlags.URLSession.calls")
