@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import FeatureFlags
+import FeatureFlagsTesting
 
 @Suite("Broadcaster and LatestValueStream")
 struct BroadcasterTests {
@@ -39,7 +40,7 @@ struct BroadcasterTests {
 
     @Test func aSubscriberThatFellBehindIsToldHowManyItMissedWhereItMissedThem() async {
         // Values are negative, notices positive: a notice says how many values were lost.
-        let broadcaster = Broadcaster<Int>(bufferSize: 4, dropNotice: { $0 })
+        let broadcaster = Broadcaster<Int>(bufferSize: 4, fold: Self.count)
         var behind = broadcaster.subscribe().makeAsyncIterator()
         #expect(await Self.read(2, from: broadcaster, into: &behind) == [-1, -2])
         for n in 3...10 { broadcaster.yield(-n) }   // nobody reads: 3 to 6 are lost
@@ -49,6 +50,9 @@ struct BroadcasterTests {
         while let value = await behind.next() { rest.append(value) }
         #expect(rest == [5, -8, -9, -10, -11], "the notice where the values went missing, then the newest four")
     }
+
+    /// Counts the values lost: the notice a test's subscriber reads (positive; values are negative).
+    static let count: @Sendable (Int?, Int) -> Int = { told, _ in (told ?? 0) + 1 }
 
     /// Yields `-1…-count` and reads each at once.
     static func read(_ count: Int, from broadcaster: Broadcaster<Int>, into iterator: inout AsyncStream<Int>.Iterator) async -> [Int] {
@@ -60,7 +64,7 @@ struct BroadcasterTests {
         return seen
     }
 
-    @Test func withoutADropNoticeValuesAreLostWithoutAWord() async {
+    @Test func withoutAFoldValuesAreLostWithoutAWord() async {
         let broadcaster = Broadcaster<Int>(bufferSize: 2)
         var behind = broadcaster.subscribe().makeAsyncIterator()
         for n in 1...5 { broadcaster.yield(n) }
@@ -73,7 +77,7 @@ struct BroadcasterTests {
     }
 
     @Test func aNoticeGoesOnlyToTheSubscriberThatMissedValuesAndOnlyOnce() async {
-        let broadcaster = Broadcaster<Int>(bufferSize: 2, dropNotice: { $0 })
+        let broadcaster = Broadcaster<Int>(bufferSize: 2, fold: Self.count)
         var slow = broadcaster.subscribe().makeAsyncIterator()
         broadcaster.yield(-1)
         var fast = broadcaster.subscribe().makeAsyncIterator()
@@ -93,7 +97,7 @@ struct BroadcasterTests {
     }
 
     @Test func aReaderThatStopsReadingLeavesTheBroadcaster() async {
-        let broadcaster = Broadcaster<Int>(dropNotice: { $0 })
+        let broadcaster = Broadcaster<Int>(fold: Self.count)
         let reader = Task {
             var count = 0
             for await _ in broadcaster.subscribe() { count += 1 }
@@ -104,6 +108,20 @@ struct BroadcasterTests {
         reader.cancel()
         _ = await reader.value
         #expect(await eventually { broadcaster.subscriberCount == 0 })
+    }
+
+    @Test func aChangesReaderThatFellBehindReadsTheKeysOfTheChangesItLost() async {
+        let client = InMemoryFlagClient()
+        let changes = client.changes()
+        // Nobody reads while 200 flags change one at a time: the stream keeps the newest 128.
+        for n in 0..<200 { client.set("flag_\(n)", .int(n)) }
+        client.shutdown()
+        var read: [Set<String>] = []
+        for await change in changes { read.append(change.keys) }
+        #expect(read.count == 129, "one change in place of the 72 lost, then the 128 kept")
+        #expect(read.first == Set((0..<72).map { "flag_\($0)" }))
+        #expect(read.dropFirst().map { $0.first ?? "" } == (72..<200).map { "flag_\($0)" })
+        #expect(read.reduce(into: Set<String>()) { $0.formUnion($1) }.count == 200, "no key lost")
     }
 
     @Test func aBroadcasterLetGoEndsItsStreams() async {

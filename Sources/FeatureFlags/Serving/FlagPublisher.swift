@@ -6,7 +6,7 @@ package final class FlagPublisher: Sendable {
     package var changes: Broadcaster<FlagChange> {
         changeBroadcaster.withLock { made in
             if let made { return made }
-            let broadcaster = Broadcaster<FlagChange>()
+            let broadcaster = Broadcaster<FlagChange>(fold: FlagPublisher.merge)
             made = broadcaster
             return broadcaster
         }
@@ -17,7 +17,14 @@ package final class FlagPublisher: Sendable {
     private let changeBroadcaster = Locked<Broadcaster<FlagChange>?>(nil)
     /// Subscribers to events; a new one first receives the recent history, and one that fell
     /// behind hears how many it missed (`events_dropped`), as the handler does.
-    package let events = Broadcaster<FlagEvent>(replay: 32, dropNotice: { .eventsDropped(count: $0) })
+    package let events = Broadcaster<FlagEvent>(replay: 32, fold: { told, _ in .eventsDropped(count: (told?.droppedCount ?? 0) + 1) })
+
+    /// What a `changes()` reader that fell behind reads in place of the changes it lost: one
+    /// change naming every key they named, with the newest of their snapshots. Its next reads
+    /// are the changes it kept, newer still.
+    private static let merge: @Sendable (FlagChange?, FlagChange) -> FlagChange = { merged, lost in
+        (keys: (merged?.keys ?? []).union(lost.keys), snapshot: lost.snapshot, killSwitchActive: lost.killSwitchActive)
+    }
     /// The app's event handler, if it gave one.
     package let handler: EventHandlerQueue?
 

@@ -4,9 +4,10 @@
 /// so a slow consumer never blocks a publisher; each subscriber keeps the newest
 /// `bufferSize` values it has not read yet. With `replay > 0` a new subscriber first
 /// receives up to that many of the most recent values. Publishers that need a strict
-/// order across threads serialise their own calls. With a `dropNotice`, a subscriber that
-/// fell behind is told how many values it lost, where it lost them: the values dropped are
-/// always the oldest unread, so the notice comes at its next read, before the values it kept.
+/// order across threads serialise their own calls. With a `fold`, a subscriber that fell
+/// behind reads, in place of the values it lost, one value made of them (how many events, the
+/// keys of the changes) where it lost them: the values dropped are always the oldest unread,
+/// so that value comes at its next read, before the values it kept.
 ///
 /// Its methods run as generic code, not specialised per element type (events, changes,
 /// values, the network path …): one copy instead of one per type saves about 11 KB of an
@@ -18,9 +19,10 @@ package final class Broadcaster<Element: Sendable>: Sendable {
         /// handful, and a dictionary of a new type costs a process ~10 µs to set up the first
         /// time — at launch, where every broadcaster is made.
         var all: [(id: Int, continuation: AsyncStream<Element>.Continuation)] = []
-        /// How many values each subscriber that fell behind lost since its last read (kept
-        /// past ``finish()``: a reader still reads what its stream holds, and hears of the loss).
-        var missed: [(id: Int, count: Int)] = []
+        /// What each subscriber that fell behind lost since its last read, folded into one
+        /// value (kept past ``finish()``: a reader still reads what its stream holds, and hears
+        /// of the loss).
+        var missed: [(id: Int, lost: Element)] = []
         var history: [Element] = []
         var finished = false
     }
@@ -28,15 +30,16 @@ package final class Broadcaster<Element: Sendable>: Sendable {
     private let subscribers = Locked(Subscribers())
     private let bufferSize: Int
     private let replay: Int
-    private let dropNotice: (@Sendable (Int) -> Element)?
+    private let fold: (@Sendable (Element?, Element) -> Element)?
 
     /// A broadcaster whose subscribers buffer up to `bufferSize` unread values and start
-    /// with the last `replay` values; `dropNotice` makes the value that tells a subscriber how
-    /// many it lost (nil: values are lost without a word).
-    package init(bufferSize: Int = 128, replay: Int = 0, dropNotice: (@Sendable (Int) -> Element)? = nil) {
+    /// with the last `replay` values; `fold` makes what a subscriber that fell behind reads in
+    /// place of the values it lost: the first lost value folded into nil, each later one into
+    /// the result (nil: values are lost without a word).
+    package init(bufferSize: Int = 128, replay: Int = 0, fold: (@Sendable (Element?, Element) -> Element)? = nil) {
         self.bufferSize = bufferSize
         self.replay = replay
-        self.dropNotice = dropNotice
+        self.fold = fold
     }
 
     /// A new stream that receives the replayed history, then every value yielded from now on.
@@ -63,16 +66,16 @@ package final class Broadcaster<Element: Sendable>: Sendable {
                 if case .cancelled = termination { s.missed.removeAll { $0.id == id } }
             }
         }
-        guard let dropNotice else { return stream }
+        guard fold != nil else { return stream }
         // Read through a stream of the reader's pace: each read first asks whether values were
-        // lost since the last one (the count is taken under the lock: each loss is told once).
+        // lost since the last one (taken under the lock: each loss is told once).
         let reader = StreamReader(stream)
         return AsyncStream { [weak self] in
-            let lost = self?.subscribers.withLock { s -> Int in
-                guard let i = s.missed.firstIndex(where: { $0.id == id }) else { return 0 }
-                return s.missed.remove(at: i).count
+            let lost = self?.subscribers.withLock { s -> Element? in
+                guard let i = s.missed.firstIndex(where: { $0.id == id }) else { return nil }
+                return s.missed.remove(at: i).lost
             }
-            if let lost, lost > 0 { return dropNotice(lost) }
+            if let lost { return lost }
             return await reader.next()
         }
     }
@@ -100,13 +103,18 @@ package final class Broadcaster<Element: Sendable>: Sendable {
     @_semantics("optimize.sil.specialize.generic.never")
     private func deliver(_ value: Element, toIDsBelow limit: Int) {
         let targets = subscribers.withLock { s in s.all.filter { $0.id < limit }.map { ($0.id, $0.continuation) } }
-        for (id, continuation) in targets where continuation.yield(value).isDrop && dropNotice != nil {
+        guard let fold else {
+            for (_, continuation) in targets { continuation.yield(value) }
+            return
+        }
+        for (id, continuation) in targets {
             // The oldest unread value made room for this one: the reader hears of it.
+            guard case .dropped(let dropped) = continuation.yield(value) else { continue }
             subscribers.withLock { s in
                 if let i = s.missed.firstIndex(where: { $0.id == id }) {
-                    s.missed[i].count += 1
+                    s.missed[i].lost = fold(s.missed[i].lost, dropped)
                 } else {
-                    s.missed.append((id, 1))
+                    s.missed.append((id, fold(nil, dropped)))
                 }
             }
         }
@@ -194,14 +202,6 @@ package struct LatestValueStream<Element: Sendable>: Sendable {
             s.finished = true
             s.broadcaster?.finish()
         }
-    }
-}
-
-extension AsyncStream.Continuation.YieldResult {
-    /// Whether the stream dropped a value to take this one.
-    var isDrop: Bool {
-        if case .dropped = self { return true }
-        return false
     }
 }
 
