@@ -30,6 +30,16 @@ struct ProviderStartTests {
             #expect(provider.pathIsUp(reported: false) == item.thisMachine, "\(item.urls)")
             #expect(provider.pathIsUp(reported: true))
         }
+        // An endpoint that cannot make its request says nothing of where it goes: the system's
+        // path decides (the fetch itself will report the error).
+        let refusing = FlagEndpoint(
+            name: "refusing", request: { _, _ throws(FlagError) in throw FlagError(.general, "no request") },
+            decode: { _, _ throws(FlagError) in .flags([:]) })
+        let unknown = FeatureFlagProvider(
+            context: Self.user, fetcher: FlagFetcher(endpoints: [.json(post: URL(string: "http://127.0.0.1:8080/flags")!), refusing]),
+            store: LastKnownGoodStore(fileURL: dir.url("refusing.lkg")), lifecycle: AlwaysForeground())
+        defer { unknown.shutdown() }
+        #expect(!unknown.pathIsUp(reported: false))
         // The one-call start decides the same way.
         let started = FeatureFlagProvider.start(
             context: Self.user, endpoint: .json(post: URL(string: "http://127.0.0.1:9/flags")!),
