@@ -12,7 +12,10 @@ package import Foundation
 ///   Each toggle becomes two flags: `name` (Bool: enabled; the variant's name as the variant)
 ///   and, when the variant carries a payload, `name.payload` — the payload's text, typed by the
 ///   `FlagKey` that reads it (JSON payloads decode into structs, numbers into Int or Double).
-///   Disabled toggles are absent from the answer: they read as their code default.
+///   Disabled toggles are absent from the answer, so the snapshot's missing flags are off
+///   (``FlagSnapshot/missingFlagsAreOff``): a toggle the answer lacks reads `false` with reason
+///   `DISABLED` whatever the key's default, as Unleash's own SDKs read it (`isEnabled` is
+///   false), and a payload key of a disabled toggle reads its default.
 package struct UnleashEndpoint: EndpointFormat {
     private var baseURL: URL { baseURLReference.url }
     // Held by reference: a stored `URL` has no fixed layout on Apple platforms (FixedLayout.swift).
@@ -77,6 +80,6 @@ package struct UnleashEndpoint: EndpointFormat {
             flags[name] = FlagEntry(value: .bool(enabled), variant: variantName, metadata: metadata)
             if let payload { flags[name + ".payload"] = FlagEntry(value: payload, variant: variantName, metadata: metadata) }
         }
-        return .flags(flags)
+        return .flags(flags, missingFlagsAreOff: true)
     }
 }

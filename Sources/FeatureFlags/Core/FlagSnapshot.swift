@@ -55,6 +55,15 @@ public struct FlagSnapshot: Sendable, Equatable {
     /// What the signature of the document it came from said, when trusted keys verified one:
     /// rollback and freeze are judged on it.
     package var signature: SignatureStamp?
+    /// Whether a flag this snapshot lacks is off: its service leaves disabled flags out of its
+    /// answers (Unleash's frontend API), so a flag missing here was turned off, not forgotten.
+    /// A `Bool` read of a missing flag then returns `false` with reason `DISABLED`, whatever
+    /// the key's default — turning a flag off on the server turns the feature off even where
+    /// the code's default is `true` — and a read of another type returns its default with
+    /// reason `DISABLED` (no `FLAG_NOT_FOUND`: such a service cannot tell a disabled flag from
+    /// an unknown one). Bundled defaults fill in only values that are not `Bool`. Kept in the
+    /// fallback file and the crash-loop journal with the values.
+    public package(set) var missingFlagsAreOff = false
 
     /// A snapshot.
     public init(
@@ -89,10 +98,12 @@ public struct FlagSnapshot: Sendable, Equatable {
     /// The entry for `name`.
     public subscript(name: String) -> FlagEntry? { storage.entry(name) }
 
-    /// Equal when they hold the same flags, version, fetch time, TTL, context and rules.
+    /// Equal when they hold the same flags, version, fetch time, TTL, context and rules, and
+    /// read missing flags the same way.
     public static func == (a: FlagSnapshot, b: FlagSnapshot) -> Bool {
         a.version == b.version && a.fetchedAtSeconds == b.fetchedAtSeconds && a.ttl == b.ttl && a.contextFingerprint == b.contextFingerprint
-            && HeldRulesIdentity.same(a.heldRules, b.heldRules) && a.signature == b.signature && a.storage.sameEntries(as: b.storage)
+            && a.missingFlagsAreOff == b.missingFlagsAreOff && HeldRulesIdentity.same(a.heldRules, b.heldRules)
+            && a.signature == b.signature && a.storage.sameEntries(as: b.storage)
     }
 
     /// Seconds since ``fetchedAt`` (never negative).
@@ -138,6 +149,7 @@ public struct FlagSnapshot: Sendable, Equatable {
     func refetched(at date: Date) -> FlagSnapshot {
         var again = FlagSnapshot(storage: storage, version: version, fetchedAt: date, ttl: ttl, contextFingerprint: contextFingerprint)
         again.heldRules = heldRules
+        again.missingFlagsAreOff = missingFlagsAreOff
         return again
     }
 }

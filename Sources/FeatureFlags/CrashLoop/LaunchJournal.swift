@@ -70,6 +70,7 @@ struct LaunchJournal: Sendable, Equatable {
         for (fingerprint, snapshot) in healthy {
             var document = FlagDocument(version: snapshot.version, ttl: snapshot.ttl, flags: snapshot.flags).flagValue.objectValue ?? [:]
             document["fetched_at"] = .double(snapshot.fetchedAt.timeIntervalSince1970)
+            if snapshot.missingFlagsAreOff { document["missing_flags_off"] = true }
             healthyMembers[fingerprint] = .object(document)
         }
         var top: [String: FlagValue] = ["format": 1, "unhealthy_launches": .int(unhealthyLaunches), "healthy": .object(healthyMembers)]
@@ -89,9 +90,11 @@ struct LaunchJournal: Sendable, Equatable {
         guard case .object(let members)? = top["healthy"] else { return nil }
         for (fingerprint, raw) in members {
             guard let document = try? FlagDocument(parsing: raw), let seconds = raw.objectValue?["fetched_at"]?.doubleValue else { return nil }
-            healthy[fingerprint] = FlagSnapshot(
+            var snapshot = FlagSnapshot(
                 flags: document.flags, version: document.version, fetchedAt: Date(timeIntervalSince1970: seconds), ttl: document.ttl,
                 contextFingerprint: fingerprint)
+            snapshot.missingFlagsAreOff = raw.objectValue?["missing_flags_off"] == .bool(true)
+            healthy[fingerprint] = snapshot
         }
     }
 

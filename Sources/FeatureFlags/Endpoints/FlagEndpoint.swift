@@ -172,30 +172,38 @@ public struct DecodedFlags: Sendable, Equatable {
     public let version: String?
     /// The time to live (seconds) the service reported, if it reports one.
     public let ttl: TimeInterval?
+    /// Whether the service leaves its disabled flags out of the answer (Unleash's frontend API
+    /// does), so that a flag the answer lacks is off: see ``FlagSnapshot/missingFlagsAreOff``.
+    public let missingFlagsAreOff: Bool
     /// The change streams the answer advertised (OFREP's `eventStreams`, read by the
     /// package's own formats).
     package let streams: [EventStreamLink]
 
     /// The flags evaluated for the context, with the configuration version and the time to
-    /// live (seconds) the service reported, if it reports them.
-    public static func flags(_ flags: [String: FlagEntry], version: String? = nil, ttl: TimeInterval? = nil) -> DecodedFlags {
-        DecodedFlags(flags: flags, version: version, ttl: ttl, streams: [])
+    /// live (seconds) the service reported, if it reports them. `missingFlagsAreOff` says that
+    /// the service leaves disabled flags out of its answers: a flag the answer lacks then reads
+    /// `false` (see ``FlagSnapshot/missingFlagsAreOff``), not its code default.
+    public static func flags(
+        _ flags: [String: FlagEntry], version: String? = nil, ttl: TimeInterval? = nil, missingFlagsAreOff: Bool = false
+    ) -> DecodedFlags {
+        DecodedFlags(flags: flags, version: version, ttl: ttl, missingFlagsAreOff: missingFlagsAreOff, streams: [])
     }
 
     /// Flags with the change streams the answer advertised.
     package static func flags(
         _ flags: [String: FlagEntry], version: String? = nil, ttl: TimeInterval? = nil, streams: [EventStreamLink]
     ) -> DecodedFlags {
-        DecodedFlags(flags: flags, version: version, ttl: ttl, streams: streams)
+        DecodedFlags(flags: flags, version: version, ttl: ttl, missingFlagsAreOff: false, streams: streams)
     }
 
     /// The service's own "nothing changed" in a 2xx answer (a 304 never reaches the endpoint).
-    public static let notModified = DecodedFlags(flags: nil, version: nil, ttl: nil, streams: [])
+    public static let notModified = DecodedFlags(flags: nil, version: nil, ttl: nil, missingFlagsAreOff: false, streams: [])
 
-    private init(flags: [String: FlagEntry]?, version: String?, ttl: TimeInterval?, streams: [EventStreamLink]) {
+    private init(flags: [String: FlagEntry]?, version: String?, ttl: TimeInterval?, missingFlagsAreOff: Bool, streams: [EventStreamLink]) {
         self.flags = flags
         self.version = version
         self.ttl = ttl
+        self.missingFlagsAreOff = missingFlagsAreOff
         self.streams = streams
     }
 }

@@ -192,8 +192,9 @@ public final class FlagFetcher: Sendable {
             guard let entries = decoded.flags else {
                 return .failed(.decode(FlagError(.parseError, "streamed values without flags")))
             }
-            let snapshot = FlagSnapshot(
+            var snapshot = FlagSnapshot(
                 flags: entries, version: decoded.version, fetchedAt: now(), ttl: decoded.ttl, contextFingerprint: context.fingerprint)
+            snapshot.missingFlagsAreOff = decoded.missingFlagsAreOff
             return .fetched(snapshot, etag: nil, streams: decoded.streams.map { $0.advertised(by: scope(of: index)) })
         } catch {
             return .failed(.decode(error))
@@ -301,6 +302,7 @@ public final class FlagFetcher: Sendable {
         var snapshot = FlagSnapshot(
             flags: flags, version: decoded.version, fetchedAt: now(), ttl: decoded.ttl, contextFingerprint: context.fingerprint)
         snapshot.signature = stamp
+        snapshot.missingFlagsAreOff = decoded.missingFlagsAreOff
         return .fetched(
             snapshot, etag: response.header("etag").map { EntityTag($0, endpoint: scope) },
             streams: decoded.streams.map { $0.advertised(by: scope) })

@@ -92,10 +92,16 @@ public struct ContextMerge: Sendable {
     /// TTL the shortest (each member keeps its own entity tag). A merged flag keeps the
     /// variant and reason of the highest-ranked entry holding the merged value, else reason
     /// `TARGETING_MATCH` and variant `merged`.
+    ///
+    /// A member whose missing flags are off (``FlagSnapshot/missingFlagsAreOff``) takes part
+    /// with `false` for each `Bool` flag another member has and it lacks: its service turned
+    /// the flag off for that context. The merged snapshot's missing flags are off when every
+    /// member's are.
     public func merge(
-        _ members: [(context: EvaluationContext, snapshot: FlagSnapshot)], killSwitchKey: String,
+        _ given: [(context: EvaluationContext, snapshot: FlagSnapshot)], killSwitchKey: String,
         identity: EvaluationContext
     ) -> FlagSnapshot {
+        let members = Self.offWhereMissing(given)
         var flags: [String: FlagEntry] = [:]
         flags.reserveCapacity(members.first?.snapshot.flags.count ?? 0)
         for member in members {
@@ -105,9 +111,33 @@ public struct ContextMerge: Sendable {
         }
         var seenVersions = Set<String>()
         let versions = members.compactMap(\.snapshot.version).filter { seenVersions.insert($0).inserted }
-        return FlagSnapshot(
+        var merged = FlagSnapshot(
             flags: flags, version: versions.isEmpty ? nil : versions.joined(separator: "+"),
             fetchedAt: members.map(\.snapshot.fetchedAt).min() ?? Date(), ttl: members.compactMap(\.snapshot.ttl).min(),
             contextFingerprint: identity.fingerprint)
+        merged.missingFlagsAreOff = !members.isEmpty && members.allSatisfy(\.snapshot.missingFlagsAreOff)
+        return merged
+    }
+
+    /// `members` with `false` (reason `DISABLED`) filled in, for each member whose missing
+    /// flags are off, for the `Bool` flags other members have and it lacks.
+    private static func offWhereMissing(
+        _ members: [(context: EvaluationContext, snapshot: FlagSnapshot)]
+    ) -> [(context: EvaluationContext, snapshot: FlagSnapshot)] {
+        guard members.contains(where: \.snapshot.missingFlagsAreOff) else { return members }
+        var booleans: [String] = []
+        for member in members {
+            for (name, entry) in member.snapshot.flags where entry.value?.boolValue != nil { booleans.append(name) }
+        }
+        return members.map { member in
+            guard member.snapshot.missingFlagsAreOff else { return member }
+            var flags = member.snapshot.flags
+            for name in booleans where flags[name] == nil { flags[name] = FlagEntry(value: .bool(false), reason: .disabled) }
+            var filled = FlagSnapshot(
+                flags: flags, version: member.snapshot.version, fetchedAt: member.snapshot.fetchedAt, ttl: member.snapshot.ttl,
+                contextFingerprint: member.snapshot.contextFingerprint)
+            filled.missingFlagsAreOff = true
+            return (context: member.context, snapshot: filled)
+        }
     }
 }

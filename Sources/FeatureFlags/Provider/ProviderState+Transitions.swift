@@ -474,8 +474,10 @@ extension FlagSnapshot {
     func withKillSwitch(_ key: String, for context: EvaluationContext, at now: Date) -> FlagSnapshot {
         var flags = self.flags
         flags[key] = FlagEntry(value: .bool(true), reason: .disabled)
-        return FlagSnapshot(
+        var killed = FlagSnapshot(
             flags: flags, version: version, fetchedAt: self.flags.isEmpty ? now : fetchedAt, ttl: ttl,
             contextFingerprint: context.fingerprint)
+        killed.missingFlagsAreOff = missingFlagsAreOff
+        return killed
     }
 }

@@ -16,10 +16,13 @@ package struct ServingBase: Sendable {
 
     /// `snapshot` ready to serve: what plain reads return, precomputed (the defaults overlaid
     /// by the snapshot's values; an entry without a value removes the name), and whether the
-    /// kill switch is on. Built before taking any lock: the lock only swaps it in.
+    /// kill switch is on. Built before taking any lock: the lock only swaps it in. Over a
+    /// snapshot whose missing flags are off, `Bool` defaults are left out: the service turned
+    /// those flags off by leaving them out.
     package func prepare(_ snapshot: FlagSnapshot) -> PreparedSnapshot {
-        PreparedSnapshot(
-            snapshot: snapshot, table: snapshot.storage.table(over: defaults),
+        let under = snapshot.missingFlagsAreOff ? defaults.filter { $0.value.value?.boolValue == nil } : defaults
+        return PreparedSnapshot(
+            snapshot: snapshot, table: snapshot.storage.table(over: under),
             killed: snapshot.isKillSwitchOn(key: killSwitchKey))
     }
 }
@@ -127,7 +130,15 @@ package struct ServedState: Sendable {
     package func lookup(_ name: String, hash: Int, killSwitchKey: String) -> FlagValue? {
         if prepared.killed || held { return killedLookup(name, killSwitchKey: killSwitchKey, hash: hash) }
         if let overrides, let forced = overrides.value(name, hash: hash) { return forced }
-        return prepared.table.value(name, hash: hash)
+        guard let slot = prepared.table.slot(name, hash: hash) else { return missing() }
+        return slot.pointee.value
+    }
+
+    /// A plain read of a flag the table lacks: `false` where the snapshot's missing flags are
+    /// off (it converts to nothing but `Bool`, so reads of other types take their default).
+    @inline(never)
+    private func missing() -> FlagValue? {
+        prepared.snapshot.missingFlagsAreOff ? .bool(false) : nil
     }
 
     /// ``lookup(_:hash:killSwitchKey:)`` while the kill switch is on, out of the read path.

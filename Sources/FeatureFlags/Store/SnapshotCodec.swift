@@ -14,6 +14,8 @@ import Foundation
 ///             varint n byte*n (the signed answer, the JWS)
 ///             (presence bit 64, after streams: the verified signature's stamp; a build
 ///             before it refuses such a snapshot as having unknown fields)
+///             (presence bit 128, no bytes: missing flags are off; a build before it refuses
+///             such a snapshot as having unknown fields, rather than read disabled flags as on)
 /// flag     := string name u8 presence [value] [string variant] [string reason] [string errorCode]
 ///             [varint n (string value)*n metadata]
 /// value    := u8 tag (0 null, 1 false, 2 true, 3 int i64, 4 double f64, 5 string,
@@ -39,6 +41,7 @@ enum SnapshotCodec {
         if snapshot.contextFingerprint != nil { presence |= 8 }
         if stored.streams != nil { presence |= 32 }
         if snapshot.signature != nil { presence |= 64 }
+        if snapshot.missingFlagsAreOff { presence |= 128 }
         w.u8(presence)
         w.u64(snapshot.fetchedAt.timeIntervalSince1970.bitPattern)
         if let v = snapshot.version { w.string(v) }
@@ -128,7 +131,6 @@ enum SnapshotCodec {
             let envelope = Array(try r.bytes(try r.count()))
             stamp = SignatureStamp(keyID: keyID, issuedAt: issuedAt, expiresAt: expiresAt, envelope: envelope)
         }
-        guard presence & ~127 == 0 else { throw r.fail("unknown snapshot fields") }
         let count = try r.count()
         // Straight into the table reads use: no dictionary is built at launch (see `FlagSet`).
         let table = try FlagTable(capacity: count) { (add) throws(ByteDecodingError) in
@@ -148,6 +150,7 @@ enum SnapshotCodec {
             storage: FlagSet(table: table), version: version, fetchedAt: fetchedAt, ttl: ttl,
             contextFingerprint: fingerprint)
         snapshot.signature = stamp
+        snapshot.missingFlagsAreOff = presence & 128 != 0
         return StoredFlags(snapshot: snapshot, etag: etag.map { EntityTag($0, endpoint: etagEndpoint) }, streams: streams)
     }
 
