@@ -145,10 +145,13 @@ public struct FlagSnapshot: Sendable, Equatable {
         storage.entry(killSwitchKey)?.value == .bool(true)
     }
 
-    /// The same data fetched again at `date` (what a service's "not modified" means).
+    /// The same data fetched again at `date` (what a service's "not modified" means). The
+    /// signature's stamp stays, expiry and all: a 304 is not signed, so it renews the fetch
+    /// time but not the operator's word on how long the document is current.
     func refetched(at date: Date) -> FlagSnapshot {
         var again = FlagSnapshot(storage: storage, version: version, fetchedAt: date, ttl: ttl, contextFingerprint: contextFingerprint)
         again.heldRules = heldRules
+        again.signature = signature
         again.missingFlagsAreOff = missingFlagsAreOff
         return again
     }

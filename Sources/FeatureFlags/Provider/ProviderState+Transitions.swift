@@ -13,8 +13,8 @@ extension ProviderState {
     /// | refresh, idle | flight with a new ticket | startFetch |
     /// | launched (current) / (stale) | task kept / — | — / cancel |
     /// | fetchEnded (stale ticket) | — | — |
-    /// | fetchEnded fresh | served `READY` from `network`, failures cleared | (keepMembers), publish, emit `activated`, (`unknown_keys`, `ready`, `context_changed`), settle, persist, complete `updated` |
-    /// | fetchEnded confirmed | same as fresh, no write | publish, (`ready`, `context_changed`), settle, complete `unchanged` |
+    /// | fetchEnded fresh | served `READY` (`STALE` for a signed document past its expiry) from `network`, failures cleared | (keepMembers), publish, emit `activated`, (`unknown_keys`, `ready` or `stale`, `context_changed`), settle, persist, complete `updated` |
+    /// | fetchEnded confirmed | same as fresh, no write | publish, (`ready` or `stale`, `context_changed`), settle, complete `unchanged` |
     /// | fetchEnded rejected | failures cleared, fallback labels, kill applied if asked | emit `payload_rejected` (new ones), (publish, persist), fallback effects, complete `rejected` |
     /// | fetchEnded failed | failures + 1, Retry-After, fatal on 401/403 | emit `fetch_failed`, fallback effects, complete `failed` |
     /// | fetchEnded cancelled | flight dropped | complete `discarded` silently |
@@ -269,6 +269,9 @@ extension ProviderState {
 
     /// Serves `prepared` from the network, `READY`, and clears the failure bookkeeping. The
     /// served context's own answer decides the kill hold: on if it kills, released if not.
+    /// A signed document past its expiry is served `STALE` (reason `STALE`) even so: the
+    /// service answered, but with what its operator signed as current only until then — a 304
+    /// or a replayed answer cannot renew it.
     private mutating func succeeded(
         _ prepared: PreparedSnapshot, activated: (version: String?, latency: Duration, unknownKeys: [String])? = nil,
         at time: ProviderTime
@@ -277,14 +280,19 @@ extension ProviderState {
         retryNotBefore = nil
         lastError = nil
         let previous = served.status
-        let old = served.serve(prepared, source: .network, status: .ready, reasonOverride: nil)
+        let expired = prepared.snapshot.isExpired(at: time.date)
+        let old = served.serve(prepared, source: .network, status: expired ? .stale : .ready, reasonOverride: expired ? .stale : nil)
         let hold = holdKill(prepared.killed, at: time)
         var effects: [ProviderEffect] = [.publish(from: old, to: served.effective)]
         if let activated {
             effects.append(.emit(.activated(version: activated.version, latencyMilliseconds: Int(activated.latency.milliseconds))))
             if !activated.unknownKeys.isEmpty { effects.append(.emit(.unknownKeys(Array(Set(activated.unknownKeys)).sorted()))) }
         }
-        if previous != .ready { effects.append(.emit(.ready)) }
+        if expired {
+            if previous != .stale { effects.append(.emit(.stale(age: prepared.snapshot.signedAge(at: time.date)))) }
+        } else if previous != .ready {
+            effects.append(.emit(.ready))
+        }
         if previous == .reconciling { effects.append(.emit(.contextChanged)) }
         return effects + releaseSettleWaiters() + hold
     }

@@ -208,6 +208,28 @@ struct SignedFetchTests {
         #expect(f.provider.details(Self.newCheckout).reason == .stale)
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aSignedDocumentConfirmedByA304PastItsExpiryIsStaleToo() async throws {
+        let server = try FlagServer(document: Self.document(newCheckout: true, version: "v1"))
+        let f = try ProviderFixture(server: server, fetch: Self.trusting)
+        defer { f.stop() }
+        try Self.signAs(server, issuedAt: f.start, expiresAt: f.start + 60)
+        #expect(await f.provider.refresh().isSuccess)
+        // The service keeps answering "not modified" to the document's tag (it was never signed
+        // again): a 304 is not signed, so it cannot renew the signed expiry.
+        f.clock.advance(by: .seconds(120))
+        #expect(await f.provider.refresh() == .unchanged)
+        #expect(server.requests.last?.status == 304)
+        #expect(f.provider.snapshot.signature?.expiresAt == f.start + 60, "the served snapshot keeps its stamp")
+        #expect(f.provider.status == .stale, "\(f.provider.status)")
+        #expect(f.provider.details(Self.newCheckout).reason == .stale)
+        // Signed again by the operator: fresh.
+        try Self.signAs(server, issuedAt: f.start + 120, expiresAt: f.start + 600)
+        server.document = Self.document(newCheckout: true, version: "v2")
+        #expect(await f.provider.refresh().isSuccess)
+        #expect(f.provider.status == .ready)
+    }
+
     @Test func theStampSurvivesTheStore() throws {
         let dir = TempDir()
         var snapshot = FlagSnapshot(values: ["a": true], version: "v", fetchedAt: Date(timeIntervalSince1970: 1_790_000_000), contextFingerprint: "ctx")
