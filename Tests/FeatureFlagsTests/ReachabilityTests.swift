@@ -15,6 +15,12 @@ struct ReachabilityTests {
         Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT
         eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0
         """
+    /// No network: an interface with nothing but a link-local route, and loopback.
+    static let ipv4Unconnected = """
+        Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT
+        eth0\t0000FEA9\t00000000\t0001\t0\t0\t1000\t0000FFFF\t0\t0\t0
+        lo\t0000007F\t00000000\t0001\t0\t0\t0\t000000FF\t0\t0\t0
+        """
     static let ipv6WithDefault = """
         fe800000000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000002 00000000 00000001     eth0
         00000000000000000000000000000000 00 00000000000000000000000000000000 00 fd000000000000000000000000000001 00000400 00000002 00000000 00000003     wlan0
@@ -35,13 +41,33 @@ struct ReachabilityTests {
     }
 
     #if os(Linux)
-    @Test func defaultRoutesAreFoundInTheRouteTables() {
-        #expect(LinuxReachability.defaultRouteInterfaces(ipv4: Self.ipv4WithDefault, ipv6: "") == ["eth0"])
-        #expect(LinuxReachability.defaultRouteInterfaces(ipv4: Self.ipv4LocalOnly, ipv6: "").isEmpty)
-        #expect(LinuxReachability.defaultRouteInterfaces(ipv4: "", ipv6: Self.ipv6WithDefault) == ["wlan0"])
-        #expect(LinuxReachability.defaultRouteInterfaces(ipv4: "", ipv6: Self.ipv6RejectOnly).isEmpty)
-        #expect(LinuxReachability.defaultRouteInterfaces(ipv4: "", ipv6: "").isEmpty)
-        #expect(LinuxReachability.defaultRouteInterfaces(ipv4: "garbage\nmore garbage", ipv6: "x y z").isEmpty)
+    @Test func routesToANetworkAreFoundInTheRouteTables() {
+        #expect(LinuxReachability.routeInterfaces(ipv4: Self.ipv4WithDefault, ipv6: "") == ["eth0"])
+        #expect(LinuxReachability.routeInterfaces(ipv4: "", ipv6: Self.ipv6WithDefault) == ["wlan0"], "not eth0's link-local route")
+        #expect(LinuxReachability.routeInterfaces(ipv4: "", ipv6: Self.ipv6RejectOnly).isEmpty)
+        #expect(LinuxReachability.routeInterfaces(ipv4: "", ipv6: "").isEmpty)
+        #expect(LinuxReachability.routeInterfaces(ipv4: "garbage\nmore garbage", ipv6: "x y z").isEmpty)
+    }
+
+    /// A LAN without a gateway (a venue's own network, its flag service on it): Apple's path
+    /// monitor calls that a path, and so does Linux's. Before, only a default route counted
+    /// and a provider on such a LAN never fetched.
+    @Test func aLANWithoutADefaultRouteIsAPath() {
+        #expect(LinuxReachability.routeInterfaces(ipv4: Self.ipv4LocalOnly, ipv6: "") == ["eth0"])
+        let ipv6LAN = """
+            fd000000000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth1
+            20010db8000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth2
+            """
+        #expect(LinuxReachability.routeInterfaces(ipv4: "", ipv6: ipv6LAN) == ["eth1", "eth2"])
+        // What every interface gets without a network: link-local (169.254/16, fe80::/64) and
+        // multicast routes; loopback's own routes.
+        let ipv4Unconnected = Self.ipv4Unconnected + "\neth0\t000000E0\t00000000\t0001\t0\t0\t0\t000000F0\t0\t0\t0"
+        let ipv6Unconnected = """
+            fe800000000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0
+            ff000000000000000000000000000000 08 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0
+            00000000000000000000000000000001 80 00000000000000000000000000000000 00 00000000000000000000000000000000 00000000 00000001 00000000 80200001       lo
+            """
+        #expect(LinuxReachability.routeInterfaces(ipv4: ipv4Unconnected, ipv6: ipv6Unconnected).isEmpty)
     }
 
     @Test func anInterfaceThatIsDownDoesNotCount() throws {
@@ -56,10 +82,10 @@ struct ReachabilityTests {
         #expect(LinuxReachability.evaluate(files))
     }
 
-    @Test func recheckReportsChanges() async throws {
+    @Test(.timeLimit(.minutes(1))) func recheckReportsChanges() async throws {
         let dir = TempDir()
         let route = dir.url("route").path
-        try Self.ipv4LocalOnly.write(toFile: route, atomically: true, encoding: .utf8)
+        try Self.ipv4Unconnected.write(toFile: route, atomically: true, encoding: .utf8)
         var files = LinuxReachability.RouteFiles(ipv4: route, ipv6: dir.url("none").path)
         files.operstate = { _ in "up" }
         let monitor = LinuxReachability(files: files, fallbackInterval: .seconds(60))
@@ -76,7 +102,7 @@ struct ReachabilityTests {
         #expect(!monitor.isWatching)
     }
 
-    @Test func aMonitorStartsAtTheFirstQuestionAndNotAfterStop() async throws {
+    @Test(.timeLimit(.minutes(1))) func aMonitorStartsAtTheFirstQuestionAndNotAfterStop() async throws {
         let dir = TempDir()
         let route = dir.url("route").path
         try Self.ipv4WithDefault.write(toFile: route, atomically: true, encoding: .utf8)
@@ -93,13 +119,13 @@ struct ReachabilityTests {
         #expect(await updates.next() == nil)
     }
 
-    @Test func withoutAStopPipeTheMonitorStillFollowsAndStopsAtOnce() async throws {
+    @Test(.timeLimit(.minutes(1))) func withoutAStopPipeTheMonitorStillFollowsAndStopsAtOnce() async throws {
         // A process out of file descriptors gets no pipe to stop the thread with: the monitor
         // re-checks at the fallback interval, and a stop returns at once (it used to wait for a
         // thread that nothing could wake).
         let dir = TempDir()
         let route = dir.url("route").path
-        try Self.ipv4LocalOnly.write(toFile: route, atomically: true, encoding: .utf8)
+        try Self.ipv4Unconnected.write(toFile: route, atomically: true, encoding: .utf8)
         let files = LinuxReachability.RouteFiles(ipv4: route, ipv6: dir.url("none").path, operstate: { _ in "up" })
         let monitor = LinuxReachability(files: files, fallbackInterval: .milliseconds(20), makePipe: { nil })
         var updates = monitor.updates().makeAsyncIterator()
@@ -114,12 +140,12 @@ struct ReachabilityTests {
         #expect(await eventually { !monitor.isWatching }, "the thread ends at its next wake-up")
     }
 
-    @Test func aFailingPollDoesNotEndTheMonitor() async throws {
+    @Test(.timeLimit(.minutes(1))) func aFailingPollDoesNotEndTheMonitor() async throws {
         // poll(2) failing (out of memory, say) used to end the monitor's thread: the last
         // answer stayed for the rest of the process. It keeps re-checking, and stops on demand.
         let dir = TempDir()
         let route = dir.url("route").path
-        try Self.ipv4LocalOnly.write(toFile: route, atomically: true, encoding: .utf8)
+        try Self.ipv4Unconnected.write(toFile: route, atomically: true, encoding: .utf8)
         let files = LinuxReachability.RouteFiles(ipv4: route, ipv6: dir.url("none").path, operstate: { _ in "up" })
         let calls = Locked(0)
         let failingPoll: @Sendable (UnsafeMutablePointer<pollfd>, nfds_t, Int32) -> Int32 = { _, _, _ in
@@ -138,7 +164,7 @@ struct ReachabilityTests {
         #expect(!monitor.isWatching)
     }
 
-    @Test func liveMonitorAgreesWithTheRouteTables() async throws {
+    @Test(.timeLimit(.minutes(1))) func liveMonitorAgreesWithTheRouteTables() async throws {
         let monitor = LinuxReachability()
         defer { monitor.stop() }
         #expect(monitor.isReachable == LinuxReachability.evaluate(.init()))

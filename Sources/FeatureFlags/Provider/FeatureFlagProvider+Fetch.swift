@@ -84,7 +84,7 @@ extension FeatureFlagProvider {
     /// Whether a fetch may go out, given what the path monitor reports: always when every
     /// endpoint asks this machine (`localhost`, `127.0.0.0/8`, `::1`) and the monitor is the
     /// system's — a development server answers whether or not the machine has a network (no
-    /// default route on Linux, Wi-Fi off on a Mac). Decided when asked, not at the provider's
+    /// network route on Linux, Wi-Fi off on a Mac). Decided when asked, not at the provider's
     /// start: it builds a request, which the first read must not wait for.
     func pathIsUp(reported: Bool) -> Bool {
         reported || (SystemReachability.made(reachability) && fetcher.asksOnlyThisMachine(for: context))

@@ -6,8 +6,8 @@ import Glibc
 import Musl
 #endif
 
-/// ``Reachability`` on Linux: reachable while a default route (IPv4 or IPv6) leaves through
-/// an interface that is up. Route and link changes arrive as netlink events on a thread of
+/// ``Reachability`` on Linux: reachable while a route to a network (IPv4 or IPv6, the default
+/// route or a LAN's) leaves through an interface that is up. Route and link changes arrive as netlink events on a thread of
 /// the monitor's own; where netlink is unavailable (some sandboxes) it re-checks every
 /// `fallbackInterval` instead. A periodic re-check also runs beside netlink, in case an
 /// event is missed.
@@ -82,7 +82,7 @@ final class LinuxReachability: Reachability {
 
     deinit { stop() }
 
-    /// Whether a default route through an up interface exists now.
+    /// Whether a route to a network through an up interface exists now.
     var isReachable: Bool {
         startIfIdle()
         return current.withLock { $0 }
@@ -210,32 +210,41 @@ final class LinuxReachability: Reachability {
         return fd
     }
 
-    /// Whether the tables in `files` hold a default route through an interface that is up.
+    /// Whether the tables in `files` hold a route to a network through an interface that is up.
     static func evaluate(_ files: RouteFiles) -> Bool {
         let v4 = (try? String(contentsOfFile: files.ipv4, encoding: .utf8)) ?? ""
         let v6 = (try? String(contentsOfFile: files.ipv6, encoding: .utf8)) ?? ""
-        let interfaces = defaultRouteInterfaces(ipv4: v4, ipv6: v6)
+        let interfaces = routeInterfaces(ipv4: v4, ipv6: v6)
         return interfaces.contains { name in
             let state = files.operstate(name)
             return state == nil || state == "up" || state == "unknown"
         }
     }
 
-    /// Interfaces carrying a usable default route, from `/proc/net/route` and
-    /// `/proc/net/ipv6_route` text (loopback and reject routes excluded).
-    static func defaultRouteInterfaces(ipv4: String, ipv6: String) -> Set<String> {
+    /// Interfaces carrying a usable route to a network, from `/proc/net/route` and
+    /// `/proc/net/ipv6_route` text: a default route, or a route to a network of its own — a
+    /// LAN without a gateway to the internet counts, as Apple's path monitor counts it (a flag
+    /// service on that LAN is reachable). Left out: loopback, reject routes, and the routes
+    /// every interface gets without a network (IPv4 and IPv6 link-local, multicast).
+    static func routeInterfaces(ipv4: String, ipv6: String) -> Set<String> {
         let up: UInt32 = 0x0001, reject: UInt32 = 0x0200
         var names = Set<String>()
         for line in ipv4.split(separator: "\n").dropFirst() {
             let f = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            guard f.count >= 8, f[1] == "00000000", f[7] == "00000000", let flags = UInt32(f[3], radix: 16) else { continue }
+            guard f.count >= 8, let destination = UInt32(f[1], radix: 16), let flags = UInt32(f[3], radix: 16) else { continue }
+            // Little-endian: the first octet is the low byte.
+            let first = destination & 0xFF, second = (destination >> 8) & 0xFF
+            if first == 169 && second == 254 || (224...239).contains(first) || first == 127 { continue }
             if flags & up != 0, flags & reject == 0, f[0] != "lo" { names.insert(String(f[0])) }
         }
         for line in ipv6.split(separator: "\n") {
             let f = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard f.count >= 10, f[0] == String(repeating: "0", count: 32), f[1] == "00",
-                let flags = UInt32(f[8], radix: 16)
+            guard f.count >= 10, f[0].count == 32, let length = Int(f[1], radix: 16), let flags = UInt32(f[8], radix: 16),
+                let top = UInt8(f[0].prefix(2), radix: 16)
             else { continue }
+            // The default route, or a prefix of global unicast (2000::/3) or unique local (fc00::/7) addresses.
+            let isDefault = length == 0 && f[0] == String(repeating: "0", count: 32)
+            guard isDefault || (length > 0 && (top & 0xE0 == 0x20 || top & 0xFE == 0xFC)) else { continue }
             if flags & up != 0, flags & reject == 0, f[9] != "lo" { names.insert(String(f[9])) }
         }
         return names
