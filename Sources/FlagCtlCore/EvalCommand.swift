@@ -100,7 +100,7 @@ enum EvalCommand {
             console.out(
                 Formatting.json([
                     "status": .string(provider.status.rawValue), "source": .string(provider.labels.source.rawValue),
-                    "kill_switch": .bool(provider.isKillSwitchActive),
+                    "kill_switch": .bool(provider.isKillSwitchActive), "missing_flags_off": .bool(provider.snapshot.missingFlagsAreOff),
                     "outcome": .string(summary), "context": .string(context.fingerprint), "flags": .int(names.count),
                     "problems": .list(problems.map(FlagValue.string)),
                 ]))
@@ -110,6 +110,9 @@ enum EvalCommand {
             console.out("status \(provider.status.rawValue) · \(provider.labels.source.rawValue) · \(summary)\(kill)")
             console.out("context \(context.fingerprint) · \(names.count) flags · fallback file \(store.fileURL.path)")
             for line in Formatting.flagTable(names, in: provider) { console.out(line) }
+            if provider.snapshot.missingFlagsAreOff {
+                console.out("(the service leaves disabled flags out: a flag not listed reads false)")
+            }
             if names.isEmpty {
                 console.out(
                     problems.isEmpty

@@ -260,7 +260,11 @@ struct FlagCtlTests {
             #expect(lines.first?["status"] == "READY", "\(provider)")
             let theme = lines.first { $0["flag"] == .string(flag) }
             #expect(theme?["value"] == "#2C3E50", "\(provider): \(String(describing: theme))")
+            #expect(lines.first?["missing_flags_off"] == .bool(provider == "unleash"), "\(provider)")
         }
+        // The table says what an unlisted flag reads where the service leaves disabled flags out.
+        let (_, table) = await run(["eval", "--provider", "unleash", "--endpoint", base, "--key", "u-key"] + budget)
+        #expect(table.out.contains("(the service leaves disabled flags out: a flag not listed reads false)"))
     }
 
     // MARK: serve
