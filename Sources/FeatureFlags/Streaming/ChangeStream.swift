@@ -242,14 +242,20 @@ final class ChangeStream: SessionEventHandler, Sendable {
                 }
             }
         }
-        let previous = state.withLock { s -> Task<Void, Never>? in
-            defer { s.timer = watch }
-            return s.timer
-        }
-        previous?.cancel()
+        install(watch, for: nil)
     }
 
-    /// What the watchdog finds when it wakes.
+    /// Makes `timer` the stream's one timer, cancelling the one it replaces; when `generation`
+    /// is given and is not the running stream's (it stopped or moved on), cancels `timer` instead.
+    private func install(_ timer: Task<Void, Never>, for generation: Int?) {
+        let replaced = state.withLock { s -> Task<Void, Never>? in
+            if let generation, !s.running || s.generation != generation { return timer }
+            defer { s.timer = timer }
+            return s.timer
+        }
+        replaced?.cancel()
+    }
+
     /// Connects again once `delay` has passed on the configured clock (a test's clock moves by
     /// hand, so a test sees the wait and ends it at once). ``stop()`` cancels the wait.
     private func scheduleReconnection(after delay: Duration, generation: Int) {
@@ -264,14 +270,10 @@ final class ChangeStream: SessionEventHandler, Sendable {
             guard let self else { return }
             control.async { self.connect(generation) }
         }
-        let previous = state.withLock { s -> Task<Void, Never>? in
-            guard s.running, s.generation == generation else { return wait }
-            defer { s.timer = wait }
-            return s.timer
-        }
-        previous?.cancel()
+        install(wait, for: generation)
     }
 
+    /// What the watchdog finds when it wakes.
     private enum WatchdogVerdict {
         /// Its connection is no longer the stream's: nothing to watch.
         case gone
