@@ -44,6 +44,19 @@ struct AppUpdatePolicyTests {
         #expect(try !update("1.2.3").isApplicable(to: plain))
     }
 
+    /// Equality agrees with the order (Comparable's contract): `1.2.3` and `1.2.3.0` are
+    /// neither older nor newer than each other, so they are equal and hash alike — a `Set` or
+    /// a dictionary of versions holds one of them, and `==` says what `<` implies.
+    @Test func aMissingBuildNumberEqualsZero() throws {
+        let plain = try #require(AppVersion("1.2.3"))
+        let zero = try #require(AppVersion("1.2.3.0"))
+        #expect(!(plain < zero) && !(zero < plain))
+        #expect(plain == zero)
+        #expect(Set([plain, zero]).count == 1)
+        #expect(plain != AppVersion("1.2.3.1"))
+        #expect(plain.description == "1.2.3" && zero.description == "1.2.3.0", "each still says what it was given")
+    }
+
     @Test(arguments: ["", "1.2.3.4.5", "v1.2.3", "1.2.3-beta", "1..3", "1.2.x", " 1.2.3", "1.2.3.", "-1.2.3", "1.2.3.9999999999"])
     func malformedVersionsAreRejected(_ text: String) {
         #expect(AppVersion(text) == nil)

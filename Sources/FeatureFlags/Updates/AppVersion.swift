@@ -63,6 +63,20 @@ public struct AppVersion: Sendable, Hashable, Comparable, CustomStringConvertibl
         (lhs.major, lhs.minor, lhs.patch, lhs.build ?? 0) < (rhs.major, rhs.minor, rhs.patch, rhs.build ?? 0)
     }
 
+    /// Equal when neither is older: a missing build number equals 0 (`1.2.3 == 1.2.3.0`), as
+    /// the order has it.
+    public static func == (lhs: AppVersion, rhs: AppVersion) -> Bool {
+        (lhs.major, lhs.minor, lhs.patch, lhs.build ?? 0) == (rhs.major, rhs.minor, rhs.patch, rhs.build ?? 0)
+    }
+
+    /// Hashes what ``==`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(major)
+        hasher.combine(minor)
+        hasher.combine(patch)
+        hasher.combine(build ?? 0)
+    }
+
     /// `X.Y.Z` or `X.Y.Z.a`, as given.
     public var description: String {
         "\(major).\(minor).\(patch)" + (build.map { ".\($0)" } ?? "")
