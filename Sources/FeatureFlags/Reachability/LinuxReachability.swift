@@ -7,10 +7,10 @@ import Musl
 #endif
 
 /// ``Reachability`` on Linux: reachable while a route to a network (IPv4 or IPv6, the default
-/// route or a LAN's) leaves through an interface that is up. Route and link changes arrive as netlink events on a thread of
-/// the monitor's own; where netlink is unavailable (some sandboxes) it re-checks every
-/// `fallbackInterval` instead. A periodic re-check also runs beside netlink, in case an
-/// event is missed.
+/// route or a LAN's) leaves through an interface that is up. Route and link changes arrive as
+/// netlink events on a thread of the monitor's own; where netlink is unavailable (some
+/// sandboxes) it re-checks every `fallbackInterval` instead. A periodic re-check also runs
+/// beside netlink, in case an event is missed.
 ///
 /// Monitoring starts at the first question (``isReachable`` or ``updates()``), not at creation:
 /// reading the route tables and starting the thread is most of what a provider's start would

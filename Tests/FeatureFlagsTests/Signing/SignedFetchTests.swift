@@ -188,15 +188,25 @@ struct SignedFetchTests {
         #expect(f.provider.value(Self.newCheckout) == false && f.provider.snapshot.version == "march-rollback")
     }
 
-    @Test(.timeLimit(.minutes(1)))
-    func aSignedDocumentPastItsExpiryIsStaleAndSaysSo() async throws {
-        let server = try FlagServer(document: Self.document(newCheckout: true, version: "v1"))
-        let f = try ProviderFixture(server: server, fetch: Self.trusting)
-        defer { f.stop() }
-        // Signed by the operator, current for one minute of the provider's clock.
-        try Self.signAs(server, issuedAt: f.start, expiresAt: f.start + 60)
+    /// A provider serving a document its operator signed as current for one minute of the
+    /// provider's clock.
+    private static func signedForOneMinute() async throws -> ProviderFixture {
+        let f = try ProviderFixture(server: try FlagServer(document: Self.document(newCheckout: true, version: "v1")), fetch: Self.trusting)
+        do {
+            try Self.signAs(f.server, issuedAt: f.start, expiresAt: f.start + 60)
+        } catch {
+            f.stop()
+            throw error
+        }
         #expect(await f.provider.refresh().isSuccess)
         #expect(f.provider.status == .ready)
+        return f
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aSignedDocumentPastItsExpiryIsStaleAndSaysSo() async throws {
+        let f = try await Self.signedForOneMinute()
+        defer { f.stop() }
         // Nothing newer comes (the service is replaying it, or cut off): past its expiry the
         // values are still served, but as stale.
         f.server.fault = .closeConnection
@@ -210,11 +220,9 @@ struct SignedFetchTests {
 
     @Test(.timeLimit(.minutes(1)))
     func aSignedDocumentConfirmedByA304PastItsExpiryIsStaleToo() async throws {
-        let server = try FlagServer(document: Self.document(newCheckout: true, version: "v1"))
-        let f = try ProviderFixture(server: server, fetch: Self.trusting)
+        let f = try await Self.signedForOneMinute()
         defer { f.stop() }
-        try Self.signAs(server, issuedAt: f.start, expiresAt: f.start + 60)
-        #expect(await f.provider.refresh().isSuccess)
+        let server = f.server
         // The service keeps answering "not modified" to the document's tag (it was never signed
         // again): a 304 is not signed, so it cannot renew the signed expiry.
         f.clock.advance(by: .seconds(120))
