@@ -25,4 +25,4 @@ func jsonLines(_ lines: [String]) -> [[String: FlagValue]] {
 
 /// `--timeout` for fetches that are not about time: generous, so that a loaded machine cannot
 /// turn a success into a timeout (`flagctl` accepts at most 60 s).
-let generousTimeout = ["--timeout", String(min(10 * TestTiming.scale, 60))]
+let generousTimeout = ["--timeout", String(min(30 * TestTiming.scale, 60))]
