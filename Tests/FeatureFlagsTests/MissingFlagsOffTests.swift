@@ -81,7 +81,8 @@ struct MissingFlagsOffTests {
         defer { server.stop(); fetcher.shutdown() }
         let snapshot = try #require(snapshot(of: await fetcher.fetch(auraPersonal)))
         #expect(!snapshot.missingFlagsAreOff)
-        let store = LastKnownGoodStore(fileURL: TempDir().url("flags.lkg"))
+        let dir = TempDir()
+        let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
         try store.save(snapshot, etag: nil, for: auraPersonal)
         let client = FallbackClient(store: store, context: auraPersonal)
         let details = client.details(FlagKey("never_created", default: true))

@@ -49,9 +49,9 @@ struct HotReloadTests {
         // The file watcher (every 200 ms) finds the change and is held reading it.
         #expect(await eventually { gate.isHolding })
         async let answer = fetcher.fetch(auraPersonal)
-        // Whenever the request gets there — before the release or after — it must be answered
-        // from the new document: the reload it meets in progress is waited for, not skipped.
-        try await Task.sleep(for: .milliseconds(100))
+        // The request gets there while the reload is held, and must be answered from the new
+        // document: the reload it meets in progress is waited for, not skipped.
+        #expect(await eventually { server.connectionCount >= 1 })
         gate.release()
         let fetched = await answer
         #expect(snapshot(of: fetched)?.flags["plan_themeColor"]?.value == "#112233", "\(fetched)")

@@ -125,9 +125,9 @@ public struct ContextMerge: Sendable {
         _ members: [(context: EvaluationContext, snapshot: FlagSnapshot)]
     ) -> [(context: EvaluationContext, snapshot: FlagSnapshot)] {
         guard members.contains(where: \.snapshot.missingFlagsAreOff) else { return members }
-        var booleans: [String] = []
+        var booleans = Set<String>()
         for member in members {
-            for (name, entry) in member.snapshot.flags where entry.value?.boolValue != nil { booleans.append(name) }
+            for (name, entry) in member.snapshot.flags where entry.value?.boolValue != nil { booleans.insert(name) }
         }
         return members.map { member in
             guard member.snapshot.missingFlagsAreOff else { return member }

@@ -269,9 +269,10 @@ extension ProviderState {
 
     /// Serves `prepared` from the network, `READY`, and clears the failure bookkeeping. The
     /// served context's own answer decides the kill hold: on if it kills, released if not.
-    /// A signed document past its expiry is served `STALE` (reason `STALE`) even so: the
-    /// service answered, but with what its operator signed as current only until then — a 304
-    /// or a replayed answer cannot renew it.
+    /// Values already past their expiry (``FlagSnapshot/isExpired(at:)``) are served `STALE`
+    /// (reason `STALE`) even so — in practice a signed document past its `exp`: the service
+    /// answered, but with what its operator signed as current only until then, and a 304 or a
+    /// replayed answer cannot renew it.
     private mutating func succeeded(
         _ prepared: PreparedSnapshot, activated: (version: String?, latency: Duration, unknownKeys: [String])? = nil,
         at time: ProviderTime

@@ -130,14 +130,15 @@ package struct ServedState: Sendable {
     package func lookup(_ name: String, hash: Int, killSwitchKey: String) -> FlagValue? {
         if prepared.killed || held { return killedLookup(name, killSwitchKey: killSwitchKey, hash: hash) }
         if let overrides, let forced = overrides.value(name, hash: hash) { return forced }
-        guard let slot = prepared.table.slot(name, hash: hash) else { return missing() }
+        guard let slot = prepared.table.slot(name, hash: hash) else { return missingValue() }
         return slot.pointee.value
     }
 
-    /// A plain read of a flag the table lacks: `false` where the snapshot's missing flags are
-    /// off (it converts to nothing but `Bool`, so reads of other types take their default).
+    /// What a read of a flag the table lacks starts from: `false` where the snapshot's missing
+    /// flags are off (it converts to nothing but `Bool`, so reads of other types take their
+    /// default), else nothing. Plain and explained reads both ask here.
     @inline(never)
-    private func missing() -> FlagValue? {
+    package func missingValue() -> FlagValue? {
         prepared.snapshot.missingFlagsAreOff ? .bool(false) : nil
     }
 

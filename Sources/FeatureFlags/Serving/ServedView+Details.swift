@@ -53,13 +53,13 @@ extension ServedView {
             return FlagDetails(key: name, value: typed, reason: .static, source: .override)
         }
         guard let slot = served.prepared.table.slot(name, hash: hash) else {
-            if served.prepared.snapshot.missingFlagsAreOff {
+            if let off = served.missingValue() {
                 // The service left the flag out: it is off (`false` for a Bool read).
-                guard let off = convert(.bool(false)) else {
+                guard let typed = convert(off) else {
                     return FlagDetails(
                         key: name, value: defaultValue, reason: .disabled, source: .codeDefault, snapshotVersion: version, age: age)
                 }
-                return FlagDetails(key: name, value: off, reason: .disabled, source: served.source, snapshotVersion: version, age: age)
+                return FlagDetails(key: name, value: typed, reason: .disabled, source: served.source, snapshotVersion: version, age: age)
             }
             let code: FlagErrorCode = served.status == .notReady ? .providerNotReady : .flagNotFound
             return FlagDetails(
