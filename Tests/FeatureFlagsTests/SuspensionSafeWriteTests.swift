@@ -119,10 +119,10 @@ struct SuspensionSafeWriteTests {
         /// The system's second call, with `expired` true.
         func expire() { call(true) }
 
-        /// Waits (bounded, 2 s per call) until `count` calls of the block have returned.
+        /// Waits (bounded, ``TestTiming/waitDeadline`` per call) until `count` calls of the block have returned.
         func waitForReturns(_ count: Int) -> Bool {
             while returned.withLock({ $0.count }) < count {
-                guard oneReturned.wait(timeout: .now() + 2) == .success else { return false }
+                guard oneReturned.wait(timeout: TestTiming.waitDeadline) == .success else { return false }
             }
             return true
         }

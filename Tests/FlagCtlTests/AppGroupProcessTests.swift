@@ -59,7 +59,7 @@ struct AppGroupProcessTests {
 
         let app = Self.app(server, container)
         defer { app.shutdown() }
-        #expect(await app.refreshInBackground(deadline: .seconds(5)).isSuccess)
+        #expect(await app.refreshInBackground(deadline: TestTiming.loopbackBudget).isSuccess)
         let first = try await Self.read(binary, container)
         #expect(first.status == 0, "\(first.err)")
         #expect(first.flags["new_checkout"] == .bool(app.value(FlagKey("new_checkout", default: false))))
@@ -67,7 +67,7 @@ struct AppGroupProcessTests {
         #expect(server.requestCount == 1, "the extension made no request")
 
         server.document = Self.document(killed: true, version: "v2")
-        #expect(await app.refreshInBackground(deadline: .seconds(5)).isSuccess)
+        #expect(await app.refreshInBackground(deadline: TestTiming.loopbackBudget).isSuccess)
         let killed = try await Self.read(binary, container)
         #expect(killed.header["kill_switch"] == true, "\(killed.header)")
         #expect(server.requestCount == 2)

@@ -27,8 +27,7 @@ struct HotReloadTests {
             // Bounded: a test that failed before releasing does not hang the server's stop. The
             // bound is the tests' longest wait, not seconds: a hold that ran out while the test
             // was starved (a loaded TSan run) would let the reload finish before the request.
-            let bound = TestTiming.eventualityBound.components.seconds
-            if hold { _ = released.wait(timeout: .now() + .seconds(Int(bound))) }
+            if hold { _ = released.wait(timeout: TestTiming.waitDeadline) }
             return try FileIO.read(path)
         }
     }

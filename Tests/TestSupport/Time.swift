@@ -43,6 +43,12 @@ package enum TestTiming {
     /// fresh-clone CI run once saw two fixtures get no first request within 5 s: the bound is
     /// well beyond such a stall.
     package static var eventualityBound: Duration { scaled(.seconds(30)) }
+
+    /// The same bound as a Dispatch deadline from now, for tests that wait on a semaphore for
+    /// another thread: a fixed few seconds is what a starved thread can miss.
+    package static var waitDeadline: DispatchTime {
+        .now() + .seconds(Int(eventualityBound.components.seconds))
+    }
 }
 
 /// Waits (bounded) until `condition` holds; false if it never does. It re-checks every

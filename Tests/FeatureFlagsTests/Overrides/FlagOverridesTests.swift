@@ -204,18 +204,18 @@ struct FlagOverridesTests {
             try? overrides.override("a", 1)
             finished.signal()
         }
-        #expect(entered.wait(timeout: .now() + 5) == .success, "the first write never started")
+        #expect(entered.wait(timeout: TestTiming.waitDeadline) == .success, "the first write never started")
         Thread.detachNewThread {
             try? overrides.override("b", 2)
             finished.signal()
         }
         // The second change reaches the clients while the first write is still held.
-        #expect(toldOne.wait(timeout: .now() + 5) == .success)
-        #expect(toldOne.wait(timeout: .now() + 5) == .success, "a change waited for another's file write")
+        #expect(toldOne.wait(timeout: TestTiming.waitDeadline) == .success)
+        #expect(toldOne.wait(timeout: TestTiming.waitDeadline) == .success, "a change waited for another's file write")
         #expect(told.withLock { $0 } == [["a": 1], ["a": 1, "b": 2]])
         #expect(overrides.values == ["a": 1, "b": 2], "reads never wait for the disk")
         release.signal()
-        #expect(finished.wait(timeout: .now() + 5) == .success && finished.wait(timeout: .now() + 5) == .success)
+        #expect(finished.wait(timeout: TestTiming.waitDeadline) == .success && finished.wait(timeout: TestTiming.waitDeadline) == .success)
         #expect(FlagOverrides(fileURL: file, allowed: true, launch: nil).values == ["a": 1, "b": 2])
     }
 }
