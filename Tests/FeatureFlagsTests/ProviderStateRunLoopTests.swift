@@ -245,6 +245,63 @@ extension ProviderStateTests {
     }
 }
 
+/// A signed document served `READY` whose `exp` passes between two polls: `STALE` when it
+/// does, not at the next poll — and the poll planned stays where it was.
+extension ProviderStateTests {
+    /// Values signed at the start, expiring `expiresIn` seconds later, as a fetch serves them.
+    func signed(expiresIn: TimeInterval) -> PreparedSnapshot {
+        var snapshot = FlagSnapshot(values: ["x": 2], version: "v", fetchedAt: Self.start, ttl: 3_600)
+        snapshot.signature = SignatureStamp(keyID: "k", issuedAt: Self.start, expiresAt: Self.start.addingTimeInterval(expiresIn))
+        return base.prepare(snapshot)
+    }
+
+    @Test func aSignedExpiryBetweenPollsTurnsTheValuesStaleWhenItPasses() {
+        var s = state()
+        let ticket = startFetch(&s)
+        _ = s.apply(report(ticket, .fresh(signed(expiresIn: 100), etag: nil, unknownKeys: [])), at: at(0))
+        #expect(s.served.status == .ready)
+        // The poll is about 300 s away; the expiry comes first and is what the loop wakes for.
+        guard case .sleep(let wake?) = plan(&s, after: .updated(["x"]), at: 0), let poll = s.plannedPoll else {
+            Issue.record("expected a deadline")
+            return
+        }
+        #expect(wake == .seconds(100) + .milliseconds(1) && poll > .seconds(150), "\(wake) \(poll)")
+        #expect(!s.waitsForWakeUpOnly)
+        // Woken early (a spurious timer): nothing changes.
+        #expect(timerDue(&s, at: 50) == (false, []))
+        #expect(s.served.status == .ready)
+        #expect(plan(&s, after: .updated(["x"]), at: 50) == .sleep(until: wake), "the same poll, the same expiry")
+        // Due: STALE, said once, and no fetch before the poll.
+        let due = timerDue(&s, at: 100.001)
+        #expect(due.fetch == false && due.effects == ["emit stale"], "\(due)")
+        #expect(s.served.status == .stale && s.served.reasonOverride == .stale && s.served.source == .network)
+        #expect(plan(&s, after: .updated(["x"]), at: 100.001) == .sleep(until: poll), "the poll planned before, not drawn again")
+        #expect(timerDue(&s, at: poll.seconds + 0.001) == (true, []), "the poll, when it comes")
+    }
+
+    @Test func onlySignedNetworkValuesWaitForTheirExpiry() {
+        // Unsigned values with a TTL, served READY: a TTL matters only when a fetch fails.
+        var unsigned = state()
+        let first = startFetch(&unsigned)
+        _ = unsigned.apply(report(first, .fresh(prepared(["x": 2], ttl: 60), etag: nil, unknownKeys: [])), at: at(0))
+        #expect(unsigned.expiryDeadline(at: at(1)) == nil)
+        #expect(timerDue(&unsigned, at: 120).effects.isEmpty && unsigned.served.status == .ready)
+        // Signed, but expired already when served: STALE from the start, nothing to wait for.
+        var late = state()
+        let second = startFetch(&late)
+        _ = late.apply(report(second, .fresh(signed(expiresIn: 100), etag: nil, unknownKeys: [])), at: at(200))
+        #expect(late.served.status == .stale && late.expiryDeadline(at: at(200)) == nil)
+        // In the background: no timer; the return to the foreground relabels.
+        var away = state()
+        let third = startFetch(&away)
+        _ = away.apply(report(third, .fresh(signed(expiresIn: 100), etag: nil, unknownKeys: [])), at: at(0))
+        _ = away.apply(.lifecycle(foreground: false), at: at(10))
+        #expect(away.expiryDeadline(at: at(10)) == nil)
+        let back = away.apply(.lifecycle(foreground: true), at: at(500)).map(\.label)
+        #expect(back.contains("emit stale") && away.served.status == .stale, "\(back)")
+    }
+}
+
 /// A snapshot stamped by a clock that has since been set back: its age cannot be told, so it is
 /// not called fresh, whatever its TTL says.
 extension ProviderStateTests {

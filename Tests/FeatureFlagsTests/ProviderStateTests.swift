@@ -390,6 +390,8 @@ struct ProviderStateTests {
             return asked.withLock { $0 }
         }
         #expect(!take(), "nothing asked yet")
+        #expect(!take(timerDue: true), "a timer with no poll planned (an expiry's) does not poll")
+        s.plannedPoll = .zero  // what the run loop's plan says: a poll now
         #expect(take(timerDue: true), "a due timer polls in the foreground")
         _ = s.apply(.lifecycle(foreground: false), at: at())
         #expect(!take(timerDue: true), "a timer that fires late, after the app went to the background, does not poll")

@@ -68,18 +68,27 @@ extension ProviderState {
                 answer(.stop)
                 return []
             }
-            let deadline = nextAttempt(after: outcome, at: time.elapsed)
+            // After a wake-up for an expiry only, the poll planned before stays where it was:
+            // drawing it again would put it off (and spend jitter) at every such wake-up.
+            let deadline = keepsPlannedPoll ? plannedPoll : nextAttempt(after: outcome, at: time.elapsed)
+            keepsPlannedPoll = false
+            plannedPoll = deadline
             waitsForWakeUpOnly = deadline == nil
-            // No fetch planned (no network path): still wake when the served values pass
-            // their TTL, to label them STALE.
-            answer(.sleep(until: deadline ?? expiryDeadline(at: time)))
+            // Also wake when the served values' label expires (fallback values passing their
+            // TTL, a signed document passing its `exp`), to label them STALE then.
+            let wake = [deadline, expiryDeadline(at: time)].compactMap { $0 }.min()
+            answer(.sleep(until: wake))
             return []
         case .takeFetchRequest(let timerDue, let answer):
-            let fetch = fetchRequested || (timerDue && pathUp && streams.foreground)
+            let pollDue = timerDue && plannedPoll.map { time.elapsed >= $0 } == true
+            let fetch = fetchRequested || (pollDue && pathUp && streams.foreground)
             fetchRequested = false
             answer(fetch)
-            // The timer was due and nothing is fetched (no path): the expiry it may have been for.
-            return (fetch || !timerDue) ? [] : reassessExpiry(at: time)
+            guard !fetch, timerDue else { return [] }
+            // The timer was due and nothing is fetched: the expiry it was for (no path, or an
+            // expiry before the poll, which stays planned).
+            keepsPlannedPoll = !pollDue
+            return reassessExpiry(at: time)
         case .sleep(let sleeper, let id, let resume):
             return sleep(sleeper, id: id, resume: resume)
         case .stopSleeping(let sleeper, let id):
@@ -382,28 +391,53 @@ extension ProviderState {
         return effects + releaseSettleWaiters()
     }
 
-    /// When the fallback values served after a failure (`ERROR`) pass their TTL, on the
-    /// provider's clock (a millisecond after, as expiry is "older than"); nil when they never
-    /// will, nothing is served from the fallback, or the app is in the background (no timer
-    /// runs there; the return to the foreground looks again).
+    /// When the served values' label expires, on the provider's clock (a millisecond after, as
+    /// expiry is "older than"): fallback values served after a failure (`ERROR`) passing their
+    /// TTL or signed expiry, or network values (`READY`) passing their signed expiry. Nil when
+    /// nothing served will expire so, or the app is in the background (no timer runs there;
+    /// the return to the foreground looks again).
     func expiryDeadline(at time: ProviderTime) -> Duration? {
-        guard streams.foreground, servesFallbackAfterFailure,
-            let seconds = served.prepared.snapshot.secondsUntilExpiry(at: time.date)
-        else { return nil }
-        // The TTL came from outside: bounded before it becomes a `Duration` (which traps far out).
+        guard streams.foreground else { return nil }
+        let snapshot = served.prepared.snapshot
+        let seconds: TimeInterval?
+        if servesFallbackAfterFailure {
+            seconds = snapshot.secondsUntilExpiry(at: time.date)
+        } else if servesSignedNetworkValues, let expiresAt = snapshot.signature?.expiresAt, expiresAt > time.date {
+            seconds = expiresAt.timeIntervalSince(time.date)
+        } else {
+            seconds = nil
+        }
+        guard let seconds else { return nil }
+        // The TTL and the expiry came from outside: bounded before they become a `Duration`
+        // (which traps far out).
         return time.elapsed + Duration.boundedWait(seconds: seconds) + .milliseconds(1)
     }
 
-    /// Fallback values served after a failure that have passed their TTL since: `STALE` now,
-    /// with its event — what a failed fetch at this instant would have said. Nothing otherwise.
+    /// Served values whose label expired since it was given: `STALE` now, with its event —
+    /// fallback values served after a failure past their TTL or signed expiry (what a failed
+    /// fetch at this instant would have said), or network values past their signed expiry (what
+    /// a fetch of the same document at this instant would have said). Nothing otherwise.
     mutating func reassessExpiry(at time: ProviderTime) -> [ProviderEffect] {
-        guard servesFallbackAfterFailure, served.prepared.snapshot.isExpired(at: time.date) else { return [] }
-        return fallBack(reason: "the fallback values passed their TTL", forcing: nil, at: time)
+        if servesFallbackAfterFailure {
+            guard served.prepared.snapshot.isExpired(at: time.date) else { return [] }
+            return fallBack(reason: "the fallback values passed their TTL", forcing: nil, at: time)
+        }
+        let snapshot = served.prepared.snapshot
+        guard servesSignedNetworkValues, let expiresAt = snapshot.signature?.expiresAt, time.date >= expiresAt else { return [] }
+        served.status = .stale
+        served.reasonOverride = .stale
+        return [.emit(.stale(age: snapshot.signedAge(at: time.date)))] + releaseSettleWaiters()
     }
 
-    /// Whether the fallback is served after a failure (`ERROR`): the one state whose labels
-    /// expiry changes without a fetch.
+    /// Whether the fallback is served after a failure (`ERROR`): a state whose label expiry
+    /// changes without a fetch.
     private var servesFallbackAfterFailure: Bool { served.status == .error && served.source == .fallback }
+
+    /// Whether a signed document's values from the network are served `READY`: the other state
+    /// whose label expiry changes without a fetch (its `exp`; a TTL only matters when a fetch fails).
+    private var servesSignedNetworkValues: Bool {
+        served.status == .ready && served.source == .network && served.prepared.snapshot.signature != nil
+    }
 
     /// Drops the fetch in flight: its task is cancelled and its callers told `discarded`.
     private mutating func dropFlight() -> [ProviderEffect] {

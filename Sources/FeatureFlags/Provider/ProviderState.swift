@@ -67,6 +67,10 @@ struct ProviderState: ServesValues {
     var fetchRequested = false
     /// The run loop's sleep between polls.
     var runLoopSleep = Sleep()
+    /// The poll the run loop's last plan set (on the provider's clock); nil when none is planned.
+    var plannedPoll: Duration?
+    /// The run loop woke for an expiry before ``plannedPoll``: its next plan keeps that poll.
+    var keepsPlannedPoll = false
     /// Whether the run loop's last plan was to sleep until a wake-up, with no poll deadline
     /// (no path, or in the background). With ``Sleep/sleeper`` set it says the loop has handled
     /// everything that woke it and no timer will: tests wait for that instead of sleeping.

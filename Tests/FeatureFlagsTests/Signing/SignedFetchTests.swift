@@ -238,6 +238,35 @@ struct SignedFetchTests {
         #expect(f.provider.status == .ready)
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aSignedExpiryThatPassesBetweenPollsIsStaleWhenItPasses() async throws {
+        let f = try await Self.signedForOneMinute()
+        defer { f.stop() }
+        let requests = f.server.requestCount
+        let events = f.provider.recentEvents.count
+        let loop = f.run()
+        defer { loop.cancel() }
+        // The run loop's own first fetch, then its sleep: until the expiry (a minute), before
+        // the next poll (five, with jitter).
+        #expect(await eventually { f.server.requestCount == requests + 1 && f.clock.sleeperDeadlines.count == 1 })
+        let expiry = f.clock.now.advanced(by: .seconds(60))
+        #expect(await eventually { f.clock.sleeperDeadlines.first.map { $0 > expiry && $0 < expiry.advanced(by: .seconds(1)) } == true },
+                "\(f.clock.sleeperDeadlines)")
+        f.clock.advance(by: .seconds(61))
+        #expect(await eventually { f.provider.status == .stale }, "\(f.provider.status)")
+        #expect(f.provider.details(Self.newCheckout).reason == .stale)
+        #expect(f.provider.value(Self.newCheckout) == true, "still the operator's values")
+        #expect(f.provider.recentEvents.dropFirst(events).filter { $0.kind == .stale }.count == 1)
+        #expect(f.server.requestCount == requests + 1, "no fetch for the expiry")
+        // The poll planned before comes at its time (at most 330 s after the fetch, 269 s from
+        // here), not a whole interval (at least 270 s) after the expiry.
+        #expect(await eventually { f.clock.sleeperDeadlines.count == 1 })
+        let poll = try #require(f.clock.sleeperDeadlines.first)
+        #expect(f.clock.now.duration(to: poll) < .seconds(270), "\(f.clock.now.duration(to: poll))")
+        f.clock.advance(by: f.clock.now.duration(to: poll))
+        #expect(await eventually { f.server.requestCount == requests + 2 })
+    }
+
     @Test func theStampSurvivesTheStore() throws {
         let dir = TempDir()
         var snapshot = FlagSnapshot(values: ["a": true], version: "v", fetchedAt: Date(timeIntervalSince1970: 1_790_000_000), contextFingerprint: "ctx")
