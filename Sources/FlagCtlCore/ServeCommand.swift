@@ -101,10 +101,7 @@ enum ServeCommand {
             console.err("flagctl serve: \(file) is not a flag document: \(error.message)")
             return 65
         }
-        if let signing {
-            try server.signAnswers(privateKeyPEM: signing.pem, keyID: signing.keyID)
-            console.out("signing every answer as a JWS (EdDSA) with key id \(signing.keyID)")
-        }
+        if let signing { console.out(try SigningCommands.sign(server, signing)) }
         if let latency { server.latency = latency }
         if let failRate { server.failRate = failRate }
         server.fault = fault
@@ -148,7 +145,7 @@ enum ServeCommand {
     /// Serves a flagd definitions file at `/flagd/flags.json` (read once: restart to publish
     /// a change), with the change stream at `/events`.
     static func serveFlagd(
-        _ bytes: [UInt8], file: String, configuration: FlagServer.Configuration, signing: (pem: String, keyID: String)?,
+        _ bytes: [UInt8], file: String, configuration: FlagServer.Configuration, signing: (pem: String, keyID: String, expiresIn: TimeInterval?)?,
         console: Console, waitForStop: () async -> Void
     ) async throws -> Int32 {
         let server = try FlagServer(
@@ -162,10 +159,7 @@ enum ServeCommand {
             console.err("flagctl serve: \(file) is not a flagd definitions file: \(error.problems.first?.description ?? "unreadable")")
             return 65
         }
-        if let signing {
-            try server.signAnswers(privateKeyPEM: signing.pem, keyID: signing.keyID)
-            console.out("signing every answer as a JWS (EdDSA) with key id \(signing.keyID)")
-        }
+        if let signing { console.out(try SigningCommands.sign(server, signing)) }
         for problem in definitions?.problems ?? [] { console.err("flagctl serve: \(file): \(problem) (served as PARSE_ERROR)") }
         console.out(
             "serving flagd definitions \(file) (\(definitions?.keys.count ?? 0) flags) on \(server.baseURL.absoluteString)"

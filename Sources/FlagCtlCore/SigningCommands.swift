@@ -1,5 +1,6 @@
 import FeatureFlags
 import FeatureFlagsSigning
+import FlagServer
 import Foundation
 
 /// `flagctl keygen`, `sign` and `verify`: an operator's Ed25519 keys and signed flag documents
@@ -69,13 +70,7 @@ enum SigningCommands {
 
     static func runSign(_ arguments: ParsedArguments, console: Console) throws -> Int32 {
         guard let keyPath = arguments.value("key") else { throw UsageError(message: "--key KEY.pem is required") }
-        var expiresIn: TimeInterval?
-        if let text = arguments.value("expires-in") {
-            guard let seconds = TimeInterval(text), seconds > 0, seconds <= 0x1p32 else {
-                throw UsageError(message: "--expires-in takes a positive number of seconds (at most 2^32, about 136 years), not '\(text)'")
-            }
-            expiresIn = seconds
-        }
+        let expiresIn = try expiresIn(arguments)
         guard let document = read(arguments.positionals[0], console: console, command: "sign") else { return exitNoInput }
         guard let keyText = read(keyPath, console: console, command: "sign"), let seed = SigningKeys.privateKey(String(decoding: keyText, as: UTF8.self))
         else {
@@ -128,8 +123,23 @@ enum SigningCommands {
 
     /// `--sign-with KEY.pem [--kid ID]`: the private key's PEM text and the key id (default:
     /// the file's name without `.pem`), or nil without `--sign-with`.
-    static func signing(_ arguments: ParsedArguments) throws -> (pem: String, keyID: String)? {
-        guard let path = arguments.value("sign-with") else { return nil }
+    /// `--expires-in SECONDS`: how long after signing a document is current; nil when not given.
+    static func expiresIn(_ arguments: ParsedArguments) throws(UsageError) -> TimeInterval? {
+        guard let text = arguments.value("expires-in") else { return nil }
+        guard let seconds = TimeInterval(text), seconds > 0, seconds <= 0x1p32 else {
+            throw UsageError(message: "--expires-in takes a positive number of seconds (at most 2^32, about 136 years), not '\(text)'")
+        }
+        return seconds
+    }
+
+    /// `--sign-with KEY.pem` (with `--kid` and `--expires-in`): the key, its id and how long
+    /// the answers stay current; nil when answers are not signed.
+    static func signing(_ arguments: ParsedArguments) throws -> (pem: String, keyID: String, expiresIn: TimeInterval?)? {
+        let expiresIn = try expiresIn(arguments)
+        guard let path = arguments.value("sign-with") else {
+            if expiresIn != nil { throw UsageError(message: "--expires-in needs --sign-with: only signed answers carry an expiry") }
+            return nil
+        }
         guard let data = FileManager.default.contents(atPath: (path as NSString).expandingTildeInPath) else {
             throw UsageError(message: "--sign-with: cannot read \(path)")
         }
@@ -137,7 +147,23 @@ enum SigningCommands {
         guard SigningKeys.privateKey(pem) != nil else {
             throw UsageError(message: "--sign-with: \(path) holds no Ed25519 private key (a PRIVATE KEY PEM block)")
         }
-        return (pem, arguments.value("kid") ?? keyID(fromFile: path))
+        return (pem, arguments.value("kid") ?? keyID(fromFile: path), expiresIn)
+    }
+
+    /// Signs every answer of `server` as `signing` says: with an expiry, as one document signed
+    /// now and current for that long (the answers keep that signing time and expiry, as a
+    /// document nobody signs again would); without one, each answer signed when it is sent.
+    /// Returns the line that says so.
+    static func sign(_ server: FlagServer, _ signing: (pem: String, keyID: String, expiresIn: TimeInterval?)) throws -> String {
+        guard let seconds = signing.expiresIn else {
+            try server.signAnswers(privateKeyPEM: signing.pem, keyID: signing.keyID)
+            return "signing every answer as a JWS (EdDSA) with key id \(signing.keyID)"
+        }
+        let now = Date()
+        let expiry = now + seconds
+        try server.signAnswers(privateKeyPEM: signing.pem, keyID: signing.keyID, issuedAt: now, expiresAt: expiry)
+        return "signing every answer as a JWS (EdDSA) with key id \(signing.keyID), signed now and current until "
+            + "\(ISO8601.string(expiry)) (apps read the values STALE from then)"
     }
 
     /// `--trust PUB.pem` (repeatable; the key id is the file's name without `.pub.pem` or
@@ -173,6 +199,9 @@ enum SigningCommands {
     static let signWithOptions: [CommandSpec.Option] = [
         .init(name: "sign-with", value: "KEY.pem", help: "sign every answer (JWS, EdDSA) with this Ed25519 private key"),
         .init(name: "kid", value: "ID", help: "the key id signed answers name (default: the key file's name)"),
+        .init(
+            name: "expires-in", value: "SECONDS",
+            help: "with --sign-with: answers are one document signed at the start and current this long (rehearses an expiry)"),
     ]
 
     static let trustOption = CommandSpec.Option(

@@ -558,7 +558,8 @@ struct ServeRun {
         }
         let (console, captured) = Console.capturing()
         let serving = Task { await FlagCtl.run(["serve", file.path] + extra, console: console, signals: stop) }
-        #expect(await eventually { captured.out.first?.hasPrefix("serving ") == true }, sourceLocation: sourceLocation)
+        // The banner (after what is said of signing, when answers are signed).
+        #expect(await eventually { captured.out.contains { $0.hasPrefix("serving ") } }, sourceLocation: sourceLocation)
         return ServeRun(directory: directory, file: file, captured: captured, release: release, serving: serving)
     }
 

@@ -94,6 +94,45 @@ struct SigningCommandTests {
         #expect(wrongOut.err.first == "flagctl serve: --sign-with: \(publicKey) holds no Ed25519 private key (a PRIVATE KEY PEM block)")
     }
 
+    @Test func serveCanSignAnswersAsOneDocumentThatExpires() async throws {
+        let dir = TempDir()
+        #expect(await run(["keygen", dir.url("ops").path]).0 == 0)
+        let served = try await ServeRun.start(["--sign-with", dir.url("ops.pem").path, "--expires-in", "3600"])
+        let said = try #require(served.captured.out.first)
+        #expect(said.hasPrefix("signing every answer as a JWS (EdDSA) with key id ops, signed now and current until "), "\(said)")
+        #expect(said.hasSuffix("Z (apps read the values STALE from then)"), "\(said)")
+        let banner = try #require(served.captured.out.first { $0.hasPrefix("serving ") })
+        let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
+        var configuration = FlagFetcher.Configuration.loopback
+        configuration.trustedKeys = ["ops": try String(contentsOf: dir.url("ops.pub.pem"), encoding: .utf8)]
+        let client = FlagFetcher(endpoint: .json(post: URL(string: base + "/flags")!), configuration: configuration)
+        defer { client.shutdown() }
+        // Two answers: one signing time, one expiry an hour after it — a document signed once.
+        var stamps: [SignatureStamp] = []
+        for context in [auraPersonal, auraBusiness] {
+            guard case .fetched(let snapshot, _, _) = await client.fetch(context), let stamp = snapshot.signature else {
+                Issue.record("no signed answer for \(context)")
+                return
+            }
+            stamps.append(stamp)
+        }
+        #expect(stamps.count == 2 && stamps[0].issuedAt == stamps[1].issuedAt && stamps[0].expiresAt == stamps[1].expiresAt)
+        #expect(stamps.first.flatMap { s in s.issuedAt.flatMap { i in s.expiresAt.map { $0.timeIntervalSince(i) } } } == 3600)
+        #expect(await served.stop() == 0)
+    }
+
+    @Test func serveRefusesAnExpiryItCannotUse() async throws {
+        let (alone, aloneOut) = await run(["serve", Self.examples, "--port", "0", "--expires-in", "60"])
+        #expect(alone == 64 && aloneOut.err.first == "flagctl serve: --expires-in needs --sign-with: only signed answers carry an expiry", "\(aloneOut.err)")
+        let dir = TempDir()
+        #expect(await run(["keygen", dir.url("ops").path]).0 == 0)
+        for bad in ["0", "-1", "soon", "1e300"] {
+            let (status, output) = await run(["serve", Self.examples, "--port", "0", "--sign-with", dir.url("ops.pem").path, "--expires-in", bad])
+            #expect(status == 64, "--expires-in \(bad)")
+            #expect(output.err.first?.hasPrefix("flagctl serve: --expires-in takes a positive number of seconds") == true, "\(output.err)")
+        }
+    }
+
     /// The example document, from the package's root (where `swift test` runs).
     static let examples = "Docs/examples/flags.json"
 }
