@@ -53,6 +53,35 @@ struct FlagSetTests {
         var other = Self.entries
         other["on"] = FlagEntry(value: .bool(false))
         #expect(!loaded.sameContent(as: StoredFlags(snapshot: FlagSnapshot(flags: other, version: "v1"), etag: EntityTag("\"a\"", endpoint: "e"))))
+        // The same values signed again (a later signing time and expiry), or read with missing
+        // flags off: new content, to be written.
+        var signed = fetched.snapshot
+        signed.signature = SignatureStamp(keyID: "ops", issuedAt: Date(timeIntervalSince1970: 1), expiresAt: Date(timeIntervalSince1970: 2))
+        #expect(!loaded.sameContent(as: StoredFlags(snapshot: signed, etag: fetched.etag)))
+        var resigned = signed
+        resigned.signature = SignatureStamp(keyID: "ops", issuedAt: Date(timeIntervalSince1970: 3), expiresAt: Date(timeIntervalSince1970: 4))
+        #expect(!StoredFlags(snapshot: signed, etag: nil).sameContent(as: StoredFlags(snapshot: resigned, etag: nil)))
+        var off = fetched.snapshot
+        off.missingFlagsAreOff = true
+        #expect(!loaded.sameContent(as: StoredFlags(snapshot: off, etag: fetched.etag)))
+    }
+
+    @Test func aDocumentSignedAgainWithTheSameValuesReplacesTheStoredStamp() throws {
+        let dir = TempDir()
+        let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
+        let context = EvaluationContext(targetingKey: "u")
+        var first = FlagSnapshot(flags: Self.entries, version: "v1", fetchedAt: Date(timeIntervalSince1970: 1_790_000_000))
+        first.signature = SignatureStamp(
+            keyID: "ops", issuedAt: Date(timeIntervalSince1970: 1_790_000_000), expiresAt: Date(timeIntervalSince1970: 1_790_086_400))
+        try store.save(first, etag: nil, for: context)
+        // Signed again a week later, the values unchanged, served without a tag.
+        var again = first
+        again.signature = SignatureStamp(
+            keyID: "ops", issuedAt: Date(timeIntervalSince1970: 1_790_604_800), expiresAt: Date(timeIntervalSince1970: 1_790_691_200))
+        try store.save(again, etag: nil, for: context)
+        #expect(store.lastKnownGood(for: context)?.snapshot.signature == again.signature)
+        #expect(LastKnownGoodStore(fileURL: dir.url("flags.lkg")).lastKnownGood(for: context)?.snapshot.signature == again.signature,
+                "written to the file: a relaunch reads the new expiry")
     }
 
     @Test func theKillSwitchIsFoundInEitherForm() throws {

@@ -149,6 +149,27 @@ struct MergedContextTests {
         #expect(offline.provider.value(.displayName) == "ZenithSat P. + B.")
     }
 
+    @Test func aRelaunchAsksEachMemberConditionally() async throws {
+        let dir = TempDir()
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let combo = [plan("zenithsat", "personal"), plan("zenithsat", "business")]
+        do {
+            let f = try fixture(combo, dir: dir, server: server)
+            #expect(await f.provider.refresh().isSuccess)
+            f.provider.shutdown()
+        }
+        #expect(server.requests.map(\.status) == [200, 200])
+        // The members' answers are stored with their merge: the next launch's requests carry
+        // their tags, and "not modified" to each confirms the merge without a download.
+        let relaunch = try fixture(combo, dir: dir, server: server)
+        defer { relaunch.provider.shutdown() }
+        #expect(await relaunch.provider.refresh() == .unchanged)
+        #expect(server.requests.map(\.status) == [200, 200, 304, 304])
+        #expect(relaunch.provider.value(.displayName) == "ZenithSat P. + B.")
+        #expect(relaunch.provider.status == .ready)
+    }
+
     @Test func unchangedMembersAnswer304AndAreMergedFromMemory() async throws {
         let f = try fixture([plan("auralink", "personal"), plan("auralink", "business")])
         defer { f.stop() }

@@ -90,12 +90,22 @@ extension FeatureFlagProvider {
         reported || (SystemReachability.made(reachability) && fetcher.asksOnlyThisMachine(for: context))
     }
 
+    /// What a merged identity's members hold, by fingerprint: the answers this session kept, else
+    /// each member's stored snapshot (a relaunch: the requests are conditional all the same).
+    private func heldMembers(of plan: FetchPlan) -> [String: StoredFlags] {
+        var held = store.members(of: plan.context.fingerprint)
+        for member in plan.members where held[member.fingerprint] == nil {
+            if let stored = store.lastKnownGood(for: member) { held[member.fingerprint] = stored }
+        }
+        return held
+    }
+
     /// One fetch, in its own task: every member fetched (in parallel) and judged, merged when
     /// there are several, reported to the state, then the effects that wait for it (the write,
     /// the callers' answers) run here.
     func performFetch(_ plan: FetchPlan) async {
         let started = clock.now()
-        let held = plan.members.count > 1 ? store.members(of: plan.context.fingerprint) : [:]
+        let held = plan.members.count > 1 ? heldMembers(of: plan) : [:]
         let answers = await fetchMembers(plan, held: held)
         let report = self.report(answers, for: plan, latency: clock.now() - started)
         // Counted before its answer is served, until its writes are on disk (`waitForWrites`).
@@ -113,6 +123,8 @@ extension FeatureFlagProvider {
             }
         }
         let holdWithSnapshot = persists ? hold : nil
+        // A merged identity's members' answers are stored with the merge they made.
+        let members = plan.members.count > 1 ? report.members ?? [:] : [:]
         var writes: [@Sendable (LastKnownGoodStore) -> FlagError?] = []
         for effect in effects {
             switch effect {
@@ -122,7 +134,7 @@ extension FeatureFlagProvider {
                     return Self.failure { () throws(FlagError) in
                         try store.save(
                             StoredFlags(snapshot: snapshot, etag: keepStored ? stored?.etag : etag, streams: keepStored ? stored?.streams : streams),
-                            for: context, killHold: holdWithSnapshot)
+                            for: context, killHold: holdWithSnapshot, members: keepStored ? [:] : members)
                     }
                 }
             case .holdKill(let change) where !persists:   // else written with the snapshot

@@ -28,7 +28,8 @@ extension FeatureFlagProvider {
     private func switchIdentity(to context: EvaluationContext, members: [EvaluationContext]) {
         // With trusted keys, what is held for the new context is checked first; what fails is
         // not served, and is set aside off this thread (an identify never waits on the disk).
-        // (A merged identity's stored snapshot is a merge, signed by no one: not checked.)
+        // (A merged identity's stored snapshot is a merge, signed by no one: it is made again
+        // from its members' checked snapshots below.)
         let found: (snapshot: String?, rules: String?) =
             members.count == 1 ? Self.unsignedHoldings(for: context, fetcher: fetcher, store: store) : (nil, nil)
         if found.snapshot != nil || found.rules != nil {
@@ -55,6 +56,21 @@ extension FeatureFlagProvider {
             lastKnownGood = merged
             source = .fallback
             problem = nil
+        } else if members.count > 1, fetcher.checksSignatures {
+            let (merged, tampered) = verifiedMerge(of: members, as: context)
+            lastKnownGood = base.prepare(merged ?? .empty)
+            source = merged == nil ? .codeDefault : .fallback
+            problem = nil
+            if !tampered.isEmpty {
+                let (store, io, publisher) = (self.store, self.io, self.publisher)
+                io.async {
+                    for (member, reason) in tampered {
+                        let events = Self.tamperedEvents(
+                            (snapshot: reason, rules: nil), setAsideSnapshot: { store.setAside(member) }, setAsideRules: { nil })
+                        for event in events { publisher.emit(event) }
+                    }
+                }
+            }
         }
         var crashDigest: String?
         let (inSafeMode, healthy) = cell.inspect { ($0.safeMode != nil, $0.journal.healthy[context.fingerprint]) }

@@ -22,6 +22,31 @@ extension FeatureFlagProvider {
         return (fetcher.storedSignatureProblem(stored.snapshot, for: context), rules)
     }
 
+    /// A merged identity's values when keys are trusted. Its stored snapshot is a merge, signed
+    /// by no one, so it is not served as it is: the merge is made again from the members' stored
+    /// snapshots, each checked as a single context's is. Nil when a member holds no snapshot or
+    /// one that fails its check; `tampered` names those that fail (the caller sets them aside).
+    func verifiedMerge(
+        of members: [EvaluationContext], as identity: EvaluationContext
+    ) -> (merged: FlagSnapshot?, tampered: [(member: EvaluationContext, problem: String)]) {
+        var snapshots: [(context: EvaluationContext, snapshot: FlagSnapshot)] = []
+        var tampered: [(member: EvaluationContext, problem: String)] = []
+        var missing = false
+        for member in members {
+            guard let stored = store.lastKnownGood(for: member) else {
+                missing = true
+                continue
+            }
+            if let problem = fetcher.storedSignatureProblem(stored.snapshot, for: member) {
+                tampered.append((member, problem))
+            } else {
+                snapshots.append((member, stored.snapshot))
+            }
+        }
+        guard !missing, tampered.isEmpty else { return (nil, tampered) }
+        return (configuration.merge.merge(snapshots, killSwitchKey: base.killSwitchKey, identity: identity), [])
+    }
+
     /// The events for what ``unsignedHoldings(for:fetcher:store:)`` found, after setting it
     /// aside with `setAside` (now at launch; on the I/O queue at an identify).
     static func tamperedEvents(

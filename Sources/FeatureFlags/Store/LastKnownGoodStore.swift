@@ -202,21 +202,32 @@ public final class LastKnownGoodStore: Sendable {
     /// a 200 that repeats what is stored), only marks it used: no file I/O.
     /// With `killHold` (when not nil), the kill hold is set (or released, `.some(nil)`) in the
     /// same commit: one write of the file for a kill and the snapshot that carried it.
-    package func save(_ stored: StoredFlags, for context: EvaluationContext, killHold: KillHold?? = nil) throws(FlagError) {
+    /// With `members` (a merged identity's members' answers, by context fingerprint), those are
+    /// stored too, in the same commit and before it (the merged identity is the most recently
+    /// used): a relaunch asks the service for each member conditionally, and with trusted keys
+    /// rebuilds the merge from the members' signed answers.
+    package func save(
+        _ stored: StoredFlags, for context: EvaluationContext, killHold: KillHold?? = nil, members: [String: StoredFlags] = [:]
+    ) throws(FlagError) {
         let fingerprint = context.fingerprint
+        let entries = members.sorted { $0.key < $1.key }.map { (fingerprint: $0.key, stored: $0.value) } + [(fingerprint: fingerprint, stored: stored)]
         let unchanged = state.withLock { s -> Bool in
             if let killHold, s.content.changesKillHold(to: killHold) { return false }
-            guard stored.snapshot.heldRules == nil, case .found(let held)? = s.content.lookup(fingerprint),
-                held.sameContent(as: stored)
-            else { return false }
-            s.content.touch(fingerprint)
+            for entry in entries {
+                guard entry.stored.snapshot.heldRules == nil, case .found(let held)? = s.content.lookup(entry.fingerprint),
+                    held.sameContent(as: entry.stored)
+                else { return false }
+            }
+            for entry in entries { s.content.touch(entry.fingerprint) }
             return true
         }
         if unchanged { return }
+        let memberPayloads = entries.dropLast().map { (fingerprint: $0.fingerprint, stored: $0.stored, payload: SnapshotCodec.encode($0.stored)) }
         let payload = SnapshotCodec.encode(stored)
         // Rules the snapshot was evaluated from are kept once, for every context.
         let rules = stored.snapshot.heldRules
         try commit { content in
+            for member in memberPayloads { content.put(payload: member.payload, stored: member.stored, for: member.fingerprint) }
             content.put(payload: payload, stored: stored, for: fingerprint)
             if let rules { content.setLocalRules(rules) }
             if let killHold, content.changesKillHold(to: killHold) { content.killHold = killHold }
@@ -343,12 +354,15 @@ package struct StoredFlags: Sendable, Equatable {
     }
 
     /// Whether `other` stores the same thing, whenever each was fetched: same flags, version,
-    /// TTL, context, tag and streams. Storing it again would rewrite the file with the same
-    /// content (only the fetch time would differ, which a 304 does not record either). Rules
-    /// held for local evaluation are stored apart and not compared.
+    /// TTL, context, tag, streams, signature (a document signed again with the same values is
+    /// new: its signing time and expiry are) and reading of missing flags. Storing it again
+    /// would rewrite the file with the same content (only the fetch time would differ, which a
+    /// 304 does not record either). Rules held for local evaluation are stored apart and not
+    /// compared.
     package func sameContent(as other: StoredFlags) -> Bool {
         etag == other.etag && streams == other.streams && snapshot.version == other.snapshot.version
             && snapshot.ttl == other.snapshot.ttl && snapshot.contextFingerprint == other.snapshot.contextFingerprint
+            && snapshot.signature == other.snapshot.signature && snapshot.missingFlagsAreOff == other.snapshot.missingFlagsAreOff
             && snapshot.storage.sameEntries(as: other.snapshot.storage)
     }
 }

@@ -267,6 +267,66 @@ struct SignedFetchTests {
         #expect(await eventually { f.server.requestCount == requests + 2 })
     }
 
+    /// Two plans of one user, merged (`identify(merging:)`), fetched from a service that signs.
+    static let planContexts = [
+        EvaluationContext(targetingKey: "user-1", partner: "zenithsat", planTier: "business"),
+        EvaluationContext(targetingKey: "user-1", partner: "zenithsat", planTier: "personal"),
+    ]
+    static let theme = FlagKey("plan_themeColor", default: "none")
+
+    /// A provider on `dir`'s fallback file, trusting the operator's key, identified with both plans.
+    static func mergedProvider(_ server: FlagServer, _ dir: TempDir, reachable: Bool) throws -> ProviderFixture {
+        let f = try ProviderFixture(context: planContexts[0], reachable: reachable, server: server, dir: dir, fetch: trusting)
+        f.provider.identify(merging: planContexts)
+        return f
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aMergedIdentityIsServedFromItsMembersSignedAnswersNotFromAStoredMerge() async throws {
+        let dir = TempDir()
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        try Self.signAs(server, issuedAt: Date(timeIntervalSince1970: 1_772_323_200))
+        let online = try Self.mergedProvider(server, dir, reachable: true)
+        #expect(await online.provider.refresh().isSuccess)
+        let operators = online.provider.value(Self.theme)
+        #expect(operators != "none")
+        online.provider.shutdown()
+        // Someone with the file writes a merge of their own under the merged identity.
+        let identity = ContextMerge.identity(of: Self.planContexts)
+        try LastKnownGoodStore(fileURL: dir.url("flags.lkg")).save(
+            FlagSnapshot(values: ["plan_themeColor": "#000000", "kill_switch": false], version: "forged"), etag: nil, for: identity)
+        let offline = try Self.mergedProvider(server, dir, reachable: false)
+        defer { offline.provider.shutdown() }
+        #expect(offline.provider.value(Self.theme) == operators, "made again from the members' signed answers")
+        #expect(offline.provider.details(Self.theme).source == .fallback)
+        #expect(!offline.provider.recentEvents.contains { $0.kind == .fallbackTampered })
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aMergedIdentityWhoseMemberWasEditedServesDefaultsAndSaysSo() async throws {
+        let dir = TempDir()
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        try Self.signAs(server, issuedAt: Date(timeIntervalSince1970: 1_772_323_200))
+        let online = try Self.mergedProvider(server, dir, reachable: true)
+        #expect(await online.provider.refresh().isSuccess)
+        online.provider.shutdown()
+        let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
+        let member = try #require(store.lastKnownGood(for: Self.planContexts[1]), "the member's signed answer is stored")
+        #expect(member.snapshot.signature != nil && member.etag != nil)
+        var edited = member.snapshot
+        edited.signature = nil
+        try store.save(edited, etag: member.etag, for: Self.planContexts[1])
+        let offline = try Self.mergedProvider(server, dir, reachable: false)
+        defer { offline.provider.shutdown() }
+        #expect(offline.provider.value(Self.theme) == "none", "nothing unproven is served")
+        #expect(offline.provider.details(Self.theme).source == .codeDefault)
+        #expect(await eventually { offline.provider.recentEvents.contains { $0.kind == .fallbackTampered } })
+        #expect(await eventually { LastKnownGoodStore(fileURL: dir.url("flags.lkg")).lastKnownGood(for: Self.planContexts[1]) == nil },
+                "the edited member is set aside")
+    }
+
     @Test func theStampSurvivesTheStore() throws {
         let dir = TempDir()
         var snapshot = FlagSnapshot(values: ["a": true], version: "v", fetchedAt: Date(timeIntervalSince1970: 1_790_000_000), contextFingerprint: "ctx")
