@@ -336,5 +336,26 @@ struct MergePolicyTests {
         #expect(merged.ttl == 60)
         #expect(merged.flags["x"]?.value == 1 && merged.flags["y"]?.value == 2)
         #expect(merged.contextFingerprint == identity.fingerprint)
+        #expect(merged.signature == nil, "no member was signed")
+    }
+
+    @Test func aMergeOfSignedAnswersIsCurrentUntilTheFirstOfThemExpires() {
+        var a = FlagSnapshot(values: ["x": 1], version: "b1", fetchedAt: Date(timeIntervalSince1970: 200))
+        var b = FlagSnapshot(values: ["y": 2], version: "p1", fetchedAt: Date(timeIntervalSince1970: 100))
+        a.signature = SignatureStamp(keyID: "ops", issuedAt: Date(timeIntervalSince1970: 50), expiresAt: Date(timeIntervalSince1970: 900))
+        b.signature = SignatureStamp(keyID: "ops", issuedAt: Date(timeIntervalSince1970: 80), expiresAt: Date(timeIntervalSince1970: 600))
+        let identity = ContextMerge.identity(of: [business, personal])
+        let merged = ContextMerge().merge([(business, a), (personal, b)], killSwitchKey: "kill_switch", identity: identity)
+        #expect(merged.signature?.expiresAt == Date(timeIntervalSince1970: 600))
+        #expect(merged.signature?.issuedAt == Date(timeIntervalSince1970: 80))
+        #expect(merged.signature?.envelope.isEmpty == true, "no signed answer of its own")
+        #expect(!merged.isExpired(at: Date(timeIntervalSince1970: 599)) && merged.isExpired(at: Date(timeIntervalSince1970: 600)))
+        // One member without an expiry: the other's still counts.
+        b.signature = SignatureStamp(keyID: "ops", issuedAt: Date(timeIntervalSince1970: 80), expiresAt: nil)
+        #expect(ContextMerge().merge([(business, a), (personal, b)], killSwitchKey: "kill_switch", identity: identity)
+            .signature?.expiresAt == Date(timeIntervalSince1970: 900))
+        // A member not signed: the merge is not a signed one.
+        b.signature = nil
+        #expect(ContextMerge().merge([(business, a), (personal, b)], killSwitchKey: "kill_switch", identity: identity).signature == nil)
     }
 }

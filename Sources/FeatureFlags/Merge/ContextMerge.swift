@@ -116,6 +116,15 @@ public struct ContextMerge: Sendable {
             fetchedAt: members.map(\.snapshot.fetchedAt).min() ?? Date(), ttl: members.compactMap(\.snapshot.ttl).min(),
             contextFingerprint: identity.fingerprint)
         merged.missingFlagsAreOff = !members.isEmpty && members.allSatisfy(\.snapshot.missingFlagsAreOff)
+        // Members whose answers were signed: the merge is current only while every member is
+        // (the earliest expiry), signed when the last of them was. It holds no signed answer of
+        // its own (no envelope), so it is never checked as one: with trusted keys it is made
+        // again from its members (Docs/Security.md).
+        let stamps = given.compactMap(\.snapshot.signature)
+        if let first = stamps.first, stamps.count == given.count {
+            merged.signature = SignatureStamp(
+                keyID: first.keyID, issuedAt: stamps.compactMap(\.issuedAt).max(), expiresAt: stamps.compactMap(\.expiresAt).min())
+        }
         return merged
     }
 

@@ -304,6 +304,24 @@ struct SignedFetchTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aMergedIdentityOfSignedAnswersIsStalePastTheirExpiry() async throws {
+        let dir = TempDir()
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let f = try Self.mergedProvider(server, dir, reachable: true)
+        defer { f.stop() }
+        try Self.signAs(server, issuedAt: f.start, expiresAt: f.start + 60)
+        #expect(await f.provider.refresh().isSuccess)
+        #expect(f.provider.status == .ready)
+        #expect(f.provider.snapshot.signature?.expiresAt == f.start + 60, "the merge carries its members' expiry")
+        // Nothing newer: both members answer 304 past the expiry.
+        f.clock.advance(by: .seconds(120))
+        #expect(await f.provider.refresh() == .unchanged)
+        #expect(f.provider.status == .stale, "\(f.provider.status)")
+        #expect(f.provider.details(Self.theme).reason == .stale)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aMergedIdentityWhoseMemberWasEditedServesDefaultsAndSaysSo() async throws {
         let dir = TempDir()
         let server = try FlagServer(document: .seedExample)
