@@ -145,7 +145,7 @@ enum ServeCommand {
     /// Serves a flagd definitions file at `/flagd/flags.json` (read once: restart to publish
     /// a change), with the change stream at `/events`.
     static func serveFlagd(
-        _ bytes: [UInt8], file: String, configuration: FlagServer.Configuration, signing: (pem: String, keyID: String, expiresIn: TimeInterval?)?,
+        _ bytes: [UInt8], file: String, configuration: FlagServer.Configuration, signing: SigningCommands.Signing?,
         console: Console, waitForStop: () async -> Void
     ) async throws -> Int32 {
         let server = try FlagServer(

@@ -121,8 +121,10 @@ enum SigningCommands {
         }
     }
 
-    /// `--sign-with KEY.pem [--kid ID]`: the private key's PEM text and the key id (default:
-    /// the file's name without `.pem`), or nil without `--sign-with`.
+    /// How `flagctl serve` signs its answers: the private key's PEM text, the key id, and how
+    /// long a signed answer stays current (nil: no expiry).
+    typealias Signing = (pem: String, keyID: String, expiresIn: TimeInterval?)
+
     /// `--expires-in SECONDS`: how long after signing a document is current; nil when not given.
     static func expiresIn(_ arguments: ParsedArguments) throws(UsageError) -> TimeInterval? {
         guard let text = arguments.value("expires-in") else { return nil }
@@ -132,9 +134,10 @@ enum SigningCommands {
         return seconds
     }
 
-    /// `--sign-with KEY.pem` (with `--kid` and `--expires-in`): the key, its id and how long
-    /// the answers stay current; nil when answers are not signed.
-    static func signing(_ arguments: ParsedArguments) throws -> (pem: String, keyID: String, expiresIn: TimeInterval?)? {
+    /// `--sign-with KEY.pem [--kid ID] [--expires-in SECONDS]`: the private key's PEM text, the
+    /// key id (default: the file's name without `.pem`) and how long the answers stay current;
+    /// nil without `--sign-with`.
+    static func signing(_ arguments: ParsedArguments) throws -> Signing? {
         let expiresIn = try expiresIn(arguments)
         guard let path = arguments.value("sign-with") else {
             if expiresIn != nil { throw UsageError(message: "--expires-in needs --sign-with: only signed answers carry an expiry") }
@@ -154,7 +157,7 @@ enum SigningCommands {
     /// now and current for that long (the answers keep that signing time and expiry, as a
     /// document nobody signs again would); without one, each answer signed when it is sent.
     /// Returns the line that says so.
-    static func sign(_ server: FlagServer, _ signing: (pem: String, keyID: String, expiresIn: TimeInterval?)) throws -> String {
+    static func sign(_ server: FlagServer, _ signing: Signing) throws -> String {
         guard let seconds = signing.expiresIn else {
             try server.signAnswers(privateKeyPEM: signing.pem, keyID: signing.keyID)
             return "signing every answer as a JWS (EdDSA) with key id \(signing.keyID)"

@@ -87,7 +87,7 @@ extension ProviderState {
             guard !fetch, timerDue else { return [] }
             // The timer was due and nothing is fetched: the expiry it was for (no path, or an
             // expiry before the poll, which stays planned).
-            keepsPlannedPoll = !pollDue
+            keepsPlannedPoll = !pollDue && plannedPoll != nil
             return reassessExpiry(at: time)
         case .sleep(let sleeper, let id, let resume):
             return sleep(sleeper, id: id, resume: resume)

@@ -210,7 +210,8 @@ public final class LastKnownGoodStore: Sendable {
         _ stored: StoredFlags, for context: EvaluationContext, killHold: KillHold?? = nil, members: [String: StoredFlags] = [:]
     ) throws(FlagError) {
         let fingerprint = context.fingerprint
-        let entries = members.sorted { $0.key < $1.key }.map { (fingerprint: $0.key, stored: $0.value) } + [(fingerprint: fingerprint, stored: stored)]
+        let entries = members.sorted { $0.key < $1.key }.map { (fingerprint: $0.key, stored: $0.value) }
+            + [(fingerprint: fingerprint, stored: stored)]
         let unchanged = state.withLock { s -> Bool in
             if let killHold, s.content.changesKillHold(to: killHold) { return false }
             for entry in entries {
@@ -222,7 +223,9 @@ public final class LastKnownGoodStore: Sendable {
             return true
         }
         if unchanged { return }
-        let memberPayloads = entries.dropLast().map { (fingerprint: $0.fingerprint, stored: $0.stored, payload: SnapshotCodec.encode($0.stored)) }
+        let memberPayloads = entries.dropLast().map {
+            (fingerprint: $0.fingerprint, stored: $0.stored, payload: SnapshotCodec.encode($0.stored))
+        }
         let payload = SnapshotCodec.encode(stored)
         // Rules the snapshot was evaluated from are kept once, for every context.
         let rules = stored.snapshot.heldRules
