@@ -129,16 +129,22 @@ struct MergedContextTests {
         #expect(g.provider.isKillSwitchActive)
     }
 
+    /// ZenithSat's two plans, merged.
+    private let zenithSat = [plan("zenithsat", "personal"), plan("zenithsat", "business")]
+
+    /// A first launch that fetches the merged `contexts` into `dir`'s fallback file.
+    private func firstLaunch(_ contexts: [EvaluationContext], dir: TempDir, server: FlagServer) async throws {
+        let f = try fixture(contexts, dir: dir, server: server)
+        defer { f.provider.shutdown() }
+        #expect(await f.provider.refresh().isSuccess)
+    }
+
     @Test func mergedValuesSurviveAnOfflineRelaunch() async throws {
         let dir = TempDir()
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let combo = [plan("zenithsat", "personal"), plan("zenithsat", "business")]
-        do {
-            let f = try fixture(combo, dir: dir, server: server)
-            _ = await f.provider.refresh()
-            f.provider.shutdown()
-        }
+        let combo = zenithSat
+        try await firstLaunch(combo, dir: dir, server: server)
         let offline = try fixture(combo, dir: dir, server: server, reachable: false)
         defer { offline.provider.shutdown() }
         // Served at once from the fallback, before any fetch.
@@ -153,12 +159,8 @@ struct MergedContextTests {
         let dir = TempDir()
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let combo = [plan("zenithsat", "personal"), plan("zenithsat", "business")]
-        do {
-            let f = try fixture(combo, dir: dir, server: server)
-            #expect(await f.provider.refresh().isSuccess)
-            f.provider.shutdown()
-        }
+        let combo = zenithSat
+        try await firstLaunch(combo, dir: dir, server: server)
         #expect(server.requests.map(\.status) == [200, 200])
         // The members' answers are stored with their merge: the next launch's requests carry
         // their tags, and "not modified" to each confirms the merge without a download.

@@ -281,17 +281,23 @@ struct SignedFetchTests {
         return f
     }
 
+    /// A first launch that fetches both plans, signed, into `dir`'s fallback file; the theme
+    /// the merge served.
+    static func storeSignedMerge(_ server: FlagServer, _ dir: TempDir) async throws -> String {
+        try signAs(server, issuedAt: Date(timeIntervalSince1970: 1_772_323_200))
+        let online = try mergedProvider(server, dir, reachable: true)
+        defer { online.provider.shutdown() }
+        #expect(await online.provider.refresh().isSuccess)
+        return online.provider.value(theme)
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func aMergedIdentityIsServedFromItsMembersSignedAnswersNotFromAStoredMerge() async throws {
         let dir = TempDir()
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        try Self.signAs(server, issuedAt: Date(timeIntervalSince1970: 1_772_323_200))
-        let online = try Self.mergedProvider(server, dir, reachable: true)
-        #expect(await online.provider.refresh().isSuccess)
-        let operators = online.provider.value(Self.theme)
+        let operators = try await Self.storeSignedMerge(server, dir)
         #expect(operators != "none")
-        online.provider.shutdown()
         // Someone with the file writes a merge of their own under the merged identity.
         let identity = ContextMerge.identity(of: Self.planContexts)
         try LastKnownGoodStore(fileURL: dir.url("flags.lkg")).save(
@@ -326,10 +332,7 @@ struct SignedFetchTests {
         let dir = TempDir()
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        try Self.signAs(server, issuedAt: Date(timeIntervalSince1970: 1_772_323_200))
-        let online = try Self.mergedProvider(server, dir, reachable: true)
-        #expect(await online.provider.refresh().isSuccess)
-        online.provider.shutdown()
+        _ = try await Self.storeSignedMerge(server, dir)
         let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
         let member = try #require(store.lastKnownGood(for: Self.planContexts[1]), "the member's signed answer is stored")
         #expect(member.snapshot.signature != nil && member.etag != nil)
