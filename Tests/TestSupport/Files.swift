@@ -21,10 +21,33 @@ package final class TempDir: Sendable {
 /// Runs CPU- or disk-heavy test work on a thread of its own, so it does not occupy one of
 /// the few threads of Swift's global executor that the timing-sensitive loopback tests need
 /// (one per core: two here). Not `DispatchQueue.global()`: on Linux its worker threads are
-/// the very pool the global executor runs on.
+/// the very pool the global executor runs on. The work stays in the calling test's task (a
+/// task executor preference), so an `#expect` inside it is recorded against that test — from a
+/// bare thread, Swift Testing could only attribute it to an unknown test.
 package func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
+    if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+        return try await withTaskExecutorPreference(OwnThreadExecutor.shared) {
+            // Setting the preference moves nothing by itself: the task goes on where it runs
+            // until it is next enqueued. One yield enqueues it, on the preferred executor.
+            await Task.yield()
+            return try body()
+        }
+    }
+    return try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+/// Runs each job given to it on a new thread of its own: the executor ``blocking(_:)``
+/// prefers for its work (a few jobs per call there: the hop onto it, the work, the hop back).
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+final class OwnThreadExecutor: TaskExecutor {
+    static let shared = OwnThreadExecutor()
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        Thread { job.runSynchronously(on: executor) }.start()
     }
 }
 
