@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Docs/Architecture.md's layer table ("## Layers") is the core library's folders in order, each
 /// row depending only on the rows above it (folders of one row may use each other). These tests
@@ -72,35 +73,41 @@ struct LayerTableTests {
         for name in listed { #expect(folders.contains(name), "the layer table lists \(name), which is no folder of Sources/FeatureFlags") }
     }
 
-    @Test func noFileUsesAFolderOfALowerRow() throws {
-        var row: [String: Int] = [:]
-        for (index, folders) in try Self.rows().enumerated() { for folder in folders { row[folder] = index } }
-        let files = try Self.swiftFiles(under: Self.core)
-        var owners: [String: Set<String>] = [:]
-        for file in files {
-            let folder = String(file.path.prefix { $0 != "/" })
-            for name in Self.topLevelNames(file.text) { owners[name, default: []].insert(folder) }
-        }
-        var upward: [String] = []
-        for file in files {
-            let folder = String(file.path.prefix { $0 != "/" })
-            guard let own = row[folder] else { continue }  // reported by the test above
-            for name in Self.identifiers(file.text).sorted() {
-                guard let declared = owners[name], declared.count == 1, let owner = declared.first, owner != folder,
-                    let theirs = row[owner], theirs > own
-                else { continue }
-                upward.append("\(file.path) uses \(name), declared in \(owner) (a lower row)")
+    @Test func noFileUsesAFolderOfALowerRow() async throws {
+        // Off the global executor's threads: loopback tests beside it need them.
+        try await blocking {
+            var row: [String: Int] = [:]
+            for (index, folders) in try Self.rows().enumerated() { for folder in folders { row[folder] = index } }
+            let files = try Self.swiftFiles(under: Self.core)
+            var owners: [String: Set<String>] = [:]
+            for file in files {
+                let folder = String(file.path.prefix { $0 != "/" })
+                for name in Self.topLevelNames(file.text) { owners[name, default: []].insert(folder) }
             }
+            var upward: [String] = []
+            for file in files {
+                let folder = String(file.path.prefix { $0 != "/" })
+                guard let own = row[folder] else { continue }  // reported by the test above
+                for name in Self.identifiers(file.text).sorted() {
+                    guard let declared = owners[name], declared.count == 1, let owner = declared.first, owner != folder,
+                        let theirs = row[owner], theirs > own
+                    else { continue }
+                    upward.append("\(file.path) uses \(name), declared in \(owner) (a lower row)")
+                }
+            }
+            #expect(upward.isEmpty, "\(upward.count) uses point down the table:\n\(upward.joined(separator: "\n"))")
         }
-        #expect(upward.isEmpty, "\(upward.count) uses point down the table:\n\(upward.joined(separator: "\n"))")
     }
 
-    @Test func theCoreNamesNothingOfTheUILibrary() throws {
-        let ui = Set(try Self.swiftFiles(under: Self.sources.appendingPathComponent("FeatureFlagsUI")).flatMap { Self.topLevelNames($0.text) })
-        #expect(ui.contains("ObservableFlags") && ui.contains("FlagInspector"), "FeatureFlagsUI's declarations were not read: \(ui.sorted())")
-        for file in try Self.swiftFiles(under: Self.core) {
-            let named = Self.identifiers(file.text).intersection(ui)
-            #expect(named.isEmpty, "Sources/FeatureFlags/\(file.path) names \(named.sorted()) of FeatureFlagsUI")
+    @Test func theCoreNamesNothingOfTheUILibrary() async throws {
+        // Off the global executor's threads: loopback tests beside it need them.
+        try await blocking {
+            let ui = Set(try Self.swiftFiles(under: Self.sources.appendingPathComponent("FeatureFlagsUI")).flatMap { Self.topLevelNames($0.text) })
+            #expect(ui.contains("ObservableFlags") && ui.contains("FlagInspector"), "FeatureFlagsUI's declarations were not read: \(ui.sorted())")
+            for file in try Self.swiftFiles(under: Self.core) {
+                let named = Self.identifiers(file.text).intersection(ui)
+                #expect(named.isEmpty, "Sources/FeatureFlags/\(file.path) names \(named.sorted()) of FeatureFlagsUI")
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import FeatureFlagsServices
 import Foundation
 import Testing
+import TestSupport
 @testable import FeatureFlags
 
 /// `eventStreams` as OFREP ADR-0008 and the project's JSON document define it: what is
@@ -90,23 +91,26 @@ struct EventStreamLinkTests {
     /// all compared each with every one kept (a 25,000-entry answer took 97 s in a debug build),
     /// opened a stream each, and wrote a snapshot the store could not read back (it reads at most
     /// 64 links). The first eight distinct streams are kept; the rest are skipped unread.
-    @Test func anAnswerKeepsAtMostEightStreams() throws {
-        let entries = (0..<25_000).map { #"{"type":"sse","url":"https://push.example.com/s\#($0)"}"# }
-        let read = Self.links("[" + entries.joined(separator: ",") + "]")
-        #expect(read.links.count == EventStreamLink.maximumPerAnswer && EventStreamLink.maximumPerAnswer == 8)
-        #expect(read.links.prefix(9).map(\.url.path) == (0..<8).map { "/s\($0)" })
-        #expect(read.skipped == 25_000 - 8)
-        // Duplicates and malformed entries before the eighth stream take no place (a duplicate
-        // collapses, uncounted).
-        let mixed = ["{}", #"{"type":"sse","url":"https://push.example.com/s0"}"#] + entries
-        let kept = Self.links("[" + mixed.joined(separator: ",") + "]")
-        #expect(kept.links.prefix(9).map(\.url.path) == (0..<8).map { "/s\($0)" })
-        #expect(kept.skipped == 1 + (25_002 - 10))
-        // Through the JSON endpoint, as a fetch reads it.
-        let json = FlagEndpoint.json(urlTemplate: "https://cdn.example.com/flags/{targetingKey}.json")
-        let document = Array((#"{"flags":{"a":1},"eventStreams":["# + entries.joined(separator: ",") + "]}").utf8)
-        let answer = try json.decode(FlagResponse(status: 200, body: document), for: EvaluationContext(targetingKey: "u"))
-        #expect(answer.streams.count == 8 && answer.flags?["a"]?.value == 1)
+    @Test func anAnswerKeepsAtMostEightStreams() async throws {
+        // Off the global executor's threads: loopback tests beside it need them.
+        try await blocking {
+            let entries = (0..<25_000).map { #"{"type":"sse","url":"https://push.example.com/s\#($0)"}"# }
+            let read = Self.links("[" + entries.joined(separator: ",") + "]")
+            #expect(read.links.count == EventStreamLink.maximumPerAnswer && EventStreamLink.maximumPerAnswer == 8)
+            #expect(read.links.prefix(9).map(\.url.path) == (0..<8).map { "/s\($0)" })
+            #expect(read.skipped == 25_000 - 8)
+            // Duplicates and malformed entries before the eighth stream take no place (a duplicate
+            // collapses, uncounted).
+            let mixed = ["{}", #"{"type":"sse","url":"https://push.example.com/s0"}"#] + entries
+            let kept = Self.links("[" + mixed.joined(separator: ",") + "]")
+            #expect(kept.links.prefix(9).map(\.url.path) == (0..<8).map { "/s\($0)" })
+            #expect(kept.skipped == 1 + (25_002 - 10))
+            // Through the JSON endpoint, as a fetch reads it.
+            let json = FlagEndpoint.json(urlTemplate: "https://cdn.example.com/flags/{targetingKey}.json")
+            let document = Array((#"{"flags":{"a":1},"eventStreams":["# + entries.joined(separator: ",") + "]}").utf8)
+            let answer = try json.decode(FlagResponse(status: 200, body: document), for: EvaluationContext(targetingKey: "u"))
+            #expect(answer.streams.count == 8 && answer.flags?["a"]?.value == 1)
+        }
     }
 
     @Test func refetchMetadataGoesInTheQueryEscaped() {

@@ -63,32 +63,35 @@ struct FlagOverridesTests {
 
     /// A file the next launch would refuse loses every override in it: an override that would
     /// make the file larger than a read takes (1 MiB) or nest deeper than it parses is refused.
-    @Test func anOverrideTheFileCouldNotReadBackIsRefusedAndTheRestKept() throws {
-        let dir = TempDir()
-        let file = dir.url("overrides.json")
-        let overrides = FlagOverrides(fileURL: file, allowed: true, launch: nil)
-        try overrides.override("kept", true)
-        let before = try Data(contentsOf: file)
-        var deep: FlagValue = .list([])
-        for _ in 0..<80 { deep = .list([deep]) }
-        for value in [FlagValue.string(String(repeating: "x", count: 1 << 20)), deep] {
-            #expect(throws: FlagError.self) { try overrides.override("refused", value) }
-            #expect(overrides.values == ["kept": true] && overrides.value("refused") == nil)
-            #expect(try Data(contentsOf: file) == before)
+    @Test func anOverrideTheFileCouldNotReadBackIsRefusedAndTheRestKept() async throws {
+        // Off the global executor's threads: loopback tests beside it need them.
+        try await blocking {
+            let dir = TempDir()
+            let file = dir.url("overrides.json")
+            let overrides = FlagOverrides(fileURL: file, allowed: true, launch: nil)
+            try overrides.override("kept", true)
+            let before = try Data(contentsOf: file)
+            var deep: FlagValue = .list([])
+            for _ in 0..<80 { deep = .list([deep]) }
+            for value in [FlagValue.string(String(repeating: "x", count: 1 << 20)), deep] {
+                #expect(throws: FlagError.self) { try overrides.override("refused", value) }
+                #expect(overrides.values == ["kept": true] && overrides.value("refused") == nil)
+                #expect(try Data(contentsOf: file) == before)
+            }
+            #expect(FlagOverrides(fileURL: file, allowed: true, launch: nil).values == ["kept": true])
+            // A preset that reads, but grows when written again (`1e9` is written `1000000000.0`).
+            let preset = dir.url("preset.json")
+            let list = "[" + Array(repeating: "1e9", count: 250).joined(separator: ",") + "]"
+            let members = (0..<1_000).map { #""k\#($0)":"# + list }.joined(separator: ",")
+            try Data(("{" + members + "}").utf8).write(to: preset)
+            #expect(try Data(contentsOf: preset).count < OverrideFile.maximumSize)
+            #expect(throws: FlagError.self) { try overrides.load(contentsOf: preset) }
+            #expect(overrides.values == ["kept": true])
+            // Without a file there is nothing to read back: memory takes it.
+            let inMemory = FlagOverrides(fileURL: nil, allowed: true, launch: nil)
+            try inMemory.override("deep", deep)
+            #expect(inMemory.value("deep") == deep)
         }
-        #expect(FlagOverrides(fileURL: file, allowed: true, launch: nil).values == ["kept": true])
-        // A preset that reads, but grows when written again (`1e9` is written `1000000000.0`).
-        let preset = dir.url("preset.json")
-        let list = "[" + Array(repeating: "1e9", count: 250).joined(separator: ",") + "]"
-        let members = (0..<1_000).map { #""k\#($0)":"# + list }.joined(separator: ",")
-        try Data(("{" + members + "}").utf8).write(to: preset)
-        #expect(try Data(contentsOf: preset).count < OverrideFile.maximumSize)
-        #expect(throws: FlagError.self) { try overrides.load(contentsOf: preset) }
-        #expect(overrides.values == ["kept": true])
-        // Without a file there is nothing to read back: memory takes it.
-        let inMemory = FlagOverrides(fileURL: nil, allowed: true, launch: nil)
-        try inMemory.override("deep", deep)
-        #expect(inMemory.value("deep") == deep)
     }
 
     @Test func anUnwritableFileIsReportedAndTheOverrideStillApplies() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 @testable import FeatureFlags
 @testable import FeatureFlagsSigning
@@ -36,20 +37,26 @@ struct JWSTests {
         #expect(verified.expiresAt == Date(timeIntervalSince1970: Double(Int.max)))
     }
 
-    @Test func rotationTrustsSeveralKeysAndAKidlessSignatureTriesThemAll() throws {
-        let keys = try Self.keys(["old": Self.otherSeed, "new": Self.seed])
-        #expect((try? JWS.verify(JWS.sign(Self.document, seed: Self.otherSeed, keyID: "old"), trusting: keys).get())?.keyID == "old")
-        #expect((try? JWS.verify(JWS.sign(Self.document, seed: Self.seed, keyID: nil), trusting: keys).get())?.keyID == "new")
+    @Test func rotationTrustsSeveralKeysAndAKidlessSignatureTriesThemAll() async throws {
+        // Off the global executor's threads: loopback tests beside it need them.
+        try await blocking {
+            let keys = try Self.keys(["old": Self.otherSeed, "new": Self.seed])
+            #expect((try? JWS.verify(JWS.sign(Self.document, seed: Self.otherSeed, keyID: "old"), trusting: keys).get())?.keyID == "old")
+            #expect((try? JWS.verify(JWS.sign(Self.document, seed: Self.seed, keyID: nil), trusting: keys).get())?.keyID == "new")
+        }
     }
 
-    @Test func theJSONSerialisationsVerify() throws {
-        let compact = String(decoding: JWS.sign(Self.document, seed: Self.seed, keyID: nil), as: UTF8.self).split(separator: ".")
-        let keys = try Self.keys(["k": Self.seed])
-        let flattened = #"{"protected":"\#(compact[0])","header":{"kid":"k"},"payload":"\#(compact[1])","signature":"\#(compact[2])"}"#
-        #expect((try? JWS.verify(Array(flattened.utf8), trusting: keys).get())?.payload == Self.document)
-        let forged = JWS.sign(Self.document, seed: Self.otherSeed, keyID: nil).split(separator: UInt8(ascii: "."))
-        let general = #"{"payload":"\#(compact[1])","signatures":[{"protected":"\#(String(decoding: forged[0], as: UTF8.self))","signature":"\#(String(decoding: forged[2], as: UTF8.self))"},{"protected":"\#(compact[0])","signature":"\#(compact[2])"}]}"#
-        #expect((try? JWS.verify(Array(general.utf8), trusting: keys).get())?.payload == Self.document, "one trusted signature suffices")
+    @Test func theJSONSerialisationsVerify() async throws {
+        // Off the global executor's threads: loopback tests beside it need them.
+        try await blocking {
+            let compact = String(decoding: JWS.sign(Self.document, seed: Self.seed, keyID: nil), as: UTF8.self).split(separator: ".")
+            let keys = try Self.keys(["k": Self.seed])
+            let flattened = #"{"protected":"\#(compact[0])","header":{"kid":"k"},"payload":"\#(compact[1])","signature":"\#(compact[2])"}"#
+            #expect((try? JWS.verify(Array(flattened.utf8), trusting: keys).get())?.payload == Self.document)
+            let forged = JWS.sign(Self.document, seed: Self.otherSeed, keyID: nil).split(separator: UInt8(ascii: "."))
+            let general = #"{"payload":"\#(compact[1])","signatures":[{"protected":"\#(String(decoding: forged[0], as: UTF8.self))","signature":"\#(String(decoding: forged[2], as: UTF8.self))"},{"protected":"\#(compact[0])","signature":"\#(compact[2])"}]}"#
+            #expect((try? JWS.verify(Array(general.utf8), trusting: keys).get())?.payload == Self.document, "one trusted signature suffices")
+        }
     }
 
     static func failure(_ bytes: [UInt8], _ keys: TrustedKeys) -> String {
@@ -64,24 +71,27 @@ struct JWSTests {
         return Array((input + "." + Base64URL.encode(Ed25519.sign(Array(input.utf8), seed: seed))).utf8)
     }
 
-    @Test func everyRefusalSaysWhy() throws {
-        let keys = try Self.keys(["k": Self.seed])
-        #expect(Self.failure(Self.document, keys).hasPrefix("not a signed document (JWS)"))
-        #expect(Self.failure([], keys) == "an empty answer is not a signed document")
-        #expect(Self.failure(JWS.sign(Self.document, seed: Self.otherSeed, keyID: "k"), keys) == #"bad signature (key "k")"#)
-        #expect(Self.failure(JWS.sign(Self.document, seed: Self.otherSeed, keyID: nil), keys) == "bad signature (no trusted key verifies it)")
-        #expect(Self.failure(JWS.sign(Self.document, seed: Self.seed, keyID: "stranger"), keys) == #"unknown key id "stranger""#)
-        #expect(Self.failure(Self.compact(header: #"{"alg":"none"}"#), keys) == #"unsupported algorithm "none" (only EdDSA is accepted)"#)
-        #expect(Self.failure(Self.compact(header: #"{"alg":"HS256"}"#), keys).hasPrefix("unsupported algorithm"))
-        #expect(Self.failure(Self.compact(header: #"{"alg":"EdDSA","crit":["b64"],"b64":false}"#), keys) == #"unsupported critical header parameters ("crit")"#)
-        #expect(Self.failure(Self.compact(header: #"{"alg":"EdDSA","kid":7}"#), keys) == #"malformed JWS: "kid" is not a string"#)
-        #expect(Self.failure(Self.compact(header: #"{"alg":"EdDSA","exp":"soon"}"#), keys) == #"malformed JWS: "exp" is not a number of seconds"#)
-        #expect(Self.failure(Self.compact(header: #"["EdDSA"]"#), keys) == "malformed JWS: the protected header is not a JSON object")
-        #expect(Self.failure(Array("a.b+c.d".utf8), keys) == "malformed JWS: a part is not base64url")
-        // The payload changed after signing: the signature covers it.
-        var parts = JWS.sign(Self.document, seed: Self.seed, keyID: "k").split(separator: UInt8(ascii: ".")).map(Array.init)
-        parts[1] = Array(Base64URL.encode(Array(#"{"flags": {"kill_switch": true}}"#.utf8)).utf8)
-        #expect(Self.failure(Array(parts.joined(separator: [UInt8(ascii: ".")])), keys) == #"bad signature (key "k")"#)
+    @Test func everyRefusalSaysWhy() async throws {
+        // Off the global executor's threads: loopback tests beside it need them.
+        try await blocking {
+            let keys = try Self.keys(["k": Self.seed])
+            #expect(Self.failure(Self.document, keys).hasPrefix("not a signed document (JWS)"))
+            #expect(Self.failure([], keys) == "an empty answer is not a signed document")
+            #expect(Self.failure(JWS.sign(Self.document, seed: Self.otherSeed, keyID: "k"), keys) == #"bad signature (key "k")"#)
+            #expect(Self.failure(JWS.sign(Self.document, seed: Self.otherSeed, keyID: nil), keys) == "bad signature (no trusted key verifies it)")
+            #expect(Self.failure(JWS.sign(Self.document, seed: Self.seed, keyID: "stranger"), keys) == #"unknown key id "stranger""#)
+            #expect(Self.failure(Self.compact(header: #"{"alg":"none"}"#), keys) == #"unsupported algorithm "none" (only EdDSA is accepted)"#)
+            #expect(Self.failure(Self.compact(header: #"{"alg":"HS256"}"#), keys).hasPrefix("unsupported algorithm"))
+            #expect(Self.failure(Self.compact(header: #"{"alg":"EdDSA","crit":["b64"],"b64":false}"#), keys) == #"unsupported critical header parameters ("crit")"#)
+            #expect(Self.failure(Self.compact(header: #"{"alg":"EdDSA","kid":7}"#), keys) == #"malformed JWS: "kid" is not a string"#)
+            #expect(Self.failure(Self.compact(header: #"{"alg":"EdDSA","exp":"soon"}"#), keys) == #"malformed JWS: "exp" is not a number of seconds"#)
+            #expect(Self.failure(Self.compact(header: #"["EdDSA"]"#), keys) == "malformed JWS: the protected header is not a JSON object")
+            #expect(Self.failure(Array("a.b+c.d".utf8), keys) == "malformed JWS: a part is not base64url")
+            // The payload changed after signing: the signature covers it.
+            var parts = JWS.sign(Self.document, seed: Self.seed, keyID: "k").split(separator: UInt8(ascii: ".")).map(Array.init)
+            parts[1] = Array(Base64URL.encode(Array(#"{"flags": {"kill_switch": true}}"#.utf8)).utf8)
+            #expect(Self.failure(Array(parts.joined(separator: [UInt8(ascii: ".")])), keys) == #"bad signature (key "k")"#)
+        }
     }
 
     @Test func keysAreReadInTheFormsOperatorsHold() throws {
@@ -155,40 +165,43 @@ struct JWSTests {
         return process.terminationStatus
     }
 
-    @Test func openSSLsSignaturesVerifyAndOursVerifyWithOpenSSL() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jws-openssl-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let keyFile = dir.appendingPathComponent("key.pem").path
-        guard Self.openssl(["genpkey", "-algorithm", "ed25519", "-out", keyFile]) == 0 else {
-            print("skipped: no openssl with Ed25519 on this machine")
-            return
+    @Test func openSSLsSignaturesVerifyAndOursVerifyWithOpenSSL() async throws {
+        // Off the global executor's threads: loopback tests beside it need them.
+        try await blocking {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("jws-openssl-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let keyFile = dir.appendingPathComponent("key.pem").path
+            guard Self.openssl(["genpkey", "-algorithm", "ed25519", "-out", keyFile]) == 0 else {
+                print("skipped: no openssl with Ed25519 on this machine")
+                return
+            }
+            let publicFile = dir.appendingPathComponent("public.pem").path
+            #expect(Self.openssl(["pkey", "-in", keyFile, "-pubout", "-out", publicFile]) == 0)
+            let seed = try #require(SigningKeys.privateKey(String(contentsOfFile: keyFile, encoding: .utf8)))
+            let publicKey = try #require(SigningKeys.publicKey(String(contentsOfFile: publicFile, encoding: .utf8)))
+            #expect(Ed25519.publicKey(seed: seed) == publicKey, "OpenSSL's key files read as the same key pair")
+
+            // OpenSSL signs the JWS signing input; ours verifies the envelope.
+            let input = Base64URL.encode(Array(#"{"alg":"EdDSA","kid":"ops"}"#.utf8)) + "." + Base64URL.encode(Self.document)
+            let inputFile = dir.appendingPathComponent("input").path
+            let signatureFile = dir.appendingPathComponent("signature").path
+            try Data(input.utf8).write(to: URL(fileURLWithPath: inputFile))
+            #expect(Self.openssl(["pkeyutl", "-sign", "-rawin", "-inkey", keyFile, "-in", inputFile, "-out", signatureFile]) == 0)
+            let signature = try [UInt8](Data(contentsOf: URL(fileURLWithPath: signatureFile)))
+            let envelope = Array((input + "." + Base64URL.encode(signature)).utf8)
+            let trusted = try TrustedKeys(["ops": String(contentsOfFile: publicFile, encoding: .utf8)])
+            #expect((try? JWS.verify(envelope, trusting: trusted).get())?.payload == Self.document)
+
+            // Ours signs; OpenSSL verifies the same signing input.
+            let ours = JWS.sign(Self.document, seed: seed, keyID: "ops").split(separator: UInt8(ascii: "."))
+            try Data(ours[0] + [UInt8(ascii: ".")] + ours[1]).write(to: URL(fileURLWithPath: inputFile))
+            try Data(try #require(Base64URL.decode(Array(ours[2])))).write(to: URL(fileURLWithPath: signatureFile))
+            #expect(Self.openssl(["pkeyutl", "-verify", "-rawin", "-pubin", "-inkey", publicFile, "-in", inputFile, "-sigfile", signatureFile]) == 0)
+            // And refuses a changed input.
+            try Data("x".utf8).write(to: URL(fileURLWithPath: inputFile))
+            #expect(Self.openssl(["pkeyutl", "-verify", "-rawin", "-pubin", "-inkey", publicFile, "-in", inputFile, "-sigfile", signatureFile]) != 0)
         }
-        let publicFile = dir.appendingPathComponent("public.pem").path
-        #expect(Self.openssl(["pkey", "-in", keyFile, "-pubout", "-out", publicFile]) == 0)
-        let seed = try #require(SigningKeys.privateKey(String(contentsOfFile: keyFile, encoding: .utf8)))
-        let publicKey = try #require(SigningKeys.publicKey(String(contentsOfFile: publicFile, encoding: .utf8)))
-        #expect(Ed25519.publicKey(seed: seed) == publicKey, "OpenSSL's key files read as the same key pair")
-
-        // OpenSSL signs the JWS signing input; ours verifies the envelope.
-        let input = Base64URL.encode(Array(#"{"alg":"EdDSA","kid":"ops"}"#.utf8)) + "." + Base64URL.encode(Self.document)
-        let inputFile = dir.appendingPathComponent("input").path
-        let signatureFile = dir.appendingPathComponent("signature").path
-        try Data(input.utf8).write(to: URL(fileURLWithPath: inputFile))
-        #expect(Self.openssl(["pkeyutl", "-sign", "-rawin", "-inkey", keyFile, "-in", inputFile, "-out", signatureFile]) == 0)
-        let signature = try [UInt8](Data(contentsOf: URL(fileURLWithPath: signatureFile)))
-        let envelope = Array((input + "." + Base64URL.encode(signature)).utf8)
-        let trusted = try TrustedKeys(["ops": String(contentsOfFile: publicFile, encoding: .utf8)])
-        #expect((try? JWS.verify(envelope, trusting: trusted).get())?.payload == Self.document)
-
-        // Ours signs; OpenSSL verifies the same signing input.
-        let ours = JWS.sign(Self.document, seed: seed, keyID: "ops").split(separator: UInt8(ascii: "."))
-        try Data(ours[0] + [UInt8(ascii: ".")] + ours[1]).write(to: URL(fileURLWithPath: inputFile))
-        try Data(try #require(Base64URL.decode(Array(ours[2])))).write(to: URL(fileURLWithPath: signatureFile))
-        #expect(Self.openssl(["pkeyutl", "-verify", "-rawin", "-pubin", "-inkey", publicFile, "-in", inputFile, "-sigfile", signatureFile]) == 0)
-        // And refuses a changed input.
-        try Data("x".utf8).write(to: URL(fileURLWithPath: inputFile))
-        #expect(Self.openssl(["pkeyutl", "-verify", "-rawin", "-pubin", "-inkey", publicFile, "-in", inputFile, "-sigfile", signatureFile]) != 0)
     }
 }
 }
