@@ -226,12 +226,20 @@ extension FeatureFlagProvider {
         } else {
             condition = held?.etag
         }
-        let result: FetchResult
+        var result: FetchResult
         if case .streamed(let flags, let endpoint) = trigger {
             result = fetcher.streamed(flags, from: endpoint, for: member)
         } else {
             result = await fetcher.fetch(
                 member, ifNoneMatch: condition, hint: trigger.hint, signedNoEarlierThan: held?.snapshot.signature?.issuedAt)
+        }
+        // With trusted keys, "not modified" confirms only what a trusted key signed: stored
+        // values that fail the check (edited under their old signature and tag, and not yet set
+        // aside — a refused write leaves them in place) are fetched again, without the tag.
+        if case .notModified = result, rules == nil, let stored = held, condition == stored.etag,
+            fetcher.storedSignatureProblem(stored.snapshot, for: member) != nil
+        {
+            result = await fetcher.fetch(member, ifNoneMatch: nil, hint: trigger.hint, signedNoEarlierThan: nil)
         }
         switch result {
         case .failed(let error):

@@ -348,6 +348,48 @@ struct SignedFetchTests {
                 "the edited member is set aside")
     }
 
+    @Test(.timeLimit(.minutes(1)))
+    func aNotModifiedAnswerNeverConfirmsStoredValuesThatFailTheCheck() async throws {
+        let dir = TempDir()
+        let server = try FlagServer(document: Self.document(newCheckout: false, version: "signed-1"))
+        defer { server.stop() }
+        try Self.signAs(server, issuedAt: Date(timeIntervalSince1970: 1_772_323_200))
+        let first = try ProviderFixture(server: server, dir: dir, fetch: Self.trusting)
+        #expect(await first.provider.refresh().isSuccess)
+        first.provider.shutdown()
+        // Someone edits the stored values, keeping their signature and tag.
+        let file = dir.url("flags.lkg")
+        let stored = try #require(LastKnownGoodStore(fileURL: file).lastKnownGood(for: auraPersonal))
+        var flags = stored.snapshot.flags
+        flags["new_checkout"] = FlagEntry(value: .bool(true))
+        var edited = FlagSnapshot(flags: flags, version: stored.snapshot.version, fetchedAt: stored.snapshot.fetchedAt, ttl: stored.snapshot.ttl,
+                                  contextFingerprint: stored.snapshot.contextFingerprint)
+        edited.signature = stored.snapshot.signature
+        try LastKnownGoodStore(fileURL: file).save(edited, etag: stored.etag, for: auraPersonal)
+        // The next launch starts with another context, then identifies this one: the check
+        // fails, and setting the values aside waits its turn on the provider's I/O queue (held
+        // here, as a burst of writes would hold it) — they are still in the store meanwhile.
+        let provider = try ProviderFixture(context: auraBusiness, server: server, dir: dir, fetch: Self.trusting).provider
+        defer { provider.shutdown() }
+        let ioHeld = DispatchSemaphore(value: 0)
+        defer { ioHeld.signal() }
+        provider.io.async { _ = ioHeld.wait(timeout: TestTiming.waitDeadline) }
+        provider.identify(auraPersonal)
+        #expect(provider.value(Self.newCheckout) == false, "not served at the identify")
+        #expect(provider.store.lastKnownGood(for: auraPersonal)?.snapshot.flags["new_checkout"]?.value == true, "not yet set aside")
+        // The service has not changed: it answers the stored tag with 304. That must not make
+        // the edited values current.
+        let requests = server.requestCount
+        let refreshing = Task { await provider.refresh() }
+        // Served before its write (which waits for the I/O queue): settled is enough to look.
+        #expect(await eventually { provider.status != .reconciling }, "\(provider.status)")
+        #expect(provider.value(Self.newCheckout) == false, "the operator's value, fetched again")
+        #expect(server.requests.dropFirst(requests).map(\.status) == [304, 200], "\(server.requests.map(\.status))")
+        ioHeld.signal()
+        #expect(await refreshing.value.isSuccess)
+        #expect(await eventually { provider.recentEvents.contains { $0.kind == .fallbackTampered } })
+    }
+
     @Test func theStampSurvivesTheStore() throws {
         let dir = TempDir()
         var snapshot = FlagSnapshot(values: ["a": true], version: "v", fetchedAt: Date(timeIntervalSince1970: 1_790_000_000), contextFingerprint: "ctx")
