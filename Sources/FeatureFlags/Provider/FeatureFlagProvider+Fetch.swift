@@ -226,20 +226,12 @@ extension FeatureFlagProvider {
         } else {
             condition = held?.etag
         }
-        var result: FetchResult
+        let result: FetchResult
         if case .streamed(let flags, let endpoint) = trigger {
             result = fetcher.streamed(flags, from: endpoint, for: member)
         } else {
             result = await fetcher.fetch(
                 member, ifNoneMatch: condition, hint: trigger.hint, signedNoEarlierThan: held?.snapshot.signature?.issuedAt)
-        }
-        // With trusted keys, "not modified" confirms only what a trusted key signed: stored
-        // values that fail the check (edited under their old signature and tag, and not yet set
-        // aside — a refused write leaves them in place) are fetched again, without the tag.
-        if case .notModified = result, rules == nil, let stored = held, condition == stored.etag,
-            fetcher.storedSignatureProblem(stored.snapshot, for: member) != nil
-        {
-            result = await fetcher.fetch(member, ifNoneMatch: nil, hint: trigger.hint, signedNoEarlierThan: nil)
         }
         switch result {
         case .failed(let error):
@@ -254,6 +246,13 @@ extension FeatureFlagProvider {
             }
             guard let held else {
                 return (.failed(.decode(FlagError(.general, "\"not modified\" for values not held"))), memory, false)
+            }
+            // With trusted keys, "not modified" confirms only what a trusted key signed: stored
+            // values that fail the check (edited under their old signature and tag, and not yet
+            // set aside: an identify does that on the I/O queue) fail the fetch; the retry, made
+            // without their tag, brings the signed values.
+            if let problem = fetcher.storedSignatureProblem(held.snapshot, for: member) {
+                return (.failed(.signatureRejected("\"not modified\" to stored values that fail the check: \(problem)")), memory, false)
             }
             return (.unchanged(held), memory, false)
         case .fetched(let snapshot, let etag, let streams):

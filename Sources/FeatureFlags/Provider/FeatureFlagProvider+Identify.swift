@@ -57,16 +57,16 @@ extension FeatureFlagProvider {
             source = .fallback
             problem = nil
         } else if members.count > 1, fetcher.checksSignatures {
-            let (merged, tampered) = verifiedMerge(of: members, as: context)
+            let (merged, tampered, problems) = verifiedMerge(of: members, as: context)
             lastKnownGood = base.prepare(merged ?? .empty)
             source = merged == nil ? .codeDefault : .fallback
             problem = nil
             if !tampered.isEmpty {
                 let (store, io, publisher) = (self.store, self.io, self.publisher)
                 io.async {
-                    for (member, reason) in tampered {
+                    for (member, problem) in zip(tampered, problems) {
                         let events = Self.tamperedEvents(
-                            (snapshot: reason, rules: nil), setAsideSnapshot: { store.setAside(member) }, setAsideRules: { nil })
+                            (snapshot: problem, rules: nil), setAsideSnapshot: { store.setAside(member) }, setAsideRules: { nil })
                         for event in events { publisher.emit(event) }
                     }
                 }

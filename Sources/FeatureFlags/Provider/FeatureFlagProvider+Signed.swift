@@ -25,26 +25,25 @@ extension FeatureFlagProvider {
     /// A merged identity's values when keys are trusted. Its stored snapshot is a merge, signed
     /// by no one, so it is not served as it is: the merge is made again from the members' stored
     /// snapshots, each checked as a single context's is. Nil when a member holds no snapshot or
-    /// one that fails its check; `tampered` names those that fail (the caller sets them aside).
+    /// one that fails its check; `tampered` names those that fail, and `problems` says why (the
+    /// caller sets them aside).
     func verifiedMerge(
         of members: [EvaluationContext], as identity: EvaluationContext
-    ) -> (merged: FlagSnapshot?, tampered: [(member: EvaluationContext, problem: String)]) {
+    ) -> (merged: FlagSnapshot?, tampered: [EvaluationContext], problems: [String]) {
         var snapshots: [(context: EvaluationContext, snapshot: FlagSnapshot)] = []
-        var tampered: [(member: EvaluationContext, problem: String)] = []
-        var missing = false
+        var tampered: [EvaluationContext] = []
+        var problems: [String] = []
         for member in members {
-            guard let stored = store.lastKnownGood(for: member) else {
-                missing = true
-                continue
-            }
+            guard let stored = store.lastKnownGood(for: member) else { continue }
             if let problem = fetcher.storedSignatureProblem(stored.snapshot, for: member) {
-                tampered.append((member, problem))
+                tampered.append(member)
+                problems.append(problem)
             } else {
                 snapshots.append((member, stored.snapshot))
             }
         }
-        guard !missing, tampered.isEmpty else { return (nil, tampered) }
-        return (configuration.merge.merge(snapshots, killSwitchKey: base.killSwitchKey, identity: identity), [])
+        guard snapshots.count == members.count else { return (nil, tampered, problems) }
+        return (configuration.merge.merge(snapshots, killSwitchKey: base.killSwitchKey, identity: identity), [], [])
     }
 
     /// The events for what ``unsignedHoldings(for:fetcher:store:)`` found, after setting it

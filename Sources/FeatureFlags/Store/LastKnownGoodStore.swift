@@ -205,32 +205,27 @@ public final class LastKnownGoodStore: Sendable {
     /// With `members` (a merged identity's members' answers, by context fingerprint), those are
     /// stored too, in the same commit and before it (the merged identity is the most recently
     /// used): a relaunch asks the service for each member conditionally, and with trusted keys
-    /// rebuilds the merge from the members' signed answers.
+    /// rebuilds the merge from the members' signed answers. The merge decides whether anything
+    /// is written: it is made from them.
     package func save(
         _ stored: StoredFlags, for context: EvaluationContext, killHold: KillHold?? = nil, members: [String: StoredFlags] = [:]
     ) throws(FlagError) {
         let fingerprint = context.fingerprint
-        let entries = members.sorted { $0.key < $1.key }.map { (fingerprint: $0.key, stored: $0.value) }
-            + [(fingerprint: fingerprint, stored: stored)]
         let unchanged = state.withLock { s -> Bool in
             if let killHold, s.content.changesKillHold(to: killHold) { return false }
-            for entry in entries {
-                guard entry.stored.snapshot.heldRules == nil, case .found(let held)? = s.content.lookup(entry.fingerprint),
-                    held.sameContent(as: entry.stored)
-                else { return false }
-            }
-            for entry in entries { s.content.touch(entry.fingerprint) }
+            guard stored.snapshot.heldRules == nil, case .found(let held)? = s.content.lookup(fingerprint),
+                held.sameContent(as: stored)
+            else { return false }
+            for member in members.keys { s.content.touch(member) }
+            s.content.touch(fingerprint)
             return true
         }
         if unchanged { return }
-        let memberPayloads = entries.dropLast().map {
-            (fingerprint: $0.fingerprint, stored: $0.stored, payload: SnapshotCodec.encode($0.stored))
-        }
         let payload = SnapshotCodec.encode(stored)
         // Rules the snapshot was evaluated from are kept once, for every context.
         let rules = stored.snapshot.heldRules
         try commit { content in
-            for member in memberPayloads { content.put(payload: member.payload, stored: member.stored, for: member.fingerprint) }
+            for (member, answer) in members { content.put(payload: SnapshotCodec.encode(answer), stored: answer, for: member) }
             content.put(payload: payload, stored: stored, for: fingerprint)
             if let rules { content.setLocalRules(rules) }
             if let killHold, content.changesKillHold(to: killHold) { content.killHold = killHold }

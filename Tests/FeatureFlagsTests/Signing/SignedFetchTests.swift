@@ -380,14 +380,21 @@ struct SignedFetchTests {
         // The service has not changed: it answers the stored tag with 304. That must not make
         // the edited values current.
         let requests = server.requestCount
-        let refreshing = Task { await provider.refresh() }
-        // Served before its write (which waits for the I/O queue): settled is enough to look.
-        #expect(await eventually { provider.status != .reconciling }, "\(provider.status)")
-        #expect(provider.value(Self.newCheckout) == false, "the operator's value, fetched again")
-        #expect(server.requests.dropFirst(requests).map(\.status) == [304, 200], "\(server.requests.map(\.status))")
+        guard case .failed(let error) = await provider.refresh() else {
+            Issue.record("a 304 confirmed stored values that fail the check")
+            return
+        }
+        #expect(error.kind == .signatureRejected && error.description.contains("\"not modified\" to stored values that fail the check"), "\(error)")
+        #expect(provider.value(Self.newCheckout) == false, "still not served")
+        #expect(provider.recentEvents.contains { $0.kind == .signatureRejected })
+        #expect(server.requests.dropFirst(requests).map(\.status) == [304])
+        // Once they are set aside, the retry asks without their tag and gets the signed values.
         ioHeld.signal()
-        #expect(await refreshing.value.isSuccess)
+        #expect(await eventually { provider.store.lastKnownGood(for: auraPersonal) == nil })
         #expect(await eventually { provider.recentEvents.contains { $0.kind == .fallbackTampered } })
+        #expect(await provider.refresh().isSuccess)
+        #expect(provider.value(Self.newCheckout) == false && provider.status == .ready)
+        #expect(server.requests.dropFirst(requests).map(\.status) == [304, 200], "\(server.requests.map(\.status))")
     }
 
     @Test func theStampSurvivesTheStore() throws {
