@@ -98,14 +98,20 @@ extension FlagServer {
         }
         guard send(opening(document, revision)) else { return Responder.Outcome(status: 200, bytes: bytes, keepOpen: false) }
         var sentEvents = 0
-        var nextHeartbeat = ContinuousClock.now + configuration.streamHeartbeat
+        /// The heartbeat period under `fault`: a slow-heartbeat fault's, else the configured one.
+        func period(_ fault: StreamFault?) -> Duration {
+            if case .slowHeartbeat(let slow) = fault { return max(slow, .milliseconds(10)) }
+            return configuration.streamHeartbeat
+        }
+        // The first heartbeat too keeps a slow-heartbeat fault's period (it came after the
+        // configured one, however slow the fault said heartbeats were).
+        var nextHeartbeat = ContinuousClock.now + period(state.withLock { $0.streamFault })
         while true {
             let fault = state.withLock { s in
                 s.streamWakeups += 1
                 return s.streamFault
             }
-            let heartbeat: Duration
-            if case .slowHeartbeat(let slow) = fault { heartbeat = max(slow, .milliseconds(10)) } else { heartbeat = configuration.streamHeartbeat }
+            let heartbeat = period(fault)
             // Wake for a change, a fault being set, the stop, the heartbeat, or once a second to
             // notice a client that went away.
             let untilHeartbeat = ContinuousClock.now.duration(to: nextHeartbeat)
