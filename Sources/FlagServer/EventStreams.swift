@@ -98,7 +98,7 @@ extension FlagServer {
         }
         guard send(opening(document, revision)) else { return Responder.Outcome(status: 200, bytes: bytes, keepOpen: false) }
         var sentEvents = 0
-        /// The heartbeat period under `fault`: a slow-heartbeat fault's, else the configured one.
+        // The heartbeat period under `fault`: a slow-heartbeat fault's, else the configured one.
         func period(_ fault: StreamFault?) -> Duration {
             if case .slowHeartbeat(let slow) = fault { return max(slow, .milliseconds(10)) }
             return configuration.streamHeartbeat

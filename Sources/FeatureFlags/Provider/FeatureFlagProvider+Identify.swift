@@ -25,6 +25,17 @@ extension FeatureFlagProvider {
         switchIdentity(to: ContextMerge.identity(of: ranked), members: ranked)
     }
 
+    /// Sets aside what ``unsignedHoldings(for:fetcher:store:)`` found for `context` on the I/O
+    /// queue (an identify never waits on the disk), then emits its `fallback_tampered` events.
+    private func setAsideLater(_ found: (snapshot: String?, rules: String?), of context: EvaluationContext) {
+        let (store, io, publisher) = (self.store, self.io, self.publisher)
+        io.async {
+            let events = Self.tamperedEvents(
+                found, setAsideSnapshot: { store.setAside(context) }, setAsideRules: { store.setAsideLocalRules() })
+            for event in events { publisher.emit(event) }
+        }
+    }
+
     private func switchIdentity(to context: EvaluationContext, members: [EvaluationContext]) {
         // With trusted keys, what is held for the new context is checked first; what fails is
         // not served, and is set aside off this thread (an identify never waits on the disk).
@@ -33,12 +44,7 @@ extension FeatureFlagProvider {
         let found: (snapshot: String?, rules: String?) =
             members.count == 1 ? Self.unsignedHoldings(for: context, fetcher: fetcher, store: store) : (nil, nil)
         if found.snapshot != nil || found.rules != nil {
-            let (store, io, publisher) = (self.store, self.io, self.publisher)
-            io.async {
-                let events = Self.tamperedEvents(
-                    found, setAsideSnapshot: { store.setAside(context) }, setAsideRules: { store.setAsideLocalRules() })
-                for event in events { publisher.emit(event) }
-            }
+            setAsideLater(found, of: context)
             transition(
                 .identify(
                     context, members: members, lastKnownGood: base.prepare(.empty), source: .codeDefault, problem: nil, crashDigest: nil))
@@ -61,16 +67,7 @@ extension FeatureFlagProvider {
             lastKnownGood = base.prepare(merged ?? .empty)
             source = merged == nil ? .codeDefault : .fallback
             problem = nil
-            if !tampered.isEmpty {
-                let (store, io, publisher) = (self.store, self.io, self.publisher)
-                io.async {
-                    for (member, problem) in zip(tampered, problems) {
-                        let events = Self.tamperedEvents(
-                            (snapshot: problem, rules: nil), setAsideSnapshot: { store.setAside(member) }, setAsideRules: { nil })
-                        for event in events { publisher.emit(event) }
-                    }
-                }
-            }
+            for (member, problem) in zip(tampered, problems) { setAsideLater((snapshot: problem, rules: nil), of: member) }
         }
         var crashDigest: String?
         let (inSafeMode, healthy) = cell.inspect { ($0.safeMode != nil, $0.journal.healthy[context.fingerprint]) }
