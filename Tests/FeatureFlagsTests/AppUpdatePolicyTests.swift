@@ -151,7 +151,7 @@ struct AppUpdatePolicyTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func aRequiredUpdatePublishedOnTheServerReachesTheApp() async throws {
         var document = ServerDocument.seedExample
         document.base.flags["ios_required_update"] = FlagEntry(value: ["version": "1.2.3.500", "download": "https://apps.example/app"])

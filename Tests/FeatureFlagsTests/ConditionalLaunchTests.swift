@@ -9,7 +9,7 @@ import FlagServer
 /// no decode, no write. The change streams the last full answer advertised are kept with its
 /// snapshot, so the launch fetch need not be unconditional to learn them, and a 304 still opens
 /// them. A 200 that repeats what is stored does not rewrite the file either.
-@Suite("Conditional launch", .timeLimit(.minutes(1)))
+@Suite("Conditional launch", .hangLimit())
 struct ConditionalLaunchTests {
     static func configuration(streams: Bool = true) -> FeatureFlagProvider.Configuration {
         var configuration = FeatureFlagProvider.Configuration()

@@ -10,7 +10,7 @@ import FlagServer
 /// `kill_switch` event, and a change listing every key whose effective value changed (every
 /// key the app was served: they all fell to their safe defaults). A view-model that follows one
 /// flag must hear that its value just fell to the default.
-@Suite("Kill announcements", .timeLimit(.minutes(1)))
+@Suite("Kill announcements", .hangLimit())
 struct KillAnnouncementTests {
     static let schema = FeatureFlagProvider.Configuration(schema: .seedExample)
 

@@ -63,7 +63,7 @@ private var seedMerge: ContextMerge {
 
 /// Seeds 000–002: "Theme policy: Top tier wins (Business > Personal). Feature policy: Union
 /// across contexts." Seed 001's table, row by row, over real loopback HTTP.
-@Suite("Merged contexts", .timeLimit(.minutes(1)))
+@Suite("Merged contexts", .hangLimit())
 struct MergedContextTests {
     private func fixture(
         _ contexts: [EvaluationContext], merge: ContextMerge = seedMerge, document: ServerDocument = .seedExample,

@@ -8,7 +8,7 @@ import FlagServer
 /// Seed 000 §10: "rc_activation_success, rc_fetch_latency_ms, rc_stale_config,
 /// rc_schema_validation_errors, rc_killswitch_active" — plus unknown keys — as events on an
 /// `AsyncSequence` and a handler hook; seed 002: Limited mode.
-@Suite("Metrics and limited mode", .timeLimit(.minutes(1)))
+@Suite("Metrics and limited mode", .hangLimit())
 struct MetricsAndLimitedModeTests {
     @Test func everySeedMetricHasAnEvent() {
         let events: [FlagEvent] = [

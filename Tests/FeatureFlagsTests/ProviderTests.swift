@@ -11,7 +11,7 @@ extension FlagKey where Value == String {
 
 /// The provider against a real loopback server, with a test clock and manual reachability:
 /// no wall-clock sleeps.
-@Suite("FeatureFlagProvider", .timeLimit(.minutes(1)))
+@Suite("FeatureFlagProvider", .hangLimit())
 struct ProviderTests {
     @Test func startOfflineServesTheFallbackAtOnce() async throws {
         let dir = TempDir()

@@ -8,7 +8,7 @@ import FlagServer
 /// Status and labels change together: a reader on another thread, reading throughout
 /// failures, recoveries, path changes and identifies, only ever sees combinations that the
 /// provider serves on purpose.
-@Suite("Provider transitions are atomic", .timeLimit(.minutes(2)))
+@Suite("Provider transitions are atomic", .hangLimit(minutes: 2))
 struct ProviderTransitionTests {
     /// The combinations a provider can serve (no kill switch in this test).
     static func isLegal(_ l: ServedLabels) -> Bool {

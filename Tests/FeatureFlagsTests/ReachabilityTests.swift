@@ -82,7 +82,7 @@ struct ReachabilityTests {
         #expect(LinuxReachability.evaluate(files))
     }
 
-    @Test(.timeLimit(.minutes(1))) func recheckReportsChanges() async throws {
+    @Test(.hangLimit()) func recheckReportsChanges() async throws {
         let dir = TempDir()
         let route = dir.url("route").path
         try Self.ipv4Unconnected.write(toFile: route, atomically: true, encoding: .utf8)
@@ -102,7 +102,7 @@ struct ReachabilityTests {
         #expect(!monitor.isWatching)
     }
 
-    @Test(.timeLimit(.minutes(1))) func aMonitorStartsAtTheFirstQuestionAndNotAfterStop() async throws {
+    @Test(.hangLimit()) func aMonitorStartsAtTheFirstQuestionAndNotAfterStop() async throws {
         let dir = TempDir()
         let route = dir.url("route").path
         try Self.ipv4WithDefault.write(toFile: route, atomically: true, encoding: .utf8)
@@ -119,7 +119,7 @@ struct ReachabilityTests {
         #expect(await updates.next() == nil)
     }
 
-    @Test(.timeLimit(.minutes(1))) func withoutAStopPipeTheMonitorStillFollowsAndStopsAtOnce() async throws {
+    @Test(.hangLimit()) func withoutAStopPipeTheMonitorStillFollowsAndStopsAtOnce() async throws {
         // A process out of file descriptors gets no pipe to stop the thread with: the monitor
         // re-checks at the fallback interval, and a stop returns at once (it used to wait for a
         // thread that nothing could wake).
@@ -140,7 +140,7 @@ struct ReachabilityTests {
         #expect(await eventually { !monitor.isWatching }, "the thread ends at its next wake-up")
     }
 
-    @Test(.timeLimit(.minutes(1))) func aFailingPollDoesNotEndTheMonitor() async throws {
+    @Test(.hangLimit()) func aFailingPollDoesNotEndTheMonitor() async throws {
         // poll(2) failing (out of memory, say) used to end the monitor's thread: the last
         // answer stayed for the rest of the process. It keeps re-checking, and stops on demand.
         let dir = TempDir()
@@ -164,7 +164,7 @@ struct ReachabilityTests {
         #expect(!monitor.isWatching)
     }
 
-    @Test(.timeLimit(.minutes(1))) func liveMonitorAgreesWithTheRouteTables() async throws {
+    @Test(.hangLimit()) func liveMonitorAgreesWithTheRouteTables() async throws {
         let monitor = LinuxReachability()
         defer { monitor.stop() }
         #expect(monitor.isReachable == LinuxReachability.evaluate(.init()))

@@ -8,7 +8,7 @@ import FlagServer
 /// Seed 000 §6.4 and §9: validation before activation, over real loopback HTTP. "Type checks;
 /// color regex; string length limits. Unknown keys ignored (count metric). On failure →
 /// reject payload, keep LKG."
-@Suite("Validation before activation", .timeLimit(.minutes(1)))
+@Suite("Validation before activation", .hangLimit())
 struct ValidationBeforeActivationTests {
     private let schemaConfiguration = FeatureFlagProvider.Configuration(schema: .seedExample)
 

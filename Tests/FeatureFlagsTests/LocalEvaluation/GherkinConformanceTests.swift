@@ -18,7 +18,7 @@ import FlagServer
 /// bucketing: `@fractional-v1` legacy percent, `@fractional-cbor` or `@fractional-v3` CBOR
 /// (the test bed's provider suites say v3), anything else (`@fractional-v2`) flagd's
 /// high-precision mode.
-@Suite("flagd gherkin conformance", .timeLimit(.minutes(2)))
+@Suite("flagd gherkin conformance", .hangLimit(minutes: 2))
 struct GherkinConformanceTests {
     static let ownDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/gherkin")
 

@@ -53,7 +53,7 @@ struct SignedFetchTests {
         return f
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func aSignedDocumentIsServedAndStored() async throws {
         let f = try await Self.signedStart()
         defer { f.stop() }
@@ -65,7 +65,7 @@ struct SignedFetchTests {
         case unsigned, forgedSignature, unknownKeyID, kidlessForgery
     }
 
-    @Test(.timeLimit(.minutes(1)), arguments: Refusal.allCases)
+    @Test(.hangLimit(), arguments: Refusal.allCases)
     func aRefusedDocumentChangesNothingAndSaysWhy(_ refusal: Refusal) async throws {
         let f = try await Self.signedStart()
         defer { f.stop() }
@@ -96,7 +96,7 @@ struct SignedFetchTests {
         #expect(event?.message?.contains(expected) == true, "\(String(describing: event))")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func aForgedKillDoesNotKillASignedOneDoes() async throws {
         let f = try await Self.signedStart()
         defer { f.stop() }
@@ -113,7 +113,7 @@ struct SignedFetchTests {
         #expect(f.provider.isKillSwitchActive && f.provider.value(Self.newCheckout) == false)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func anUnusableTrustedKeyFailsEveryFetchAndNamesIt() async throws {
         let server = try FlagServer(document: Self.document(newCheckout: true, version: "v1"))
         let f = try ProviderFixture(server: server, fetch: .init(trustedKeys: ["broken": "not a key"]))
@@ -126,7 +126,7 @@ struct SignedFetchTests {
         #expect(f.provider.value(Self.newCheckout) == false, "nothing was served")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func rulesEvaluatedOnTheDeviceAreVerifiedToo() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
@@ -156,7 +156,7 @@ struct SignedFetchTests {
             privateKeyPEM: SigningKeys.privateKeyPEM(operatorSeed), keyID: "ops-2026", issuedAt: issuedAt, expiresAt: expiresAt)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func anOlderSignedDocumentIsRefusedAsARollbackANewerOneIsServed() async throws {
         let server = try FlagServer(document: Self.document(newCheckout: true, version: "march"))
         let march = Date(timeIntervalSince1970: 1_772_323_200)
@@ -203,7 +203,7 @@ struct SignedFetchTests {
         return f
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func aSignedDocumentPastItsExpiryIsStaleAndSaysSo() async throws {
         let f = try await Self.signedForOneMinute()
         defer { f.stop() }
@@ -218,7 +218,7 @@ struct SignedFetchTests {
         #expect(f.provider.details(Self.newCheckout).reason == .stale)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func aSignedDocumentConfirmedByA304PastItsExpiryIsStaleToo() async throws {
         let f = try await Self.signedForOneMinute()
         defer { f.stop() }
@@ -238,7 +238,7 @@ struct SignedFetchTests {
         #expect(f.provider.status == .ready)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func aSignedExpiryThatPassesBetweenPollsIsStaleWhenItPasses() async throws {
         let f = try await Self.signedForOneMinute()
         defer { f.stop() }
@@ -291,7 +291,7 @@ struct SignedFetchTests {
         return online.provider.value(theme)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func aMergedIdentityIsServedFromItsMembersSignedAnswersNotFromAStoredMerge() async throws {
         let dir = TempDir()
         let server = try FlagServer(document: .seedExample)
@@ -309,7 +309,7 @@ struct SignedFetchTests {
         #expect(!offline.provider.recentEvents.contains { $0.kind == .fallbackTampered })
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func aMergedIdentityOfSignedAnswersIsStalePastTheirExpiry() async throws {
         let dir = TempDir()
         let server = try FlagServer(document: .seedExample)
@@ -327,7 +327,7 @@ struct SignedFetchTests {
         #expect(f.provider.details(Self.theme).reason == .stale)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func aMergedIdentityWhoseMemberWasEditedServesDefaultsAndSaysSo() async throws {
         let dir = TempDir()
         let server = try FlagServer(document: .seedExample)
@@ -348,7 +348,7 @@ struct SignedFetchTests {
                 "the edited member is set aside")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func aNotModifiedAnswerNeverConfirmsStoredValuesThatFailTheCheck() async throws {
         let dir = TempDir()
         let server = try FlagServer(document: Self.document(newCheckout: false, version: "signed-1"))
@@ -411,7 +411,7 @@ struct SignedFetchTests {
 
     // MARK: Signed at rest
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func anIntactSignedFallbackIsServedOfflineAtTheNextLaunch() async throws {
         let f = try await Self.signedStart()
         f.stop()
@@ -425,7 +425,7 @@ struct SignedFetchTests {
         case editedValues, storedUnsigned, editedSignature, editedStampTimes
     }
 
-    @Test(.timeLimit(.minutes(1)), arguments: Tampering.allCases)
+    @Test(.hangLimit(), arguments: Tampering.allCases)
     func anEditedFallbackIsSetAsideNeverServed(_ tampering: Tampering) async throws {
         let f = try await Self.signedStart()
         f.stop()
@@ -470,7 +470,7 @@ struct SignedFetchTests {
         #expect(relaunch.store.lastKnownGood(for: auraPersonal) == nil, "the snapshot is gone from the store")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func heldFlagdRulesAreVerifiedAgainAtLaunch() async throws {
         let server = try FlagServer(document: .seedExample)
         let rules = Self.flagdRules
@@ -515,7 +515,7 @@ struct SignedFetchTests {
         #expect(LastKnownGoodStore(fileURL: dir.url("flags.lkg")).flagdRules == nil, "the edited rules are gone")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func anIdentifyToAnEditedSnapshotServesDefaultsAndSaysSo() async throws {
         let f = try await Self.signedStart()
         // Another context's snapshot, stored unsigned (planted in the file).
@@ -529,7 +529,7 @@ struct SignedFetchTests {
         #expect(await eventually { f.store.lastKnownGood(for: other) == nil })
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func unusableTrustedKeysServeNothingStoredAtLaunch() async throws {
         let f = try await Self.signedStart()
         f.stop()
@@ -568,7 +568,7 @@ struct SignedFetchTests {
         #expect(problem.message.contains("ops-2026"), "\(problem)")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.hangLimit())
     func heldFlagdRulesWithoutTheirSignedAnswerAreSetAside() async throws {
         let dir = TempDir()
         let rules = Array(Self.flagdRules.utf8)
