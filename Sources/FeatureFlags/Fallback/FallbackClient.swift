@@ -13,12 +13,16 @@ public import Foundation
 /// as the client served them (at its creation, and at each ``identify(_:)``) — with bundled and
 /// code defaults beneath. The status is `READY` once created: a fallback serves what it has.
 /// Problems found loading the store (an unusable file, unreadable bundled defaults) are
-/// events, never failures.
+/// events, never failures. Given the app's fetcher (`fetcher:`), it reads the file as the app's
+/// provider reads it offline: flagd rules held on the device evaluated for its context, and
+/// with trusted keys only what a trusted key signed.
 public final class FallbackClient: FeatureFlagClient {
     /// The store read from.
     public let store: LastKnownGoodStore
     /// The overrides this client carries, if any.
     public let overrides: FlagOverrides?
+    /// The app's fetcher, if one was given: how the file is read (held rules, trusted keys).
+    private let fetcher: FlagFetcher?
     private let serving: FlagServing
     private let overridesObserver: Int?
 
@@ -30,17 +34,26 @@ public final class FallbackClient: FeatureFlagClient {
     ///     the kill switch.
     ///   - exposures: report each context's first read of each flag as an exposure event.
     ///   - eventContext: how much of the context exposure and tracking events carry.
+    ///   - fetcher: the app's fetcher (its endpoints and trusted keys), so that the file is read
+    ///     as the app's provider reads it offline: flag rules held for evaluation on the device
+    ///     (flagd) are evaluated for the context, and with trusted keys (`trustedKeys`,
+    ///     FeatureFlagsSigning) only what a trusted key signed is served — otherwise bundled and
+    ///     code defaults, and a `fallback_tampered` event says why. This client never fetches
+    ///     with it, nor writes the file. Nil (the default): the stored snapshots are served as
+    ///     the app wrote them.
     ///   - now: the clock used for ages and TTLs.
     public init(
         store: LastKnownGoodStore, context: EvaluationContext? = nil, bundledDefaults: BundledDefaults = .none,
         killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil, exposures: Bool = false,
-        eventContext: EventContextDetail = .fingerprint, now: @escaping @Sendable () -> Date = coarseWallClockNow
+        eventContext: EventContextDetail = .fingerprint, fetcher: FlagFetcher? = nil,
+        now: @escaping @Sendable () -> Date = coarseWallClockNow
     ) {
         self.store = store
         self.overrides = overrides
+        self.fetcher = fetcher
         var reader = LastKnownGoodReader(store: store, bundledDefaults: bundledDefaults, killSwitchKey: killSwitchKey)
         let served = context?.fingerprint ?? store.fingerprints.first
-        let (prepared, source, held) = reader.start(with: served, in: store)
+        let (prepared, source, held) = reader.start(with: served, in: store, context: context, checkedBy: fetcher, at: now())
         let serving = FlagServing(
             prepared, source: source, status: .ready, reasonOverride: prepared.reasonOnDevice(at: now()), held: held, context: context ?? .anonymous,
             unnamedContext: context == nil ? served : nil,
@@ -56,15 +69,15 @@ public final class FallbackClient: FeatureFlagClient {
     }
 
     /// Loads the store at `fileURL` (see ``LastKnownGoodStore/init(fileURL:capacity:)``) and
-    /// serves it as ``init(store:context:bundledDefaults:killSwitchKey:overrides:now:)`` does.
+    /// serves it as ``init(store:context:bundledDefaults:killSwitchKey:overrides:exposures:eventContext:fetcher:now:)`` does.
     public convenience init(
         fileURL: URL = LastKnownGoodStore.defaultFileURL(), context: EvaluationContext? = nil,
         bundledDefaults: BundledDefaults = .none, killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil,
-        now: @escaping @Sendable () -> Date = coarseWallClockNow
+        fetcher: FlagFetcher? = nil, now: @escaping @Sendable () -> Date = coarseWallClockNow
     ) {
         self.init(
             store: LastKnownGoodStore(fileURL: fileURL), context: context, bundledDefaults: bundledDefaults,
-            killSwitchKey: killSwitchKey, overrides: overrides, now: now)
+            killSwitchKey: killSwitchKey, overrides: overrides, fetcher: fetcher, now: now)
     }
 
     // MARK: FeatureFlagClient
@@ -109,9 +122,11 @@ public final class FallbackClient: FeatureFlagClient {
 
     /// Serves what the store holds for `context` now — its Last-Known-Good, or, when it has
     /// none, the bundled and code defaults, never another context's values. Identifying the
-    /// same context again picks up what the store saved since. No disk I/O.
+    /// same context again picks up what the store saved since. No disk I/O. With a `fetcher`,
+    /// read as at creation.
     public func identify(_ context: EvaluationContext) {
-        let (prepared, source, problem) = LastKnownGoodReader.lastKnownGood(of: context.fingerprint, in: store, base: serving.base)
+        let (prepared, source, problem) = LastKnownGoodReader.lastKnownGood(
+            of: context.fingerprint, context: context, in: store, base: serving.base, checkedBy: fetcher, at: serving.clock())
         if let problem { serving.publisher.emit(problem) }
         serving.serve(prepared, source: source, reasonOverride: prepared.reasonOnDevice(at: serving.clock()), held: store.killHold != nil, context: context)
     }

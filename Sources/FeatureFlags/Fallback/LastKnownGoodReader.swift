@@ -45,10 +45,15 @@ struct LastKnownGoodReader {
         }
     }
 
-    /// ``lastKnownGood(of:in:base:)`` at start, with whether the kill switch is held on the
-    /// device: a problem, and a kill, join the load events.
-    mutating func start(with fingerprint: String?, in store: LastKnownGoodStore) -> (PreparedSnapshot, FlagSource, held: Bool) {
-        let (prepared, source, problem) = Self.lastKnownGood(of: fingerprint, in: store, base: base)
+    /// ``lastKnownGood(of:in:base:)`` at start — checked with `fetcher`'s trusted keys when
+    /// given one (``lastKnownGood(of:context:in:base:checkedBy:at:)``) — with whether the kill
+    /// switch is held on the device: a problem, and a kill, join the load events.
+    mutating func start(
+        with fingerprint: String?, in store: LastKnownGoodStore, context: EvaluationContext? = nil, checkedBy fetcher: FlagFetcher? = nil,
+        at date: Date = .distantPast
+    ) -> (PreparedSnapshot, FlagSource, held: Bool) {
+        let (prepared, source, problem) = Self.lastKnownGood(
+            of: fingerprint, context: context, in: store, base: base, checkedBy: fetcher, at: date)
         let held = store.killHold != nil
         if let problem { events.append(problem) }
         if prepared.killed || held { events.append(.killSwitch(active: true)) }

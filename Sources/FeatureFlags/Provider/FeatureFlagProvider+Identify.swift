@@ -25,12 +25,13 @@ extension FeatureFlagProvider {
         switchIdentity(to: ContextMerge.identity(of: ranked), members: ranked)
     }
 
-    /// Sets aside what ``unsignedHoldings(for:fetcher:store:)`` found for `context` on the I/O
-    /// queue (an identify never waits on the disk), then emits its `fallback_tampered` events.
+    /// Sets aside what ``LastKnownGoodReader/unsignedHoldings(for:fetcher:store:)`` found for
+    /// `context` on the I/O queue (an identify never waits on the disk), then emits its
+    /// `fallback_tampered` events.
     private func setAsideLater(_ found: (snapshot: String?, rules: String?), of context: EvaluationContext) {
         let (store, io, publisher) = (self.store, self.io, self.publisher)
         io.async {
-            let events = Self.tamperedEvents(
+            let events = LastKnownGoodReader.tamperedEvents(
                 found, setAsideSnapshot: { store.setAside(context) }, setAsideRules: { store.setAsideLocalRules() })
             for event in events { publisher.emit(event) }
         }
@@ -42,7 +43,7 @@ extension FeatureFlagProvider {
         // (A merged identity's stored snapshot is a merge, signed by no one: it is made again
         // from its members' checked snapshots below.)
         let found: (snapshot: String?, rules: String?) =
-            members.count == 1 ? Self.unsignedHoldings(for: context, fetcher: fetcher, store: store) : (nil, nil)
+            members.count == 1 ? LastKnownGoodReader.unsignedHoldings(for: context, fetcher: fetcher, store: store) : (nil, nil)
         if found.snapshot != nil || found.rules != nil {
             setAsideLater(found, of: context)
             transition(
@@ -52,7 +53,7 @@ extension FeatureFlagProvider {
         }
         var (lastKnownGood, source, problem) = LastKnownGoodReader.lastKnownGood(of: context.fingerprint, in: store, base: base)
         // Evaluated here, before the state's lock, so readers never wait for it.
-        if members.count == 1, let evaluated = Self.evaluateHeldRules(for: context, fetcher: fetcher, store: store, base: base, at: wallClock()) {
+        if members.count == 1, let evaluated = LastKnownGoodReader.evaluateHeldRules(for: context, fetcher: fetcher, store: store, base: base, at: wallClock()) {
             lastKnownGood = evaluated
             source = .fallback
             problem = nil
@@ -79,24 +80,6 @@ extension FeatureFlagProvider {
         }
         transition(
             .identify(context, members: members, lastKnownGood: lastKnownGood, source: source, problem: problem, crashDigest: crashDigest))
-    }
-
-    /// `context`'s values from the flag definitions held for local evaluation, so a context
-    /// never fetched is served correctly without the network. Nil when the store holds no
-    /// definitions (asked first: nothing is parsed or cast for apps that evaluate remotely),
-    /// when the fetcher does not evaluate locally, or when the context's stored snapshot was
-    /// fetched under the held definitions' tag (served as it is: no parse at launch).
-    static func evaluateHeldRules(
-        for context: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore, base: ServingBase, at date: Date
-    ) -> PreparedSnapshot? {
-        guard store.holdsLocalRules, fetcher.evaluatesLocally else { return nil }
-        // With trusted keys the stored snapshot is not served as it is: evaluated again from
-        // the verified rules.
-        if !fetcher.checksSignatures, let stored = store.lastKnownGood(for: context), let tag = stored.etag, tag == store.localRulesTag {
-            return nil
-        }
-        guard let endpoint = fetcher.localEvaluation, let rules = store.localRules(readBy: endpoint) else { return nil }
-        return base.prepare(rules.snapshot(for: context, at: date))
     }
 
     /// The merged identity `identity` of `members`, each member's values evaluated from the held

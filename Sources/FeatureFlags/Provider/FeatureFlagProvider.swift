@@ -119,11 +119,11 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         base = reader.base
         // With trusted keys, what the fallback file serves must still be what the operator
         // signed: an edited snapshot is set aside before anything of it is read.
-        let tampered = Self.tamperedEvents(
-            Self.unsignedHoldings(for: context, fetcher: fetcher, store: store),
+        let tampered = LastKnownGoodReader.tamperedEvents(
+            LastKnownGoodReader.unsignedHoldings(for: context, fetcher: fetcher, store: store),
             setAsideSnapshot: { store.setAside(context) }, setAsideRules: { store.setAsideLocalRules() })
         var (lastKnownGood, source, held) = reader.start(with: context.fingerprint, in: store)
-        if let evaluated = Self.evaluateHeldRules(for: context, fetcher: fetcher, store: store, base: base, at: now()) {
+        if let evaluated = LastKnownGoodReader.evaluateHeldRules(for: context, fetcher: fetcher, store: store, base: base, at: now()) {
             lastKnownGood = evaluated
             source = .fallback
         }

@@ -1,0 +1,226 @@
+import FeatureFlags
+import FeatureFlagsTesting
+import FlagServer
+import Foundation
+import Testing
+import TestSupport
+
+@testable import FeatureFlags
+@testable import FeatureFlagsFlagd
+@testable import FeatureFlagsSigning
+
+extension WallClockSensitive {
+/// A `FallbackClient` given the app's fetcher reads the fallback file as the app's provider
+/// does offline: held flagd rules evaluated for its context, and with trusted keys only what a
+/// trusted key signed — and it never writes the file.
+@Suite("A FallbackClient reading as the app's fetcher")
+struct FallbackClientWithFetcherTests {
+    typealias Signed = SignedFetchTests
+    static let newCheckout = Signed.newCheckout
+
+    /// The app's fetcher, as an extension builds it: the same endpoint and trusted keys.
+    static func appFetcher(_ server: FlagServer) -> FlagFetcher {
+        FlagFetcher(endpoint: .json(post: server.flagsURL), configuration: Signed.trusting)
+    }
+
+    /// What the fallback file holds, byte for byte.
+    static func bytes(_ f: ProviderFixture) throws -> Data { try Data(contentsOf: f.fallbackURL) }
+
+    @Test(.hangLimit())
+    func whatTheOperatorSignedIsServedForTheContextAndForTheMostRecentOne() async throws {
+        let f = try await Signed.signedStart()
+        f.stop()
+        for context in [auraPersonal, nil] {
+            let client = FallbackClient(fileURL: f.fallbackURL, context: context, fetcher: Self.appFetcher(f.server))
+            defer { client.shutdown() }
+            #expect(client.value(Self.newCheckout) == true && client.snapshot.version == "signed-1")
+            #expect(client.details(Self.newCheckout).source == .fallback)
+            #expect(!client.recentEvents.contains { $0.kind == .fallbackTampered || $0.kind == .fallbackWarning }, "\(client.recentEvents)")
+        }
+    }
+
+    @Test(.hangLimit(), arguments: SignedFetchTests.Tampering.allCases)
+    func anEditedFileIsNotServedAndIsLeftAsItIs(_ tampering: SignedFetchTests.Tampering) async throws {
+        let f = try await Signed.signedStart()
+        f.stop()
+        let stored = try #require(f.store.lastKnownGood(for: auraPersonal)?.snapshot)
+        var edited = stored
+        switch tampering {
+        case .editedValues:
+            edited = FlagSnapshot(
+                values: ["new_checkout": false, "kill_switch": false], version: stored.version, fetchedAt: stored.fetchedAt,
+                contextFingerprint: stored.contextFingerprint)
+            edited.signature = stored.signature
+        case .storedUnsigned:
+            edited.signature = nil
+        case .editedSignature:
+            var envelope = try #require(stored.signature?.envelope)
+            envelope[envelope.count - 3] ^= 1
+            edited.signature = SignatureStamp(keyID: "ops-2026", issuedAt: stored.signature?.issuedAt, expiresAt: nil, envelope: envelope)
+        case .editedStampTimes:
+            let stamp = try #require(stored.signature)
+            edited.signature = SignatureStamp(
+                keyID: stamp.keyID, issuedAt: stamp.issuedAt, expiresAt: Date(timeIntervalSince1970: 4_000_000_000), envelope: stamp.envelope)
+        }
+        try LastKnownGoodStore(fileURL: f.fallbackURL).save(edited, etag: nil, for: auraPersonal)
+        let before = try Self.bytes(f)
+
+        // Without the fetcher the file is served as it is: the reason to give it one.
+        let trusting = FallbackClient(fileURL: f.fallbackURL, context: auraPersonal)
+        #expect(trusting.details(Self.newCheckout).source == .fallback)
+        trusting.shutdown()
+
+        let client = FallbackClient(fileURL: f.fallbackURL, context: auraPersonal, fetcher: Self.appFetcher(f.server))
+        defer { client.shutdown() }
+        #expect(client.value(Self.newCheckout) == false && client.details(Self.newCheckout).source == .codeDefault)
+        #expect(client.status == .ready)
+        let event = try #require(client.recentEvents.first { $0.kind == .fallbackTampered })
+        #expect(event.message?.hasPrefix("the stored snapshot for this context is not what a trusted key signed") == true, "\(event)")
+        #expect(event.keptAt == nil, "nothing is set aside: the file is the app's")
+        #expect(try Self.bytes(f) == before, "the file is left exactly as it was")
+    }
+
+    @Test(.hangLimit())
+    func anIdentifyIsCheckedToo() async throws {
+        let f = try await Signed.signedStart()
+        f.stop()
+        // Another context's values, planted unsigned.
+        let other = EvaluationContext(targetingKey: "user-2")
+        try LastKnownGoodStore(fileURL: f.fallbackURL).save(
+            FlagSnapshot(values: ["new_checkout": true], contextFingerprint: other.fingerprint), etag: nil, for: other)
+        let client = FallbackClient(fileURL: f.fallbackURL, context: auraPersonal, fetcher: Self.appFetcher(f.server))
+        defer { client.shutdown() }
+        #expect(client.details(Self.newCheckout).source == .fallback)
+        client.identify(other)
+        #expect(client.value(Self.newCheckout) == false && client.details(Self.newCheckout).source == .codeDefault)
+        let event = try #require(client.recentEvents.last { $0.kind == .fallbackTampered })
+        #expect(event.message?.contains("the stored snapshot carries no signature") == true, "\(event)")
+        client.identify(auraPersonal)
+        #expect(client.value(Self.newCheckout) == true && client.details(Self.newCheckout).source == .fallback)
+    }
+
+    @Test(.hangLimit())
+    func unusableTrustedKeysServeNothingStored() async throws {
+        let f = try await Signed.signedStart()
+        f.stop()
+        var broken = Signed.trusting
+        broken.trustedKeys = ["ops-2026": "not a key"]
+        let client = FallbackClient(
+            fileURL: f.fallbackURL, context: auraPersonal, fetcher: FlagFetcher(endpoint: .json(post: f.server.flagsURL), configuration: broken))
+        defer { client.shutdown() }
+        #expect(client.details(Self.newCheckout).source == .codeDefault)
+        let event = try #require(client.recentEvents.first { $0.kind == .fallbackTampered })
+        #expect(event.message?.contains("the trusted keys are unusable") == true, "\(event)")
+    }
+
+    @Test(.hangLimit())
+    func aFetcherWithoutKeysChecksNothing() async throws {
+        let f = try await Signed.signedStart()
+        f.stop()
+        try LastKnownGoodStore(fileURL: f.fallbackURL).save(
+            FlagSnapshot(values: ["new_checkout": false], contextFingerprint: auraPersonal.fingerprint), etag: nil, for: auraPersonal)
+        let client = FallbackClient(
+            fileURL: f.fallbackURL, context: auraPersonal, fetcher: FlagFetcher(endpoint: .json(post: f.server.flagsURL)))
+        defer { client.shutdown() }
+        #expect(client.value(Self.newCheckout) == false && client.details(Self.newCheckout).source == .fallback)
+        #expect(!client.recentEvents.contains { $0.kind == .fallbackTampered })
+    }
+
+    @Test(.hangLimit())
+    func heldFlagdRulesAreEvaluatedForAContextNeverFetched() async throws {
+        let server = try FlagServer(document: .seedExample)
+        try server.serveFlagd(Array(Signed.flagdRules.utf8))
+        let dir = TempDir()
+        let url = server.baseURL.appendingPathComponent("flagd/flags.json")
+        let first = FeatureFlagProvider(
+            context: auraPersonal, fetcher: FlagFetcher(endpoint: .flagd(url: url)), store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")),
+            reachability: ManualReachability(true), lifecycle: ManualLifecycle(foreground: true))
+        #expect(await first.refresh().isSuccess)
+        first.shutdown()
+        server.stop()
+        let someoneElse = EvaluationContext(targetingKey: "someone-else")
+        // Without the fetcher, only what was evaluated for a fetched context is stored.
+        let plain = FallbackClient(fileURL: dir.url("flags.lkg"), context: someoneElse)
+        #expect(plain.details(Self.newCheckout).source == .codeDefault)
+        plain.shutdown()
+        let client = FallbackClient(fileURL: dir.url("flags.lkg"), context: someoneElse, fetcher: FlagFetcher(endpoint: .flagd(url: url)))
+        defer { client.shutdown() }
+        #expect(client.value(Self.newCheckout) == true && client.details(Self.newCheckout).source == .fallback)
+        client.identify(auraPersonal)
+        #expect(client.value(Self.newCheckout) == true && client.details(Self.newCheckout).source == .fallback)
+        // No context: the most recent one's stored values, as they are.
+        let unnamed = FallbackClient(fileURL: dir.url("flags.lkg"), fetcher: FlagFetcher(endpoint: .flagd(url: url)))
+        #expect(unnamed.value(Self.newCheckout) == true)
+        unnamed.shutdown()
+    }
+
+    @Test(.hangLimit())
+    func aMergedIdentitysValuesAreLeftToTheProviderThatMergesThem() async throws {
+        let dir = TempDir()
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        _ = try await Signed.storeSignedMerge(server, dir)
+        let identity = ContextMerge.identity(of: Signed.planContexts)
+        let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
+        #expect(store.lastKnownGood(for: identity) != nil)
+        let client = FallbackClient(store: store, context: identity, fetcher: Self.appFetcher(server))
+        defer { client.shutdown() }
+        #expect(client.details(Signed.theme).source == .codeDefault)
+        let warning = try #require(client.recentEvents.first { $0.kind == .fallbackWarning })
+        #expect(warning.message?.contains("only the provider that merges them can check") == true, "\(warning)")
+        #expect(!client.recentEvents.contains { $0.kind == .fallbackTampered })
+        // A member's own signed answer is served.
+        client.identify(Signed.planContexts[1])
+        #expect(client.details(Signed.theme).source == .fallback)
+    }
+
+    @Test(.hangLimit())
+    func heldFlagdRulesAreVerifiedThenEvaluatedForTheContext() async throws {
+        let server = try FlagServer(document: .seedExample)
+        let rules = Signed.flagdRules
+        try server.serveFlagd(Array(rules.utf8))
+        try server.signAnswers(privateKeyPEM: SigningKeys.privateKeyPEM(Signed.operatorSeed), keyID: "ops-2026")
+        let dir = TempDir()
+        let url = server.baseURL.appendingPathComponent("flagd/flags.json")
+        let fetcher = FlagFetcher(endpoint: .flagd(url: url), configuration: Signed.trusting)
+        let first = FeatureFlagProvider(
+            context: auraPersonal, fetcher: fetcher, store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")),
+            reachability: ManualReachability(true), lifecycle: ManualLifecycle(foreground: true))
+        #expect(await first.refresh().isSuccess)
+        first.shutdown()
+        server.stop()
+
+        // Verified rules: evaluated for this context, and for one never fetched.
+        let appFetcher = FlagFetcher(endpoint: .flagd(url: url), configuration: Signed.trusting)
+        let client = FallbackClient(fileURL: dir.url("flags.lkg"), context: auraPersonal, fetcher: appFetcher)
+        #expect(client.value(Self.newCheckout) == true && client.details(Self.newCheckout).source == .fallback)
+        client.identify(EvaluationContext(targetingKey: "someone-else"))
+        #expect(client.value(Self.newCheckout) == true && client.details(Self.newCheckout).source == .fallback)
+        #expect(!client.recentEvents.contains { $0.kind == .fallbackTampered })
+        client.shutdown()
+
+        // No context to evaluate them for: defaults, and a warning that says so.
+        let unnamed = FallbackClient(fileURL: dir.url("flags.lkg"), fetcher: appFetcher)
+        #expect(unnamed.details(Self.newCheckout).source == .codeDefault)
+        #expect(unnamed.recentEvents.contains { $0.kind == .fallbackWarning && $0.message?.contains("no context") == true })
+        unnamed.shutdown()
+
+        // The rules edited under their old signature: nothing stored is served, the file stays.
+        let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
+        let held = try #require(store.flagdRules)
+        let edited = Array(rules.replacingOccurrences(of: #""defaultVariant": "on""#, with: #""defaultVariant": "off""#).utf8)
+        var snapshot = FlagSnapshot(values: [:], contextFingerprint: auraPersonal.fingerprint)
+        snapshot.rules = LocalRules(
+            definitions: try FlagdDefinitions.parse(edited), document: edited, etag: held.etag, fetchedAt: held.fetchedAt, envelope: held.envelope)
+        try store.save(snapshot, etag: held.etag, for: auraPersonal)
+        let before = try Data(contentsOf: dir.url("flags.lkg"))
+        let tampered = FallbackClient(fileURL: dir.url("flags.lkg"), context: auraPersonal, fetcher: appFetcher)
+        defer { tampered.shutdown() }
+        #expect(tampered.value(Self.newCheckout) == false && tampered.details(Self.newCheckout).source == .codeDefault)
+        let messages = tampered.recentEvents.filter { $0.kind == .fallbackTampered }.compactMap(\.message)
+        #expect(messages.contains { $0.hasPrefix("the flag rules held for evaluation on the device are not what a trusted key signed") }, "\(messages)")
+        #expect(try Data(contentsOf: dir.url("flags.lkg")) == before)
+    }
+}
+}
+
