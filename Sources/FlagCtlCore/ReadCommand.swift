@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsSigning
 import Foundation
 
 /// `flagctl read`: what a fallback file serves, read as an app extension or a widget reads
@@ -12,13 +13,25 @@ enum ReadCommand {
             .init(name: "state", value: "DIR", help: "the directory holding flags.lkg (required)"),
             .init(name: "file", value: "NAME", help: "the fallback file's name in DIR (default flags.lkg)"),
             .init(name: "context", value: "KEY=VALUE", help: "read this context's values (default: the most recently used)", repeatable: true),
+            .init(
+                name: "provider", value: "NAME",
+                help: "read as the app's fetcher of this wire format reads it (\(EndpointChoice.names.joined(separator: ", "))): flagd evaluates the held rules for the context"),
+            .init(name: "bucketing", value: "MODE", help: "flagd: how fractional buckets — string (default), cbor or legacy-percent"),
+            .init(
+                name: "trust", value: "PUB.pem",
+                help: "serve only what this key signed, as the app checks it (kid: the file's name, or ID=PUB.pem)", repeatable: true),
             .init(name: "json", value: nil, help: "print JSON lines"),
         ],
         examples: [
             "flagctl read --state ~/.flags",
             "flagctl read --state /path/to/group/container --context venue=venue-42 --json",
+            "flagctl read --state ~/.flags --trust ops-2026=ops.pub.pem",
+            "flagctl read --state ~/.flags --provider flagd --context targetingKey=u1",
         ],
-        exitStatuses: [(0, "values printed"), (64, "usage error"), (66, "no fallback file there, or it could not be used")])
+        exitStatuses: [
+            (0, "values printed"), (64, "usage error"),
+            (66, "no fallback file there, or it could not be used (with --trust: nothing in it verifies)"),
+        ])
 
     static let exitNoInput: Int32 = 66
 
@@ -34,11 +47,12 @@ enum ReadCommand {
         }
         let pairs = arguments.all("context")
         let context = pairs.isEmpty ? nil : try Formatting.context(pairs)
-        let client = FallbackClient(fileURL: file, context: context)
+        let client = FallbackClient(fileURL: file, context: context, fetcher: try fetcher(arguments))
         defer { client.shutdown() }
         let problems = client.recentEvents.compactMap { event -> String? in
             switch event.kind {
             case .fallbackRejected, .fallbackWarning: return Formatting.printable(event.message ?? "-")
+            case .fallbackTampered: return "not served: \(Formatting.printable(event.message ?? "-"))"
             default: return nil
             }
         }
@@ -59,5 +73,18 @@ enum ReadCommand {
             if names.isEmpty { console.out("(no flags stored for this context)") }
         }
         return problems.isEmpty || !names.isEmpty ? 0 : exitNoInput
+    }
+
+    /// The app's fetcher as far as reading needs it (`--provider`, `--bucketing`, `--trust`):
+    /// its wire format decodes stored signed answers and evaluates held flagd rules; it never
+    /// fetches, so its URL and credentials are placeholders. Nil without those options.
+    static func fetcher(_ arguments: ParsedArguments) throws -> FlagFetcher? {
+        let name = arguments.value("provider")
+        let keys = try SigningCommands.trustedKeys(arguments)
+        let bucketing = try EndpointChoice.bucketing(arguments.value("bucketing"))
+        guard name != nil || !keys.isEmpty || bucketing != nil else { return nil }
+        let placeholders = EndpointChoice.Credentials(key: "flagctl-read", project: "0", appID: "0", appName: "flagctl")
+        let endpoint = try EndpointChoice.make(name ?? "json", url: "http://127.0.0.1:9/", credentials: placeholders, bucketing: bucketing)
+        return FlagFetcher(endpoint: endpoint, configuration: .init(trustedKeys: keys))
     }
 }

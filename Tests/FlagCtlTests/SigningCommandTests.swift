@@ -71,6 +71,37 @@ struct SigningCommandTests {
         #expect(await run(common + ["--trust", dir.url("missing.pub.pem").path]).0 == 64)
     }
 
+    @Test func readTrustsOnlyTheKeyItIsGivenAndLeavesTheFileAsItIs() async throws {
+        let dir = TempDir()
+        #expect(await run(["keygen", dir.url("ops").path]).0 == 0)
+        #expect(await run(["keygen", dir.url("stranger").path]).0 == 0)
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        try server.signAnswers(privateKeyPEM: String(contentsOf: dir.url("ops.pem"), encoding: .utf8), keyID: "ops")
+        let state = dir.url("state").path
+        let fetched = await run(
+            ["eval", "--endpoint", server.flagsURL.absoluteString, "--context", "targetingKey=user-1", "--state", state,
+             "--trust", dir.url("ops.pub.pem").path] + generousTimeout)
+        #expect(fetched.0 == 0)
+        let file = dir.url("state/flags.lkg")
+        let before = try Data(contentsOf: file)
+
+        let (trusted, trustedOut) = await run(["read", "--state", state, "--trust", dir.url("ops.pub.pem").path])
+        #expect(trusted == 0 && trustedOut.err.isEmpty, "\(trustedOut.err)")
+        #expect(trustedOut.out.contains { $0.hasPrefix("new_checkout") && $0.contains("fallback") }, "\(trustedOut.out)")
+        let (refused, refusedOut) = await run(["read", "--state", state, "--trust", "ops=" + dir.url("stranger.pub.pem").path])
+        #expect(refused == 66, "nothing in the file verifies")
+        #expect(
+            refusedOut.err == [#"flagctl read: not served: the stored snapshot for this context is not what a trusted key signed: its signature does not verify: bad signature (key "ops")"#],
+            "\(refusedOut.err)")
+        #expect(try Data(contentsOf: file) == before, "read never writes the app's file")
+        // Without --trust the file is shown as the app wrote it; options that cannot apply are usage errors.
+        #expect(await run(["read", "--state", state]).0 == 0)
+        #expect(await run(["read", "--state", state, "--provider", "nope"]).0 == 64)
+        #expect(await run(["read", "--state", state, "--bucketing", "cbor"]).0 == 64)
+        #expect(await run(["read", "--state", state, "--trust", dir.url("missing.pub.pem").path]).0 == 64)
+    }
+
     @Test func signingOptionsThatCannotWorkAreUsageErrors() async throws {
         let dir = TempDir()
         #expect(await run(["keygen", dir.url("ops").path]).0 == 0)
