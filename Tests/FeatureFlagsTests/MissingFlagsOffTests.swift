@@ -140,3 +140,29 @@ extension FetchOutcome {
         return false
     }
 }
+
+extension MissingFlagsOffTests {
+    /// Values whose only difference is how a missing flag reads (one context's answer came from
+    /// Unleash, the other's from a service that sends every flag): a key absent from both
+    /// reads `false`, then its code default — a change subscribers must hear of.
+    @Test func aChangeOfHowMissingFlagsReadIsPublished() async throws {
+        let dir = TempDir()
+        let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
+        let unleashUser = EvaluationContext(targetingKey: "u-unleash")
+        let jsonUser = EvaluationContext(targetingKey: "u-json")
+        var fromUnleash = FlagSnapshot(values: ["banner": true], version: "1", contextFingerprint: unleashUser.fingerprint)
+        fromUnleash.missingFlagsAreOff = true
+        try store.save(fromUnleash, etag: nil, for: unleashUser)
+        try store.save(FlagSnapshot(values: ["banner": true], version: "1", contextFingerprint: jsonUser.fingerprint), etag: nil, for: jsonUser)
+        let client = FallbackClient(store: store, context: unleashUser)
+        defer { client.shutdown() }
+        let unlisted = FlagKey("new_checkout", default: true)
+        #expect(client.value(unlisted) == false)
+        var changes = client.changes().makeAsyncIterator()
+        client.identify(jsonUser)
+        #expect(client.value(unlisted) == true)
+        client.shutdown()
+        let change = await changes.next()
+        #expect(change?.snapshot.missingFlagsAreOff == false, "subscribers are told the served values changed")
+    }
+}

@@ -34,7 +34,9 @@ public protocol FeatureFlagClient: Sendable {
     var isKillSwitchActive: Bool { get }
     /// A stream of value changes from now on; ends when the client shuts down. Each change
     /// names the flags whose effective values changed (every flag when the kill switch flips),
-    /// the snapshot now served, and whether the kill switch is on after it. A reader that falls
+    /// the snapshot now served, and whether the kill switch is on after it. Flags in no table
+    /// cannot be named: when how they read changes (``FlagSnapshot/missingFlagsAreOff``), the
+    /// change names only the others, maybe none — read your keys again. A reader that falls
     /// more than 128 changes behind reads, in place of the oldest it lost, one change naming
     /// every key they named (with the newest of their snapshots): no key is lost.
     func changes() -> AsyncStream<(keys: Set<String>, snapshot: FlagSnapshot, killSwitchActive: Bool)>

@@ -54,7 +54,9 @@ package final class FlagPublisher: Sendable {
 
     /// Reports the flags whose effective values differ between `old` and `new` (every flag
     /// when the kill switch flips, with a kill-switch event) and returns them. A flag overridden
-    /// alike before and after did not change, whatever the snapshot says.
+    /// alike before and after did not change, whatever the snapshot says. A change of how
+    /// missing flags read (``FlagSnapshot/missingFlagsAreOff``) is reported even when no named
+    /// flag changed: the flags it affects are in no table.
     @discardableResult
     package func publish(from old: ServedValues, to new: ServedValues, base: ServingBase) -> Set<String> {
         // Over the read tables (the snapshot's entries over the bundled defaults): what readers
@@ -73,7 +75,12 @@ package final class FlagPublisher: Sendable {
             for layer in [old.overrides, new.overrides] { if let layer { keys.formUnion(layer.values.keys) } }
             emit(.killSwitch(active: new.killed))
         }
-        if !keys.isEmpty {
+        // How a flag absent from every table reads changed (`false` where a service leaves
+        // disabled flags out, else the key's default): those keys may have changed, and no table
+        // names them — the change goes out with the keys that can be named, so that
+        // subscribers read again.
+        let missingReadingChanged = old.snapshot.missingFlagsAreOff != new.snapshot.missingFlagsAreOff && !new.killed
+        if !keys.isEmpty || missingReadingChanged {
             changeBroadcaster.withLock { $0 }?.yield((keys: keys, snapshot: new.snapshot, killSwitchActive: new.killed))
             emit(.configurationChanged(keys: keys))
         }
