@@ -132,3 +132,34 @@ struct ObservationTests {
     }
 }
 
+
+extension ObservationTests {
+    /// A tester's override changes what `value` returns without changing the snapshot: a view
+    /// reading the flag must still be told — each time, also when the same key flips back.
+    @MainActor
+    @Test func aViewIsToldOfEveryOverrideItReads() async throws {
+        let dir = TempDir()
+        let overrides = FlagOverrides(fileURL: dir.url("overrides.json"), allowed: true, launch: nil)
+        let client = FallbackClient(store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), context: auraPersonal, overrides: overrides)
+        defer { client.shutdown() }
+        let flags = ObservableFlags(client: client)
+        defer { flags.stop() }
+        // The follower under `ObservableFlagsObject` (Combine: `objectWillChange` per update).
+        let updates = Locked(0)
+        let follower = FlagFollower(client: client) { _ in updates.withLock { $0 += 1 } }
+        defer { follower.stop() }
+        #expect(flags.value(.newCheckout) == false)
+        for (n, expected) in [true, false, true].enumerated() {
+            let changed = Locked(false)
+            withObservationTracking {
+                _ = flags.value(.newCheckout)
+            } onChange: {
+                changed.withLock { $0 = true }
+            }
+            try overrides.override(.newCheckout, expected)
+            #expect(await eventually { changed.withLock { $0 } }, "override to \(expected): the view was not told")
+            #expect(flags.value(.newCheckout) == expected)
+            #expect(await eventually { updates.withLock { $0 } == n + 1 }, "one update per override, the same key flipped back too")
+        }
+    }
+}

@@ -17,6 +17,10 @@ package final class FlagFollower {
         package var isKillSwitchActive: Bool
         /// The keys changed by the last change.
         package var lastChangedKeys: Set<String>
+        /// How many changes have arrived. Each may move what a flag reads though nothing else
+        /// here moves: a tester's override changes no snapshot, and flipping the same key back
+        /// names the same keys again.
+        package var changes: Int
 
         /// What `client` serves now.
         package init(of client: any FeatureFlagClient) {
@@ -24,6 +28,7 @@ package final class FlagFollower {
             status = client.status
             isKillSwitchActive = client.isKillSwitchActive
             lastChangedKeys = []
+            changes = 0
         }
     }
 
@@ -50,6 +55,7 @@ package final class FlagFollower {
                 next.snapshot = change.snapshot
                 next.isKillSwitchActive = change.killSwitchActive
                 next.lastChangedKeys = change.keys
+                next.changes += 1
                 next.status = self.client.status
                 self.set(next)
             }

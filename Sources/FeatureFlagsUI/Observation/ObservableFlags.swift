@@ -26,6 +26,9 @@ public final class ObservableFlags {
     public private(set) var isKillSwitchActive: Bool
     /// The keys changed by the last update.
     public private(set) var lastChangedKeys: Set<String> = []
+    /// How many value changes have arrived: what ``value(_:)`` observes besides the snapshot,
+    /// since an override changes what a flag reads without changing the snapshot.
+    private var changes = 0
 
     @ObservationIgnored private let client: any FeatureFlagClient
     @ObservationIgnored private var follower: FlagFollower?
@@ -49,19 +52,25 @@ public final class ObservableFlags {
         if status != state.status { status = state.status }
         if isKillSwitchActive != state.isKillSwitchActive { isKillSwitchActive = state.isKillSwitchActive }
         if lastChangedKeys != state.lastChangedKeys { lastChangedKeys = state.lastChangedKeys }
+        if changes != state.changes { changes = state.changes }
     }
 
-    /// The flag's value; reading it makes the caller observe this object's snapshot.
+    /// The flag's value; reading it makes the caller observe every change of what flags read
+    /// (the snapshot, the kill switch, the overrides).
     public func value<Value>(_ key: FlagKey<Value>) -> Value {
+        _ = changes
         _ = snapshot
         _ = isKillSwitchActive
         return client.value(key)
     }
 
-    /// The value with its explanation, observed like ``value(_:)``.
+    /// The value with its explanation, observed like ``value(_:)`` and also when the status
+    /// moves (an explanation's reason reads `STALE` or `CACHED` with it).
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
+        _ = changes
         _ = snapshot
         _ = isKillSwitchActive
+        _ = status
         return client.details(key)
     }
 
