@@ -122,10 +122,9 @@ public final class FlagInspectorModel {
     private func record(_ event: FlagEvent) {
         events.append(event)
         if events.count > eventLimit { events.removeFirst(events.count - eventLimit) }
-        let status = inspector.client.status
-        if status != self.status { self.status = status }
-        let killed = inspector.client.isKillSwitchActive
-        if killed != isKillSwitchActive { isKillSwitchActive = killed }
+        // A status that moves relabels every row (a failed fetch: the fallback's values, `CACHED`;
+        // past their TTL, `STALE`) though no value changed and no change arrives.
+        if inspector.client.status != status || inspector.client.isKillSwitchActive != isKillSwitchActive { refresh() }
     }
 
     /// Stops following the client. Idempotent.

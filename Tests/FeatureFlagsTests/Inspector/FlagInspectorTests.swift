@@ -5,6 +5,7 @@ import TestSupport
 @testable import FeatureFlags
 @testable import FeatureFlagsUI
 import FeatureFlagsTesting
+import FlagServer
 
 /// The debug screen's data: rows for every known key, the text, and the observable model.
 @Suite("Flag inspector")
@@ -98,5 +99,34 @@ struct FlagInspectorTests {
         defer { none.stop() }
         none.clearOverride("new_checkout")
         #expect(none.lastError == .overridesForbidden)
+    }
+}
+
+extension FlagInspectorTests {
+    /// A failed fetch changes no value but every row's label: the values are now the fallback's
+    /// (`CACHED`), then `STALE` past their TTL. The rows say so as the status moves.
+    @MainActor
+    @Test func theRowsFollowTheLabelsWhenTheStatusMoves() async throws {
+        var short = ServerDocument.seedExample
+        short.base.ttl = 60
+        let f = try ProviderFixture(document: short)
+        defer { f.stop() }
+        #expect(await f.provider.refresh().isSuccess)
+        let model = FlagInspectorModel(FlagInspector(client: f.provider))
+        defer { model.stop() }
+        let row = { model.rows.first { $0.key == "plan_themeColor" } }
+        #expect(row()?.reason == .targetingMatch && row()?.source == .network)
+
+        f.server.fault = .status(500, retryAfter: nil)
+        f.clock.advance(by: .seconds(30))
+        _ = await f.provider.refresh()
+        #expect(f.provider.details(.themeColor).reason == .cached)
+        #expect(await eventually { model.status == .error })
+        #expect(row()?.reason == .cached && row()?.source == f.provider.details(.themeColor).source, "\(String(describing: row()))")
+
+        f.clock.advance(by: .seconds(60))
+        _ = await f.provider.refresh()
+        #expect(await eventually { model.status == .stale })
+        #expect(row()?.reason == .stale, "\(String(describing: row()))")
     }
 }
