@@ -1,10 +1,10 @@
 import Foundation
 
-/// How a client that only reads serves the fallback file as the app's provider would offline:
-/// a ``FallbackClient`` given the app's fetcher evaluates the flag rules held for evaluation on
-/// the device for its context, and with trusted keys checks what the file holds against them —
-/// but never sets anything aside (the file is the app's; its provider does that at its next
-/// launch or identify).
+/// Reading the fallback file as a fetcher's provider reads it offline: with trusted keys, what
+/// it holds is checked against them; flag rules held for evaluation on the device are
+/// evaluated for the context served. Shared by ``FeatureFlagProvider`` (which also sets aside
+/// what fails) and ``FallbackClient`` given the app's fetcher (which never writes the file: the
+/// app's provider does that at its next launch or identify).
 extension LastKnownGoodReader {
     /// ``lastKnownGood(of:in:base:)`` read as `fetcher`'s provider reads it offline. Rules held
     /// for evaluation on the device are evaluated for `context` (a context never fetched gets
@@ -16,44 +16,35 @@ extension LastKnownGoodReader {
         checkedBy fetcher: FlagFetcher?, at date: Date
     ) -> (prepared: PreparedSnapshot, source: FlagSource, problem: FlagEvent?) {
         guard let fetcher, let fingerprint else { return lastKnownGood(of: fingerprint, in: store, base: base) }
+        let evaluated = context.flatMap { evaluateHeldRules(for: $0, fetcher: fetcher, store: store, base: base, at: date) }
         guard fetcher.checksSignatures else {
             let stored = lastKnownGood(of: fingerprint, in: store, base: base)
-            guard let context, let evaluated = evaluateHeldRules(
-                for: context, fetcher: fetcher, store: store, base: base, at: date)
-            else { return stored }
-            return (evaluated, .fallback, nil)
+            return evaluated.map { ($0, .fallback, nil) } ?? stored
         }
         func defaults(_ problem: FlagEvent?) -> (prepared: PreparedSnapshot, source: FlagSource, problem: FlagEvent?) {
             (base.prepare(.empty), .codeDefault, problem)
         }
-        func refused(snapshot: String? = nil, rules: String? = nil) -> (prepared: PreparedSnapshot, source: FlagSource, problem: FlagEvent?) {
-            defaults(tamperedEvents((snapshot, rules), setAsideSnapshot: { nil }, setAsideRules: { nil }).first)
-        }
-        if let endpoint = fetcher.localEvaluation {
-            // Evaluated on the device: a stored evaluation is never served as it is.
-            guard store.holdsLocalRules else {
-                if store.lookup(fingerprint) == nil { return defaults(nil) }
-                return refused(snapshot: "it was evaluated from rules that cannot be verified")
-            }
-            guard let rules = store.localRules(readBy: endpoint) else { return refused(rules: "the held rules no longer read") }
-            if let problem = fetcher.heldRulesSignatureProblem(rules) { return refused(rules: problem) }
-            guard let context else {
-                return defaults(.fallbackWarning(
-                    reason: "the flag rules held for evaluation on the device verify, but this client was given no context to evaluate them for: bundled and code defaults are served"))
-            }
-            return (base.prepare(rules.snapshot(for: context, at: date)), .fallback, nil)
-        }
-        guard case .found(let stored)? = store.use(fingerprint) else { return lastKnownGood(of: fingerprint, in: store, base: base) }
-        if let stamp = stored.snapshot.signature, stamp.envelope.isEmpty {
+        if !fetcher.evaluatesLocally, case .found(let stored)? = store.lookup(fingerprint), let stamp = stored.snapshot.signature,
+            stamp.envelope.isEmpty
+        {
             // What a merge of signed answers carries (`identify(merging:)`): the merge policy is
             // the provider's, so only the provider can make it again from the members' answers.
             return defaults(.fallbackWarning(
                 reason: "the stored values for this context carry no signed answer of their own (a merge of several contexts' values, which only the provider that merges them can check): bundled and code defaults are served"))
         }
-        if let problem = fetcher.storedSignatureProblem(stored.snapshot, for: context ?? .anonymous) {
-            return refused(snapshot: problem)
+        let found = unsignedHoldings(of: fingerprint, decodingFor: context ?? .anonymous, fetcher: fetcher, store: store)
+        if found.snapshot != nil || found.rules != nil {
+            return defaults(tamperedEvents(found, setAsideSnapshot: { nil }, setAsideRules: { nil }).first)
         }
-        return (base.prepare(stored.snapshot), .fallback, nil)
+        if fetcher.evaluatesLocally, store.holdsLocalRules {
+            // Evaluated on the device: a stored evaluation is never served as it is.
+            guard let evaluated else {
+                return defaults(.fallbackWarning(
+                    reason: "the flag rules held for evaluation on the device verify, but this client was given no context to evaluate them for: bundled and code defaults are served"))
+            }
+            return (evaluated, .fallback, nil)
+        }
+        return lastKnownGood(of: fingerprint, in: store, base: base)
     }
 
     /// What is wrong with what the fallback file holds for `context` — its snapshot, and the
@@ -62,12 +53,21 @@ extension LastKnownGoodReader {
     static func unsignedHoldings(
         for context: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore
     ) -> (snapshot: String?, rules: String?) {
+        unsignedHoldings(of: context.fingerprint, decodingFor: context, fetcher: fetcher, store: store)
+    }
+
+    /// ``unsignedHoldings(for:fetcher:store:)`` for the snapshot stored under `fingerprint`;
+    /// `context` decodes its signed answer (a client given no context reads the most recent
+    /// fingerprint's: decoding a signed answer does not depend on the context).
+    static func unsignedHoldings(
+        of fingerprint: String, decodingFor context: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore
+    ) -> (snapshot: String?, rules: String?) {
         guard fetcher.checksSignatures else { return (nil, nil) }
         var rules: String?
         if let endpoint = fetcher.localEvaluation, store.holdsLocalRules {
             rules = store.localRules(readBy: endpoint).map(fetcher.heldRulesSignatureProblem) ?? "the held rules no longer read"
         }
-        guard let stored = store.lastKnownGood(for: context) else { return (nil, rules) }
+        guard case .found(let stored)? = store.lookup(fingerprint) else { return (nil, rules) }
         if fetcher.evaluatesLocally {
             // Evaluated on the device: served only as evaluated again from verified rules.
             return (rules != nil || !store.holdsLocalRules ? "it was evaluated from rules that cannot be verified" : nil, rules)
