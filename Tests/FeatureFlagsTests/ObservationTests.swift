@@ -5,6 +5,7 @@ import TestSupport
 @testable import FeatureFlags
 @testable import FeatureFlagsUI
 import FeatureFlagsTesting
+import FlagServer
 
 @Suite("Observation")
 struct ObservationTests {
@@ -161,5 +162,27 @@ extension ObservationTests {
             #expect(flags.value(.newCheckout) == expected)
             #expect(await eventually { updates.withLock { $0 } == n + 1 }, "one update per override, the same key flipped back too")
         }
+    }
+}
+
+extension ObservationTests {
+    /// A fetch that brings the same values under a new version, or an identify to a context
+    /// whose values are the same, changes no value — but the snapshot served is another, and
+    /// `snapshot` says which is served now.
+    @MainActor
+    @Test func theSnapshotShownIsTheOneServedEvenWhenNoValueMoved() async throws {
+        let f = try ProviderFixture()
+        defer { f.stop() }
+        #expect(await f.provider.refresh().isSuccess)
+        let flags = ObservableFlags(client: f.provider)
+        defer { flags.stop() }
+        let first = f.provider.snapshot.version
+        #expect(flags.snapshot.version == first)
+        var document = f.server.document
+        document.base.version = "same-values-new-version"
+        f.server.document = document
+        #expect(await f.provider.refresh().isSuccess)
+        #expect(f.provider.snapshot.version == "same-values-new-version")
+        #expect(await eventually { flags.snapshot.version == "same-values-new-version" }, "still shows \(String(describing: flags.snapshot.version))")
     }
 }

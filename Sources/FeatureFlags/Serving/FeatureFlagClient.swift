@@ -36,7 +36,9 @@ public protocol FeatureFlagClient: Sendable {
     /// names the flags whose effective values changed (every flag when the kill switch flips),
     /// the snapshot now served, and whether the kill switch is on after it. Flags in no table
     /// cannot be named: when how they read changes (``FlagSnapshot/missingFlagsAreOff``), the
-    /// change names only the others, maybe none — read your keys again. A reader that falls
+    /// change names only the others, maybe none — read your keys again. Another snapshot with
+    /// the same values (a new version, another context's equal values) comes as a change that
+    /// names no key. A reader that falls
     /// more than 128 changes behind reads, in place of the oldest it lost, one change naming
     /// every key they named (with the newest of their snapshots): no key is lost.
     func changes() -> AsyncStream<(keys: Set<String>, snapshot: FlagSnapshot, killSwitchActive: Bool)>

@@ -56,7 +56,8 @@ package final class FlagPublisher: Sendable {
     /// when the kill switch flips, with a kill-switch event) and returns them. A flag overridden
     /// alike before and after did not change, whatever the snapshot says. A change of how
     /// missing flags read (``FlagSnapshot/missingFlagsAreOff``) is reported even when no named
-    /// flag changed: the flags it affects are in no table.
+    /// flag changed: the flags it affects are in no table; so is another snapshot with the same
+    /// values (its version or context differs), naming no key.
     @discardableResult
     package func publish(from old: ServedValues, to new: ServedValues, base: ServingBase) -> Set<String> {
         // Over the read tables (the snapshot's entries over the bundled defaults): what readers
@@ -80,7 +81,10 @@ package final class FlagPublisher: Sendable {
         // names them — the change goes out with the keys that can be named, so that
         // subscribers read again.
         let missingReadingChanged = old.snapshot.missingFlagsAreOff != new.snapshot.missingFlagsAreOff && !new.killed
-        if !keys.isEmpty || missingReadingChanged {
+        // Another snapshot with the same values (a new version, or another context's equal
+        // values) is announced too, naming no key: what a screen shows of the snapshot moved.
+        let otherSnapshot = old.snapshot.version != new.snapshot.version || old.snapshot.contextFingerprint != new.snapshot.contextFingerprint
+        if !keys.isEmpty || missingReadingChanged || otherSnapshot {
             changeBroadcaster.withLock { $0 }?.yield((keys: keys, snapshot: new.snapshot, killSwitchActive: new.killed))
             emit(.configurationChanged(keys: keys))
         }
