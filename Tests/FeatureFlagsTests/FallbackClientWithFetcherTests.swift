@@ -176,19 +176,8 @@ struct FallbackClientWithFetcherTests {
 
     @Test(.hangLimit())
     func heldFlagdRulesAreVerifiedThenEvaluatedForTheContext() async throws {
-        let server = try FlagServer(document: .seedExample)
-        let rules = Signed.flagdRules
-        try server.serveFlagd(Array(rules.utf8))
-        try server.signAnswers(privateKeyPEM: SigningKeys.privateKeyPEM(Signed.operatorSeed), keyID: "ops-2026")
         let dir = TempDir()
-        let url = server.baseURL.appendingPathComponent("flagd/flags.json")
-        let fetcher = FlagFetcher(endpoint: .flagd(url: url), configuration: Signed.trusting)
-        let first = FeatureFlagProvider(
-            context: auraPersonal, fetcher: fetcher, store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")),
-            reachability: ManualReachability(true), lifecycle: ManualLifecycle(foreground: true))
-        #expect(await first.refresh().isSuccess)
-        first.shutdown()
-        server.stop()
+        let url = try await Signed.storeSignedFlagdRules(in: dir)
 
         // Verified rules: evaluated for this context, and for one never fetched.
         let appFetcher = FlagFetcher(endpoint: .flagd(url: url), configuration: Signed.trusting)
@@ -206,13 +195,7 @@ struct FallbackClientWithFetcherTests {
         unnamed.shutdown()
 
         // The rules edited under their old signature: nothing stored is served, the file stays.
-        let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
-        let held = try #require(store.flagdRules)
-        let edited = Array(rules.replacingOccurrences(of: #""defaultVariant": "on""#, with: #""defaultVariant": "off""#).utf8)
-        var snapshot = FlagSnapshot(values: [:], contextFingerprint: auraPersonal.fingerprint)
-        snapshot.rules = LocalRules(
-            definitions: try FlagdDefinitions.parse(edited), document: edited, etag: held.etag, fetchedAt: held.fetchedAt, envelope: held.envelope)
-        try store.save(snapshot, etag: held.etag, for: auraPersonal)
+        try Signed.editHeldRules(in: dir)
         let before = try Data(contentsOf: dir.url("flags.lkg"))
         let tampered = FallbackClient(fileURL: dir.url("flags.lkg"), context: auraPersonal, fetcher: appFetcher)
         defer { tampered.shutdown() }

@@ -53,13 +53,20 @@ struct SigningCommandTests {
         #expect(await run(["verify", signed, "--key", dir.url("missing.pem").path]).0 == 66)
     }
 
-    @Test func evalTrustsOnlyTheKeyItIsGiven() async throws {
-        let dir = TempDir()
+    /// Two key pairs made with `flagctl keygen` in `dir` (`ops`, `stranger`) and a server that
+    /// signs every answer with `ops`'s (key id `ops`).
+    static func serverSigningAsOps(keysIn dir: TempDir) async throws -> FlagServer {
         #expect(await run(["keygen", dir.url("ops").path]).0 == 0)
         #expect(await run(["keygen", dir.url("stranger").path]).0 == 0)
         let server = try FlagServer(document: .seedExample)
-        defer { server.stop() }
         try server.signAnswers(privateKeyPEM: String(contentsOf: dir.url("ops.pem"), encoding: .utf8), keyID: "ops")
+        return server
+    }
+
+    @Test func evalTrustsOnlyTheKeyItIsGiven() async throws {
+        let dir = TempDir()
+        let server = try await Self.serverSigningAsOps(keysIn: dir)
+        defer { server.stop() }
         let common = ["eval", "--endpoint", server.flagsURL.absoluteString, "--context", "targetingKey=user-1"] + generousTimeout
         let (trusted, trustedOut) = await run(common + ["--trust", dir.url("ops.pub.pem").path])
         #expect(trusted == 0 && trustedOut.out.first?.hasPrefix("status READY · network") == true, "\(trustedOut.out.prefix(2))")
@@ -73,11 +80,8 @@ struct SigningCommandTests {
 
     @Test func readTrustsOnlyTheKeyItIsGivenAndLeavesTheFileAsItIs() async throws {
         let dir = TempDir()
-        #expect(await run(["keygen", dir.url("ops").path]).0 == 0)
-        #expect(await run(["keygen", dir.url("stranger").path]).0 == 0)
-        let server = try FlagServer(document: .seedExample)
+        let server = try await Self.serverSigningAsOps(keysIn: dir)
         defer { server.stop() }
-        try server.signAnswers(privateKeyPEM: String(contentsOf: dir.url("ops.pem"), encoding: .utf8), keyID: "ops")
         let state = dir.url("state").path
         let fetched = await run(
             ["eval", "--endpoint", server.flagsURL.absoluteString, "--context", "targetingKey=user-1", "--state", state,

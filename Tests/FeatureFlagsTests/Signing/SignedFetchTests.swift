@@ -470,27 +470,45 @@ struct SignedFetchTests {
         #expect(relaunch.store.lastKnownGood(for: auraPersonal) == nil, "the snapshot is gone from the store")
     }
 
+    /// A first launch that fetched the operator's signed flagd rules into `dir`'s fallback
+    /// file; where the rules were (the server is stopped).
+    static func storeSignedFlagdRules(in dir: TempDir) async throws -> URL {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        try server.serveFlagd(Array(flagdRules.utf8))
+        try server.signAnswers(privateKeyPEM: SigningKeys.privateKeyPEM(operatorSeed), keyID: "ops-2026")
+        let url = server.baseURL.appendingPathComponent("flagd/flags.json")
+        let first = FeatureFlagProvider(
+            context: auraPersonal, fetcher: FlagFetcher(endpoint: .flagd(url: url), configuration: trusting),
+            store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: ManualReachability(true),
+            lifecycle: ManualLifecycle(foreground: true))
+        #expect(await first.refresh().isSuccess)
+        first.shutdown()
+        return url
+    }
+
+    /// Edits the flagd rules held in `dir`'s fallback file (the default variant turned off),
+    /// keeping their signature and tag.
+    static func editHeldRules(in dir: TempDir) throws {
+        let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
+        let held = try #require(store.flagdRules)
+        let edited = Array(flagdRules.replacingOccurrences(of: #""defaultVariant": "on""#, with: #""defaultVariant": "off""#).utf8)
+        var snapshot = FlagSnapshot(values: [:], contextFingerprint: auraPersonal.fingerprint)
+        snapshot.rules = LocalRules(
+            definitions: try FlagdDefinitions.parse(edited), document: edited, etag: held.etag, fetchedAt: held.fetchedAt, envelope: held.envelope)
+        try store.save(snapshot, etag: held.etag, for: auraPersonal)
+    }
+
     @Test(.hangLimit())
     func heldFlagdRulesAreVerifiedAgainAtLaunch() async throws {
-        let server = try FlagServer(document: .seedExample)
-        let rules = Self.flagdRules
-        try server.serveFlagd(Array(rules.utf8))
-        try server.signAnswers(privateKeyPEM: SigningKeys.privateKeyPEM(Self.operatorSeed), keyID: "ops-2026")
         let dir = TempDir()
-        let url = server.baseURL.appendingPathComponent("flagd/flags.json")
+        let url = try await Self.storeSignedFlagdRules(in: dir)
         func provider() -> FeatureFlagProvider {
             FeatureFlagProvider(
                 context: auraPersonal, fetcher: FlagFetcher(endpoint: .flagd(url: url), configuration: Self.trusting),
                 store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: ManualReachability(false),
                 lifecycle: ManualLifecycle(foreground: true))
         }
-        let first = FeatureFlagProvider(
-            context: auraPersonal, fetcher: FlagFetcher(endpoint: .flagd(url: url), configuration: Self.trusting),
-            store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: ManualReachability(true),
-            lifecycle: ManualLifecycle(foreground: true))
-        #expect(await first.refresh().isSuccess)
-        first.shutdown()
-        server.stop()
 
         // An offline relaunch evaluates the verified rules, for this context and any other.
         let intact = provider()
@@ -500,13 +518,7 @@ struct SignedFetchTests {
         intact.shutdown()
 
         // The held rules edited (the default variant turned off) under the old signature.
-        let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
-        let held = try #require(store.flagdRules)
-        let edited = Array(rules.replacingOccurrences(of: #""defaultVariant": "on""#, with: #""defaultVariant": "off""#).utf8)
-        var snapshot = FlagSnapshot(values: [:], contextFingerprint: auraPersonal.fingerprint)
-        snapshot.rules = LocalRules(
-            definitions: try FlagdDefinitions.parse(edited), document: edited, etag: held.etag, fetchedAt: held.fetchedAt, envelope: held.envelope)
-        try store.save(snapshot, etag: held.etag, for: auraPersonal)
+        try Self.editHeldRules(in: dir)
         let tampered = provider()
         defer { tampered.shutdown() }
         #expect(tampered.value(Self.newCheckout) == false && tampered.details(Self.newCheckout).source == .codeDefault)
