@@ -155,6 +155,21 @@ struct FallbackClientWithFetcherTests {
     }
 
     @Test(.hangLimit())
+    func valuesEvaluatedFromRulesNoLongerHeldAreNotServed() throws {
+        // A stored evaluation, but no rules to verify it against (planted, or the rules were set
+        // aside): a flagd app with trusted keys serves nothing of it.
+        let dir = TempDir()
+        try LastKnownGoodStore(fileURL: dir.url("flags.lkg")).save(
+            FlagSnapshot(values: ["new_checkout": true], contextFingerprint: auraPersonal.fingerprint), etag: nil, for: auraPersonal)
+        let flagd = FlagFetcher(endpoint: .flagd(url: URL(string: "http://127.0.0.1:9/flags.json")!), configuration: Signed.trusting)
+        let client = FallbackClient(fileURL: dir.url("flags.lkg"), context: auraPersonal, fetcher: flagd)
+        defer { client.shutdown() }
+        #expect(client.details(Self.newCheckout).source == .codeDefault)
+        let event = try #require(client.recentEvents.first { $0.kind == .fallbackTampered })
+        #expect(event.message?.contains("it was evaluated from rules that cannot be verified") == true, "\(event)")
+    }
+
+    @Test(.hangLimit())
     func aMergedIdentitysValuesAreLeftToTheProviderThatMergesThem() async throws {
         let dir = TempDir()
         let server = try FlagServer(document: .seedExample)

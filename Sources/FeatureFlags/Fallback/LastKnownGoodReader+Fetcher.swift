@@ -16,10 +16,13 @@ extension LastKnownGoodReader {
         checkedBy fetcher: FlagFetcher?, at date: Date
     ) -> (prepared: PreparedSnapshot, source: FlagSource, problem: FlagEvent?) {
         guard let fetcher, let fingerprint else { return lastKnownGood(of: fingerprint, in: store, base: base) }
-        let evaluated = context.flatMap { evaluateHeldRules(for: $0, fetcher: fetcher, store: store, base: base, at: date) }
+        // Evaluated only where it is served: never from rules that have not passed the check.
+        func evaluated() -> PreparedSnapshot? {
+            context.flatMap { evaluateHeldRules(for: $0, fetcher: fetcher, store: store, base: base, at: date) }
+        }
         guard fetcher.checksSignatures else {
             let stored = lastKnownGood(of: fingerprint, in: store, base: base)
-            return evaluated.map { ($0, .fallback, nil) } ?? stored
+            return evaluated().map { ($0, .fallback, nil) } ?? stored
         }
         func defaults(_ problem: FlagEvent?) -> (prepared: PreparedSnapshot, source: FlagSource, problem: FlagEvent?) {
             (base.prepare(.empty), .codeDefault, problem)
@@ -38,7 +41,7 @@ extension LastKnownGoodReader {
         }
         if fetcher.evaluatesLocally, store.holdsLocalRules {
             // Evaluated on the device: a stored evaluation is never served as it is.
-            guard let evaluated else {
+            guard let evaluated = evaluated() else {
                 return defaults(.fallbackWarning(
                     reason: "the flag rules held for evaluation on the device verify, but this client was given no context to evaluate them for: bundled and code defaults are served"))
             }
