@@ -520,6 +520,7 @@ public final class FlagServer: Sendable {
             return false
         }
         responder.headOnly = headOnly
+        responder.confirmsKeepAlive = request.http10KeepAlive
         let outcome: Responder.Outcome
         if route.needsCredentials, let (status, message) = authorize(request) {
             outcome = responder.error(status: status, message: message, format: route.format)

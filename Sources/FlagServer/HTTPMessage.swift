@@ -22,6 +22,9 @@ struct HTTPRequest {
     var wireBytes: Int
     /// Whether the connection stays open after the answer (RFC 9112 §9.3).
     var keepAlive: Bool
+    /// An HTTP/1.0 request that asked for keep-alive: its answers say `Connection: keep-alive`,
+    /// the only way an HTTP/1.0 client learns the connection persists (RFC 9112 §9.3, Appendix C.2.2).
+    var http10KeepAlive = false
 }
 
 /// Reads requests from one connection with limits on header and body size and on time:
@@ -169,7 +172,8 @@ struct HTTPReader {
         return .request(
             HTTPRequest(
                 method: head.method, path: head.path, query: head.query, headers: head.headers, body: body,
-                wireBytes: headBytes + bodyBytes, keepAlive: head.keepAlive))
+                wireBytes: headBytes + bodyBytes, keepAlive: head.keepAlive,
+                http10KeepAlive: head.minorVersion == 0 && head.keepAlive))
     }
 
     /// The interim answer to `Expect: 100-continue`.

@@ -92,8 +92,46 @@ struct HTTPRequestHead: Equatable, Sendable {
         if hostLines > 1 || (hostLines == 0 && minor == 1) {
             return .failure(Rejection(status: 400, reason: hostLines == 0 ? "no Host header field" : "more than one Host header field"))
         }
+        // …and so is one whose value is not `uri-host [":" port]` (RFC 9112 §3.2, RFC 3986 §3.2.2).
+        if let host = headers["host"], !isValidHost(host) {
+            return .failure(Rejection(status: 400, reason: "invalid Host header field value"))
+        }
         return .success(HTTPRequestHead(method: method, path: path, query: query, headers: headers, minorVersion: minor))
     }
+
+    /// Whether `value` is a `Host` field value: `uri-host [":" port]` (RFC 9110 §7.2), where
+    /// `uri-host` is an IP literal in brackets or a possibly empty registered name or IPv4
+    /// address (unreserved characters, percent escapes, sub-delimiters; RFC 3986 §3.2.2) and
+    /// `port` is digits. A user-info part (`user@host`) or whitespace inside is invalid.
+    static func isValidHost(_ value: String) -> Bool {
+        var rest = Substring(value)
+        if rest.first == "[" {
+            // IP-literal = "[" ( IPv6address / IPvFuture ) "]": its characters, not its grammar.
+            guard let close = rest.firstIndex(of: "]") else { return false }
+            let literal = rest[rest.index(after: rest.startIndex)..<close]
+            guard !literal.isEmpty, literal.unicodeScalars.allSatisfy({ $0.isASCII && isIPLiteralByte(UInt8($0.value)) })
+            else { return false }
+            rest = rest[rest.index(after: close)...]
+        } else {
+            let end = rest.firstIndex(of: ":") ?? rest.endIndex
+            guard rest[..<end].unicodeScalars.allSatisfy({ $0.isASCII && isRegNameByte(UInt8($0.value)) }) else { return false }
+            rest = rest[end...]
+        }
+        guard let colon = rest.first else { return true }
+        return colon == ":" && rest.dropFirst().allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
+    /// unreserved / pct-encoded / sub-delims (RFC 3986 §3.2.2), escapes checked loosely.
+    private static func isRegNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default: return Array("-._~%!$&'()*+,;=".utf8).contains(byte)
+        }
+    }
+
+    /// The characters of an IPv6 address or an IPvFuture literal.
+    private static func isIPLiteralByte(_ byte: UInt8) -> Bool { isRegNameByte(byte) || byte == UInt8(ascii: ":") }
 
     /// The path and query of an origin-form target (`/path?a=1&b`), or an absolute-form one
     /// (`http://host/path`); nil for anything else.

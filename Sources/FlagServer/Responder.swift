@@ -20,6 +20,8 @@ struct Responder {
     let connection: Connection
     /// Whether the connection closes after this answer: every head then says `Connection: close`.
     let closing: Bool
+    /// An HTTP/1.0 connection kept open: every head says `Connection: keep-alive`.
+    var confirmsKeepAlive = false
     /// A `HEAD` request: the head a `GET` would get, and no content (RFC 9110 §9.3.2).
     var headOnly = false
     /// Called with the status and planned body size just before the status line goes out,
@@ -40,9 +42,13 @@ struct Responder {
         return connection.send(head) && connection.send(body)
     }
 
-    /// A response head, with `Connection: close` when the connection closes after it.
+    /// A response head, with `Connection: close` when the connection closes after it (and
+    /// `Connection: keep-alive` when an HTTP/1.0 connection does not), unless `headers` name
+    /// the connection's fate themselves (an answer whose body ends with the connection).
     private func head(status: Int, headers: [(String, String)]) -> [UInt8] {
-        HTTPResponse.head(status: status, headers: closing ? headers + [("Connection", "close")] : headers)
+        if headers.contains(where: { $0.0 == "Connection" }) { return HTTPResponse.head(status: status, headers: headers) }
+        let connection: [(String, String)] = closing ? [("Connection", "close")] : confirmsKeepAlive ? [("Connection", "keep-alive")] : []
+        return HTTPResponse.head(status: status, headers: headers + connection)
     }
 
     /// The strong entity tag of a body.

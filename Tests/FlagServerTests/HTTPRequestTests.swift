@@ -47,6 +47,12 @@ struct HTTPRequestTests {
             // RFC 9112 §3.2: HTTP/1.1 needs one Host line; no request may have two.
             ("GET /flags HTTP/1.1", 400), ("GET /flags HTTP/1.1\r\nX-A: b", 400),
             ("GET /flags HTTP/1.1\r\nHost: a\r\nHost: b", 400), ("GET /flags HTTP/1.0\r\nHost: a\r\nhost: a", 400),
+            // …nor one whose value is not uri-host [":" port] (RFC 9112 §3.2, RFC 9110 §7.2).
+            ("GET /flags HTTP/1.1\r\nHost: user@x", 400), ("GET /flags HTTP/1.1\r\nHost: a b", 400),
+            ("GET /flags HTTP/1.1\r\nHost: x:80a", 400), ("GET /flags HTTP/1.1\r\nHost: x:80:81", 400),
+            ("GET /flags HTTP/1.1\r\nHost: x/y", 400), ("GET /flags HTTP/1.1\r\nHost: [::1", 400),
+            ("GET /flags HTTP/1.1\r\nHost: []", 400), ("GET /flags HTTP/1.1\r\nHost: [::1]x", 400),
+            ("GET /flags HTTP/1.1\r\nHost: héllo", 400), ("GET /flags HTTP/1.0\r\nHost: a@b", 400),
             // RFC 9110 §5.5: CR or NUL inside a field value.
             ("GET /flags HTTP/1.1\r\nHost: x\r\nX-A: a\rb", 400), ("GET /flags HTTP/1.1\r\nHost: x\r\nX-A: a\u{0}b", 400),
         ]
@@ -56,6 +62,17 @@ struct HTTPRequestTests {
                 continue
             }
             #expect(rejection.status == status, "\(text.debugDescription): \(rejection.reason)")
+        }
+    }
+
+    /// Every shape of `uri-host [":" port]` is accepted, the empty host included (RFC 9112
+    /// §3.2 has a client send it when the target has no authority).
+    @Test func everyValidHostIsAccepted() throws {
+        for host in [
+            "x", "flags.example.com", "flags.example.com:8080", "127.0.0.1:80", "[::1]", "[::1]:8080",
+            "[v1.fe80::a+en1]", "", "x:", "xn--bcher-kva.example", "a%20b", "sub_domain.example~1",
+        ] {
+            #expect(throws: Never.self, "\(host)") { try head("GET /flags HTTP/1.1\r\nHost: \(host)").get() }
         }
     }
 
@@ -134,10 +151,34 @@ struct HTTPRequestTests {
         // HTTP/1.0 asking for keep-alive: a second request on the same connection is answered.
         let kept = try #require(RawConnection(port: server.port))
         kept.send("GET /flags?partner=auralink HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        // …and the answer says the connection persists: the only way an HTTP/1.0 client knows.
         #expect(kept.status() == 200)
-        _ = kept.receive(timeout: 200)
+        #expect(kept.receive(timeout: 300).contains("\r\nConnection: keep-alive\r\n"))
         kept.send("GET /flags?partner=zenithsat HTTP/1.0\r\nConnection: close\r\n\r\n")
         #expect(kept.status() == 200)
+    }
+}
+
+extension HTTPRequestTests {
+    /// An answer whose body ends with the connection says `Connection: close` once, whether
+    /// or not the request asked to close, and an HTTP/1.0 keep-alive request is not told
+    /// the connection persists when it does not.
+    @Test func aHeadNamesTheConnectionsFateOnce() throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        server.fault = .oversizedCloseDelimitedBody(bytes: 10)
+        for request in [
+            "GET /flags?partner=auralink HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            "GET /flags?partner=auralink HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET /flags?partner=auralink HTTP/1.0\r\nConnection: keep-alive\r\n\r\n",
+        ] {
+            let connection = try #require(RawConnection(port: server.port))
+            connection.send(request)
+            let answer = connection.receive(timeout: 3_000)  // returns when the server closes
+            let head = answer.components(separatedBy: "\r\n\r\n")[0].lowercased()
+            #expect(head.components(separatedBy: "\r\nconnection:").count == 2, "\(request.debugDescription): \(head)")
+            #expect(head.contains("\r\nconnection: close"), "\(request.debugDescription)")
+        }
     }
 }
 
