@@ -31,7 +31,7 @@ enum FlagdOperators {
     /// - A bucket is `[variant]` or `[variant, weight]`: the variant a string, Boolean, number
     ///   or `null`; the weight a whole number (default 1, negative counts as 0); weights are
     ///   relative and their sum at most `Int32.max`.
-    /// - Without a bucketing value (no string given, no `targetingKey`) the answer is `null`,
+    /// - Without a bucketing value (no string given, no `targetingKey` or an empty one) the answer is `null`,
     ///   even when every bit of weight is in one bucket (flagd's test bed: a single bucket
     ///   answers for any value, but only when there is a value).
     static func fractional(_ arguments: [FlagValue], scope: LogicScope) -> FlagValue {
@@ -87,7 +87,8 @@ enum FlagdOperators {
             // followed by `targetingKey`.
             var bucketBy: String?
             if case .string(let text)? = first { bucketBy = text }
-            if bucketBy == nil, case .string(let key)? = scope.context["targetingKey"] {
+            // An empty targeting key is no key (flagd's evaluators agree: the default variant).
+            if bucketBy == nil, case .string(let key)? = scope.context["targetingKey"], !key.isEmpty {
                 bucketBy = scope.flagKey + key
             }
             guard let bucketBy else { return .null }

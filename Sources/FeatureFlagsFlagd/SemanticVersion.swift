@@ -62,7 +62,7 @@ struct SemanticVersion: Sendable, Equatable {
     }
 
     private static func isIdentifier(_ part: Substring) -> Bool {
-        !part.isEmpty && part.allSatisfy { $0.isDecimalDigit || ("a"..."z").contains($0) || ("A"..."Z").contains($0) || $0 == "-" }
+        !part.isEmpty && part.allSatisfy { $0.isDecimalDigit || $0.isASCIILetter || $0 == "-" }
     }
 
     /// Precedence (semver §11): -1, 0 or 1. Build metadata is ignored.
@@ -106,6 +106,9 @@ struct SemanticVersion: Sendable, Equatable {
 }
 
 extension Character {
-    /// `0`…`9` only (not other scripts' digits).
-    fileprivate var isDecimalDigit: Bool { ("0"..."9").contains(self) }
+    /// `0`…`9` only: not other scripts' digits, nor a digit with a combining mark (a range of
+    /// `Character`s would take `"0\u{301}"`, which sorts between `"0"` and `"9"`).
+    fileprivate var isDecimalDigit: Bool { utf8.count == 1 && ("0"..."9").contains(self) }
+    /// `a`…`z`, `A`…`Z` only.
+    fileprivate var isASCIILetter: Bool { utf8.count == 1 && (("a"..."z").contains(self) || ("A"..."Z").contains(self)) }
 }

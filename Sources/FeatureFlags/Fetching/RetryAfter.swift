@@ -66,5 +66,6 @@ enum RetryAfter {
 }
 
 extension Character {
-    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+    /// `0`…`9` alone (a digit with a combining mark is one `Character` that sorts inside the range).
+    var isASCIIDigit: Bool { utf8.count == 1 && ("0"..."9").contains(self) }
 }

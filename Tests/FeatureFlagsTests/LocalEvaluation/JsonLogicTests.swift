@@ -308,6 +308,17 @@ struct JsonLogicTests {
         #expect(try run(#"{"sem_ver": ["0.0.0", "=", "v0"]}"#) == true)
     }
 
+    /// Version parts are ASCII bytes, as flagd's evaluator reads them: a digit or a letter with
+    /// a combining mark is one `Character` that sorts inside `"0"..."9"` (or `"a"..."z"`), and
+    /// made a version of text flagd refuses.
+    @Test func semVerPartsAreASCIIOnly() throws {
+        #expect(try run(#"{"sem_ver": ["1.0\u0301.0", "=", "1.0.0"]}"#) == .null)
+        #expect(try run(#"{"sem_ver": ["1.2.3-b\u0301", ">", "1.2.3-a"]}"#) == .null)
+        #expect(try run(#"{"sem_ver": ["1.2.3+b\u0301", "=", "1.2.3"]}"#) == .null)
+        #expect(try run(#"{"sem_ver": ["1.2.3-\u0661", "=", "1.2.3-1"]}"#) == .null)
+        #expect(try run(#"{"sem_ver": ["1.2.3-b", ">", "1.2.3-a"]}"#) == true)
+    }
+
     @Test func aHostileRuleRunsOutOfBudgetInsteadOfMemory() throws {
         // Doubling a list sixty times would need 2^60 elements; the budget stops it at once.
         let range = (0..<60).map(String.init).joined(separator: ",")
@@ -344,6 +355,23 @@ struct JsonLogicTests {
         #expect(MurmurHash3.x86_32("Hello, world!") == 0xC036_3E43)
         #expect(MurmurHash3.x86_32("The quick brown fox jumps over the lazy dog") == 0x2E4F_F723)
         #expect(MurmurHash3.x86_32("abc", seed: 1) != MurmurHash3.x86_32("abc"))
+    }
+
+    /// Without a bucketing string, an empty targeting key is no targeting key in every mode:
+    /// the answer is null (the default variant), as in flagd's evaluators — not a bucket chosen
+    /// by the flag key's hash alone, which would put every anonymous user in one bucket.
+    @Test func anEmptyTargetingKeyBucketsNobody() {
+        let buckets: [FlagValue] = [.list([.string("a"), .int(1)]), .list([.string("b"), .int(1)])]
+        for bucketing in FractionalBucketing.allCases {
+            for key: FlagValue? in [.string(""), nil, .null, .int(5)] {
+                let context: [String: FlagValue] = key.map { ["targetingKey": $0] } ?? [:]
+                let scope = LogicScope(context: context, flagKey: "split-flag", timestamp: 0, bucketing: bucketing, budget: EvaluationBudget())
+                #expect(FlagdOperators.fractional(buckets, scope: scope) == .null, "\(bucketing) \(String(describing: key))")
+                // A bucketing value given explicitly is still used, even the empty string.
+                let given = FlagdOperators.fractional([.string("")] + buckets, scope: scope)
+                #expect(given != .null, "\(bucketing) explicit")
+            }
+        }
     }
 
     @Test(arguments: [[50, 50], [33, 33, 34]])
