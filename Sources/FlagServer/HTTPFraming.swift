@@ -34,6 +34,18 @@ enum HTTPFraming {
         return nil
     }
 
+    /// Whether `buffer` holds, from `from` on, a CR followed by anything but LF: an invalid head
+    /// (RFC 9112 §2.2), refused as soon as it is seen rather than waited on — a client ending
+    /// lines with CR alone would otherwise wait for the request timeout.
+    static func hasBareCR(in buffer: [UInt8], from: Int = 0) -> Bool {
+        var index = max(from, 0)
+        while index + 1 < buffer.count {
+            if buffer[index] == cr, buffer[index + 1] != lf { return true }
+            index += 1
+        }
+        return false
+    }
+
     /// Where to resume ``headEnd(in:from:)`` after it found nothing in `count` bytes: the last
     /// two bytes may begin the empty line.
     static func resumePoint(after count: Int) -> Int { max(count - 2, 0) }

@@ -99,6 +99,7 @@ struct HTTPReader {
             }
             headEnd = HTTPFraming.headEnd(in: buffer, from: searched)
             if headEnd != nil { break }
+            if HTTPFraming.hasBareCR(in: buffer, from: searched) { return .reject(status: 400, reason: "a bare CR in the head") }
             searched = HTTPFraming.resumePoint(after: buffer.count)
             if buffer.count > maxHeaderBytes { return HTTPFraming.tooLarge(buffer, limit: maxHeaderBytes).outcome }
             switch fill(deadline: &deadline) {

@@ -50,7 +50,8 @@ struct HTTPRequestHead: Equatable, Sendable {
         }
         guard major == 1 else { return .failure(Rejection(status: 505, reason: "HTTP version not supported")) }
         let minor = min(minorDigit, 1)
-        guard parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        // Visible ASCII, and no fragment: a request target never carries `#` (RFC 9112 §3.2).
+        guard parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "#") }) else {
             return .failure(Rejection(status: 400, reason: "malformed request target"))
         }
         let method = String(decoding: parts[0], as: UTF8.self)

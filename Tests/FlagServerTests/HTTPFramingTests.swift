@@ -269,4 +269,18 @@ struct ServerFramingTests {
         #expect(text.components(separatedBy: "HTTP/1.1 200 ").count == 4, "\(text)")
         #expect(started.duration(to: .now) < FlagServer.Configuration().requestTimeout, "answered, not timed out")
     }
+
+    /// A head whose lines end in a bare CR never ends; it is refused when the CR is seen, not
+    /// after the request timeout (RFC 9112 §2.2: a bare CR is invalid).
+    @Test func aBareCRInTheHeadIsRefusedAtOnce() throws {
+        #expect(HTTPFraming.hasBareCR(in: Array("GET / HTTP/1.1\rHost".utf8)))
+        #expect(!HTTPFraming.hasBareCR(in: Array("GET / HTTP/1.1\r\nHost: x\r".utf8)), "a CR at the end may begin a CRLF")
+        #expect(!HTTPFraming.hasBareCR(in: Array("GET / HTTP/1.1\r\nHost: x\r\n".utf8)))
+        let server = try FlagServer(document: .seedExample, configuration: .init(requestTimeout: .seconds(600)))
+        defer { server.stop() }
+        let connection = try #require(RawConnection(port: server.port))
+        connection.send("GET /flags/venue-1.json HTTP/1.1\rHost: x\rConnection: close\r\r")
+        // Answered long before the request timeout (which would be a 408, not a 400).
+        #expect(connection.status(timeout: 60_000) == 400)
+    }
 }

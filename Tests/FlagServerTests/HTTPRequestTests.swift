@@ -41,6 +41,7 @@ struct HTTPRequestTests {
             ("GET /flags HTTP/0.9", 505), ("GET /flags HTTP/3.0", 505), ("GET /flags HTTP/1.10", 400), ("GET /flags HTTP/1", 400),
             ("GET /flags HTTP/1.x", 400), ("GET /flags http/1.1", 400), ("GET /flags HTTP/11", 400), ("GET /flags HTTP/1.1.", 400),
             ("GET /fl\u{7F}ags HTTP/1.1", 400), ("GET flags HTTP/1.1", 400),
+            ("GET /flags#top HTTP/1.1\r\nHost: x", 400), ("GET http://x/flags#top HTTP/1.1\r\nHost: x", 400),
             ("GET /flags HTTP/1.1\r\nNo colon here", 400), ("GET /flags HTTP/1.1\r\n: empty name", 400),
             ("GET /flags HTTP/1.1\r\nBad Name: x", 400), ("GET /flags HTTP/1.1\r\nHost : x", 400),
             ("GET /flags HTTP/1.1\r\nHost: x\r\n folded", 400),
