@@ -240,6 +240,31 @@ struct ChangeStreamTests {
         #expect(recorder.opens == 0)
     }
 
+    /// The answer's media type is read as a MIME type: its essence, in any case, with any
+    /// parameters — and no other type that merely begins with the same letters.
+    @Test func aStreamIsKnownByItsMediaTypesEssence() async throws {
+        let standIn = try LaunchDarklyStandIn(flags: "{}")
+        defer { standIn.stop() }
+        for (type, opens) in [
+            ("text/event-stream; charset=utf-8", true), ("Text/Event-Stream", true), ("text/event-stream ;x=y", true),
+            ("text/event-streams", false), ("text/event-stream-v2", false), ("text/event-streamx; charset=utf-8", false),
+        ] {
+            standIn.setStreamContentType(type)
+            let recorder = Recorder()
+            let stream = recorder.stream(standIn.baseURL.appendingPathComponent("meval/e30"))
+            stream.start()
+            // The stand-in keeps every answer open: a refused one must end without its help.
+            if opens {
+                #expect(await eventually { recorder.opens == 1 }, "\(type)")
+            } else {
+                #expect(await eventually { recorder.closes.contains { $0.reason.contains("not an event stream") } }, "\(type): \(recorder.all)")
+                #expect(recorder.opens == 0, "\(type)")
+            }
+            stream.shutdown()
+            standIn.dropStreams()
+        }
+    }
+
     @Test func plainHTTPOffLoopbackIsRefusedBeforeConnecting() async throws {
         let recorder = Recorder()
         let stream = recorder.stream(URL(string: "http://flags.example.com/events?token=secret")!)

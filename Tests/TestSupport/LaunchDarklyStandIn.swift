@@ -40,6 +40,7 @@ package final class LaunchDarklyStandIn: @unchecked Sendable {
     private var connections: [Int32] = []
     private var log: [Request] = []
     private var stopped = false
+    private var contentType = "text/event-stream"
     private let group = DispatchGroup()
 
     /// `http://127.0.0.1:<port>`.
@@ -83,6 +84,9 @@ package final class LaunchDarklyStandIn: @unchecked Sendable {
             revision += 1
         }
     }
+
+    /// The `Content-Type` streams are answered with from now on (`text/event-stream` at first).
+    package func setStreamContentType(_ type: String) { lock.withLock { contentType = type } }
 
     /// The requests so far.
     package var requests: [Request] { lock.withLock { log } }
@@ -192,7 +196,7 @@ package final class LaunchDarklyStandIn: @unchecked Sendable {
         if streaming {
             let admitted = lock.withLock { () -> Bool in
                 guard !stopped else { return false }
-                let response = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\r\n"
+                let response = "HTTP/1.1 200 OK\r\nContent-Type: \(contentType)\r\nCache-Control: no-cache\r\n\r\n"
                 _ = Array(response.utf8).withUnsafeBytes { LoopbackSocket.send(fd, $0) }
                 streams.append(fd)
                 return true

@@ -13,6 +13,10 @@ import FoundationNetworking
 /// no `URLSession.bytes(for:)`), and every call into `URLSession` happens on the package's one
 /// serial queue for them (``SessionCalls``), never on the caller's thread.
 ///
+/// An answer is a stream when its status is 200 and its media type's essence is
+/// `text/event-stream` (any case, any parameters); any other answer is cancelled at once, even
+/// while the server keeps its connection open.
+///
 /// Deviations from the WHATWG `EventSource`, on purpose: an answer other than 200 with
 /// `text/event-stream` (other than 204) is retried with backoff instead of failing the stream for
 /// good — a flag service's error is usually brief, and polling carries on meanwhile; 204 stops
@@ -293,7 +297,12 @@ final class ChangeStream: SessionEventHandler, Sendable {
         received response: URLResponse, for task: URLSessionDataTask,
         decide: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        decide(disposition(of: response, for: task))
+        let disposition = disposition(of: response, for: task)
+        decide(disposition)
+        // FoundationNetworking does not end a task it was told to cancel here while the server
+        // keeps the connection open (the stream would wait for its heartbeat deadline): cancel
+        // it outright, as every other refusal does.
+        if disposition == .cancel { control.async { task.cancel() } }
     }
 
     /// Whether an answer is a stream to read: 200 with `text/event-stream`.
@@ -301,7 +310,11 @@ final class ChangeStream: SessionEventHandler, Sendable {
         let http = response as? HTTPURLResponse
         let status = http?.statusCode ?? 0
         let type = (http?.value(forHTTPHeaderField: "Content-Type") ?? "").lowercased()
-        let accepted = status == 200 && type.hasPrefix("text/event-stream")
+        // The MIME type's essence, parameters (`; charset=utf-8`) and whitespace aside (WHATWG).
+        let essence = type.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first.map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        let accepted = status == 200 && essence == "text/event-stream"
         let current: Bool = state.withLock { s in
             guard s.task === task else { return false }
             if accepted {
