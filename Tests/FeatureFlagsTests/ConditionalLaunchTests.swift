@@ -89,6 +89,59 @@ struct ConditionalLaunchTests {
         #expect(f.provider.openStreamCount == 1)
     }
 
+    /// `keepsStreamURLs = false` (OFREP ADR-0008's rule): no stream URL reaches the file; a
+    /// launch after an answer that advertised streams fetches in full to learn them, then once
+    /// more, conditionally, when the stream opens; the file is not rewritten for the same answer.
+    @Test func withoutKeptStreamURLsNoURLReachesTheFileAndALaunchFetchesInFull() async throws {
+        let dir = TempDir()
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        var configuration = Self.configuration()
+        configuration.keepsStreamURLs = false
+        let first = try ProviderFixture(server: server, dir: dir, configuration: configuration, streams: true)
+        let firstLoop = await ProviderStreamTests.start(first)
+        firstLoop.cancel()
+        first.provider.shutdown()
+        #expect(await eventually { server.streamCount == 0 })
+        let file = try Data(contentsOf: dir.url("flags.lkg"))
+        #expect(file.range(of: Data("/events".utf8)) == nil, "a stream URL was written to the fallback file")
+        let stored = LastKnownGoodStore(fileURL: dir.url("flags.lkg")).lastKnownGood(for: auraPersonal)
+        #expect(stored != nil && stored?.streams == nil, "advertised streams are kept as not known")
+        let stamp = try #require(FileStamp(path: dir.url("flags.lkg").path))
+
+        let before = server.requests.count
+        let f = try ProviderFixture(server: server, dir: dir, configuration: configuration, streams: true)
+        defer { f.provider.shutdown() }
+        let loop = await ProviderStreamTests.start(f)
+        defer { loop.cancel() }
+        let fetches = { server.requests.dropFirst(before).filter { $0.route != "GET /events" } }
+        #expect(await eventually { fetches().map(\.status) == [200, 304] }, "\(fetches().map { "\($0.route) \($0.status.map(String.init) ?? "-")" })")
+        let launch = fetches()
+        #expect(launch.first?.ifNoneMatch == nil, "the launch fetch is unconditional")
+        #expect(f.provider.openStreamCount == 1)
+        #expect(FileStamp(path: dir.url("flags.lkg").path) == stamp, "the same answer rewrote the file")
+    }
+
+    /// URLs an earlier launch kept are not used without `keepsStreamURLs`, and the next full
+    /// answer rewrites the entry without them.
+    @Test func keptStreamURLsAreDroppedWhenTheAppStopsKeepingThem() async throws {
+        let dir = TempDir()
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        try await Self.firstLaunch(dir, server: server)
+        #expect(try Data(contentsOf: dir.url("flags.lkg")).range(of: Data("/events".utf8)) != nil, "kept by default")
+        var configuration = Self.configuration()
+        configuration.keepsStreamURLs = false
+        let before = server.requests.count
+        let f = try ProviderFixture(server: server, dir: dir, configuration: configuration, streams: true)
+        defer { f.provider.shutdown() }
+        let loop = await ProviderStreamTests.start(f)
+        defer { loop.cancel() }
+        let launch = server.requests.dropFirst(before).filter { $0.route != "GET /events" }
+        #expect(launch.first?.ifNoneMatch == nil && launch.first?.status == 200, "the kept streams were used")
+        #expect(await eventually { (try? Data(contentsOf: dir.url("flags.lkg")))?.range(of: Data("/events".utf8)) == nil })
+    }
+
     @Test func aStreamLinkIsTrustedWithCredentialsOnlyOnTheFetchersOwnOrigin() throws {
         let fetcher = FlagFetcher(endpoint: .json(post: URL(string: "https://flags.example.com/flags")!))
         let links = [

@@ -129,11 +129,14 @@ extension FeatureFlagProvider {
         for effect in effects {
             switch effect {
             case .persist(let snapshot, let etag, let streams, let keepStored, let context):
+                let kept = keptStreams(streams)
                 writes.append { store in
                     let stored = keepStored ? store.lastKnownGood(for: context) : nil
                     return Self.failure { () throws(FlagError) in
                         try store.save(
-                            StoredFlags(snapshot: snapshot, etag: keepStored ? stored?.etag : etag, streams: keepStored ? stored?.streams : streams),
+                            StoredFlags(
+                                snapshot: snapshot, etag: keepStored ? stored?.etag : etag,
+                                streams: keepStored ? stored?.streams : kept),
                             for: context, killHold: holdWithSnapshot, members: keepStored ? [:] : members)
                     }
                 }
@@ -320,6 +323,14 @@ extension FeatureFlagProvider {
     /// Runs writes to the store, in order, on the I/O queue (blocking file I/O never runs on
     /// Swift's cooperative threads), then leaves `group` there (at once when there are none);
     /// each failure is reported. The block is queued before this function first suspends.
+    /// What the fallback file keeps of the streams an answer advertised: all of them with
+    /// ``Configuration/keepsStreamURLs``; else none when it advertised none (or only an
+    /// endpoint's own, built again at launch), and "not known" (nil) when it advertised any.
+    func keptStreams(_ streams: [EventStreamLink]?) -> [EventStreamLink]? {
+        guard !configuration.keepsStreamURLs, let streams else { return streams }
+        return streams.contains { $0.connection == nil } ? nil : []
+    }
+
     func write(_ bodies: [@Sendable (LastKnownGoodStore) -> FlagError?], leaving group: DispatchGroup) async {
         guard !bodies.isEmpty else {
             group.leave()   // nothing to write: no trip through the queue

@@ -164,7 +164,10 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         state.streams.maxDocumentBytes = fetcher.configuration.maxResponseBytes
         // What the last full answer for this context advertised, kept with its snapshot: the
         // launch fetch may then be conditional, and a 304 still opens the streams.
-        if configuration.changeStreams, let links = store.lastKnownGood(for: context)?.streams {
+        // (Without `keepsStreamURLs`, URLs an earlier launch kept are not used: not known.)
+        if configuration.changeStreams, let links = store.lastKnownGood(for: context)?.streams,
+            configuration.keepsStreamURLs || !links.contains(where: { $0.connection == nil })
+        {
             state.streams.advertised = fetcher.restoring(links, for: context)
             state.streams.restored = true
         }

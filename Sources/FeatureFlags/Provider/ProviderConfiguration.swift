@@ -40,9 +40,18 @@ extension FeatureFlagProvider {
         public var eventHandler: (@Sendable (FlagEvent) -> Void)?
         /// Open the change streams a service advertises (OFREP `eventStreams`) and fetch when
         /// they say flags changed. Default on. Polling continues beside them as the safety net.
-        /// While on, the first fetch of each process is unconditional (no `If-None-Match`): a
-        /// 304 carries no body, hence no stream advertisement.
+        /// While on, a fetch is unconditional (no `If-None-Match`) until the streams are known:
+        /// a 304 carries no body, hence no stream advertisement (see ``keepsStreamURLs``).
         public var changeStreams: Bool
+        /// Keep the stream URLs an answer advertised in the fallback file with its snapshot, so
+        /// that a launch against an unchanged service is one conditional request (a 304) that
+        /// still opens its streams. Default on — a deviation from OFREP ADR-0008, which says a
+        /// stream URL (it may carry a token) must not be persisted; the file is app-private.
+        /// Off: only whether streams were advertised is kept; a launch after an answer that
+        /// advertised streams fetches in full to learn them (and once more, conditionally, when
+        /// a stream opens), and URLs an earlier launch kept are not used and are dropped at the
+        /// next full answer. Streams an endpoint opens itself (LaunchDarkly's) are never stored.
+        public var keepsStreamURLs = true
         /// A change stream that receives no byte at all (events and heartbeat comments alike)
         /// for this long is taken as half-open, closed and reconnected. Default 45 s (the
         /// development server sends a heartbeat every 15 s); the initialiser keeps it within
