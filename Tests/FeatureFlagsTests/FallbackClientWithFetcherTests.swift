@@ -169,25 +169,100 @@ struct FallbackClientWithFetcherTests {
         #expect(event.message?.contains("it was evaluated from rules that cannot be verified") == true, "\(event)")
     }
 
+    /// Given the merged identity as its context, the client makes the merge again from the
+    /// members' signed answers — the values the app's provider serves — never from the stored
+    /// merge, which no key signed (here forged); without the identity it cannot.
     @Test(.hangLimit())
-    func aMergedIdentitysValuesAreLeftToTheProviderThatMergesThem() async throws {
+    func aMergedIdentityIsMadeAgainFromItsMembersSignedAnswers() async throws {
+        let dir = TempDir()
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let operators = try await Signed.storeSignedMerge(server, dir)
+        #expect(operators != "none")
+        let identity = ContextMerge.identity(of: Signed.planContexts)
+        let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
+        try store.save(
+            FlagSnapshot(values: ["plan_themeColor": "#000000", "kill_switch": false], version: "forged"), etag: nil, for: identity)
+        let before = try Data(contentsOf: dir.url("flags.lkg"))
+        let client = FallbackClient(store: store, context: identity, fetcher: Self.appFetcher(server))
+        #expect(client.value(Signed.theme) == operators, "made again from the members' signed answers")
+        #expect(client.details(Signed.theme).source == .fallback)
+        #expect(!client.recentEvents.contains { $0.kind == .fallbackTampered || $0.kind == .fallbackWarning })
+        // A member's own signed answer is served, and the merge again on an identify.
+        client.identify(Signed.planContexts[1])
+        #expect(client.details(Signed.theme).source == .fallback)
+        client.identify(identity)
+        #expect(client.value(Signed.theme) == operators)
+        client.shutdown()
+        #expect(try Data(contentsOf: dir.url("flags.lkg")) == before, "the client wrote the file")
+        // Without a fetcher the stored merge is served as the app wrote it (here, forged).
+        let plain = FallbackClient(store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), context: identity)
+        #expect(plain.value(Signed.theme) == "#000000")
+        plain.shutdown()
+    }
+
+    /// A member whose stored answer fails the check: nothing of the merge is served, and the
+    /// event says which part failed; a member with nothing stored: defaults and a warning.
+    @Test(.hangLimit())
+    func aMergedIdentityWithAnEditedOrMissingMemberServesDefaults() async throws {
         let dir = TempDir()
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
         _ = try await Signed.storeSignedMerge(server, dir)
         let identity = ContextMerge.identity(of: Signed.planContexts)
         let store = LastKnownGoodStore(fileURL: dir.url("flags.lkg"))
-        #expect(store.lastKnownGood(for: identity) != nil)
-        let client = FallbackClient(store: store, context: identity, fetcher: Self.appFetcher(server))
-        defer { client.shutdown() }
+        let member = try #require(store.lastKnownGood(for: Signed.planContexts[1]))
+        var edited = member.snapshot
+        edited.signature = nil
+        try store.save(edited, etag: member.etag, for: Signed.planContexts[1])
+        let client = FallbackClient(fileURL: dir.url("flags.lkg"), context: identity, fetcher: Self.appFetcher(server))
         #expect(client.details(Signed.theme).source == .codeDefault)
-        let warning = try #require(client.recentEvents.first { $0.kind == .fallbackWarning })
-        #expect(warning.message?.contains("only the provider that merges them can check") == true, "\(warning)")
-        #expect(!client.recentEvents.contains { $0.kind == .fallbackTampered })
-        // A member's own signed answer is served.
-        client.identify(Signed.planContexts[1])
-        #expect(client.details(Signed.theme).source == .fallback)
+        let event = try #require(client.recentEvents.first { $0.kind == .fallbackTampered })
+        #expect(event.message?.contains("a member of this merged identity") == true, "\(event)")
+        client.shutdown()
+        #expect(LastKnownGoodStore(fileURL: dir.url("flags.lkg")).lastKnownGood(for: Signed.planContexts[1]) != nil, "set aside by a client")
+        // A third member never fetched: nothing to merge it from.
+        let wider = ContextMerge.identity(of: [Signed.planContexts[0], EvaluationContext(targetingKey: "user-9")])
+        let missing = FallbackClient(fileURL: dir.url("flags.lkg"), context: wider, fetcher: Self.appFetcher(server))
+        #expect(missing.details(Signed.theme).source == .codeDefault)
+        #expect(missing.recentEvents.contains { $0.kind == .fallbackWarning && $0.message?.contains("not every member") == true })
+        missing.shutdown()
     }
+
+    /// Held flagd rules and a merged identity: each member evaluated, then merged — not the
+    /// rules evaluated once for the identity's own synthetic context.
+    @Test(.hangLimit())
+    func aMergedIdentityOfAFlagdAppIsEvaluatedMemberByMember() async throws {
+        let server = try FlagServer(document: .seedExample)
+        try server.serveFlagd(Array(Self.venueRules.utf8))
+        defer { server.stop() }
+        let dir = TempDir()
+        let url = server.baseURL.appendingPathComponent("flagd/flags.json")
+        let user = EvaluationContext(targetingKey: "user-1")
+        let venue = EvaluationContext(targetingKey: "venue-7", attributes: ["venue": "venue-7"])
+        let app = FeatureFlagProvider(
+            context: user, fetcher: FlagFetcher(endpoint: .flagd(url: url)), store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")),
+            reachability: ManualReachability(true), lifecycle: ManualLifecycle(foreground: true))
+        #expect(await app.refresh().isSuccess)
+        app.identify(merging: [venue, user])  // the venue ranks first: its value wins
+        #expect(await app.refresh().isSuccess)
+        let served = app.value(Self.venueTheme)
+        app.shutdown()
+        #expect(served == "venue", "the venue member's rule matched")
+        let identity = ContextMerge.identity(of: [venue, user])
+        let client = FallbackClient(fileURL: dir.url("flags.lkg"), context: identity, fetcher: FlagFetcher(endpoint: .flagd(url: url)))
+        defer { client.shutdown() }
+        #expect(client.value(Self.venueTheme) == served && client.details(Self.venueTheme).source == .fallback)
+    }
+
+    static let venueTheme = FlagKey("venue_theme", default: "none")
+    static let venueRules = #"""
+    {"flags": {
+      "venue_theme": {"state": "ENABLED", "variants": {"plain": "plain", "venue": "venue"}, "defaultVariant": "plain",
+        "targeting": {"if": [{"==": [{"var": "venue"}, "venue-7"]}, "venue", null]}},
+      "kill_switch": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off"}
+    }}
+    """#
 
     @Test(.hangLimit())
     func heldFlagdRulesAreVerifiedThenEvaluatedForTheContext() async throws {

@@ -23,6 +23,8 @@ public final class FallbackClient: FeatureFlagClient {
     public let overrides: FlagOverrides?
     /// The app's fetcher, if one was given: how the file is read (held rules, trusted keys).
     private let fetcher: FlagFetcher?
+    /// How a merged identity's members are merged when it is made again from them.
+    private let merge: ContextMerge
     private let serving: FlagServing
     private let overridesObserver: Int?
 
@@ -41,19 +43,24 @@ public final class FallbackClient: FeatureFlagClient {
     ///     code defaults, and a `fallback_tampered` event says why. This client never fetches
     ///     with it, nor writes the file. Nil (the default): the stored snapshots are served as
     ///     the app wrote them.
+    ///   - merge: with `fetcher`, how a merged identity (`ContextMerge.identity(of:)` given as
+    ///     `context`) is made again from its members — each evaluated from held rules, or each
+    ///     member's signed answer checked — as the app's provider does: give the provider's
+    ///     `Configuration.merge`. Default: `ContextMerge()` (top tier wins for every flag).
     ///   - now: the clock used for ages and TTLs.
     public init(
         store: LastKnownGoodStore, context: EvaluationContext? = nil, bundledDefaults: BundledDefaults = .none,
         killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil, exposures: Bool = false,
-        eventContext: EventContextDetail = .fingerprint, fetcher: FlagFetcher? = nil,
+        eventContext: EventContextDetail = .fingerprint, fetcher: FlagFetcher? = nil, merge: ContextMerge = ContextMerge(),
         now: @escaping @Sendable () -> Date = coarseWallClockNow
     ) {
         self.store = store
         self.overrides = overrides
         self.fetcher = fetcher
+        self.merge = merge
         var reader = LastKnownGoodReader(store: store, bundledDefaults: bundledDefaults, killSwitchKey: killSwitchKey)
         let served = context?.fingerprint ?? store.fingerprints.first
-        let (prepared, source, held) = reader.start(with: served, in: store, context: context, checkedBy: fetcher, at: now())
+        let (prepared, source, held) = reader.start(with: served, in: store, context: context, checkedBy: fetcher, merge: merge, at: now())
         let serving = FlagServing(
             prepared, source: source, status: .ready, reasonOverride: prepared.reasonOnDevice(at: now()), held: held, context: context ?? .anonymous,
             unnamedContext: context == nil ? served : nil,
@@ -69,15 +76,15 @@ public final class FallbackClient: FeatureFlagClient {
     }
 
     /// Loads the store at `fileURL` (see ``LastKnownGoodStore/init(fileURL:capacity:)``) and
-    /// serves it as ``init(store:context:bundledDefaults:killSwitchKey:overrides:exposures:eventContext:fetcher:now:)`` does.
+    /// serves it as ``init(store:context:bundledDefaults:killSwitchKey:overrides:exposures:eventContext:fetcher:merge:now:)`` does.
     public convenience init(
         fileURL: URL = LastKnownGoodStore.defaultFileURL(), context: EvaluationContext? = nil,
         bundledDefaults: BundledDefaults = .none, killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil,
-        fetcher: FlagFetcher? = nil, now: @escaping @Sendable () -> Date = coarseWallClockNow
+        fetcher: FlagFetcher? = nil, merge: ContextMerge = ContextMerge(), now: @escaping @Sendable () -> Date = coarseWallClockNow
     ) {
         self.init(
             store: LastKnownGoodStore(fileURL: fileURL), context: context, bundledDefaults: bundledDefaults,
-            killSwitchKey: killSwitchKey, overrides: overrides, fetcher: fetcher, now: now)
+            killSwitchKey: killSwitchKey, overrides: overrides, fetcher: fetcher, merge: merge, now: now)
     }
 
     // MARK: FeatureFlagClient
@@ -126,7 +133,7 @@ public final class FallbackClient: FeatureFlagClient {
     /// read as at creation.
     public func identify(_ context: EvaluationContext) {
         let (prepared, source, problem) = LastKnownGoodReader.lastKnownGood(
-            of: context.fingerprint, context: context, in: store, base: serving.base, checkedBy: fetcher, at: serving.clock())
+            of: context.fingerprint, context: context, in: store, base: serving.base, checkedBy: fetcher, merge: merge, at: serving.clock())
         if let problem { serving.publisher.emit(problem) }
         serving.serve(prepared, source: source, reasonOverride: prepared.reasonOnDevice(at: serving.clock()), held: store.killHold != nil, context: context)
     }

@@ -46,14 +46,14 @@ struct LastKnownGoodReader {
     }
 
     /// ``lastKnownGood(of:in:base:)`` at start — checked with `fetcher`'s trusted keys when
-    /// given one (``lastKnownGood(of:context:in:base:checkedBy:at:)``) — with whether the kill
+    /// given one (``lastKnownGood(of:context:in:base:checkedBy:merge:at:)``) — with whether the kill
     /// switch is held on the device: a problem, and a kill, join the load events.
     mutating func start(
         with fingerprint: String?, in store: LastKnownGoodStore, context: EvaluationContext? = nil, checkedBy fetcher: FlagFetcher? = nil,
-        at date: Date = .distantPast
+        merge: ContextMerge = ContextMerge(), at date: Date = .distantPast
     ) -> (PreparedSnapshot, FlagSource, held: Bool) {
         let (prepared, source, problem) = Self.lastKnownGood(
-            of: fingerprint, context: context, in: store, base: base, checkedBy: fetcher, at: date)
+            of: fingerprint, context: context, in: store, base: base, checkedBy: fetcher, merge: merge, at: date)
         let held = store.killHold != nil
         if let problem { events.append(problem) }
         if prepared.killed || held { events.append(.killSwitch(active: true)) }

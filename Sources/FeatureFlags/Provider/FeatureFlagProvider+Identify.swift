@@ -86,13 +86,7 @@ extension FeatureFlagProvider {
     /// definitions and merged by ``Configuration/merge``; nil when no definitions are held or
     /// the fetcher does not evaluate locally.
     func evaluateHeldRules(merging members: [EvaluationContext], as identity: EvaluationContext) -> PreparedSnapshot? {
-        guard store.holdsLocalRules, let endpoint = fetcher.localEvaluation, let rules = store.localRules(readBy: endpoint) else {
-            return nil
-        }
-        let date = wallClock()
-        let snapshots = members.map { rules.snapshot(for: $0, at: date) }
-        var merged = configuration.merge.merge(Array(zip(members, snapshots)), killSwitchKey: base.killSwitchKey, identity: identity)
-        merged.heldRules = rules
-        return base.prepare(merged)
+        LastKnownGoodReader.evaluateHeldRules(
+            merging: members, as: identity, fetcher: fetcher, store: store, base: base, merge: configuration.merge, at: wallClock())
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 
 /// Signed at rest for a merged identity: with trusted keys, its values are made again from its
-/// members' checked answers (the single-context checks are ``LastKnownGoodReader``'s, shared
-/// with ``FallbackClient``; Docs/Security.md, "Signed flags").
+/// members' checked answers (the checks are ``LastKnownGoodReader``'s, shared with
+/// ``FallbackClient``; Docs/Security.md, "Signed flags").
 extension FeatureFlagProvider {
     /// A merged identity's values when keys are trusted. Its stored snapshot is a merge, signed
     /// by no one, so it is not served as it is: the merge is made again from the members' stored
@@ -12,20 +12,7 @@ extension FeatureFlagProvider {
     func verifiedMerge(
         of members: [EvaluationContext], as identity: EvaluationContext
     ) -> (merged: FlagSnapshot?, tampered: [EvaluationContext], problems: [String]) {
-        var snapshots: [(context: EvaluationContext, snapshot: FlagSnapshot)] = []
-        var tampered: [EvaluationContext] = []
-        var problems: [String] = []
-        for member in members {
-            guard let stored = store.lastKnownGood(for: member) else { continue }
-            if let problem = fetcher.storedSignatureProblem(stored.snapshot, for: member) {
-                tampered.append(member)
-                problems.append(problem)
-            } else {
-                snapshots.append((member, stored.snapshot))
-            }
-        }
-        guard snapshots.count == members.count else { return (nil, tampered, problems) }
-        return (configuration.merge.merge(snapshots, killSwitchKey: base.killSwitchKey, identity: identity), [], [])
+        LastKnownGoodReader.verifiedMerge(
+            of: members, as: identity, fetcher: fetcher, store: store, merge: configuration.merge, killSwitchKey: base.killSwitchKey)
     }
-
 }
