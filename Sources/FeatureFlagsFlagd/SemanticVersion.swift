@@ -42,7 +42,7 @@ struct SemanticVersion: Sendable, Equatable {
             prerelease = pre.split(separator: ".", omittingEmptySubsequences: false)
             for identifier in prerelease {
                 guard Self.isIdentifier(identifier) else { return nil }
-                if identifier.allSatisfy(\.isDecimalDigit), identifier.count > 1, identifier.first == "0" { return nil }
+                if identifier.allSatisfy(\.isASCIIDigit), identifier.count > 1, identifier.first == "0" { return nil }
             }
         }
         (major, minor, patch) = (numbers[0], numbers[1], numbers[2])
@@ -51,7 +51,7 @@ struct SemanticVersion: Sendable, Equatable {
 
     /// Digits without a leading zero (`0` itself is one).
     private static func isNumber(_ part: Substring) -> Bool {
-        !part.isEmpty && part.allSatisfy(\.isDecimalDigit) && (part.count == 1 || part.first != "0")
+        !part.isEmpty && part.allSatisfy(\.isASCIIDigit) && (part.count == 1 || part.first != "0")
     }
 
     /// Orders two numbers written without leading zeros, of any length: the longer is greater,
@@ -62,7 +62,7 @@ struct SemanticVersion: Sendable, Equatable {
     }
 
     private static func isIdentifier(_ part: Substring) -> Bool {
-        !part.isEmpty && part.allSatisfy { $0.isDecimalDigit || $0.isASCIILetter || $0 == "-" }
+        !part.isEmpty && part.allSatisfy { $0.isASCIIDigit || $0.isASCIILetter || $0 == "-" }
     }
 
     /// Precedence (semver §11): -1, 0 or 1. Build metadata is ignored.
@@ -78,7 +78,7 @@ struct SemanticVersion: Sendable, Equatable {
         }
         for (a, b) in zip(prerelease, other.prerelease) where a != b {
             // Numeric identifiers (no leading zero: checked at parsing) sort below the others.
-            switch (a.allSatisfy(\.isDecimalDigit), b.allSatisfy(\.isDecimalDigit)) {
+            switch (a.allSatisfy(\.isASCIIDigit), b.allSatisfy(\.isASCIIDigit)) {
             case (true, true): return Self.compareNumbers(a, b)
             case (true, false): return -1
             case (false, true): return 1
@@ -106,9 +106,7 @@ struct SemanticVersion: Sendable, Equatable {
 }
 
 extension Character {
-    /// `0`…`9` only: not other scripts' digits, nor a digit with a combining mark (a range of
-    /// `Character`s would take `"0\u{301}"`, which sorts between `"0"` and `"9"`).
-    fileprivate var isDecimalDigit: Bool { utf8.count == 1 && ("0"..."9").contains(self) }
-    /// `a`…`z`, `A`…`Z` only.
+    /// `a`…`z`, `A`…`Z` only (as the core's `isASCIIDigit`: a letter with a combining mark is
+    /// one `Character` that sorts inside the range).
     fileprivate var isASCIILetter: Bool { utf8.count == 1 && (("a"..."z").contains(self) || ("A"..."Z").contains(self)) }
 }

@@ -127,9 +127,12 @@ struct HTTPRequestHead: Equatable, Sendable {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             return true
-        default: return Array("-._~%!$&'()*+,;=".utf8).contains(byte)
+        default: return regNamePunctuation.contains(byte)
         }
     }
+
+    /// The punctuation a registered name may hold: unreserved, `%` and the sub-delimiters.
+    private static let regNamePunctuation = Array("-._~%!$&'()*+,;=".utf8)
 
     /// The characters of an IPv6 address or an IPvFuture literal.
     private static func isIPLiteralByte(_ byte: UInt8) -> Bool { isRegNameByte(byte) || byte == UInt8(ascii: ":") }

@@ -255,6 +255,33 @@ struct FallbackClientWithFetcherTests {
         #expect(client.value(Self.venueTheme) == served && client.details(Self.venueTheme).source == .fallback)
     }
 
+    /// A flagd app with trusted keys and a merged identity: verified rules are evaluated for
+    /// each member; edited rules serve nothing (and say so); no rules held serves nothing either.
+    @Test(.hangLimit())
+    func aMergedIdentityOfASignedFlagdAppServesOnlyVerifiedRules() async throws {
+        let dir = TempDir()
+        let url = try await Signed.storeSignedFlagdRules(in: dir)
+        let appFetcher = FlagFetcher(endpoint: .flagd(url: url), configuration: Signed.trusting)
+        let identity = ContextMerge.identity(of: [auraPersonal, EvaluationContext(targetingKey: "someone-else")])
+        let verified = FallbackClient(fileURL: dir.url("flags.lkg"), context: identity, fetcher: appFetcher)
+        #expect(verified.value(Self.newCheckout) == true && verified.details(Self.newCheckout).source == .fallback)
+        verified.shutdown()
+
+        try Signed.editHeldRules(in: dir)
+        let edited = FallbackClient(fileURL: dir.url("flags.lkg"), context: identity, fetcher: appFetcher)
+        #expect(edited.details(Self.newCheckout).source == .codeDefault)
+        #expect(edited.recentEvents.contains { $0.kind == .fallbackTampered && $0.message?.contains("flag rules") == true })
+        edited.shutdown()
+
+        let empty = TempDir()
+        try LastKnownGoodStore(fileURL: empty.url("flags.lkg")).save(
+            FlagSnapshot(values: ["new_checkout": true], contextFingerprint: identity.fingerprint), etag: nil, for: identity)
+        let none = FallbackClient(fileURL: empty.url("flags.lkg"), context: identity, fetcher: appFetcher)
+        #expect(none.details(Self.newCheckout).source == .codeDefault, "a stored merge of an evaluation nothing verifies")
+        #expect(none.recentEvents.contains { $0.kind == .fallbackWarning && $0.message?.contains("no flag rules are held") == true })
+        none.shutdown()
+    }
+
     static let venueTheme = FlagKey("venue_theme", default: "none")
     static let venueRules = #"""
     {"flags": {

@@ -67,5 +67,5 @@ enum RetryAfter {
 
 extension Character {
     /// `0`…`9` alone (a digit with a combining mark is one `Character` that sorts inside the range).
-    var isASCIIDigit: Bool { utf8.count == 1 && ("0"..."9").contains(self) }
+    package var isASCIIDigit: Bool { utf8.count == 1 && ("0"..."9").contains(self) }
 }

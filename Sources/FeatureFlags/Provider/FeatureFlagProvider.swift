@@ -164,9 +164,10 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         state.streams.maxDocumentBytes = fetcher.configuration.maxResponseBytes
         // What the last full answer for this context advertised, kept with its snapshot: the
         // launch fetch may then be conditional, and a 304 still opens the streams.
-        // (Without `keepsStreamURLs`, URLs an earlier launch kept are not used: not known.)
+        // (Without `keepsStreamURLs`, URLs an earlier launch kept are not used: not known. The
+        // file never holds an endpoint's own streams, so any link it holds is such a URL.)
         if configuration.changeStreams, let links = store.lastKnownGood(for: context)?.streams,
-            configuration.keepsStreamURLs || !links.contains(where: { $0.connection == nil })
+            configuration.keepsStreamURLs || links.isEmpty
         {
             state.streams.advertised = fetcher.restoring(links, for: context)
             state.streams.restored = true
