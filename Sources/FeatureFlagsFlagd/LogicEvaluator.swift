@@ -34,7 +34,22 @@ struct LogicScope {
             if let found = lookup(path, in: data), found != .null { return found }
             return fallback.map { evaluate($0, data: data) } ?? .null
         case .operation(let op, let arguments): return apply(op, arguments, data: data)
+        case .spread(let op, let rule):
+            guard !op.takesRules else { return budget.fail("`\(op.rawValue)` needs a list of arguments") }
+            let value = evaluate(rule, data: data)
+            guard case .list(let items) = value else {
+                guard op.takesAlone(value) else { return budget.fail("`\(op.rawValue)` needs a list of arguments, not \(value.typeNameWithArticle)") }
+                return apply(op, [.value(value)], data: data)
+            }
+            guard budget.spend(items.count) else { return .null }
+            return apply(op, items.map(LogicRule.value), data: data)
         }
+    }
+
+    /// A `var` or `missing` path split on dots. Empty parts are skipped, as flagd's evaluator
+    /// skips them (`"user..name"` is `user.name`, `""` and `"."` the whole data).
+    static func path(_ text: String) -> [String] {
+        text.split(separator: ".").map(String.init)
     }
 
     /// The value at `path` (nil when absent); an empty path is the whole data.
@@ -83,7 +98,7 @@ struct LogicScope {
         case .variable:
             let path: [String]
             switch argument(0) {
-            case .string(let text): path = text.isEmpty ? [] : text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            case .string(let text): path = Self.path(text)
             case .int(let index): path = [String(index)]
             case .double(let number): path = [LogicCoercion.text(of: number)]
             default: path = []
@@ -104,10 +119,13 @@ struct LogicScope {
                 index += 2
             }
             return index < arguments.count ? evaluate(arguments[index], data: data) : .null
-        case .equal: return .bool(LogicCoercion.looselyEqual(argument(0), argument(1)))
-        case .notEqual: return .bool(!LogicCoercion.looselyEqual(argument(0), argument(1)))
-        case .strictEqual: return .bool(LogicCoercion.strictlyEqual(argument(0), argument(1)))
-        case .strictNotEqual: return .bool(!LogicCoercion.strictlyEqual(argument(0), argument(1)))
+        case .equal, .notEqual, .strictEqual, .strictNotEqual:
+            // Fewer than two arguments are never equal (flagd's evaluator); a third is ignored.
+            let negated = op == .notEqual || op == .strictNotEqual
+            guard arguments.count >= 2 else { return .bool(negated) }
+            let (a, b) = (argument(0), argument(1))
+            let equal = op == .equal || op == .notEqual ? LogicCoercion.looselyEqual(a, b) : LogicCoercion.strictlyEqual(a, b)
+            return .bool(equal != negated)
         case .not: return .bool(!LogicCoercion.truthy(argument(0)))
         case .truthy: return .bool(LogicCoercion.truthy(argument(0)))
         case .or:
@@ -126,7 +144,8 @@ struct LogicScope {
             return last
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
             // flagd's evaluator: `a > b` is `b < a`, `a >= b` is `b < a or b == a`; a third
-            // argument makes it "between" (`a < b < c`, `a > b > c`, inclusive for `<=` and `>=`).
+            // argument makes it "between" (`a < b < c`, `a > b > c`, inclusive for `<=` and `>=`);
+            // with a fourth or more only the first two are compared, as there.
             let values = all()
             guard values.count >= 2 else { return .bool(false) }
             let inclusive = op == .lessOrEqual || op == .greaterOrEqual
@@ -135,7 +154,7 @@ struct LogicScope {
             }
             let ascending = op == .less || op == .lessOrEqual
             let (first, second) = ascending ? (values[0], values[1]) : (values[1], values[0])
-            if values.count >= 3 {
+            if values.count == 3 {
                 let third = values[2]
                 return .bool(ascending ? before(first, second) && before(second, third) : before(third, first) && before(first, second))
             }
@@ -147,21 +166,18 @@ struct LogicScope {
         case .plus:
             return LogicCoercion.value(of: all().reduce(0) { $0 + LogicCoercion.number($1) })
         case .times:
-            let values = all()
-            guard !values.isEmpty else { return .null }
-            return LogicCoercion.value(of: values.reduce(1) { $0 * LogicCoercion.number($1) })
-        case .minus:
-            let values = all()
-            switch values.count {
-            case 0: return .null
-            case 1: return LogicCoercion.value(of: -LogicCoercion.number(values[0]))
-            default: return LogicCoercion.value(of: LogicCoercion.number(values[0]) - LogicCoercion.number(values[1]))
-            }
-        case .divide:
-            let divisor = LogicCoercion.number(argument(1))
-            guard divisor != 0 else { return .null }
-            return LogicCoercion.value(of: LogicCoercion.number(argument(0)) / divisor)
+            return LogicCoercion.value(of: all().reduce(1) { $0 * LogicCoercion.number($1) })
+        case .minus, .divide:
+            // Left to right over every argument (`8 / 2 / 2`), as flagd's evaluator and
+            // JsonLogic's current tests do; one argument is negated (`-`) or itself (`/`);
+            // none is 0. Division by zero gives an infinity or NaN, so `null`.
+            let values = all().map(LogicCoercion.number)
+            guard var result = values.first else { return .int(0) }
+            if values.count == 1 { return LogicCoercion.value(of: op == .minus ? -result : result) }
+            for value in values.dropFirst() { result = op == .minus ? result - value : result / value }
+            return LogicCoercion.value(of: result)
         case .modulo:
+            guard arguments.count >= 2 else { return budget.fail("`%` needs two arguments") }
             let divisor = LogicCoercion.number(argument(1))
             guard divisor != 0 else { return .null }
             return LogicCoercion.value(of: LogicCoercion.number(argument(0)).truncatingRemainder(dividingBy: divisor))
@@ -253,8 +269,7 @@ struct LogicScope {
         var names = keys
         if case .list(let inner)? = keys.first { names = inner }
         return names.filter { key in
-            let text = LogicCoercion.text(key)
-            let path = text.isEmpty ? [] : text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+            let path = Self.path(LogicCoercion.text(key))
             let found = lookup(path, in: data)
             return found == nil || found == .null || found == .string("")
         }

@@ -12,6 +12,12 @@ indirect enum LogicRule: Sendable, Equatable {
     case variable(path: [String], fallback: LogicRule?)
     /// An operation and its argument rules.
     case operation(LogicOperator, [LogicRule])
+    /// An operation whose argument is one rule rather than a list (`{"max": {"var": "scores"}}`):
+    /// the rule's value, when it is a list, is the argument list; any other value is the one
+    /// argument when the operator takes one alone (``LogicOperator/takesAlone(_:)``). Operators
+    /// that need their arguments unevaluated (``LogicOperator/takesRules``) fail here instead,
+    /// as others do on a value they cannot take alone.
+    case spread(LogicOperator, LogicRule)
 }
 
 /// The operators a rule can use: JsonLogic's, those flagd's evaluator library adds (`abs`,
@@ -27,6 +33,33 @@ enum LogicOperator: String, Sendable, CaseIterable {
     case map, filter, reduce, all, some, none
     case containsAll = "contains_all", containsAny = "contains_any", containsNone = "contains_none"
     case fractional, semanticVersion = "sem_ver", startsWith = "starts_with", endsWith = "ends_with"
+
+    /// Whether the operator evaluates its arguments itself, lazily or per list element (`if`,
+    /// `and`, `or`, `map`, …): it needs a literal list of rules, and flagd's evaluator fails
+    /// when it is given anything else (`{"if": "a"}`, `{"and": {"var": "x"}}`).
+    var takesRules: Bool {
+        switch self {
+        case .ifThen, .ternary, .and, .or, .map, .filter, .reduce, .all, .some, .none: return true
+        default: return false
+        }
+    }
+
+    /// Whether `value`, given alone instead of a list, is the operator's one argument. flagd's
+    /// evaluator fails for the operators that index their arguments (`{"<": 1}`, `{"-": 2}`,
+    /// `{"max": 1}`) and for `cat` and `missing` of anything but text; the others take it.
+    func takesAlone(_ value: FlagValue) -> Bool {
+        switch self {
+        case .ifThen, .ternary, .and, .or, .map, .filter, .reduce, .all, .some, .none,
+            .minus, .times, .divide, .modulo, .max, .min, .equal, .notEqual, .less, .lessOrEqual, .greater,
+            .greaterOrEqual, .contains, .substring, .missingSome:
+            return false
+        case .concatenate, .missing:
+            if case .string = value { return true }
+            return false
+        default:
+            return true
+        }
+    }
 }
 
 /// Why a rule could not be compiled, with where it is (a JSON path under the rule).
@@ -98,12 +131,30 @@ struct LogicCompiler {
                 throw LogicCompileError(path: path, message: "unknown operator \"\(key)\"")
             }
             let argumentPath = "\(path).\(key)"
-            let arguments: [FlagValue]
-            if case .list(let items) = argument { arguments = items } else { arguments = [argument] }
             var rules: [LogicRule] = []
-            rules.reserveCapacity(arguments.count)
-            for (index, item) in arguments.enumerated() {
-                rules.append(try node(item, at: argument.listValue == nil ? argumentPath : "\(argumentPath)[\(index)]"))
+            switch argument {
+            case .list(let items):
+                rules.reserveCapacity(items.count)
+                for (index, item) in items.enumerated() { rules.append(try node(item, at: "\(argumentPath)[\(index)]")) }
+            case .object(let inner) where inner.count == 1:
+                // One rule as the whole argument list. A reference to a list is that list, as
+                // if written in place (flagd substitutes `$ref` in the text before evaluating).
+                let rule = try node(argument, at: argumentPath)
+                if inner.keys.first == "$ref" {
+                    switch rule {
+                    case .list(let items): rules = items
+                    case .value(.list(let items)): rules = items.map(LogicRule.value)
+                    default: return .spread(op, rule)
+                    }
+                } else {
+                    return .spread(op, rule)
+                }
+            default:
+                // One value as the one argument (JsonLogic); operators that need a list fail
+                // on it when evaluated, as flagd's evaluator does.
+                let rule = try node(argument, at: argumentPath)
+                if !op.takesAlone(argument) { return .spread(op, rule) }
+                rules = [rule]
             }
             if op == .variable, let literal = Self.literalPath(rules) {
                 return .variable(path: literal, fallback: rules.count > 1 ? rules[1] : nil)
@@ -169,7 +220,7 @@ struct LogicCompiler {
     private static func literalPath(_ rules: [LogicRule]) -> [String]? {
         guard let first = rules.first else { return [] }
         switch first {
-        case .value(.string(let text)): return text.isEmpty ? [] : text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        case .value(.string(let text)): return LogicScope.path(text)
         case .value(.int(let index)): return [String(index)]
         case .value(.null): return []
         default: return nil

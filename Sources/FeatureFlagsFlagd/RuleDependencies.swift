@@ -41,6 +41,8 @@ enum RuleDependencies {
             default: break
             }
             return arguments.allSatisfy { collect($0, into: &names) }
+        case .spread(let op, let rule):
+            return collect(.operation(op, [rule]), into: &names)
         }
     }
 }

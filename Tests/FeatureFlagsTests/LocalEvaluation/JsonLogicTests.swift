@@ -126,6 +126,99 @@ struct JsonLogicTests {
         #expect(try run(#"{"+": ["x", 1]}"#) == .null)
     }
 
+    /// `-` and `/` take every argument left to right, as flagd's evaluator (and JsonLogic's
+    /// current shared tests) do; JsonLogic's first implementation used two.
+    @Test func arithmeticFoldsEveryArgument() throws {
+        #expect(try run(#"{"-": [10, 2, 3]}"#) == 5)
+        #expect(try run(#"{"-": [1, 2, 3, 4]}"#) == -8)
+        #expect(try run(#"{"/": [8, 2, 2]}"#) == 2)
+        #expect(try run(#"{"/": [8, 2, 0]}"#) == .null)
+        #expect(try run(#"{"/": [4]}"#) == 4)
+        #expect(try run(#"{"/": ["-1"]}"#) == -1)
+        #expect(try run(#"{"*": []}"#) == 1)
+        #expect(try run(#"{"-": []}"#) == 0)
+        #expect(try run(#"{"/": []}"#) == 0)
+        #expect(try failure(#"{"%": [7]}"#) != nil)
+        #expect(try failure(#"{"%": []}"#) != nil)
+        #expect(try failure(#"{"%": [7, 3]}"#) == nil)
+    }
+
+    /// Fewer than two arguments are never equal; "between" is exactly three arguments (with
+    /// four, only the first two are compared).
+    @Test func argumentCountsAsFlagdsEvaluatorReadsThem() throws {
+        #expect(try run(#"{"==": []}"#) == false)
+        #expect(try run(#"{"===": []}"#) == false)
+        #expect(try run(#"{"!=": []}"#) == true)
+        #expect(try run(#"{"!==": [1]}"#) == true)
+        #expect(try run(#"{"==": [1]}"#) == false)
+        #expect(try run(#"{"<": [1, 2, 0, 5]}"#) == true)
+        #expect(try run(#"{"<=": [1, 2, 0]}"#) == false)
+        #expect(try run(#"{">": [3, 2, 1, 9]}"#) == true)
+    }
+
+    /// One rule in place of the argument list: its value, when a list, is the argument list.
+    @Test func oneRuleAsTheArgumentListGivesTheArguments() throws {
+        let data: FlagValue = ["nums": [1, 5, 3], "parts": ["a", "b"], "pair": ["user.name", "x"], "none": [], "zero": [0]]
+        #expect(try run(#"{"max": {"var": "nums"}}"#, data: data) == 5)
+        #expect(try run(#"{"+": {"var": "nums"}}"#, data: data) == 9)
+        #expect(try run(#"{"-": {"var": "nums"}}"#, data: data) == -7)
+        #expect(try run(#"{"cat": {"var": "parts"}}"#, data: data) == "ab")
+        #expect(try run(#"{"cat": {"merge": [["Hello "], ["World", "!"]]}}"#) == "Hello World!")
+        #expect(try run(#"{"merge": {"var": "nums"}}"#, data: data) == [1, 5, 3])
+        #expect(try run(#"{"!": {"var": "none"}}"#, data: data) == true)
+        #expect(try run(#"{"!": {"var": "zero"}}"#, data: data) == true)
+        #expect(try run(#"{"!!": {"var": "parts"}}"#, data: data) == true)
+        #expect(try run(#"{"var": {"var": "pair"}}"#, data: data) == "x")
+        #expect(try run(#"{"var": {"merge": ["user.name", "x"]}}"#) == "Ana")
+        #expect(try run(#"{"var": {"merge": ["nowhere", "fallback"]}}"#) == "fallback")
+        #expect(try run(#"{"in": {"merge": ["c", [["a", "b"]]]}}"#) == false)
+        #expect(try run(#"{"in": {"merge": ["a", [["a", "b"]]]}}"#) == true)
+        // A value that is not a list is the one argument, where the operator takes one.
+        #expect(try run(#"{"!": {"var": "email"}}"#) == false)
+        #expect(try run(#"{"abs": {"var": "age"}}"#) == 42)
+        #expect(try run(#"{"var": {"cat": ["user", ".", "name"]}}"#) == "Ana")
+    }
+
+    /// A reference standing for a list is that list of arguments, as if written in place.
+    @Test func aReferenceToAListIsTheArgumentList() throws {
+        var compiler = LogicCompiler(evaluators: ["isGold": [["==": [["var": "tier"], "gold"]], "yes", "no"], "range": [1, 50]])
+        let scope = LogicScope(context: context, flagKey: "my-flag", timestamp: 0, bucketing: .highPrecision, budget: EvaluationBudget())
+        #expect(scope.evaluate(try compiler.compile(try FlagJSON.parse(#"{"if": {"$ref": "isGold"}}"#), at: "rule")) == "yes")
+        #expect(scope.evaluate(try compiler.compile(try FlagJSON.parse(#"{"max": {"$ref": "range"}}"#), at: "rule")) == 50)
+    }
+
+    /// Where flagd's evaluator needs a list — the lazy operators always, the operators that
+    /// index their arguments for a value given alone — the evaluation fails (`PARSE_ERROR`)
+    /// instead of guessing.
+    @Test func operatorsThatNeedAListFailOnOneValue() throws {
+        for rule in [
+            #"{"if": "apple"}"#, #"{"?:": 1}"#, #"{"and": true}"#, #"{"or": 5}"#, #"{"map": 5}"#, #"{"filter": 5}"#,
+            #"{"reduce": 5}"#, #"{"all": 5}"#, #"{"some": 5}"#, #"{"none": 5}"#, #"{"and": {"var": "tags"}}"#,
+            #"{"if": {"var": "tags"}}"#, #"{"<": 1}"#, #"{"<=": 1}"#, #"{">": 1}"#, #"{">=": 1}"#, #"{"==": 1}"#,
+            #"{"!=": 1}"#, #"{"-": 1}"#, #"{"*": 1}"#, #"{"/": 2}"#, #"{"%": 1}"#, #"{"max": 1}"#, #"{"min": 1}"#,
+            #"{"in": "a"}"#, #"{"substr": "abc"}"#, #"{"missing_some": 1}"#, #"{"cat": 5}"#, #"{"missing": 5}"#,
+            #"{"<": {"var": "age"}}"#, #"{"max": {"var": "age"}}"#, #"{"cat": {"var": "age"}}"#,
+        ] {
+            #expect(try failure(rule) != nil, "\(rule)")
+        }
+        #expect(try run(#"{"!": true}"#) == false)
+        #expect(try run(#"{"cat": "x"}"#) == "x")
+        #expect(try run(#"{"missing": "nowhere"}"#) == ["nowhere"])
+        #expect(try run(#"{"abs": -3}"#) == 3)
+        #expect(try run(#"{"+": "3"}"#) == 3)
+        #expect(try run(#"{"===": 1}"#) == false)
+        #expect(try failure(#"{"var": "email"}"#) == nil)
+    }
+
+    /// Empty parts of a path are skipped, as flagd's evaluator skips them.
+    @Test func emptyPathPartsAreSkipped() throws {
+        #expect(try run(#"{"var": "user..name"}"#) == "Ana")
+        #expect(try run(#"{"var": ".user.name"}"#) == "Ana")
+        #expect(try run(#"{"var": "user.name."}"#) == "Ana")
+        #expect(try run(#"{"var": ["user..nothing", "d"]}"#) == "d")
+        #expect(try run(#"{"missing": ["user..name", "user..nothing"]}"#) == ["user..nothing"])
+    }
+
     @Test func stringsAndLists() throws {
         #expect(try run(#"{"in": ["Spring", "Springfield"]}"#) == true)
         #expect(try run(#"{"in": ["Illinois", "Springfield"]}"#) == false)
