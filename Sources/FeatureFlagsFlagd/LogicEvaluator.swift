@@ -31,8 +31,10 @@ struct LogicScope {
         case .value(let value): return value
         case .list(let rules): return .list(rules.map { evaluate($0, data: data) })
         case .variable(let path, let fallback):
+            // The default is evaluated even when unused, as every argument is (see `apply`).
+            let otherwise = fallback.map { evaluate($0, data: data) } ?? .null
             if let found = lookup(path, in: data), found != .null { return found }
-            return fallback.map { evaluate($0, data: data) } ?? .null
+            return otherwise
         case .operation(let op, let arguments): return apply(op, arguments, data: data)
         case .spread(let op, let rule):
             guard !op.takesRules else { return budget.fail("`\(op.rawValue)` needs a list of arguments") }
@@ -92,8 +94,15 @@ struct LogicScope {
 
     // swiftlint:disable:next cyclomatic_complexity function_body_length
     private func apply(_ op: LogicOperator, _ arguments: [LogicRule], data: Data) -> FlagValue {
-        func argument(_ index: Int) -> FlagValue { index < arguments.count ? evaluate(arguments[index], data: data) : .null }
-        func all() -> [FlagValue] { arguments.map { evaluate($0, data: data) } }
+        // Every argument is evaluated first, as flagd's evaluator does — so one that fails fails
+        // the rule even where the operator does not use it (`{"!": [true, {"cat": [false]}]}`) —
+        // except for the operators that evaluate their arguments lazily or per element.
+        let evaluated = op.takesRules ? nil : arguments.map { evaluate($0, data: data) }
+        func argument(_ index: Int) -> FlagValue {
+            guard index < arguments.count else { return .null }
+            return evaluated?[index] ?? evaluate(arguments[index], data: data)
+        }
+        func all() -> [FlagValue] { evaluated ?? arguments.map { evaluate($0, data: data) } }
         switch op {
         case .variable:
             let path: [String]
@@ -104,12 +113,13 @@ struct LogicScope {
             default: path = []
             }
             if let found = lookup(path, in: data), found != .null { return found }
-            return argument(1)
+            // A default only as the second of exactly two arguments, as in flagd's evaluator.
+            return arguments.count == 2 ? argument(1) : .null
         case .missing:
             return .list(missing(all(), data: data))
         case .missingSome:
             let need = LogicCoercion.number(argument(0))
-            guard case .list(let keys) = argument(1) else { return .list([]) }
+            guard case .list(let keys) = argument(1) else { return budget.fail("`missing_some` needs a count and a list of names") }
             let absent = missing(keys, data: data)
             return Double(keys.count - absent.count) >= need ? .list([]) : .list(absent)
         case .ifThen, .ternary:

@@ -156,8 +156,8 @@ struct LogicCompiler {
                 if !op.takesAlone(argument) { return .spread(op, rule) }
                 rules = [rule]
             }
-            if op == .variable, let literal = Self.literalPath(rules) {
-                return .variable(path: literal, fallback: rules.count > 1 ? rules[1] : nil)
+            if op == .variable, rules.count <= 2, let literal = Self.literalPath(rules) {
+                return .variable(path: literal, fallback: rules.count == 2 ? rules[1] : nil)
             }
             return .operation(op, rules)
         default:

@@ -210,6 +210,32 @@ struct JsonLogicTests {
         #expect(try failure(#"{"var": "email"}"#) == nil)
     }
 
+    /// Every argument of an operator that does not evaluate lazily is evaluated, so one that
+    /// fails fails the rule even where the operator does not use it; `if`, `and` and `or`
+    /// stay lazy.
+    @Test func everyArgumentIsEvaluatedAndItsFailureCounts() throws {
+        for rule in [
+            #"{"!": [true, {"cat": [false]}]}"#, #"{"==": [{"cat": [false]}]}"#, #"{"var": ["email", {"cat": [false]}]}"#,
+            #"{"%": [7, 3, {"cat": [false]}]}"#, #"{"substr": ["abc", 1, 1, {"cat": [false]}]}"#,
+            #"{"var": ["email", "x", {"cat": [false]}]}"#,
+        ] {
+            #expect(try failure(rule) != nil, "\(rule)")
+        }
+        #expect(try failure(#"{"if": [true, 1, {"cat": [false]}]}"#) == nil)
+        #expect(try failure(#"{"or": [true, {"cat": [false]}]}"#) == nil)
+        #expect(try failure(#"{"and": [false, {"cat": [false]}]}"#) == nil)
+    }
+
+    /// `var`'s default is the second of exactly two arguments; `missing_some` needs a list of
+    /// names.
+    @Test func defaultsAndNameListsAsFlagdsEvaluatorReadsThem() throws {
+        #expect(try run(#"{"var": ["nowhere", "d"]}"#) == "d")
+        #expect(try run(#"{"var": ["nowhere", "d", "e"]}"#) == .null)
+        #expect(try failure(#"{"missing_some": [1, "email"]}"#) != nil)
+        #expect(try failure(#"{"missing_some": [1]}"#) != nil)
+        #expect(try run(#"{"missing_some": [1, ["email", "nowhere"]]}"#) == [])
+    }
+
     /// Empty parts of a path are skipped, as flagd's evaluator skips them.
     @Test func emptyPathPartsAreSkipped() throws {
         #expect(try run(#"{"var": "user..name"}"#) == "Ana")
