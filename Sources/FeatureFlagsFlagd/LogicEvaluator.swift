@@ -109,7 +109,7 @@ struct LogicScope {
             switch argument(0) {
             case .string(let text): path = Self.path(text)
             case .int(let index): path = [String(index)]
-            case .double(let number): path = [LogicCoercion.text(of: number)]
+            case .double(let number): path = Self.path(LogicCoercion.text(of: number))
             default: path = []
             }
             if let found = lookup(path, in: data), found != .null { return found }

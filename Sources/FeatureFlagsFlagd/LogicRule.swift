@@ -48,9 +48,9 @@ enum LogicOperator: String, Sendable, CaseIterable {
     /// evaluator fails for the operators that index their arguments (`{"<": 1}`, `{"-": 2}`,
     /// `{"max": 1}`) and for `cat` and `missing` of anything but text; the others take it.
     func takesAlone(_ value: FlagValue) -> Bool {
+        if takesRules { return false }
         switch self {
-        case .ifThen, .ternary, .and, .or, .map, .filter, .reduce, .all, .some, .none,
-            .minus, .times, .divide, .modulo, .max, .min, .equal, .notEqual, .less, .lessOrEqual, .greater,
+        case .minus, .times, .divide, .modulo, .max, .min, .equal, .notEqual, .less, .lessOrEqual, .greater,
             .greaterOrEqual, .contains, .substring, .missingSome:
             return false
         case .concatenate, .missing:

@@ -243,6 +243,8 @@ struct JsonLogicTests {
         #expect(try run(#"{"var": "user.name."}"#) == "Ana")
         #expect(try run(#"{"var": ["user..nothing", "d"]}"#) == "d")
         #expect(try run(#"{"missing": ["user..name", "user..nothing"]}"#) == ["user..nothing"])
+        // A computed number as a path is its text, split the same way.
+        #expect(try run(#"{"var": {"+": [0.5, 1]}}"#, data: ["1": ["5": "deep"]]) == "deep")
     }
 
     @Test func stringsAndLists() throws {
