@@ -26,6 +26,11 @@ struct JsonLogicSuiteTests {
         var lines: [String] = []
     }
 
+    /// With `JSONLOGIC_CONTEXT` set, a case's object `data` is evaluated as a flag's context is:
+    /// the root, with `$flagd.flagKey` "suite" and `$flagd.timestamp` 1,750,000,000 — for rules
+    /// that use flagd's operators (`fractional` buckets by flag key and targeting key).
+    static let dataIsContext = ProcessInfo.processInfo.environment["JSONLOGIC_CONTEXT"] != nil
+
     /// Runs the suite `name` (a path under `root`).
     static func run(_ name: String, under root: URL) throws -> Outcome {
         let file = root.appendingPathComponent(name)
@@ -40,8 +45,13 @@ struct JsonLogicSuiteTests {
             let got: FlagValue?
             do {
                 let compiled = try compiler.compile(rule, at: "rule")
-                let scope = LogicScope(context: [:], flagKey: "suite", timestamp: 0, bucketing: .highPrecision, budget: budget)
-                got = scope.evaluate(compiled, data: .value(entry["data"] ?? .null))
+                if Self.dataIsContext, case .object(let context)? = entry["data"] {
+                    let scope = LogicScope(context: context, flagKey: "suite", timestamp: 1_750_000_000, bucketing: .highPrecision, budget: budget)
+                    got = scope.evaluate(compiled)
+                } else {
+                    let scope = LogicScope(context: [:], flagKey: "suite", timestamp: 0, bucketing: .highPrecision, budget: budget)
+                    got = scope.evaluate(compiled, data: .value(entry["data"] ?? .null))
+                }
             } catch {
                 got = nil
             }
