@@ -17,34 +17,6 @@ enum LogicCoercion {
         }
     }
 
-    /// The number a value stands for in arithmetic and ordering (JavaScript's `Number()`):
-    /// `null` is 0, Booleans 0 or 1, strings their numeric text (blank is 0, other text NaN),
-    /// a one-element list its element, anything else NaN.
-    static func number(_ value: FlagValue) -> Double {
-        switch value {
-        case .int(let i): return Double(i)
-        case .double(let d): return d
-        case .bool(let b): return b ? 1 : 0
-        case .null: return 0
-        case .string(let s): return number(parsing: s)
-        case .list(let l):
-            if l.isEmpty { return 0 }
-            return l.count == 1 ? number(l[0]) : .nan
-        case .object: return .nan
-        }
-    }
-
-    /// Numeric text (decimal, with optional sign, fraction and exponent), trimmed; blank is 0.
-    static func number(parsing text: String) -> Double {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        if trimmed.isEmpty { return 0 }
-        guard trimmed.utf8.allSatisfy({ b in
-            (b >= 0x30 && b <= 0x39) || b == UInt8(ascii: ".") || b == UInt8(ascii: "-") || b == UInt8(ascii: "+")
-                || b == UInt8(ascii: "e") || b == UInt8(ascii: "E")
-        }) else { return .nan }
-        return Double(trimmed) ?? .nan
-    }
-
     /// A number as a value: an integer when it is one (and fits exactly), else a double;
     /// NaN and infinities are `null` (JSON has no such numbers).
     static func value(of number: Double) -> FlagValue {
@@ -101,9 +73,11 @@ enum LogicCoercion {
         }
     }
 
-    /// The number `in` compares a numeric needle with: numbers as they are, text parsed as a
-    /// Go float (0 when it is not one); nil for a Boolean, `null`, a list or an object.
-    static func membershipNumber(_ value: FlagValue) -> Double? {
+    /// The number flagd's evaluator library converts a value to (`typing.ToNumber`) — in
+    /// arithmetic, `abs`, `substr`'s bounds, `missing_some`'s count and `in`'s numeric
+    /// comparisons: numbers as they are, text parsed as a Go float (0 when it is not one); nil
+    /// for a Boolean, `null`, a list or an object, where the library fails.
+    static func libraryNumber(_ value: FlagValue) -> Double? {
         switch value {
         case .int(let i): return Double(i)
         case .double(let d): return d
@@ -155,7 +129,7 @@ enum LogicCoercion {
     /// Whether `needle` is `in` `haystack`: in text, as a substring (a needle that is not text
     /// fails: nil); in a list, an element that is itself a list `[low, high]` matches a number
     /// between them (inclusive), a numeric needle matches an element whose
-    /// ``membershipNumber(_:)`` equals it (`1` is in `["1"]`), any other needle an identical
+    /// ``libraryNumber(_:)`` equals it (`1` is in `["1"]`), any other needle an identical
     /// element (text, Boolean, `null`). Where flagd's evaluator fails on an element before
     /// finding a match — a range against a non-numeric needle, a number against a Boolean or
     /// `null`, an object against an object — nil. Anything else as a haystack: false.
@@ -165,17 +139,17 @@ enum LogicCoercion {
             guard case .string(let part) = needle else { return nil }
             return part.isEmpty || text.contains(part)
         case .list(let elements):
-            let number = needle.isNumber ? membershipNumber(needle) : nil
+            let number = needle.isNumber ? libraryNumber(needle) : nil
             for element in elements {
                 if case .list(let range) = element {
-                    guard range.count >= 2, let value = membershipNumber(needle), let low = membershipNumber(range[0]),
-                        let high = membershipNumber(range[1])
+                    guard range.count >= 2, let value = libraryNumber(needle), let low = libraryNumber(range[0]),
+                        let high = libraryNumber(range[1])
                     else { return nil }
                     if value >= low, high >= value { return true }
                     continue
                 }
                 if let number {
-                    guard let candidate = membershipNumber(element) else { return nil }
+                    guard let candidate = libraryNumber(element) else { return nil }
                     if candidate == number { return true }
                     continue
                 }

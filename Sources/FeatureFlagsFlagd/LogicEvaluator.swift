@@ -103,25 +103,42 @@ struct LogicScope {
             return evaluated?[index] ?? evaluate(arguments[index], data: data)
         }
         func all() -> [FlagValue] { evaluated ?? arguments.map { evaluate($0, data: data) } }
+        // Operands as flagd's evaluator converts them for arithmetic; nil (the evaluation
+        // failed, as it fails there) for a Boolean, `null`, a list or an object.
+        func operands(_ values: [FlagValue]) -> [Double]? {
+            var numbers: [Double] = []
+            numbers.reserveCapacity(values.count)
+            for value in values {
+                guard let number = LogicCoercion.libraryNumber(value) else {
+                    _ = budget.fail("`\(op.rawValue)` cannot compute with \(value.typeNameWithArticle)")
+                    return nil
+                }
+                numbers.append(number)
+            }
+            return numbers
+        }
         switch op {
         case .variable:
             let path: [String]
             switch argument(0) {
             case .string(let text): path = Self.path(text)
             case .int(let index): path = [String(index)]
-            case .double(let number): path = Self.path(LogicCoercion.text(of: number))
+            case .double(let number): path = Self.path(GoNumberText.fixed(number))
             default: path = []
             }
             if let found = lookup(path, in: data), found != .null { return found }
             // A default only as the second of exactly two arguments, as in flagd's evaluator.
             return arguments.count == 2 ? argument(1) : .null
         case .missing:
-            return .list(missing(all(), data: data))
+            return missing(all(), data: data).map(FlagValue.list) ?? .null
         case .missingSome:
-            let need = LogicCoercion.number(argument(0))
+            guard let need = operands([argument(0)])?.first else { return .null }
             guard case .list(let keys) = argument(1) else { return budget.fail("`missing_some` needs a count and a list of names") }
-            let absent = missing(keys, data: data)
-            return Double(keys.count - absent.count) >= need ? .list([]) : .list(absent)
+            guard let absent = missing(keys, data: data) else { return .null }
+            // The count as a whole number, as flagd's evaluator truncates it (NaN and
+            // infinities ask for nothing there).
+            let wanted = need.isFinite ? Int(max(-1e15, min(1e15, need.rounded(.towardZero)))) : Int.min
+            return wanted > keys.count - absent.count ? .list(absent) : .list([])
         case .ifThen, .ternary:
             var index = 0
             while index + 1 < arguments.count {
@@ -170,29 +187,30 @@ struct LogicScope {
             }
             return .bool(before(first, second))
         case .max, .min:
-            let numbers = all().map(LogicCoercion.number)
-            guard !numbers.isEmpty, !numbers.contains(where: \.isNaN) else { return .null }
+            guard let numbers = operands(all()), !numbers.isEmpty, !numbers.contains(where: \.isNaN) else { return .null }
             return LogicCoercion.value(of: op == .max ? numbers.max()! : numbers.min()!)
         case .plus:
-            return LogicCoercion.value(of: all().reduce(0) { $0 + LogicCoercion.number($1) })
+            guard let numbers = operands(all()) else { return .null }
+            return LogicCoercion.value(of: numbers.reduce(0, +))
         case .times:
-            return LogicCoercion.value(of: all().reduce(1) { $0 * LogicCoercion.number($1) })
+            guard let numbers = operands(all()) else { return .null }
+            return LogicCoercion.value(of: numbers.reduce(1, *))
         case .minus, .divide:
             // Left to right over every argument (`8 / 2 / 2`), as flagd's evaluator and
             // JsonLogic's current tests do; one argument is negated (`-`) or itself (`/`);
             // none is 0. Division by zero gives an infinity or NaN, so `null`.
-            let values = all().map(LogicCoercion.number)
+            guard let values = operands(all()) else { return .null }
             guard var result = values.first else { return .int(0) }
             if values.count == 1 { return LogicCoercion.value(of: op == .minus ? -result : result) }
             for value in values.dropFirst() { result = op == .minus ? result - value : result / value }
             return LogicCoercion.value(of: result)
         case .modulo:
             guard arguments.count >= 2 else { return budget.fail("`%` needs two arguments") }
-            let divisor = LogicCoercion.number(argument(1))
-            guard divisor != 0 else { return .null }
-            return LogicCoercion.value(of: LogicCoercion.number(argument(0)).truncatingRemainder(dividingBy: divisor))
+            guard let pair = operands([argument(0), argument(1)]) else { return .null }
+            guard pair[1] != 0 else { return .null }
+            return LogicCoercion.value(of: pair[0].truncatingRemainder(dividingBy: pair[1]))
         case .absolute:
-            guard !arguments.isEmpty, let number = LogicCoercion.membershipNumber(argument(0)) else {
+            guard !arguments.isEmpty, let number = LogicCoercion.libraryNumber(argument(0)) else {
                 return budget.fail("`abs` needs a number or text")
             }
             return LogicCoercion.value(of: Swift.abs(number))
@@ -240,7 +258,14 @@ struct LogicScope {
             if values.count > 1 { text = LogicCoercion.trimmingSpace(text) }
             return budget.spend(text.utf8.count / 64) ? .string(text) : .null
         case .substring:
-            return .string(substring(LogicCoercion.text(argument(0)), argument(1), arguments.count > 2 ? argument(2) : nil))
+            // flagd's evaluator: text (numbers and `null` as `cat` writes them), a start, and a
+            // length only as the third of exactly three arguments.
+            guard arguments.count >= 2 else { return budget.fail("`substr` needs a text and a start") }
+            guard let text = LogicCoercion.concatenationText(argument(0)) else {
+                return budget.fail("`substr` cannot cut \(argument(0).typeNameWithArticle)")
+            }
+            guard let bounds = operands(arguments.count == 3 ? [argument(1), argument(2)] : [argument(1)]) else { return .null }
+            return .string(substring(text, from: bounds[0], length: bounds.count > 1 ? bounds[1] : nil))
         case .merge:
             var merged: [FlagValue] = []
             for value in all() {
@@ -251,6 +276,14 @@ struct LogicScope {
             guard case .list(let items) = argument(0) else { return op == .map || op == .filter ? .list([]) : .bool(op == .none) }
             guard budget.spend(items.count) else { return .null }
             let body = arguments.count > 1 ? arguments[1] : .value(.null)
+            // flagd's evaluator applies the body of `all`, `some` and `none` as a rule: one that
+            // is a plain value (`true`, `null`, a list) fails there once there are elements.
+            if op == .all || op == .some || op == .none, !items.isEmpty {
+                switch body {
+                case .value(.object), .variable, .operation, .spread: break
+                case .value, .list: return budget.fail("`\(op.rawValue)` needs a rule to apply to each element")
+                }
+            }
             switch op {
             case .map: return .list(items.map { evaluate(body, data: .value($0)) })
             case .filter: return .list(items.filter { LogicCoercion.truthy(evaluate(body, data: .value($0))) })
@@ -273,29 +306,49 @@ struct LogicScope {
         }
     }
 
-    /// The keys among `keys` (or the list that is its first element) whose value is absent,
-    /// `null` or `""`.
-    private func missing(_ keys: [FlagValue], data: Data) -> [FlagValue] {
-        var names = keys
-        if case .list(let inner)? = keys.first { names = inner }
-        return names.filter { key in
-            let path = Self.path(LogicCoercion.text(key))
-            let found = lookup(path, in: data)
-            return found == nil || found == .null || found == .string("")
+    /// The keys among `keys` that name nothing, as flagd's evaluator reads each with `var`:
+    /// absent or `null` is missing (`""` is present); a key `[path, default]` with a default
+    /// is never missing; a `null` key is missing from an object. nil — the evaluation failed,
+    /// as it fails there — for a Boolean or object key.
+    private func missing(_ keys: [FlagValue], data: Data) -> [FlagValue]? {
+        var absent: [FlagValue] = []
+        for key in keys {
+            var name = key
+            var fallback = FlagValue.null
+            if case .list(let parts) = key {
+                guard let first = parts.first else { continue }
+                guard case .string = first else {
+                    _ = budget.fail("`missing` cannot read the name \(first.typeNameWithArticle)")
+                    return nil
+                }
+                name = first
+                if parts.count == 2 { fallback = parts[1] }
+            }
+            let found: FlagValue?
+            switch name {
+            case .string(let text): found = lookup(Self.path(text), in: data)
+            case .int(let index): found = lookup([String(index)], in: data)
+            case .double(let number): found = lookup(Self.path(GoNumberText.fixed(number)), in: data)
+            case .null:
+                if case .value(let value) = data, value.listValue == nil, value.objectValue == nil { found = value } else { found = nil }
+            case .bool, .object, .list:
+                _ = budget.fail("`missing` cannot read the name \(name.typeNameWithArticle)")
+                return nil
+            }
+            if found == nil || found == .null, fallback == .null { absent.append(key) }
         }
+        return absent
     }
 
     /// JavaScript's `substr`: a negative start counts from the end; a negative length stops
     /// that many characters before the end.
-    private func substring(_ text: String, _ start: FlagValue, _ length: FlagValue?) -> String {
+    private func substring(_ text: String, from startNumber: Double, length lengthNumber: Double?) -> String {
         let characters = Array(text.unicodeScalars)
         let count = characters.count
-        let startNumber = LogicCoercion.number(start)
         var from = startNumber.isNaN ? 0 : Int(max(-Double(count), min(Double(count), startNumber.rounded(.towardZero))))
         if from < 0 { from += count }
         var to = count
-        if let length {
-            let lengthNumber = LogicCoercion.number(length)
+        if let lengthNumber {
             let l = lengthNumber.isNaN ? 0 : Int(max(-Double(count), min(Double(count), lengthNumber.rounded(.towardZero))))
             to = l < 0 ? count + l : min(count, from + l)
         }

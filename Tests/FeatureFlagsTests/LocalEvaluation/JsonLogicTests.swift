@@ -47,10 +47,30 @@ struct JsonLogicTests {
     }
 
     @Test func missingAndMissingSome() throws {
-        #expect(try run(#"{"missing": ["email", "nope", "empty", "none"]}"#) == ["nope", "empty", "none"])
-        #expect(try run(#"{"missing": [["age", "nope"]]}"#) == ["nope"])
+        #expect(try run(#"{"missing": ["email", "nope", "empty", "none"]}"#) == ["nope", "none"])
+        #expect(try run(#"{"missing": [["age", "nope"]]}"#) == [])
         #expect(try run(#"{"missing_some": [1, ["email", "nope"]]}"#) == [])
         #expect(try run(#"{"missing_some": [2, ["email", "nope", "nix"]]}"#) == ["nope", "nix"])
+    }
+
+    /// `missing` reads each name as flagd's evaluator reads a `var`: absent or `null` is
+    /// missing and `""` present; `[path, default]` with a default is never missing; a number
+    /// is a path in its plain digits; a Boolean or object name fails the evaluation.
+    @Test func missingReadsNamesAsFlagdsEvaluatorDoes() throws {
+        #expect(try run(#"{"missing": ["empty"]}"#) == [])
+        #expect(try run(#"{"missing": "empty"}"#) == [])
+        #expect(try run(#"{"missing_some": [1, ["empty", "nope"]]}"#) == [])
+        #expect(try run(#"{"missing": [["nope"]]}"#) == [["nope"]])
+        #expect(try run(#"{"missing": [["nope", null]]}"#) == [["nope", .null]])
+        #expect(try run(#"{"missing": [["nope", "d"]]}"#) == [])
+        #expect(try run(#"{"missing": [null]}"#) == [.null])
+        #expect(try run(#"{"missing": [1.5, 2]}"#, data: ["1": ["5": 2]]) == [2])
+        #expect(try run(#"{"missing_some": [1.9, ["nope", "email"]]}"#) == [])
+        #expect(try run(#"{"missing_some": [2, ["nope", "none", "email"]]}"#) == ["nope", "none"])
+        #expect(try failure(#"{"missing": [true]}"#) != nil)
+        #expect(try failure(#"{"missing": [[1]]}"#) != nil)
+        #expect(try failure(#"{"missing": [{"a": 1, "b": 2}]}"#) != nil)
+        #expect(try run(#"{"var": 1e21}"#, data: ["1000000000000000000000": 3]) == 3)
     }
 
     @Test func conditions() throws {
@@ -123,7 +143,30 @@ struct JsonLogicTests {
         #expect(try run(#"{"max": [1, 3, 2]}"#) == 3)
         #expect(try run(#"{"min": [1, -3, 2]}"#) == -3)
         #expect(try run(#"{"max": []}"#) == .null)
-        #expect(try run(#"{"+": ["x", 1]}"#) == .null)
+        #expect(try run(#"{"+": ["x", 1]}"#) == 1)
+    }
+
+    /// Operands are converted as flagd's evaluator converts them: text that is no number is 0;
+    /// a Boolean, `null`, a list or an object fails the evaluation (`PARSE_ERROR`), as there.
+    @Test func arithmeticConvertsAsFlagdsEvaluatorDoes() throws {
+        #expect(try run(#"{"+": ["x", 1]}"#) == 1)
+        #expect(try run(#"{"*": ["Hey", 2]}"#) == 0)
+        #expect(try run(#"{"-": ["hello", "1.5"]}"#) == -1.5)
+        #expect(try run(#"{"+": ["1e3", " 2"]}"#) == 1000)
+        for rule in [
+            #"{"+": [true, 1]}"#, #"{"+": [null, 1]}"#, #"{"+": [[1], 1]}"#, #"{"*": [{"var": "user"}, 2]}"#,
+            #"{"max": [1, false]}"#, #"{"min": [null]}"#, #"{"%": [true, 2]}"#, #"{"-": [null]}"#, #"{"/": [1, [2]]}"#,
+            #"{"missing_some": [true, ["email"]]}"#, #"{"substr": ["abc", null]}"#, #"{"substr": [true, 1]}"#,
+            #"{"substr": [["a"], 0]}"#, #"{"substr": ["abc"]}"#, #"{"substr": ["abc", 0, false]}"#,
+            #"{"if": [{"==": [{"+": [{"var": "none"}, 1]}, 1]}, "on", "off"]}"#,
+        ] {
+            #expect(try failure(rule) != nil, "\(rule)")
+        }
+        #expect(try run(#"{"%": [7, 3, true]}"#) == 1)
+        #expect(try run(#"{"substr": [1.5, 1]}"#) == ".5")
+        #expect(try run(#"{"substr": [null, 0]}"#) == "")
+        #expect(try run(#"{"substr": ["abcdef", 1, 2, 9]}"#) == "bcdef")
+        #expect(try run(#"{"substr": ["abcdef", 1, 2]}"#) == "bc")
     }
 
     /// `-` and `/` take every argument left to right, as flagd's evaluator (and JsonLogic's
@@ -201,6 +244,13 @@ struct JsonLogicTests {
         ] {
             #expect(try failure(rule) != nil, "\(rule)")
         }
+        // `all`, `some` and `none` apply a rule; a plain value fails once there are elements.
+        for rule in [#"{"all": [[1], true]}"#, #"{"some": [[1], null]}"#, #"{"none": [[1], [1]]}"#, #"{"some": [[1]]}"#] {
+            #expect(try failure(rule) != nil, "\(rule)")
+        }
+        #expect(try run(#"{"all": [[], true]}"#) == false)
+        #expect(try run(#"{"none": [[], null]}"#) == true)
+        #expect(try run(#"{"some": [[1], {"a": 1, "b": 2}]}"#) == true)
         #expect(try run(#"{"!": true}"#) == false)
         #expect(try run(#"{"cat": "x"}"#) == "x")
         #expect(try run(#"{"missing": "nowhere"}"#) == ["nowhere"])
