@@ -124,7 +124,10 @@ struct LogicScope {
             case .string(let text): path = Self.path(text)
             case .int(let index): path = [String(index)]
             case .double(let number): path = Self.path(GoNumberText.fixed(number))
-            default: path = []
+            case .null: path = []
+            case .bool, .list, .object:
+                // flagd's evaluator reads a path only from text or a number.
+                return budget.fail("`var` cannot read the path \(argument(0).typeNameWithArticle)")
             }
             if let found = lookup(path, in: data), found != .null { return found }
             // A default only as the second of exactly two arguments, as in flagd's evaluator.
@@ -239,6 +242,7 @@ struct LogicScope {
             default: return .bool(found == 0)
             }
         case .contains:
+            guard !arguments.isEmpty else { return budget.fail("`in` needs something to look for") }
             let needle = argument(0)
             let haystack = argument(1)
             guard let found = LogicCoercion.contains(needle, in: haystack) else {

@@ -46,7 +46,8 @@ enum LogicOperator: String, Sendable, CaseIterable {
 
     /// Whether `value`, given alone instead of a list, is the operator's one argument. flagd's
     /// evaluator fails for the operators that index their arguments (`{"<": 1}`, `{"-": 2}`,
-    /// `{"max": 1}`) and for `cat` and `missing` of anything but text; the others take it.
+    /// `{"max": 1}`), for `cat` and `missing` of anything but text and for `merge` of `null`,
+    /// a list or an object; the others take it.
     func takesAlone(_ value: FlagValue) -> Bool {
         if takesRules { return false }
         switch self {
@@ -56,6 +57,11 @@ enum LogicOperator: String, Sendable, CaseIterable {
         case .concatenate, .missing:
             if case .string = value { return true }
             return false
+        case .merge:
+            switch value {
+            case .string, .int, .double, .bool: return true
+            default: return false
+            }
         default:
             return true
         }

@@ -251,6 +251,14 @@ struct JsonLogicTests {
         #expect(try run(#"{"all": [[], true]}"#) == false)
         #expect(try run(#"{"none": [[], null]}"#) == true)
         #expect(try run(#"{"some": [[1], {"a": 1, "b": 2}]}"#) == true)
+        for rule in [
+            #"{"var": {"==": [1, 1]}}"#, #"{"var": [{"merge": [["email"]]}, "d"]}"#, #"{"var": {"var": "user"}}"#,
+            #"{"merge": {"var": "user"}}"#, #"{"merge": {"var": "none"}}"#, #"{"in": []}"#,
+        ] {
+            #expect(try failure(rule) != nil, "\(rule)")
+        }
+        #expect(try run(#"{"merge": "a"}"#) == ["a"])
+        #expect(try run(#"{"in": ["a"]}"#) == false)
         #expect(try run(#"{"!": true}"#) == false)
         #expect(try run(#"{"cat": "x"}"#) == "x")
         #expect(try run(#"{"missing": "nowhere"}"#) == ["nowhere"])
