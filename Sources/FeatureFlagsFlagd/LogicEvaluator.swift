@@ -296,11 +296,7 @@ struct LogicScope {
             default: return .bool(!items.contains { LogicCoercion.truthy(evaluate(body, data: .value($0))) })
             }
         case .reduce:
-            let initial = argument(2)
-            guard case .list(let items) = argument(0), arguments.count > 1, budget.spend(items.count) else { return initial }
-            return items.reduce(initial) { accumulator, current in
-                evaluate(arguments[1], data: .value(.object(["current": current, "accumulator": accumulator])))
-            }
+            return reduce(arguments, data: data)
         case .fractional:
             return FlagdOperators.fractional(all(), scope: self)
         case .semanticVersion:
@@ -308,6 +304,61 @@ struct LogicScope {
         case .startsWith, .endsWith:
             return FlagdOperators.affix(all(), prefix: op == .startsWith)
         }
+    }
+
+    /// `reduce` as flagd's evaluator does it: without an initial value, or over no list, 0; the
+    /// initial value (a Boolean, number or text, else the evaluation fails) sets the
+    /// accumulator's type, and each step's result is converted to it (`truthy`, a number as
+    /// arithmetic converts one, text as `cat` writes one — or the evaluation fails); `null`
+    /// elements are skipped. The body sees `current`, `accumulator` and `valueType`.
+    private func reduce(_ arguments: [LogicRule], data: Data) -> FlagValue {
+        guard arguments.count >= 3 else { return .int(0) }
+        let initial = evaluate(arguments[2], data: data)
+        let valueType: String
+        switch initial {
+        case .bool: valueType = "bool"
+        case .int, .double: valueType = "number"
+        case .string: valueType = "string"
+        default: return budget.fail("`reduce` starts from a Boolean, number or text, not \(initial.typeNameWithArticle)")
+        }
+        let items: [FlagValue]
+        switch arguments[0] {
+        case .value(.list(let literal)): items = literal
+        case .value: return .int(0)
+        default:
+            switch evaluate(arguments[0], data: data) {
+            case .list(let evaluated): items = evaluated
+            case .null: return .int(0)
+            case let other: return budget.fail("`reduce` needs a list, not \(other.typeNameWithArticle)")
+            }
+        }
+        guard budget.spend(items.count) else { return .null }
+        let body = arguments[1]
+        var accumulator = initial
+        for current in items where current != .null {
+            switch body {
+            case .value(.object), .variable, .operation, .spread: break
+            case .value, .list: return budget.fail("`reduce` needs a rule to apply to each element")
+            }
+            let step = evaluate(body, data: .value(.object(["current": current, "accumulator": accumulator, "valueType": .string(valueType)])))
+            // An exhausted budget gives `null`, as everywhere (not a conversion's failure).
+            guard budget.spend(0) else { return .null }
+            switch valueType {
+            case "bool":
+                accumulator = .bool(LogicCoercion.truthy(step))
+            case "number":
+                guard let number = LogicCoercion.libraryNumber(step) else {
+                    return budget.fail("`reduce` cannot count \(step.typeNameWithArticle) as a number")
+                }
+                accumulator = LogicCoercion.value(of: number)
+            default:
+                guard let text = LogicCoercion.concatenationText(step) else {
+                    return budget.fail("`reduce` cannot write \(step.typeNameWithArticle) as text")
+                }
+                accumulator = .string(text)
+            }
+        }
+        return accumulator
     }
 
     /// The keys among `keys` that name nothing, as flagd's evaluator reads each with `var`:

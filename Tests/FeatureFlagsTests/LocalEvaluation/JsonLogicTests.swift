@@ -423,11 +423,35 @@ struct JsonLogicTests {
         #expect(definitions.evaluate(flag: "fine", for: context)?.value == "b")
     }
 
+    /// `reduce` as flagd's evaluator does it: 0 without an initial value or a list; the
+    /// initial value's type (Boolean, number, text) is the accumulator's, each step converted
+    /// to it; `null` elements skipped.
+    @Test func reduceAsFlagdsEvaluatorDoesIt() throws {
+        let sum = #"{"+": [{"var": "current"}, {"var": "accumulator"}]}"#
+        #expect(try run(#"{"reduce": [[1, 2, 3], \#(sum)]}"#) == 0)
+        #expect(try run(#"{"reduce": [{"var": "nowhere"}, \#(sum), 42]}"#) == 0)
+        #expect(try run(#"{"reduce": [[1, null, 2], \#(sum), 0]}"#) == 3)
+        #expect(try run(#"{"reduce": [["1", "2"], \#(sum), 0]}"#) == 3)
+        #expect(try run(#"{"reduce": [[1, 2], {"cat": [{"var": "accumulator"}, {"var": "current"}]}, 0]}"#) == 12)
+        #expect(try run(#"{"reduce": [[1, 2], {"cat": [{"var": "accumulator"}, {"var": "current"}]}, "x"]}"#) == "x12")
+        #expect(try run(#"{"reduce": [[1, 0], {"var": "current"}, true]}"#) == false)
+        #expect(try run(#"{"reduce": [[1], {"var": "valueType"}, "t"]}"#) == "string")
+        #expect(try run(#"{"reduce": [{"var": "tags"}, {"cat": [{"var": "accumulator"}, {"var": "current"}]}, ""]}"#) == "ab")
+        for rule in [
+            #"{"reduce": [[1], \#(sum), null]}"#, #"{"reduce": [[1], \#(sum), [0]]}"#, #"{"reduce": [[1], \#(sum), {"var": "user"}]}"#,
+            #"{"reduce": [[true], {"var": "current"}, 0]}"#, #"{"reduce": [[[1]], {"var": "current"}, ""]}"#,
+            #"{"reduce": [[1], 5, 0]}"#, #"{"reduce": [{"var": "email"}, \#(sum), 0]}"#,
+        ] {
+            #expect(try failure(rule) != nil, "\(rule)")
+        }
+        #expect(try run(#"{"reduce": [[], 5, 0]}"#) == 0)
+    }
+
     @Test func arrayOperations() throws {
         #expect(try run(#"{"map": [[1, 2, 3], {"*": [{"var": ""}, 2]}]}"#) == [2, 4, 6])
         #expect(try run(#"{"filter": [[1, 2, 3, 4], {"%": [{"var": ""}, 2]}]}"#) == [1, 3])
         #expect(try run(#"{"reduce": [[1, 2, 3], {"+": [{"var": "current"}, {"var": "accumulator"}]}, 10]}"#) == 16)
-        #expect(try run(#"{"reduce": ["nope", {"var": "current"}, 7]}"#) == 7)
+        #expect(try run(#"{"reduce": ["nope", {"var": "current"}, 7]}"#) == 0)
         #expect(try run(#"{"all": [[1, 2], {">": [{"var": ""}, 0]}]}"#) == true)
         #expect(try run(#"{"all": [[], {">": [{"var": ""}, 0]}]}"#) == false)
         #expect(try run(#"{"some": [[-1, 2], {">": [{"var": ""}, 0]}]}"#) == true)
@@ -499,12 +523,14 @@ struct JsonLogicTests {
     }
 
     @Test func aHostileRuleRunsOutOfBudgetInsteadOfMemory() throws {
-        // Doubling a list sixty times would need 2^60 elements; the budget stops it at once.
+        // Doubling a text sixty times would need 2^61 bytes; the budget stops it at once.
         let range = (0..<60).map(String.init).joined(separator: ",")
-        #expect(try run(#"{"reduce": [[\#(range)], {"merge": [{"var": "accumulator"}, {"var": "accumulator"}]}, [1]]}"#) == .null)
         #expect(try run(#"{"reduce": [[\#(range)], {"cat": [{"var": "accumulator"}, {"var": "accumulator"}]}, "ab"]}"#) == .null)
+        #expect(try failure(#"{"reduce": [[\#(range)], {"cat": [{"var": "accumulator"}, {"var": "accumulator"}]}, "ab"]}"#) == nil)
+        // A list accumulator, which could double the same way, is refused as flagd refuses it.
+        #expect(try failure(#"{"reduce": [[\#(range)], {"merge": [{"var": "accumulator"}, {"var": "accumulator"}]}, [1]]}"#) != nil)
         // Ordinary rules are far below it.
-        #expect(try run(#"{"reduce": [[1, 2, 3], {"merge": [{"var": "accumulator"}, [{"var": "current"}]]}, []]}"#) == [1, 2, 3])
+        #expect(try run(#"{"reduce": [[1, 2, 3], {"cat": [{"var": "accumulator"}, {"var": "current"}]}, ""]}"#) == "123")
     }
 
     @Test func compileErrorsNameTheirPlace() {
