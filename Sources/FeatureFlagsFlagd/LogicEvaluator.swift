@@ -13,7 +13,7 @@ struct LogicScope {
     /// How `fractional` maps a hash to a bucket.
     let bucketing: FractionalBucketing
     /// What one evaluation may spend: rules come from a server, and a hostile one
-    /// (`reduce` doubling a list forty times) must not exhaust the device.
+    /// (`reduce` doubling a text forty times) must not exhaust the device.
     let budget: EvaluationBudget
 
     /// The data a rule looks at: the whole scope, or (inside `map`, `filter`, `reduce`, `all`,
