@@ -65,6 +65,8 @@ struct ParsedArguments: Sendable {
     var values: [String: [String]] = [:]
     var flags: Set<String> = []
     var wantsHelp = false
+    /// The process's environment variables (given by ``FlagCtl/run(_:console:signals:environment:)``).
+    var environment: [String: String] = [:]
 
     func value(_ name: String) -> String? { values[name]?.last }
     func all(_ name: String) -> [String] { values[name] ?? [] }

@@ -85,3 +85,39 @@ extension EndpointChoice {
         }
     }
 }
+
+extension EndpointChoice {
+    /// What a fetching command connects with: the endpoint URL, the header fields and the fetch
+    /// budget given as options — and for `--provider ofrep`, OFREP's environment variables
+    /// beneath them (OFREP ADR-0007): `OFREP_ENDPOINT` when there is no `--endpoint`,
+    /// `OFREP_HEADERS` under `--header` (a field both name is the option's), `OFREP_TIMEOUT_MS`
+    /// when there is no `--timeout`. What a variable holds that cannot be used is printed as a
+    /// warning on standard error, and the command goes on without it.
+    static func connection(
+        _ arguments: ParsedArguments, provider: String, command: String, console: Console
+    ) throws(UsageError) -> (url: String, headers: [String: String], budget: Duration) {
+        let given = try arguments.headers()
+        var budget = try arguments.fetchBudget()
+        guard provider == "ofrep" else {
+            guard let url = arguments.value("endpoint") else {
+                throw UsageError(message: "--endpoint is required: flagctl \(command) --endpoint URL")
+            }
+            return (url, given, budget)
+        }
+        let settings = OFREPEnvironment(arguments.environment)
+        for problem in settings.problems { console.err("flagctl \(command): warning: \(problem)") }
+        guard let url = arguments.value("endpoint") ?? settings.baseURL?.absoluteString else {
+            throw UsageError(message: "--endpoint is required, or OFREP_ENDPOINT: flagctl \(command) --provider ofrep --endpoint URL")
+        }
+        if arguments.value("timeout") == nil, let timeout = settings.timeout {
+            let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) * 1e-18
+            if (CommandSpec.Option.minimumTimeout...CommandSpec.Option.maximumTimeout).contains(seconds) {
+                budget = timeout
+            } else {
+                console.err(
+                    "flagctl \(command): warning: OFREP_TIMEOUT_MS is not \(CommandSpec.Option.acceptedTimeouts) seconds; the default budget is used")
+            }
+        }
+        return (url, OFREPEnvironment.merging(given, over: settings.headers), budget)
+    }
+}

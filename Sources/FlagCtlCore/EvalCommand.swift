@@ -9,7 +9,7 @@ enum EvalCommand {
         name: "eval", summary: "evaluate every flag for a context, falling back to the last good values",
         positionals: [],
         options: [
-            .init(name: "endpoint", value: "URL", help: "the flag endpoint (required)"),
+            .init(name: "endpoint", value: "URL", help: "the flag endpoint (required; for ofrep, else OFREP_ENDPOINT)"),
             .init(name: "provider", value: "NAME", help: "wire format: \(EndpointChoice.names.joined(separator: ", ")) (default json)"),
             .init(name: "context", value: "KEY=VALUE", help: "one context attribute; targetingKey=… sets the key", repeatable: true),
             .init(name: "header", value: "'NAME: VALUE'", help: "an extra request header, e.g. authorisation", repeatable: true),
@@ -29,6 +29,7 @@ enum EvalCommand {
             "flagctl eval --endpoint http://127.0.0.1:8080/flags --context targetingKey=u1 --context venue=venue-42",
             "flagctl eval --endpoint 'https://cdn.example.com/flags/{venue}.json' --context venue=venue-42 --state ~/.flags",
             "flagctl eval --provider ofrep --endpoint https://flags.example.com --header 'Authorization: Bearer …'",
+            "OFREP_ENDPOINT=https://flags.example.com OFREP_HEADERS='Authorization=Bearer%20…' flagctl eval --provider ofrep",
             "flagctl eval --endpoint http://127.0.0.1:8080/flags --schema flags.schema.json --state ~/.flags",
             "flagctl eval --provider launchdarkly --endpoint https://clientsdk.launchdarkly.com --key mob-… --context targetingKey=u1",
             "flagctl eval --provider flagd --bucketing cbor --endpoint http://127.0.0.1:8080/flagd/flags.json --context targetingKey=u1",
@@ -48,11 +49,8 @@ enum EvalCommand {
     static let exitSaveFailed: Int32 = 74
 
     static func run(_ arguments: ParsedArguments, console: Console) async throws -> Int32 {
-        guard let endpointURL = arguments.value("endpoint") else {
-            throw UsageError(message: "--endpoint is required: flagctl eval --endpoint URL")
-        }
-        let headers = try arguments.headers()
-        let budget = try arguments.fetchBudget()
+        let (endpointURL, headers, budget) = try EndpointChoice.connection(
+            arguments, provider: arguments.value("provider") ?? "json", command: "eval", console: console)
         let credentials = EndpointChoice.Credentials(
             key: arguments.value("key"), project: arguments.value("project"), appID: arguments.value("app-id"),
             appName: arguments.value("app-name"))

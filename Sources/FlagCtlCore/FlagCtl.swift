@@ -39,8 +39,13 @@ public enum FlagCtl {
         exit(Console.standard.isOutputClosed ? Console.closedOutputExit : status)
     }
 
-    /// Runs `arguments` (without the program name) and returns the exit status.
-    public static func run(_ arguments: [String], console: Console = .standard, signals: StopSignal = .interrupt) async -> Int32 {
+    /// Runs `arguments` (without the program name) and returns the exit status. `environment`
+    /// holds the variables commands read (`OFREP_ENDPOINT`, `OFREP_HEADERS`,
+    /// `OFREP_TIMEOUT_MS` for `--provider ofrep`); nil, the process's.
+    public static func run(
+        _ arguments: [String], console: Console = .standard, signals: StopSignal = .interrupt, environment: [String: String]? = nil
+    ) async -> Int32 {
+        let environment = environment ?? ProcessInfo.processInfo.environment
         guard let command = arguments.first else {
             // No command is a usage error (EX_USAGE), as with any other missing argument.
             console.err(usage)
@@ -55,25 +60,25 @@ public enum FlagCtl {
             console.out(version)
             return 0
         case "demo":
-            return await execute(DemoCommand.spec, rest, console) { try await DemoCommand.run($0, console: console) }
+            return await execute(environment, DemoCommand.spec, rest, console) { try await DemoCommand.run($0, console: console) }
         case "eval":
-            return await execute(EvalCommand.spec, rest, console) { try await EvalCommand.run($0, console: console) }
+            return await execute(environment, EvalCommand.spec, rest, console) { try await EvalCommand.run($0, console: console) }
         case "serve":
-            return await execute(ServeCommand.spec, rest, console) { try await ServeCommand.run($0, console: console, stop: signals) }
+            return await execute(environment, ServeCommand.spec, rest, console) { try await ServeCommand.run($0, console: console, stop: signals) }
         case "lint":
-            return await execute(LintCommand.spec, rest, console) { try LintCommand.run($0, console: console) }
+            return await execute(environment, LintCommand.spec, rest, console) { try LintCommand.run($0, console: console) }
         case "watch":
-            return await execute(WatchCommand.spec, rest, console) { try await WatchCommand.run($0, console: console, stop: signals) }
+            return await execute(environment, WatchCommand.spec, rest, console) { try await WatchCommand.run($0, console: console, stop: signals) }
         case "launch":
-            return await execute(LaunchCommand.spec, rest, console) { try await LaunchCommand.run($0, console: console) }
+            return await execute(environment, LaunchCommand.spec, rest, console) { try await LaunchCommand.run($0, console: console) }
         case "read":
-            return await execute(ReadCommand.spec, rest, console) { try ReadCommand.run($0, console: console) }
+            return await execute(environment, ReadCommand.spec, rest, console) { try ReadCommand.run($0, console: console) }
         case "keygen":
-            return await execute(SigningCommands.keygen, rest, console) { try SigningCommands.runKeygen($0, console: console) }
+            return await execute(environment, SigningCommands.keygen, rest, console) { try SigningCommands.runKeygen($0, console: console) }
         case "sign":
-            return await execute(SigningCommands.sign, rest, console) { try SigningCommands.runSign($0, console: console) }
+            return await execute(environment, SigningCommands.sign, rest, console) { try SigningCommands.runSign($0, console: console) }
         case "verify":
-            return await execute(SigningCommands.verify, rest, console) { try SigningCommands.runVerify($0, console: console) }
+            return await execute(environment, SigningCommands.verify, rest, console) { try SigningCommands.runVerify($0, console: console) }
         default:
             let known = ["demo", "eval", "serve", "lint", "watch", "launch", "read", "keygen", "sign", "verify"]
             let hint = ArgumentParser.suggestion(for: command, among: known).map { " (did you mean \($0)?)" } ?? ""
@@ -85,10 +90,12 @@ public enum FlagCtl {
 
     /// Parses, answers `--help`, and turns usage errors into one line plus usage.
     private static func execute(
-        _ spec: CommandSpec, _ arguments: [String], _ console: Console, _ body: (ParsedArguments) async throws -> Int32
+        _ environment: [String: String], _ spec: CommandSpec, _ arguments: [String], _ console: Console,
+        _ body: (ParsedArguments) async throws -> Int32
     ) async -> Int32 {
         do {
-            let parsed = try ArgumentParser.parse(arguments, spec)
+            var parsed = try ArgumentParser.parse(arguments, spec)
+            parsed.environment = environment
             if parsed.wantsHelp {
                 console.out(spec.help)
                 return 0

@@ -10,7 +10,7 @@ enum WatchCommand {
         name: "watch", summary: "print every flag change as a change stream brings it, with its latency",
         positionals: [],
         options: [
-            .init(name: "endpoint", value: "URL", help: "the flag endpoint (required)"),
+            .init(name: "endpoint", value: "URL", help: "the flag endpoint (required; for ofrep, else OFREP_ENDPOINT)"),
             .init(
                 name: "provider", value: "NAME",
                 help: "wire format: json, ofrep (they advertise change streams) or launchdarkly (its client stream; default json)"),
@@ -94,25 +94,21 @@ enum WatchCommand {
     }
 
     static func run(_ arguments: ParsedArguments, console: Console, stop: StopSignal) async throws -> Int32 {
-        guard let endpointURL = arguments.value("endpoint") else {
-            throw UsageError(message: "--endpoint is required: flagctl watch --endpoint URL")
-        }
         let format = arguments.value("provider") ?? "json"
         guard ["json", "ofrep", "launchdarkly"].contains(format) else {
             throw UsageError(message: "--provider \(format) has no change streams: watch speaks json, ofrep or launchdarkly")
         }
+        let (endpointURL, headers, budget) = try EndpointChoice.connection(arguments, provider: format, command: "watch", console: console)
         var count: Int?
         if let text = arguments.value("count") {
             guard let n = Int(text), n > 0 else { throw UsageError(message: "--count takes a positive number of changes") }
             count = n
         }
         let limit = count
-        let headers = try arguments.headers()
         let endpoint = try EndpointChoice.make(
             format, url: endpointURL,
             credentials: EndpointChoice.Credentials(key: arguments.value("key"), streamURL: arguments.value("stream-endpoint")))
         let context = try Formatting.context(arguments.all("context"))
-        let budget = try arguments.fetchBudget()
         let json = arguments.has("json")
         let journal = Journal()
         let directory = TemporaryDirectories.make("flagctl-watch")

@@ -26,6 +26,14 @@ func providersEndpoints(installationID: String) {
     let ofrep = FlagEndpoint.ofrep(baseURL: URL(string: "https://flags.example.com")!,  // before /ofrep/v1
                               headers: ["Authorization": "Bearer …"])               // or X-API-Key
     // end snippet
+    // snippet: Providers OFREP environment
+    let settings = OFREPEnvironment()                      // OFREP_ENDPOINT, OFREP_HEADERS, OFREP_TIMEOUT_MS
+    for problem in settings.problems { print("flags: \(problem)") }
+    let fromEnvironment = FlagFetcher(
+        endpoint: settings.endpoint(baseURL: nil) ?? ofrep,  // a URL given here would win
+        configuration: .init(budget: settings.timeout ?? .seconds(2)))
+    // end snippet
+    _ = fromEnvironment
     // snippet: Providers LaunchDarkly
     let launchDarkly = FlagEndpoint.launchDarkly(mobileKey: "mob-…")                    // GET, reasons on
     let largeContexts = FlagEndpoint.launchDarkly(mobileKey: "mob-…", useReport: true)  // REPORT, for large contexts

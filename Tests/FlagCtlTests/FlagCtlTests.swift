@@ -267,6 +267,40 @@ struct FlagCtlTests {
         #expect(table.out.contains("(the service leaves disabled flags out: a flag not listed reads false)"))
     }
 
+    /// `--provider ofrep` reads OFREP's environment variables (OFREP ADR-0007) beneath its
+    /// options, and says what it could not use.
+    @Test func evalReadsOFREPsEnvironmentVariables() async throws {
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let base = server.baseURL.absoluteString
+        let context = ["--context", "targetingKey=u1", "--context", "partner=auralink", "--context", "plan_tier=business", "--json"]
+        let environment = [
+            "OFREP_ENDPOINT": base, "OFREP_HEADERS": "Authorization=Bearer%20envt0ken,X-Team=pos,broken", "OFREP_TIMEOUT_MS": "20000",
+        ]
+        let (status, out) = await run(["eval", "--provider", "ofrep", "--header", "x-team: cli"] + context, environment: environment)
+        #expect(status == 0, "\(out.err)")
+        #expect(jsonLines(out.out).first { $0["flag"] == "plan_themeColor" }?["value"] == "#2C3E50")
+        let request = try #require(server.requests.first)
+        #expect(request.headers["authorization"] == "Bearer envt0ken")
+        #expect(request.headers["x-team"] == "cli", "the option wins over the variable")
+        #expect(out.err == ["flagctl eval: warning: OFREP_HEADERS entry 3 has no '=' between a name and a value; it is not used"])
+        #expect(!(out.out + out.err).joined().contains("envt0ken"))
+        // An option wins over OFREP_ENDPOINT; a timeout flagctl does not accept is a warning.
+        let (optionStatus, optionOut) = await run(
+            ["eval", "--provider", "ofrep", "--endpoint", base] + context,
+            environment: ["OFREP_ENDPOINT": "http://127.0.0.1:9/nowhere", "OFREP_TIMEOUT_MS": "120000"])
+        #expect(optionStatus == 0, "\(optionOut.err)")
+        #expect(optionOut.err == ["flagctl eval: warning: OFREP_TIMEOUT_MS is not from 0.001 to 60 seconds; the default budget is used"])
+        // No endpoint anywhere: a usage error that names the variable.
+        let (missing, missingOut) = await run(["eval", "--provider", "ofrep"], environment: ["OFREP_ENDPOINT": "ftp://x"])
+        #expect(missing == 64)
+        #expect(missingOut.err.contains("flagctl eval: warning: OFREP_ENDPOINT is not an absolute http or https URL; it is not used"))
+        #expect(missingOut.err.contains("flagctl eval: --endpoint is required, or OFREP_ENDPOINT: flagctl eval --provider ofrep --endpoint URL"))
+        // Other providers do not read OFREP's variables.
+        let (json, jsonOut) = await run(["eval"], environment: environment)
+        #expect(json == 64 && jsonOut.err.first == "flagctl eval: --endpoint is required: flagctl eval --endpoint URL")
+    }
+
     // MARK: serve
 
     @Test func serveLogsReloadsAndStops() async throws {

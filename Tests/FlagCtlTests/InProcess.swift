@@ -4,10 +4,11 @@ import TestSupport
 
 // flagctl run in this process, shared by the flagctl suites.
 
-/// Runs `flagctl arguments` with a capturing console; `stop` stands for Ctrl-C.
-func run(_ arguments: [String], stop: StopSignal = StopSignal {}) async -> (Int32, CapturedOutput) {
+/// Runs `flagctl arguments` with a capturing console; `stop` stands for Ctrl-C; `environment`
+/// is all the variables the command sees (none by default: the machine's cannot leak in).
+func run(_ arguments: [String], stop: StopSignal = StopSignal {}, environment: [String: String] = [:]) async -> (Int32, CapturedOutput) {
     let (console, captured) = Console.capturing()
-    let status = await FlagCtl.run(arguments, console: console, signals: stop)
+    let status = await FlagCtl.run(arguments, console: console, signals: stop, environment: environment)
     return (status, captured)
 }
 
@@ -15,7 +16,7 @@ func run(_ arguments: [String], stop: StopSignal = StopSignal {}) async -> (Int3
 /// read while the command runs (a test acts on what it printed), `status` ends with it.
 func start(_ arguments: [String], stop: StopSignal = StopSignal {}) -> (status: Task<Int32, Never>, output: CapturedOutput) {
     let (console, captured) = Console.capturing()
-    return (Task { await FlagCtl.run(arguments, console: console, signals: stop) }, captured)
+    return (Task { await FlagCtl.run(arguments, console: console, signals: stop, environment: [:]) }, captured)
 }
 
 /// The lines that are JSON objects.

@@ -3,7 +3,7 @@
 /// Linux a value with a line break is dropped from the request without a word, so an API key
 /// read from a file with its trailing newline reached the service as no key at all, and the
 /// answer was a 401 that said nothing of why.
-enum HeaderFieldCheck {
+package enum HeaderFieldCheck {
     /// The name of the first field of `fields` that breaks the rule (the first by name, so the
     /// answer is the same every time), or nil. The value is never named: it may be a secret.
     static func firstMalformed(_ fields: [String: String]) -> String? {
@@ -22,7 +22,7 @@ enum HeaderFieldCheck {
     }
 
     /// A token (`tchar`): letters, digits and ``!#$%&'*+-.^_`|~``, at least one.
-    static func isToken(_ name: String) -> Bool {
+    package static func isToken(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"): return true
@@ -36,7 +36,7 @@ enum HeaderFieldCheck {
 
     /// Visible characters, spaces, tabs and any byte from 0x80 on; no CR, LF, NUL or other
     /// control character, no DEL.
-    static func isFieldValue(_ value: String) -> Bool {
+    package static func isFieldValue(_ value: String) -> Bool {
         value.utf8.allSatisfy { byte in byte == 0x09 || (byte >= 0x20 && byte != 0x7F) }
     }
 }
