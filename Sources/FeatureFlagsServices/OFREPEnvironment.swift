@@ -15,7 +15,7 @@ public import Foundation
 /// let settings = OFREPEnvironment()
 /// for problem in settings.problems { logger.warning("\(problem)") }
 /// let fetcher = FlagFetcher(
-///     endpoint: settings.endpoint(baseURL: nil) ?? .ofrep(baseURL: URL(string: "https://flags.example.com")!),
+///     endpoint: settings.endpoint() ?? .ofrep(baseURL: URL(string: "https://flags.example.com")!),
 ///     configuration: .init(budget: settings.timeout ?? .seconds(2)))
 /// ```
 public struct OFREPEnvironment: Sendable, Equatable {
@@ -42,7 +42,7 @@ public struct OFREPEnvironment: Sendable, Equatable {
     /// The OFREP endpoint for `baseURL`, else ``baseURL``, with `headers` laid over
     /// ``headers`` (a field both name — in any letter case — is given by `headers`); nil when
     /// neither names a service.
-    public func endpoint(baseURL: URL?, headers: [String: String] = [:]) -> FlagEndpoint? {
+    public func endpoint(baseURL: URL? = nil, headers: [String: String] = [:]) -> FlagEndpoint? {
         guard let url = baseURL ?? self.baseURL else { return nil }
         return .ofrep(baseURL: url, headers: Self.merging(headers, over: self.headers))
     }

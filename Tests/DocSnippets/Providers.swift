@@ -30,7 +30,7 @@ func providersEndpoints(installationID: String) {
     let settings = OFREPEnvironment()                      // OFREP_ENDPOINT, OFREP_HEADERS, OFREP_TIMEOUT_MS
     for problem in settings.problems { print("flags: \(problem)") }
     let fromEnvironment = FlagFetcher(
-        endpoint: settings.endpoint(baseURL: nil) ?? ofrep,  // a URL given here would win
+        endpoint: settings.endpoint() ?? ofrep,             // a URL given here would win
         configuration: .init(budget: settings.timeout ?? .seconds(2)))
     // end snippet
     _ = fromEnvironment

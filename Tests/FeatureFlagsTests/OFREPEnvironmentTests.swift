@@ -85,9 +85,9 @@ struct OFREPEnvironmentTests {
         #expect(request.headers["authorization"] == "Bearer code")
         #expect(request.headers["Authorization"] == nil, "one field, as the code spells it")
         #expect(request.headers["X-Env"] == "1")
-        let fromEnvironment = try #require(settings.endpoint(baseURL: nil))
+        let fromEnvironment = try #require(settings.endpoint())
         #expect(try fromEnvironment.request(for: context, etag: nil).url.absoluteString == "https://env.example.com/ofrep/v1/evaluate/flags")
-        #expect(OFREPEnvironment([:]).endpoint(baseURL: nil) == nil, "no service named")
+        #expect(OFREPEnvironment([:]).endpoint() == nil, "no service named")
     }
 
     /// The variables, as a deployment sets them, reach a real OFREP service over loopback.
@@ -100,7 +100,7 @@ struct OFREPEnvironmentTests {
         ])
         #expect(settings.problems.isEmpty)
         let fetcher = FlagFetcher(
-            endpoint: try #require(settings.endpoint(baseURL: nil)), configuration: .init(budget: try #require(settings.timeout)))
+            endpoint: try #require(settings.endpoint()), configuration: .init(budget: try #require(settings.timeout)))
         defer { fetcher.shutdown() }
         let answer = try #require(fetched(await fetcher.fetch(auraPersonal)))
         #expect(answer.snapshot.flags["plan_themeColor"]?.value == "#3498DB")
