@@ -88,11 +88,13 @@ public struct OFREPEnvironment: Sendable, Equatable {
                 problems.append("\(place) has no name; it is not used")
                 continue
             }
-            let shown = FlagText.printable(name)
+            // A name that is not a token is not shown: it is most often a credential written
+            // the wrong way (`Authorization: Basic dXNlcg==` splits at the padding).
             guard HeaderFieldCheck.isToken(name) else {
-                problems.append("\(place): \"\(shown)\" is not a header name (letters, digits, !#$%&'*+-.^_`|~); it is not used")
+                problems.append("\(place): the text before '=' is not a header name (letters, digits, !#$%&'*+-.^_`|~); it is not used")
                 continue
             }
+            let shown = FlagText.printable(name)
             guard !value.isEmpty else {
                 problems.append("\(place) (\(shown)) has an empty value; it is not used")
                 continue
