@@ -20,7 +20,9 @@ public import Foundation
 /// ```
 public struct OFREPEnvironment: Sendable, Equatable {
     /// `OFREP_ENDPOINT`: an absolute `http` or `https` URL; nil when unset or unusable.
-    public let baseURL: URL?
+    public var baseURL: URL? { baseURLReference?.url }
+    // Held by reference: a stored `URL` has no fixed layout on Apple platforms (FixedLayout.swift).
+    private let baseURLReference: URLReference?
     /// `OFREP_HEADERS`, parsed: the usable fields by name.
     public let headers: [String: String]
     /// `OFREP_TIMEOUT_MS` as a duration; nil when unset or not a whole number of milliseconds
@@ -33,7 +35,7 @@ public struct OFREPEnvironment: Sendable, Equatable {
     /// The settings in `variables` (by default, this process's environment).
     public init(_ variables: [String: String] = ProcessInfo.processInfo.environment) {
         var problems: [String] = []
-        baseURL = Self.url(variables["OFREP_ENDPOINT"], problems: &problems)
+        baseURLReference = Self.url(variables["OFREP_ENDPOINT"], problems: &problems).map(URLReference.init)
         headers = Self.headers(variables["OFREP_HEADERS"], problems: &problems)
         timeout = Self.timeout(variables["OFREP_TIMEOUT_MS"], problems: &problems)
         self.problems = problems
