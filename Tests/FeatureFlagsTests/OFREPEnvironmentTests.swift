@@ -101,7 +101,8 @@ struct OFREPEnvironmentTests {
         defer { server.stop() }
         let settings = OFREPEnvironment([
             "OFREP_ENDPOINT": server.baseURL.absoluteString, "OFREP_HEADERS": "Authorization=Bearer%20s3cret,X-Team=pos",
-            "OFREP_TIMEOUT_MS": "10000",
+            // The loopback budget every fetching test has (a loaded machine under TSan took 28 s).
+            "OFREP_TIMEOUT_MS": String(TestTiming.loopbackBudget.components.seconds * 1000),
         ])
         #expect(settings.problems.isEmpty)
         let fetcher = FlagFetcher(

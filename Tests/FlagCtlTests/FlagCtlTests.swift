@@ -275,7 +275,7 @@ struct FlagCtlTests {
         let base = server.baseURL.absoluteString
         let context = ["--context", "targetingKey=u1", "--context", "partner=auralink", "--context", "plan_tier=business", "--json"]
         let environment = [
-            "OFREP_ENDPOINT": base, "OFREP_HEADERS": "Authorization=Bearer%20envt0ken,X-Team=pos,broken", "OFREP_TIMEOUT_MS": "20000",
+            "OFREP_ENDPOINT": base, "OFREP_HEADERS": "Authorization=Bearer%20envt0ken,X-Team=pos,broken", "OFREP_TIMEOUT_MS": String(min(30 * TestTiming.scale, 60) * 1000),
         ]
         let (status, out) = await run(["eval", "--provider", "ofrep", "--header", "x-team: cli"] + context, environment: environment)
         #expect(status == 0, "\(out.err)")
