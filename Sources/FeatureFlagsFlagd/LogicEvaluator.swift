@@ -54,6 +54,17 @@ struct LogicScope {
         text.split(separator: ".").map(String.init)
     }
 
+    /// The path a `var` or `missing` name stands for: text split on dots, a number in its
+    /// plain digits (`1.5` is `1` then `5`); nil for anything else.
+    static func path(of name: FlagValue) -> [String]? {
+        switch name {
+        case .string(let text): return path(text)
+        case .int(let index): return [String(index)]
+        case .double(let number): return path(GoNumberText.fixed(number))
+        case .bool, .null, .list, .object: return nil
+        }
+    }
+
     /// The value at `path` (nil when absent); an empty path is the whole data.
     func lookup(_ path: [String], in data: Data) -> FlagValue? {
         var current: FlagValue
@@ -119,15 +130,10 @@ struct LogicScope {
         }
         switch op {
         case .variable:
-            let path: [String]
-            switch argument(0) {
-            case .string(let text): path = Self.path(text)
-            case .int(let index): path = [String(index)]
-            case .double(let number): path = Self.path(GoNumberText.fixed(number))
-            case .null: path = []
-            case .bool, .list, .object:
-                // flagd's evaluator reads a path only from text or a number.
-                return budget.fail("`var` cannot read the path \(argument(0).typeNameWithArticle)")
+            let name = argument(0)
+            // flagd's evaluator reads a path only from text or a number; `null` is the whole data.
+            guard let path = name == .null ? [] : Self.path(of: name) else {
+                return budget.fail("`var` cannot read the path \(name.typeNameWithArticle)")
             }
             if let found = lookup(path, in: data), found != .null { return found }
             // A default only as the second of exactly two arguments, as in flagd's evaluator.
@@ -282,11 +288,8 @@ struct LogicScope {
             let body = arguments.count > 1 ? arguments[1] : .value(.null)
             // flagd's evaluator applies the body of `all`, `some` and `none` as a rule: one that
             // is a plain value (`true`, `null`, a list) fails there once there are elements.
-            if op == .all || op == .some || op == .none, !items.isEmpty {
-                switch body {
-                case .value(.object), .variable, .operation, .spread: break
-                case .value, .list: return budget.fail("`\(op.rawValue)` needs a rule to apply to each element")
-                }
+            if op == .all || op == .some || op == .none, !items.isEmpty, !body.appliesToElements {
+                return budget.fail("`\(op.rawValue)` needs a rule to apply to each element")
             }
             switch op {
             case .map: return .list(items.map { evaluate(body, data: .value($0)) })
@@ -334,12 +337,11 @@ struct LogicScope {
         }
         guard budget.spend(items.count) else { return .null }
         let body = arguments[1]
+        if items.contains(where: { $0 != .null }), !body.appliesToElements {
+            return budget.fail("`reduce` needs a rule to apply to each element")
+        }
         var accumulator = initial
         for current in items where current != .null {
-            switch body {
-            case .value(.object), .variable, .operation, .spread: break
-            case .value, .list: return budget.fail("`reduce` needs a rule to apply to each element")
-            }
             let step = evaluate(body, data: .value(.object(["current": current, "accumulator": accumulator, "valueType": .string(valueType)])))
             // An exhausted budget gives `null`, as everywhere (not a conversion's failure).
             guard budget.spend(0) else { return .null }
@@ -380,13 +382,11 @@ struct LogicScope {
                 if parts.count == 2 { fallback = parts[1] }
             }
             let found: FlagValue?
-            switch name {
-            case .string(let text): found = lookup(Self.path(text), in: data)
-            case .int(let index): found = lookup([String(index)], in: data)
-            case .double(let number): found = lookup(Self.path(GoNumberText.fixed(number)), in: data)
-            case .null:
+            if let path = Self.path(of: name) {
+                found = lookup(path, in: data)
+            } else if name == .null {
                 if case .value(let value) = data, value.listValue == nil, value.objectValue == nil { found = value } else { found = nil }
-            case .bool, .object, .list:
+            } else {
                 _ = budget.fail("`missing` cannot read the name \(name.typeNameWithArticle)")
                 return nil
             }

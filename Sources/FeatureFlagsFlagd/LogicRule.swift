@@ -146,14 +146,10 @@ struct LogicCompiler {
                 // One rule as the whole argument list. A reference to a list is that list, as
                 // if written in place (flagd substitutes `$ref` in the text before evaluating).
                 let rule = try node(argument, at: argumentPath)
-                if inner.keys.first == "$ref" {
-                    switch rule {
-                    case .list(let items): rules = items
-                    case .value(.list(let items)): rules = items.map(LogicRule.value)
-                    default: return .spread(op, rule)
-                    }
-                } else {
-                    return .spread(op, rule)
+                switch (inner.keys.first == "$ref", rule) {
+                case (true, .list(let items)): rules = items
+                case (true, .value(.list(let items))): rules = items.map(LogicRule.value)
+                default: return .spread(op, rule)
                 }
             default:
                 // One value as the one argument (JsonLogic); operators that need a list fail
@@ -239,4 +235,12 @@ extension LogicRule {
     var isLiteral: Bool { if case .value = self { return true } else { return false } }
     /// The constant (for a literal rule).
     var literal: FlagValue { if case .value(let value) = self { return value } else { return .null } }
+    /// Whether flagd's evaluator can apply the rule to each element (`all`, `some`, `none`,
+    /// `reduce`): an operation, or an object of data — not a plain value or a list.
+    var appliesToElements: Bool {
+        switch self {
+        case .value(.object), .variable, .operation, .spread: return true
+        case .value, .list: return false
+        }
+    }
 }

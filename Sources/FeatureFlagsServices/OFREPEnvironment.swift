@@ -86,25 +86,11 @@ public struct OFREPEnvironment: Sendable, Equatable {
             }
             let name = pair[..<equals].trimmingCharacters(in: .whitespaces)
             let value = pair[pair.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            guard !name.isEmpty else {
-                problems.append("\(place) has no name; it is not used")
-                continue
-            }
-            // A name that is not a token is not shown: it is most often a credential written
-            // the wrong way (`Authorization: Basic dXNlcg==` splits at the padding).
-            guard HeaderFieldCheck.isToken(name) else {
-                problems.append("\(place): the text before '=' is not a header name (letters, digits, !#$%&'*+-.^_`|~); it is not used")
+            if let why = unusable(name: name, value: value) {
+                problems.append("\(place)\(why); it is not used")
                 continue
             }
             let shown = FlagText.printable(name)
-            guard !value.isEmpty else {
-                problems.append("\(place) (\(shown)) has an empty value; it is not used")
-                continue
-            }
-            guard HeaderFieldCheck.isFieldValue(value) else {
-                problems.append("\(place) (\(shown)): its value holds a line break or another control character; it is not used")
-                continue
-            }
             if let earlier = fields.keys.first(where: { $0.lowercased() == name.lowercased() }) {
                 problems.append("\(place) names \(shown) again; the later value is used")
                 fields[earlier] = nil
@@ -112,6 +98,20 @@ public struct OFREPEnvironment: Sendable, Equatable {
             fields[name] = value
         }
         return fields
+    }
+
+    /// Why a header pair cannot be sent, as the end of a sentence about its entry; nil when it
+    /// can. Never quotes the value — nor a name that is not a token: that is most often a
+    /// credential written the wrong way (`Authorization: Basic dXNlcg==` splits at the padding).
+    private static func unusable(name: String, value: String) -> String? {
+        if name.isEmpty { return " has no name" }
+        guard HeaderFieldCheck.isToken(name) else {
+            return ": the text before '=' is not a header name (letters, digits, !#$%&'*+-.^_`|~)"
+        }
+        let shown = FlagText.printable(name)
+        if value.isEmpty { return " (\(shown)) has an empty value" }
+        guard HeaderFieldCheck.isFieldValue(value) else { return " (\(shown)): its value holds a line break or another control character" }
+        return nil
     }
 
     private static func timeout(_ text: String?, problems: inout [String]) -> Duration? {

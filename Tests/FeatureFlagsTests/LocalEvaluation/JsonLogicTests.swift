@@ -67,6 +67,7 @@ struct JsonLogicTests {
         #expect(try run(#"{"missing": [1.5, 2]}"#, data: ["1": ["5": 2]]) == [2])
         #expect(try run(#"{"missing_some": [1.9, ["nope", "email"]]}"#) == [])
         #expect(try run(#"{"missing_some": [2, ["nope", "none", "email"]]}"#) == ["nope", "none"])
+        #expect(try run(#"{"missing": [[]]}"#) == [], "an empty name list is the whole data: present")
         #expect(try failure(#"{"missing": [true]}"#) != nil)
         #expect(try failure(#"{"missing": [[1]]}"#) != nil)
         #expect(try failure(#"{"missing": [{"a": 1, "b": 2}]}"#) != nil)
@@ -527,6 +528,9 @@ struct JsonLogicTests {
         let range = (0..<60).map(String.init).joined(separator: ",")
         #expect(try run(#"{"reduce": [[\#(range)], {"cat": [{"var": "accumulator"}, {"var": "accumulator"}]}, "ab"]}"#) == .null)
         #expect(try failure(#"{"reduce": [[\#(range)], {"cat": [{"var": "accumulator"}, {"var": "accumulator"}]}, "ab"]}"#) == nil)
+        // A computed argument list past the budget gives `null` too, not an evaluation's failure.
+        let big: FlagValue = ["big": .list((0...EvaluationBudget.limit).map { .int($0) })]
+        #expect(try run(#"{"+": {"var": "big"}}"#, data: big) == .null)
         // A list accumulator, which could double the same way, is refused as flagd refuses it.
         #expect(try failure(#"{"reduce": [[\#(range)], {"merge": [{"var": "accumulator"}, {"var": "accumulator"}]}, [1]]}"#) != nil)
         // Ordinary rules are far below it.
