@@ -328,6 +328,30 @@ struct ChangeStreamTests {
         #expect(standIn.requests.last?.lastEventID == "8", "a plain id is sent back")
     }
 
+    @Test func anIDOfAnEventCutOffIsNeverSentBack() async throws {
+        // A connection that ends inside an event (its `id:` line arrived, its empty line did
+        // not) never delivered that event: neither this reconnection nor a later one may
+        // name it, or the service would take the event as delivered and skip it.
+        let standIn = try LaunchDarklyStandIn(flags: "{}")
+        defer { standIn.stop() }
+        let recorder = Recorder()
+        let stream = recorder.stream(standIn.baseURL.appendingPathComponent("meval/e30"))
+        defer { stream.shutdown() }
+        stream.start()
+        #expect(await eventually { standIn.streamCount == 1 && recorder.opens == 1 })
+        standIn.sendRaw("id: 7\ndata: {\"type\": \"refetchEvaluation\"}\n\nid: 8\ndata: {\"type\": \"refetch")
+        #expect(await eventually { recorder.refetches.count == 1 })
+        standIn.dropStreams()
+        #expect(await eventually { standIn.streamCount == 1 && recorder.opens == 2 })
+        #expect(standIn.requests.last?.lastEventID == "7")
+        // An event without an id on the new connection keeps 7.
+        standIn.sendRaw("data: {\"type\": \"refetchEvaluation\"}\n\n")
+        #expect(await eventually { recorder.refetches.count == 2 })
+        standIn.dropStreams()
+        #expect(await eventually { standIn.requests.count == 3 })
+        #expect(standIn.requests.last?.lastEventID == "7", "not the 8 of the event cut off")
+    }
+
     @Test func a204StopsTheStreamForGood() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }

@@ -72,19 +72,23 @@ struct ServerSentEventsTests {
         #expect(parser.lastEventID == "")
     }
 
-    @Test func theNextConnectionKeepsTheIDItsBufferAndTheReconnectionTime() throws {
+    @Test func theNextConnectionKeepsTheIDAndTheReconnectionTime() throws {
         // The standard keeps these for the event source, across connections; a partial line
-        // or event of the connection that ended is discarded.
+        // or event of the connection that ended is discarded, its `id:` line with it.
         var parser = EventStreamParser()
         #expect(try parse("retry: 2500\nid: 7\ndata: x\n\nid: 8\ndata: partial", &parser).count == 1)
         var next = parser.forNextConnection()
         #expect(next.lastEventID == "7" && next.retry == .milliseconds(2_500))
-        // The first event of the new connection has no id: the buffer (8) becomes its ID.
-        #expect(try parse("data: y\n\n", &next) == [ServerSentEvent(data: "y", lastEventID: "8")])
-        #expect(next.lastEventID == "8")
+        // The first event of the new connection has no id: it carries the stream's ID (7), not
+        // the 8 of an event never delivered, and the reconnection after it resumes from 7.
+        #expect(try parse("data: y\n\n", &next) == [ServerSentEvent(data: "y", lastEventID: "7")])
+        #expect(next.lastEventID == "7")
+        #expect(next.forNextConnection().lastEventID == "7")
+        // An id on the new connection takes over as before.
+        #expect(try parse("id: 9\ndata: w\n\n", &next) == [ServerSentEvent(data: "w", lastEventID: "9")])
         // A byte-order mark is dropped again at the start of the new connection.
         var third = next.forNextConnection()
-        #expect(try third.feed([0xEF, 0xBB, 0xBF] + Array("data: z\n\n".utf8)) == [ServerSentEvent(data: "z", lastEventID: "8")])
+        #expect(try third.feed([0xEF, 0xBB, 0xBF] + Array("data: z\n\n".utf8)) == [ServerSentEvent(data: "z", lastEventID: "9")])
     }
 
     @Test func retryTakesDigitsOnly() throws {

@@ -25,10 +25,14 @@ package struct ServerSentEvent: Equatable, Sendable {
 /// `id:` takes effect at the next empty line (the standard's last event ID buffer becomes the
 /// stream's last event ID there, with or without data): an `id:` line the stream ended after is
 /// not sent back on reconnection. What the standard keeps for the event source across
-/// connections (the ID, its buffer, the reconnection time) passes to ``forNextConnection()``.
+/// connections (the last event ID and the reconnection time) passes to ``forNextConnection()``.
 ///
-/// One deviation, for safety: a line or an event's data longer than `maxEventBytes` is an
-/// error (``Overflow``) instead of growing without bound; the caller drops the stream.
+/// Two deviations. For safety, a line or an event's data longer than `maxEventBytes` is an
+/// error (``Overflow``) instead of growing without bound; the caller drops the stream. And a
+/// connection's last event ID buffer starts as the stream's last event ID, as browsers start
+/// it, not as the empty string the standard's text says: read literally, the first event
+/// without an `id:` after a reconnection would clear the ID, and the reconnection after it
+/// would resume from the beginning.
 package struct EventStreamParser: Sendable {
     /// A line or an event's data exceeded the parser's limit.
     package struct Overflow: Error, Equatable, CustomStringConvertible {
@@ -63,11 +67,12 @@ package struct EventStreamParser: Sendable {
     }
 
     /// A parser for the stream's next connection: what the standard keeps for the event
-    /// source — the last event ID, its buffer and the reconnection time — carried over; the
-    /// connection's own state (a partial line or event, the byte-order mark) starts afresh.
+    /// source — the last event ID and the reconnection time — carried over; the connection's
+    /// own state (a partial line or event, its `id:` lines, the byte-order mark) starts afresh.
+    /// An `id:` of an event the connection ended inside was never delivered: it neither goes
+    /// back as `Last-Event-ID` nor becomes the ID of the next connection's first event.
     package func forNextConnection() -> EventStreamParser {
         var next = EventStreamParser(maxEventBytes: maxEventBytes, lastEventID: lastEventID)
-        next.idBuffer = idBuffer
         next.retry = retry
         return next
     }
