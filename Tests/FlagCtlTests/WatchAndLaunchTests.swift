@@ -162,6 +162,30 @@ struct WatchAndLaunchTests {
         #expect(help == 0 && helpOut.out.joined().contains("watch") && helpOut.out.joined().contains("launch"))
     }
 
+    @Test func watchReadsOFREPsEnvironmentVariables() async throws {
+        // `watch --provider ofrep` takes its endpoint and header fields from OFREP_ENDPOINT and
+        // OFREP_HEADERS (ADR-0007) as `eval` does; the fetch carries them, nothing prints the
+        // credential, and a malformed entry is a warning.
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let environment = [
+            "OFREP_ENDPOINT": server.baseURL.absoluteString, "OFREP_HEADERS": "Authorization=Bearer%20envt0ken,broken",
+        ]
+        let fetched = StopSignal {
+            _ = await eventually { server.requests.contains { $0.route == "POST ofrep" && $0.status == 200 } }
+        }
+        let (status, output) = await run(["watch", "--provider", "ofrep", "--json"] + generousTimeout, stop: fetched, environment: environment)
+        #expect(status == 0, "\(output.err)")
+        let request = try #require(server.requests.first { $0.route == "POST ofrep" })
+        #expect(request.headers["authorization"] == "Bearer envt0ken")
+        #expect(Self.opening(output) != nil, "\(output.out)")
+        #expect(output.err.contains("flagctl watch: warning: OFREP_HEADERS entry 2 has no '=' between a name and a value; it is not used"))
+        #expect(!(output.out + output.err).joined().contains("envt0ken"))
+        // Without the variable (or --endpoint) it is a usage error naming the variable.
+        let (missing, missingOut) = await run(["watch", "--provider", "ofrep"])
+        #expect(missing == 64 && missingOut.err.contains { $0.contains("OFREP_ENDPOINT") }, "\(missingOut.err)")
+    }
+
     @Test func watchAgainstAServiceThatIsDownSaysSoAndStops() async {
         let (status, output) = await run(["watch", "--endpoint", "http://127.0.0.1:9/flags", "--timeout", "0.5"])
         #expect(status == 0)
