@@ -352,6 +352,42 @@ struct ChangeStreamTests {
         #expect(standIn.requests.last?.lastEventID == "7", "not the 8 of the event cut off")
     }
 
+    @Test func aReconnectionWaitsAtLeastTheReconnectionTimeTheStreamAskedFor() async throws {
+        // WHATWG: wait the reconnection time (`retry:`), then optionally more. The backoff's
+        // jitter (here at most 100 ms) comes on top; it never shortens the server's wait.
+        let standIn = try LaunchDarklyStandIn(flags: "{}")
+        defer { standIn.stop() }
+        let recorder = Recorder()
+        let stream = recorder.stream(standIn.baseURL.appendingPathComponent("meval/e30"))
+        defer { stream.shutdown() }
+        stream.start()
+        #expect(await eventually { standIn.streamCount == 1 && recorder.opens == 1 })
+        standIn.sendRaw("retry: 5000\n\n")
+        // The field is read before the connection ends: an event after it proves it arrived.
+        standIn.sendRaw("data: {\"type\": \"refetchEvaluation\"}\n\n")
+        #expect(await eventually { recorder.refetches.count == 1 })
+        standIn.dropStreams()
+        #expect(await eventually { recorder.closes.count == 1 })
+        let retryIn = try #require(recorder.closes.first?.retryIn)
+        #expect(retryIn >= .seconds(5) && retryIn <= .milliseconds(5_100), "\(retryIn)")
+    }
+
+    @Test func aHugeReconnectionTimeWaitsAnHour() async throws {
+        let standIn = try LaunchDarklyStandIn(flags: "{}")
+        defer { standIn.stop() }
+        let recorder = Recorder()
+        let stream = recorder.stream(standIn.baseURL.appendingPathComponent("meval/e30"))
+        defer { stream.shutdown() }
+        stream.start()
+        #expect(await eventually { standIn.streamCount == 1 && recorder.opens == 1 })
+        standIn.sendRaw("retry: 99999999999999999999\ndata: {\"type\": \"refetchEvaluation\"}\n\n")
+        #expect(await eventually { recorder.refetches.count == 1 })
+        standIn.dropStreams()
+        #expect(await eventually { recorder.closes.count == 1 })
+        let retryIn = try #require(recorder.closes.first?.retryIn)
+        #expect(retryIn >= .seconds(3_600) && retryIn <= .seconds(3_600) + .milliseconds(100), "\(retryIn)")
+    }
+
     @Test func a204StopsTheStreamForGood() async throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }

@@ -49,7 +49,8 @@ final class ChangeStream: SessionEventHandler, Sendable {
         /// No byte for this long (events and heartbeat comments alike) means the connection is
         /// half-open: it is closed and opened again.
         var heartbeatDeadline: Duration = .seconds(45)
-        /// Reconnection delays (full jitter); a stream's `retry:` raises the ceiling.
+        /// Reconnection delays (full jitter), added to the reconnection time a stream asked
+        /// for with `retry:` (at most an hour).
         var backoff = Backoff(initial: .seconds(1), maximum: .seconds(60))
         /// Header fields sent with each connection (credentials).
         var headers: [String: String] = [:]
@@ -370,9 +371,11 @@ final class ChangeStream: SessionEventHandler, Sendable {
             let reason = s.failure ?? (error.map { URLSessionTransport.map($0).description } ?? "the server ended the stream")
             guard s.running else { return (reason, nil, s.halfOpen, s.refused, s.generation) }
             s.failures += 1
-            var ceiling = configuration.backoff.ceiling(afterFailures: s.failures)
-            if let retry = s.parser.retry, retry > ceiling { ceiling = min(retry, .seconds(3_600)) }
-            let delay = Duration.nanoseconds(Int64((Double.random(in: 0...1) * Double(ceiling.nanosecondsClamped)).rounded()))
+            let ceiling = configuration.backoff.ceiling(afterFailures: s.failures)
+            var delay = Duration.nanoseconds(Int64((Double.random(in: 0...1) * Double(ceiling.nanosecondsClamped)).rounded()))
+            // The stream's reconnection time (`retry:`) is the least wait (WHATWG: wait that long,
+            // then optionally more); the jitter comes on top, so streams still spread out.
+            if let retry = s.parser.retry { delay += min(retry, .seconds(3_600)) }
             return (reason, delay, s.halfOpen, s.refused, s.generation)
         }
         guard let next else { return }
