@@ -1,14 +1,16 @@
 package import FeatureFlags
 package import Foundation
 
-/// JSON Web Signature (RFC 7515) with `"alg": "EdDSA"` over Ed25519 (RFC 8037): the envelope
-/// of a signed flag document. Both serialisations are read — compact (`header.payload.signature`)
+/// JSON Web Signature (RFC 7515) over Ed25519: the envelope of a signed flag document. Written
+/// with `"alg": "Ed25519"`, the fully specified identifier of RFC 9864; read with it or with
+/// `"EdDSA"` (RFC 8037, which RFC 9864 deprecates but most signers still write: with a trusted
+/// key that can only be Ed25519, the two mean the same operation). Both serialisations are read — compact (`header.payload.signature`)
 /// and JSON (flattened, or general with several signatures: one by a trusted key suffices) —
 /// and compact is written. The signed bytes are the document's bytes: no canonical JSON.
 ///
 /// The protected header may carry `kid` (which trusted key; without it every trusted key is
 /// tried), `iat` and `exp` (seconds since 1970, replicated as header parameters as RFC 7519
-/// section 5.3 allows). Refused: any other `alg` (`none` included), a `crit` header (no
+/// section 5.3 allows). Refused: any other `alg` (`none` and `Ed448` included), a `crit` header (no
 /// extension is understood, so RFC 7515 section 4.1.11 requires refusing), `kid`, `iat` or
 /// `exp` of the wrong type, malformed base64url or JSON, an unknown key id, a signature that
 /// does not verify.
@@ -48,7 +50,7 @@ package enum JWS {
     package static func sign(
         _ payload: [UInt8], seed: [UInt8], publicKey: [UInt8]? = nil, keyID: String?, issuedAt: Date? = nil, expiresAt: Date? = nil
     ) -> [UInt8] {
-        var header: [String: FlagValue] = ["alg": "EdDSA"]
+        var header: [String: FlagValue] = ["alg": "Ed25519"]
         if let keyID { header["kid"] = .string(keyID) }
         // Clamped: a date beyond `Int` seconds (a caller's "never") must not trap.
         if let issuedAt { header["iat"] = .int(issuedAt.timeIntervalSince1970.rounded(.down).roundedClampedToInt) }
@@ -119,7 +121,9 @@ package enum JWS {
             return .failure(SignatureFailure("malformed JWS: the protected header is not a JSON object"))
         }
         guard case .string(let alg)? = header["alg"] else { return .failure(SignatureFailure("malformed JWS: no \"alg\"")) }
-        guard alg == "EdDSA" else { return .failure(SignatureFailure("unsupported algorithm \"\(alg.prefix(32))\" (only EdDSA is accepted)")) }
+        guard alg == "Ed25519" || alg == "EdDSA" else {
+            return .failure(SignatureFailure("unsupported algorithm \"\(alg.prefix(32))\" (only Ed25519 is accepted: \"Ed25519\" or \"EdDSA\")"))
+        }
         guard header["crit"] == nil else { return .failure(SignatureFailure("unsupported critical header parameters (\"crit\")")) }
         var kid = unprotectedKeyID
         switch header["kid"] {

@@ -30,7 +30,7 @@ extension FlagFetcher.Configuration {
 
     /// The Ed25519 public keys trusted to sign the flags, by key id (the JWS `kid`): a
     /// `PUBLIC KEY` PEM block as `openssl pkey -pubout` writes it, or the key's 32 bytes in
-    /// base64url. When any is set, every answer must be a JWS (RFC 7515, `EdDSA`) that one
+    /// base64url. When any is set, every answer must be a JWS (RFC 7515, Ed25519) that one
     /// of them verifies, before it is decoded: an unsigned answer, an unknown key id or a
     /// bad signature fails the fetch (``FetchError/Kind/signatureRejected``), and what the
     /// app holds stays; a stored snapshot is served at launch only if its signature verifies
@@ -45,7 +45,7 @@ extension FlagFetcher.Configuration {
 
 extension BundledDefaults {
     /// Defaults from a signed file: the same JSON as ``BundledDefaults/jsonFile(_:)``, wrapped
-    /// as a JWS (RFC 7515, `EdDSA`) — what `flagctl sign` writes — that one of `trustedKeys`
+    /// as a JWS (RFC 7515, Ed25519) — what `flagctl sign` writes — that one of `trustedKeys`
     /// (by key id, as ``FlagFetcher/Configuration/trustedKeys``) must verify. A file that does
     /// not verify yields no defaults and a `PARSE_ERROR` error event saying why, like an
     /// unreadable one.

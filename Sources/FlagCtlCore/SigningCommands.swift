@@ -5,7 +5,7 @@ import Foundation
 
 /// `flagctl keygen`, `sign` and `verify`: an operator's Ed25519 keys and signed flag documents
 /// (Docs/Security.md, "Signed flags"). The key files are the ones `openssl genpkey -algorithm
-/// ed25519` and `openssl pkey -pubout` write; a signed document is a compact JWS (`EdDSA`)
+/// ed25519` and `openssl pkey -pubout` write; a signed document is a compact JWS (`"alg": "Ed25519"`)
 /// whose payload is the document's own bytes.
 enum SigningCommands {
     static let keygen = CommandSpec(
@@ -160,12 +160,12 @@ enum SigningCommands {
     static func sign(_ server: FlagServer, _ signing: Signing) throws -> String {
         guard let seconds = signing.expiresIn else {
             try server.signAnswers(privateKeyPEM: signing.pem, keyID: signing.keyID)
-            return "signing every answer as a JWS (EdDSA) with key id \(signing.keyID)"
+            return "signing every answer as a JWS (Ed25519) with key id \(signing.keyID)"
         }
         let now = Date()
         let expiry = now + seconds
         try server.signAnswers(privateKeyPEM: signing.pem, keyID: signing.keyID, issuedAt: now, expiresAt: expiry)
-        return "signing every answer as a JWS (EdDSA) with key id \(signing.keyID), signed now and current until "
+        return "signing every answer as a JWS (Ed25519) with key id \(signing.keyID), signed now and current until "
             + "\(ISO8601.string(expiry)) (apps read the values STALE from then)"
     }
 
@@ -200,7 +200,7 @@ enum SigningCommands {
     }
 
     static let signWithOptions: [CommandSpec.Option] = [
-        .init(name: "sign-with", value: "KEY.pem", help: "sign every answer (JWS, EdDSA) with this Ed25519 private key"),
+        .init(name: "sign-with", value: "KEY.pem", help: "sign every answer (JWS, Ed25519) with this private key"),
         .init(name: "kid", value: "ID", help: "the key id signed answers name (default: the key file's name)"),
         .init(
             name: "expires-in", value: "SECONDS",

@@ -263,7 +263,7 @@ public final class FlagServer: Sendable {
     }
 
     /// Signs every flag answer from now on — each wire format, and the flagd document — as a
-    /// compact JWS (RFC 7515, `EdDSA`) with the Ed25519 private key in `privateKeyPEM` (a
+    /// compact JWS (RFC 7515, Ed25519) with the Ed25519 private key in `privateKeyPEM` (a
     /// `PRIVATE KEY` block as `openssl genpkey -algorithm ed25519` writes it), naming `keyID`
     /// and the time it was signed (`iat`: `issuedAt`, else the time each answer is rendered) and
     /// `expiresAt` (`exp`) in the protected header. nil: answers are unsigned.

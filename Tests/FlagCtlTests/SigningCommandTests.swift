@@ -134,7 +134,7 @@ struct SigningCommandTests {
         #expect(await run(["keygen", dir.url("ops").path]).0 == 0)
         let served = try await ServeRun.start(["--sign-with", dir.url("ops.pem").path, "--expires-in", "3600"])
         let said = try #require(served.captured.out.first)
-        #expect(said.hasPrefix("signing every answer as a JWS (EdDSA) with key id ops, signed now and current until "), "\(said)")
+        #expect(said.hasPrefix("signing every answer as a JWS (Ed25519) with key id ops, signed now and current until "), "\(said)")
         #expect(said.hasSuffix("Z (apps read the values STALE from then)"), "\(said)")
         let banner = try #require(served.captured.out.first { $0.hasPrefix("serving ") })
         let base = try #require(banner.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))

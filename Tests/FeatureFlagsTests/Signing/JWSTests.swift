@@ -71,6 +71,20 @@ struct JWSTests {
         return Array((input + "." + Base64URL.encode(Ed25519.sign(Array(input.utf8), seed: seed))).utf8)
     }
 
+    @Test func bothNamesOfEd25519Verify() throws {
+        // RFC 9864's fully specified "Ed25519" (what we write) and RFC 8037's "EdDSA" (which it
+        // deprecates, still what most JOSE libraries write) name the same signature over an
+        // Ed25519 key; "Ed448", the other curve, is refused.
+        let keys = try Self.keys(["k": Self.seed])
+        let written = JWS.sign(Self.document, seed: Self.seed, keyID: "k")
+        let header = try FlagJSON.parse(Base64URL.decode(written.split(separator: UInt8(ascii: ".")).first ?? []) ?? [])
+        #expect(header.objectValue?["alg"] == "Ed25519")
+        #expect(Self.failure(Self.compact(header: #"{"alg":"Ed25519","kid":"k"}"#), keys) == "verified")
+        #expect(Self.failure(Self.compact(header: #"{"alg":"EdDSA","kid":"k"}"#), keys) == "verified")
+        #expect(Self.failure(Self.compact(header: #"{"alg":"Ed448","kid":"k"}"#), keys).hasPrefix(#"unsupported algorithm "Ed448""#))
+        #expect(Self.failure(Self.compact(header: #"{"alg":"ed25519","kid":"k"}"#), keys).hasPrefix("unsupported algorithm"), "names are case-sensitive")
+    }
+
     @Test func everyRefusalSaysWhy() async throws {
         // Off the global executor's threads: loopback tests beside it need them.
         try await blocking {
@@ -80,7 +94,7 @@ struct JWSTests {
             #expect(Self.failure(JWS.sign(Self.document, seed: Self.otherSeed, keyID: "k"), keys) == #"bad signature (key "k")"#)
             #expect(Self.failure(JWS.sign(Self.document, seed: Self.otherSeed, keyID: nil), keys) == "bad signature (no trusted key verifies it)")
             #expect(Self.failure(JWS.sign(Self.document, seed: Self.seed, keyID: "stranger"), keys) == #"unknown key id "stranger""#)
-            #expect(Self.failure(Self.compact(header: #"{"alg":"none"}"#), keys) == #"unsupported algorithm "none" (only EdDSA is accepted)"#)
+            #expect(Self.failure(Self.compact(header: #"{"alg":"none"}"#), keys) == #"unsupported algorithm "none" (only Ed25519 is accepted: "Ed25519" or "EdDSA")"#)
             #expect(Self.failure(Self.compact(header: #"{"alg":"HS256"}"#), keys).hasPrefix("unsupported algorithm"))
             #expect(Self.failure(Self.compact(header: #"{"alg":"EdDSA","crit":["b64"],"b64":false}"#), keys) == #"unsupported critical header parameters ("crit")"#)
             #expect(Self.failure(Self.compact(header: #"{"alg":"EdDSA","kid":7}"#), keys) == #"malformed JWS: "kid" is not a string"#)
