@@ -36,7 +36,9 @@ extension Route {
         guard let value = try? FlagJSON.parse(request.body), case .object(let top) = value else {
             return .failure(status: 400, message: "the body must be a JSON object with a context", format: .ofrep)
         }
-        guard let context = top["context"].flatMap(EvaluationContext.init(flagValue:)) ?? (top["context"] == nil ? .anonymous : nil) else {
+        // OFREP's request schemas require the context.
+        guard let member = top["context"] else { return .failure(status: 400, message: "the body has no context", format: .ofrep) }
+        guard let context = EvaluationContext(flagValue: member) else {
             return .failure(status: 400, message: "context must be an object", format: .ofrep)
         }
         return .flags(context, .ofrep)

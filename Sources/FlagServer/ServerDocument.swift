@@ -133,14 +133,17 @@ public struct ServerDocument: Sendable, Equatable {
     /// Canonical JSON bytes of ``flagValue``.
     public func jsonBytes() -> [UInt8] { FlagJSON.bytes(flagValue, sortedKeys: true) }
 
-    /// The document evaluated for `context`.
+    /// The document evaluated for `context`. A flag no rule sets is `STATIC` (no context can
+    /// change it); one that rules set, where none matched, is `DEFAULT`; a matching rule's is
+    /// `TARGETING_MATCH` — unless the document gives the flag a reason of its own.
     package func evaluate(for context: EvaluationContext) -> FlagDocument {
         var flags: [String: FlagEntry] = [:]
         flags.reserveCapacity(base.flags.count)
+        let ruled = Set(rules.lazy.flatMap(\.flags.keys))
         for (name, entry) in base.flags {
             flags[name] = FlagEntry(
-                value: entry.value, variant: entry.variant, reason: entry.reason ?? .default, errorCode: entry.errorCode,
-                metadata: entry.metadata)
+                value: entry.value, variant: entry.variant, reason: entry.reason ?? (ruled.contains(name) ? .default : .static),
+                errorCode: entry.errorCode, metadata: entry.metadata)
         }
         var targeted = Set<String>()
         for rule in rules where rule.matches(context) {

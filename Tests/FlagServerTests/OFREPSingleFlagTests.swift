@@ -48,14 +48,31 @@ struct OFREPSingleFlagTests {
     @Test func aBadContextIsInvalidContextWithTheKey() throws {
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        for bad in [#"{"context": 3}"#, "not json", "[1]"] {
+        // OFREP's schemas require the context: a body without one is refused like a bad one.
+        for bad in [#"{"context": 3}"#, "not json", "[1]", "{}", #"{"ctx": {}}"#] {
             let (status, body) = try Self.evaluate(server, "new_checkout", body: bad)
             #expect(status == 400, "\(bad)")
             #expect(body?.objectValue?["key"] == "new_checkout" && body?.objectValue?["errorCode"] == "INVALID_CONTEXT", "\(bad)")
         }
-        // No context at all is the anonymous one.
-        #expect(try Self.evaluate(server, "new_checkout", body: "{}").0 == 200)
+        #expect(try Self.evaluate(server, "new_checkout", body: #"{"context": {}}"#).0 == 200, "an empty context is anonymous")
         #expect(try Self.evaluate(server, "new_checkout", body: "", method: "GET").0 == 405)
+    }
+
+    @Test func reasonsAreOFREPsWhereTheSchemaHasOne() throws {
+        // OFREP's schema allows STATIC, TARGETING_MATCH, SPLIT, DISABLED and UNKNOWN. A flag no
+        // rule sets is STATIC; a matching rule's TARGETING_MATCH; a flag rules set where none
+        // matched stays DEFAULT (OpenFeature's reason, as flagd's OFREP answers: the schema's
+        // list lacks it; Docs/Testing.md).
+        let server = try FlagServer(document: .seedExample)
+        defer { server.stop() }
+        let anonymous = #"{"context":{"targetingKey":"nobody"}}"#
+        let expected: [(String, String, String)] = [
+            ("kill_switch", anonymous, "STATIC"), ("new_checkout", Self.venue42, "TARGETING_MATCH"), ("new_checkout", anonymous, "DEFAULT"),
+        ]
+        for (key, context, reason) in expected {
+            let (status, body) = try Self.evaluate(server, key, body: context)
+            #expect(status == 200 && body?.objectValue?["reason"]?.stringValue == reason, "\(key) \(context): \(String(describing: body))")
+        }
     }
 
     @Test func requiredCredentialsAreAskedFor() throws {
