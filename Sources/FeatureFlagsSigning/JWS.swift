@@ -4,16 +4,17 @@ package import Foundation
 /// JSON Web Signature (RFC 7515) over Ed25519: the envelope of a signed flag document. Written
 /// with `"alg": "Ed25519"`, the fully specified identifier of RFC 9864; read with it or with
 /// `"EdDSA"` (RFC 8037, which RFC 9864 deprecates but most signers still write: with a trusted
-/// key that can only be Ed25519, the two mean the same operation). Both serialisations are read — compact (`header.payload.signature`)
-/// and JSON (flattened, or general with several signatures: one by a trusted key suffices) —
-/// and compact is written. The signed bytes are the document's bytes: no canonical JSON.
+/// key that can only be Ed25519, the two mean the same operation). Both serialisations are
+/// read — compact (`header.payload.signature`) and JSON (flattened, or general with several
+/// signatures: one by a trusted key suffices) — and compact is written. The signed bytes are
+/// the document's bytes: no canonical JSON.
 ///
 /// The protected header may carry `kid` (which trusted key; without it every trusted key is
 /// tried), `iat` and `exp` (seconds since 1970, replicated as header parameters as RFC 7519
-/// section 5.3 allows). Refused: any other `alg` (`none` and `Ed448` included), a `crit` header (no
-/// extension is understood, so RFC 7515 section 4.1.11 requires refusing), `kid`, `iat` or
-/// `exp` of the wrong type, malformed base64url or JSON, an unknown key id, a signature that
-/// does not verify.
+/// section 5.3 allows). Refused: any other `alg` (`none` and `Ed448` included), a `crit`
+/// header (no extension is understood, so RFC 7515 section 4.1.11 requires refusing), `kid`,
+/// `iat` or `exp` of the wrong type, malformed base64url or JSON, an unknown key id, a
+/// signature that does not verify.
 package enum JWS {
     /// The largest protected header read (a header is a few dozen bytes).
     static let maxHeaderBytes = 4_096
