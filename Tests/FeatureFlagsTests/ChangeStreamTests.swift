@@ -307,7 +307,8 @@ struct ChangeStreamTests {
         #expect(standIn.requests.isEmpty, "nothing was sent without the field")
     }
 
-    @Test func anIDThatCannotBeAFieldValueIsNotSentBack() async throws {
+    /// A stream to a LaunchDarkly stand-in, once it is open: `body` acts on both, then both stop.
+    static func withOpenStream(_ body: (LaunchDarklyStandIn, Recorder) async throws -> Void) async throws {
         let standIn = try LaunchDarklyStandIn(flags: "{}")
         defer { standIn.stop() }
         let recorder = Recorder()
@@ -315,77 +316,58 @@ struct ChangeStreamTests {
         defer { stream.shutdown() }
         stream.start()
         #expect(await eventually { standIn.streamCount == 1 && recorder.opens == 1 })
-        standIn.sendRaw("id: 7\u{1B}[2J\ndata: {\"type\": \"refetchEvaluation\"}\n\n")
-        #expect(await eventually { recorder.refetches.count == 1 }, "the event arrived")
-        standIn.dropStreams()
-        #expect(await eventually { standIn.streamCount == 1 && recorder.opens == 2 })
-        #expect(standIn.requests.count == 2)
-        #expect(standIn.requests.last?.lastEventID == nil, "an escape sequence is no field value: the reconnection goes without it")
-        standIn.sendRaw("id: 8\ndata: {\"type\": \"refetchEvaluation\"}\n\n")
-        #expect(await eventually { recorder.refetches.count == 2 })
-        standIn.dropStreams()
-        #expect(await eventually { standIn.requests.count == 3 })
-        #expect(standIn.requests.last?.lastEventID == "8", "a plain id is sent back")
+        try await body(standIn, recorder)
+    }
+
+    @Test func anIDThatCannotBeAFieldValueIsNotSentBack() async throws {
+        try await Self.withOpenStream { standIn, recorder in
+            standIn.sendRaw("id: 7\u{1B}[2J\ndata: {\"type\": \"refetchEvaluation\"}\n\n")
+            #expect(await eventually { recorder.refetches.count == 1 }, "the event arrived")
+            standIn.dropStreams()
+            #expect(await eventually { standIn.streamCount == 1 && recorder.opens == 2 })
+            #expect(standIn.requests.count == 2)
+            #expect(standIn.requests.last?.lastEventID == nil, "an escape sequence is no field value: the reconnection goes without it")
+            standIn.sendRaw("id: 8\ndata: {\"type\": \"refetchEvaluation\"}\n\n")
+            #expect(await eventually { recorder.refetches.count == 2 })
+            standIn.dropStreams()
+            #expect(await eventually { standIn.requests.count == 3 })
+            #expect(standIn.requests.last?.lastEventID == "8", "a plain id is sent back")
+        }
     }
 
     @Test func anIDOfAnEventCutOffIsNeverSentBack() async throws {
         // A connection that ends inside an event (its `id:` line arrived, its empty line did
         // not) never delivered that event: neither this reconnection nor a later one may
         // name it, or the service would take the event as delivered and skip it.
-        let standIn = try LaunchDarklyStandIn(flags: "{}")
-        defer { standIn.stop() }
-        let recorder = Recorder()
-        let stream = recorder.stream(standIn.baseURL.appendingPathComponent("meval/e30"))
-        defer { stream.shutdown() }
-        stream.start()
-        #expect(await eventually { standIn.streamCount == 1 && recorder.opens == 1 })
-        standIn.sendRaw("id: 7\ndata: {\"type\": \"refetchEvaluation\"}\n\nid: 8\ndata: {\"type\": \"refetch")
-        #expect(await eventually { recorder.refetches.count == 1 })
-        standIn.dropStreams()
-        #expect(await eventually { standIn.streamCount == 1 && recorder.opens == 2 })
-        #expect(standIn.requests.last?.lastEventID == "7")
-        // An event without an id on the new connection keeps 7.
-        standIn.sendRaw("data: {\"type\": \"refetchEvaluation\"}\n\n")
-        #expect(await eventually { recorder.refetches.count == 2 })
-        standIn.dropStreams()
-        #expect(await eventually { standIn.requests.count == 3 })
-        #expect(standIn.requests.last?.lastEventID == "7", "not the 8 of the event cut off")
+        try await Self.withOpenStream { standIn, recorder in
+            standIn.sendRaw("id: 7\ndata: {\"type\": \"refetchEvaluation\"}\n\nid: 8\ndata: {\"type\": \"refetch")
+            #expect(await eventually { recorder.refetches.count == 1 })
+            standIn.dropStreams()
+            #expect(await eventually { standIn.streamCount == 1 && recorder.opens == 2 })
+            #expect(standIn.requests.last?.lastEventID == "7")
+            // An event without an id on the new connection keeps 7.
+            standIn.sendRaw("data: {\"type\": \"refetchEvaluation\"}\n\n")
+            #expect(await eventually { recorder.refetches.count == 2 })
+            standIn.dropStreams()
+            #expect(await eventually { standIn.requests.count == 3 })
+            #expect(standIn.requests.last?.lastEventID == "7", "not the 8 of the event cut off")
+        }
     }
 
-    @Test func aReconnectionWaitsAtLeastTheReconnectionTimeTheStreamAskedFor() async throws {
-        // WHATWG: wait the reconnection time (`retry:`), then optionally more. The backoff's
-        // jitter (here at most 100 ms) comes on top; it never shortens the server's wait.
-        let standIn = try LaunchDarklyStandIn(flags: "{}")
-        defer { standIn.stop() }
-        let recorder = Recorder()
-        let stream = recorder.stream(standIn.baseURL.appendingPathComponent("meval/e30"))
-        defer { stream.shutdown() }
-        stream.start()
-        #expect(await eventually { standIn.streamCount == 1 && recorder.opens == 1 })
-        standIn.sendRaw("retry: 5000\n\n")
-        // The field is read before the connection ends: an event after it proves it arrived.
-        standIn.sendRaw("data: {\"type\": \"refetchEvaluation\"}\n\n")
-        #expect(await eventually { recorder.refetches.count == 1 })
-        standIn.dropStreams()
-        #expect(await eventually { recorder.closes.count == 1 })
-        let retryIn = try #require(recorder.closes.first?.retryIn)
-        #expect(retryIn >= .seconds(5) && retryIn <= .milliseconds(5_100), "\(retryIn)")
-    }
-
-    @Test func aHugeReconnectionTimeWaitsAnHour() async throws {
-        let standIn = try LaunchDarklyStandIn(flags: "{}")
-        defer { standIn.stop() }
-        let recorder = Recorder()
-        let stream = recorder.stream(standIn.baseURL.appendingPathComponent("meval/e30"))
-        defer { stream.shutdown() }
-        stream.start()
-        #expect(await eventually { standIn.streamCount == 1 && recorder.opens == 1 })
-        standIn.sendRaw("retry: 99999999999999999999\ndata: {\"type\": \"refetchEvaluation\"}\n\n")
-        #expect(await eventually { recorder.refetches.count == 1 })
-        standIn.dropStreams()
-        #expect(await eventually { recorder.closes.count == 1 })
-        let retryIn = try #require(recorder.closes.first?.retryIn)
-        #expect(retryIn >= .seconds(3_600) && retryIn <= .seconds(3_600) + .milliseconds(100), "\(retryIn)")
+    @Test(arguments: [("5000", Duration.seconds(5)), ("99999999999999999999", .seconds(3_600))])
+    func aReconnectionWaitsAtLeastTheReconnectionTimeTheStreamAskedFor(retry: String, least: Duration) async throws {
+        // WHATWG: wait the reconnection time (`retry:`, here at most an hour), then optionally
+        // more. The backoff's jitter (here at most 100 ms) comes on top; it never shortens the
+        // server's wait.
+        try await Self.withOpenStream { standIn, recorder in
+            // An event after the field proves it arrived before the connection ends.
+            standIn.sendRaw("retry: \(retry)\ndata: {\"type\": \"refetchEvaluation\"}\n\n")
+            #expect(await eventually { recorder.refetches.count == 1 })
+            standIn.dropStreams()
+            #expect(await eventually { recorder.closes.count == 1 })
+            let retryIn = try #require(recorder.closes.first?.retryIn)
+            #expect(retryIn >= least && retryIn <= least + .milliseconds(100), "\(retryIn)")
+        }
     }
 
     @Test func a204StopsTheStreamForGood() async throws {
