@@ -94,6 +94,11 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         reachability: (any Reachability)?, lifecycle: (any AppLifecycle)?, elapsed: any ElapsedClock,
         now: @escaping @Sendable () -> Date, random: JitterSource
     ) {
+        // The crash-loop guard keeps its journal in a file beside the store's: a store that
+        // keeps nothing on disk runs without it (and says so below).
+        var configuration = configuration
+        let guardOff = !store.persists && configuration.crashLoopGuard != nil
+        if guardOff { configuration.crashLoopGuard = nil }
         self.configuration = configuration
         self.fetcher = fetcher
         self.store = store
@@ -131,6 +136,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         var safe: SafeModeStart?
         var journal = LaunchJournal()
         var launchEvents: [FlagEvent] = []
+        if guardOff {
+            launchEvents.append(.fallbackWarning(reason: "the crash-loop guard is off: the store keeps nothing on disk (LastKnownGoodStore.inMemory)"))
+        }
         if let policy = configuration.crashLoopGuard {
             let path = LaunchJournal.path(besides: store.fileURL)
             let (recorded, problem) = LaunchJournal.read(path)

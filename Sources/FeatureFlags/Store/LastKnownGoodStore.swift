@@ -15,6 +15,8 @@ public import Foundation
 ///   under the store's own lock: reading the store never waits on the disk.
 /// - **Merged identities** (``FeatureFlagProvider/identify(merging:)``) keep each member
 ///   context's snapshot and tag here too, in memory only.
+/// - **Nothing on disk** — ``inMemory(capacity:)`` — for an app whose policy forbids keeping
+///   flag values on the device (OFREP ADR-0009's `disabled` cache mode).
 public final class LastKnownGoodStore: Sendable {
     /// What loading the file found.
     package enum LoadOutcome: Sendable, Equatable {
@@ -31,8 +33,10 @@ public final class LastKnownGoodStore: Sendable {
         case unavailable(reason: String)
     }
 
-    /// The file the snapshots live in.
+    /// The file the snapshots live in (never opened when ``persists`` is false).
     public let fileURL: URL
+    /// Whether the store reads and writes ``fileURL``: false for ``inMemory(capacity:)``.
+    public let persists: Bool
     /// How many contexts the file keeps (the initialiser's `capacity`, within 1…1,022).
     public let capacity: Int
     /// The largest file a write leaves: what a read accepts (64 MiB).
@@ -95,16 +99,35 @@ public final class LastKnownGoodStore: Sendable {
         self.init(fileURL: fileURL, capacity: capacity, read: FileIO.read)
     }
 
+    /// A store that keeps up to `capacity` contexts' snapshots for this process only: nothing
+    /// is read when it is created and nothing is ever written — OFREP ADR-0009's `disabled`
+    /// cache mode, for an app whose policy forbids keeping flag values on the device. What it
+    /// costs: a launch serves bundled and code defaults until the first fetch (a launch offline
+    /// serves only those), a kill switch holds for the session only, and a provider given this
+    /// store runs without its crash-loop guard (the guard's journal is a file beside the
+    /// store's; ``FeatureFlagProvider`` says so with a `fallback_warning` event).
+    /// ``fileURL`` is `/dev/null`, never opened.
+    public static func inMemory(capacity: Int = 5) -> LastKnownGoodStore {
+        LastKnownGoodStore(fileURL: URL(fileURLWithPath: "/dev/null"), capacity: capacity, read: FileIO.read, persists: false)
+    }
+
     /// The designated initialiser, with the file reader, the write gate and the largest file
     /// written as seams for tests.
     init(
         fileURL: URL, capacity: Int, read: (String) throws(FileIOError) -> [UInt8], gate: DiskWriteGate = .system,
-        fileLimit: Int = FileIO.maxReadSize
+        fileLimit: Int = FileIO.maxReadSize, persists: Bool = true
     ) {
         self.gate = gate
         self.fileURL = fileURL
+        self.persists = persists
         self.fileLimit = fileLimit
         self.capacity = min(max(1, capacity), FallbackFileFormat.maxContexts)
+        guard persists else {
+            self.loadOutcome = .noFile
+            self.loadWarning = nil
+            self.state = Locked(State(content: StoreContent(path: fileURL.fileSystemPath, capacity: self.capacity)))
+            return
+        }
         // Opening the app's default file: adopt version 0.3.0's shared one first (see
         // ``defaultFileURL(appName:)``). Another name is never the default: nothing to compare.
         // Compared on the path's text: `URL.lastPathComponent` costs about 90 µs the first time
@@ -250,6 +273,7 @@ public final class LastKnownGoodStore: Sendable {
 
     /// A copy of the file as it is now, at a free `.corrupt` path; where it went.
     private func keepCopy() -> String? {
+        guard persists else { return nil }
         let path = fileURL.fileSystemPath
         guard let bytes = try? FileIO.read(path) else { return nil }
         let destination = FileIO.quarantinePath(for: path)
@@ -272,6 +296,11 @@ public final class LastKnownGoodStore: Sendable {
     /// result replaces the file, and memory adopts it (with the changes still unwritten applied
     /// on top). Only the two short memory steps hold the store's lock.
     private func commit(_ apply: @escaping @Sendable (inout StoreContent) -> Void) throws(FlagError) {
+        guard persists else {
+            // Nothing on disk: the change in memory is the whole of it.
+            state.withLock { apply(&$0.content) }
+            return
+        }
         let (sequence, blocked, path) = state.withLock { s -> (Int, String?, String) in
             apply(&s.content)
             let sequence = s.nextSequence
