@@ -297,8 +297,12 @@ public final class LastKnownGoodStore: Sendable {
     /// on top). Only the two short memory steps hold the store's lock.
     private func commit(_ apply: @escaping @Sendable (inout StoreContent) -> Void) throws(FlagError) {
         guard persists else {
-            // Nothing on disk: the change in memory is the whole of it.
-            state.withLock { apply(&$0.content) }
+            // Nothing on disk: the change in memory is the whole of it (and the uses noted for
+            // the next write are dropped: there is none).
+            state.withLock { s in
+                apply(&s.content)
+                _ = s.content.takeTouches()
+            }
             return
         }
         let (sequence, blocked, path) = state.withLock { s -> (Int, String?, String) in
