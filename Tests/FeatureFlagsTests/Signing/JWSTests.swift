@@ -56,6 +56,10 @@ struct JWSTests {
             let forged = JWS.sign(Self.document, seed: Self.otherSeed, keyID: nil).split(separator: UInt8(ascii: "."))
             let general = #"{"payload":"\#(compact[1])","signatures":[{"protected":"\#(String(decoding: forged[0], as: UTF8.self))","signature":"\#(String(decoding: forged[2], as: UTF8.self))"},{"protected":"\#(compact[0])","signature":"\#(compact[2])"}]}"#
             #expect((try? JWS.verify(Array(general.utf8), trusting: keys).get())?.payload == Self.document, "one trusted signature suffices")
+            // The algorithm must be signed: in the unprotected header only, it is not read.
+            let unsigned = Self.compact(header: #"{"kid":"k"}"#).split(separator: UInt8(ascii: ".")).map { String(decoding: $0, as: UTF8.self) }
+            let outside = #"{"protected":"\#(unsigned[0])","header":{"alg":"EdDSA"},"payload":"\#(unsigned[1])","signature":"\#(unsigned[2])"}"#
+            #expect(Self.failure(Array(outside.utf8), keys) == #"malformed JWS: no "alg""#)
         }
     }
 
