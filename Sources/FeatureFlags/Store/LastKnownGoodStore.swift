@@ -108,11 +108,14 @@ public final class LastKnownGoodStore: Sendable {
     /// store's; ``FeatureFlagProvider`` says so with a `fallback_warning` event).
     /// ``fileURL`` is `/dev/null`, never opened.
     public static func inMemory(capacity: Int = 5) -> LastKnownGoodStore {
-        LastKnownGoodStore(fileURL: URL(fileURLWithPath: "/dev/null"), capacity: capacity, read: FileIO.read, persists: false)
+        // It finds no file (the one reader it is given) and its changes stay in memory (`commit`).
+        LastKnownGoodStore(
+            fileURL: URL(fileURLWithPath: "/dev/null"), capacity: capacity, read: { _ throws(FileIOError) in throw .notFound },
+            persists: false)
     }
 
     /// The designated initialiser, with the file reader, the write gate and the largest file
-    /// written as seams for tests.
+    /// written as seams for tests; `persists: false` keeps every change in memory.
     init(
         fileURL: URL, capacity: Int, read: (String) throws(FileIOError) -> [UInt8], gate: DiskWriteGate = .system,
         fileLimit: Int = FileIO.maxReadSize, persists: Bool = true
@@ -122,18 +125,12 @@ public final class LastKnownGoodStore: Sendable {
         self.persists = persists
         self.fileLimit = fileLimit
         self.capacity = min(max(1, capacity), FallbackFileFormat.maxContexts)
-        guard persists else {
-            self.loadOutcome = .noFile
-            self.loadWarning = nil
-            self.state = Locked(State(content: StoreContent(path: fileURL.fileSystemPath, capacity: self.capacity)))
-            return
-        }
         // Opening the app's default file: adopt version 0.3.0's shared one first (see
         // ``defaultFileURL(appName:)``). Another name is never the default: nothing to compare.
         // Compared on the path's text: `URL.lastPathComponent` costs about 90 µs the first time
         // a process asks (Linux), a tenth of a cold start.
         let path = fileURL.fileSystemPath
-        if path.hasSuffix("/flags.lkg"), path.dropLast(10).hasSuffix("/" + StoreLocation.folderName(Self.defaultAppName)) {
+        if persists, path.hasSuffix("/flags.lkg"), path.dropLast(10).hasSuffix("/" + StoreLocation.folderName(Self.defaultAppName)) {
             StoreLocation.adoptLegacyFile(
                 ifOpening: fileURL, in: StoreLocation.base(), appName: Self.defaultAppName, sandboxed: StoreLocation.isSandboxed)
         }
@@ -294,7 +291,8 @@ public final class LastKnownGoodStore: Sendable {
     /// Applies `change` in memory at once, then writes it: under the file lock, every change
     /// not yet written up to this one is applied in order to the file's current content, the
     /// result replaces the file, and memory adopts it (with the changes still unwritten applied
-    /// on top). Only the two short memory steps hold the store's lock.
+    /// on top). Only the two short memory steps hold the store's lock. A store that does not
+    /// persist stops after the change in memory.
     private func commit(_ apply: @escaping @Sendable (inout StoreContent) -> Void) throws(FlagError) {
         guard persists else {
             // Nothing on disk: the change in memory is the whole of it (and the uses noted for
