@@ -97,13 +97,23 @@ enum LintCommand {
 
     /// Lints a flagd flag-definition document: every problem of its format, with its JSON path
     /// (state, variants of one type, a default variant that exists, targeting that compiles,
-    /// `$evaluators` and their references, metadata). `--schema` checks FeatureFlags documents
-    /// only, so it is ignored here with a warning.
+    /// `$evaluators` and their references, metadata), then every departure from flagd's
+    /// published schema the format checks did not already name (``FlagdSchemaCheck``: weights
+    /// that are not whole numbers ≥ 0, `sem_ver` operators and versions, `$flagd` properties,
+    /// operator arities). `--schema` checks FeatureFlags documents only, so it is ignored here
+    /// with a warning.
     static func lintFlagd(_ value: FlagValue, schema: FlagSchema?) -> Report {
         var report = Report()
         do {
             let definitions = try FlagdDefinitions.parse(json: value)
             report.violations = definitions.problems
+            let schemaCheck = FlagdSchemaCheck.check(value, besides: definitions.problems)
+            report.violations += schemaCheck.departures.map {
+                FlagViolation(path: $0.path, message: "\($0.message) (flagd's schema \(FlagdSchemaDocuments.release))")
+            }
+            if schemaCheck.unchecked {
+                report.warnings.append("too deeply nested to check against flagd's schema in \(FlagdSchemaCheck.stepsPerValue) steps per value; its format is checked")
+            }
             report.flags = definitions.keys.count
             report.rules = definitions.targetedCount
             report.version = definitions.version

@@ -161,6 +161,11 @@ enum ServeCommand {
         }
         if let signing { console.out(try SigningCommands.sign(server, signing)) }
         for problem in definitions?.problems ?? [] { console.err("flagctl serve: \(file): \(problem) (served as PARSE_ERROR)") }
+        if let definitions, let document = try? FlagJSON.parse(bytes) {
+            for departure in FlagdSchemaCheck.check(document, besides: definitions.problems).departures {
+                console.err("flagctl serve: \(file): warning: \(departure) (flagd's schema; evaluated as flagd evaluates it)")
+            }
+        }
         console.out(
             "serving flagd definitions \(file) (\(definitions?.keys.count ?? 0) flags) on \(server.baseURL.absoluteString)"
                 + " — GET /flagd/flags.json (ETag), GET /events (changes); evaluate with flagctl eval --provider flagd; Ctrl-C stops")

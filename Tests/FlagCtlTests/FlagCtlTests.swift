@@ -581,11 +581,11 @@ struct ServeRun {
     private let release: Locked<CheckedContinuation<Void, Never>?>
     private let serving: Task<Int32, Never>
 
-    /// Starts `serve FILE extra…` and waits for its banner.
-    static func start(_ extra: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) async throws -> ServeRun {
+    /// Starts `serve FILE extra…` and waits for its banner; FILE holds `text`, or the demo document.
+    static func start(_ extra: [String] = [], text: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> ServeRun {
         let directory = TempDir()
         let file = directory.url("flags.json")
-        try Data(ServerDocument.seedExample.jsonBytes()).write(to: file)
+        try (text.map { Data($0.utf8) } ?? Data(ServerDocument.seedExample.jsonBytes())).write(to: file)
         let release = Locked<CheckedContinuation<Void, Never>?>(nil)
         let stop = StopSignal {
             await withCheckedContinuation { continuation in release.withLock { $0 = continuation } }
