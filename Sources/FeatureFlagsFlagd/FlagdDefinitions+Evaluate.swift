@@ -32,7 +32,11 @@ extension FlagdDefinitions {
             let old = previous.context.flagValue.objectValue ?? [:]
             let new = context.flagValue.objectValue ?? [:]
             changed = 0
-            for (bit, name) in order.attributes.enumerated() where old[name] != new[name] { changed |= 1 << UInt64(bit) }
+            // Unchanged means the same bytes: a rule compares text by its bytes, so a value
+            // respelled in another Unicode normal form may answer otherwise.
+            for (bit, name) in order.attributes.enumerated() where !LogicCoercion.identical(old[name], new[name]) {
+                changed |= 1 << UInt64(bit)
+            }
             before = previous.table
         }
         return FlagTable(capacity: order.keys.count) { (add) throws(Never) in
@@ -92,7 +96,9 @@ extension FlagdDefinitions {
         default:
             return Answer(Self.failure(.general, "the targeting gave \(result.typeNameWithArticle), not a variant name", metadata: flag.metadata))
         }
-        if let match = flag.matches[chosen] { return match }
+        // By the name's bytes, as flagd finds it (a Swift dictionary also finds a canonically
+        // equivalent name: ``LogicCoercion/sameText(_:_:)``).
+        if let index = flag.matches.index(forKey: chosen), LogicCoercion.sameText(flag.matches[index].key, chosen) { return flag.matches[index].value }
         // The name is not shown: a rule may return a context value (`{"var": "email"}`).
         return Answer(Self.failure(.general, "the targeting named a variant this flag does not define", metadata: flag.metadata))
     }

@@ -160,7 +160,7 @@ extension FlagdDefinitions {
         switch members["defaultVariant"] {
         case nil, .null?: break
         case .string(let name)?:
-            if variants[name] == nil, members["variants"]?.objectValue != nil {
+            if LogicCoercion.member(name, of: variants) == nil, members["variants"]?.objectValue != nil {
                 problems.append(FlagViolation(path: "\(path).defaultVariant", message: "names \"\(name)\", which is not one of the variants"))
             }
             defaultVariant = name
@@ -202,7 +202,7 @@ extension FlagdDefinitions {
     /// The entry for `variant` (nil: the code default, reason `DEFAULT`).
     static func resolved(_ variant: String?, variants: [String: FlagValue], reason: FlagReason, metadata: [String: FlagValue]) -> FlagEntry {
         guard let variant else { return FlagEntry(value: nil, reason: .default, metadata: metadata) }
-        guard let value = variants[variant] else {
+        guard let value = LogicCoercion.member(variant, of: variants) else {
             // The name is not shown: a rule may return a context value (`{"var": "email"}`).
             return failure(.general, "the targeting named a variant this flag does not define", metadata: metadata)
         }

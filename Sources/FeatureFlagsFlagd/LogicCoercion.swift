@@ -4,6 +4,32 @@ import FeatureFlags
 /// How JsonLogic values behave as Booleans, numbers and strings. Where JsonLogic
 /// implementations disagree, these follow flagd's evaluator (Go): an empty object is false.
 enum LogicCoercion {
+    /// Text equality as every flagd evaluator has it: the same UTF-8 bytes (Go, Java,
+    /// JavaScript and Python compare code units or code points). Swift's `==` on strings is
+    /// canonical equivalence — `"é"` (U+00E9) equals `"e\u{301}"` there — which would match
+    /// rules another evaluator of the same file does not.
+    static func sameText(_ x: String, _ y: String) -> Bool { x.utf8.elementsEqual(y.utf8) }
+
+    /// `members[key]`, only when the member's name has `key`'s bytes: a Swift dictionary also
+    /// finds a canonically equivalent name (``sameText(_:_:)``).
+    static func member(_ key: String, of members: [String: FlagValue]) -> FlagValue? {
+        guard let index = members.index(forKey: key), sameText(members[index].key, key) else { return nil }
+        return members[index].value
+    }
+
+    /// Whether two values are the same JSON, text and member names compared by their bytes
+    /// (``sameText(_:_:)``); numbers and Booleans as `FlagValue`'s `==` compares them.
+    static func identical(_ a: FlagValue?, _ b: FlagValue?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case (.string(let x)?, .string(let y)?): return sameText(x, y)
+        case (.list(let x)?, .list(let y)?): return x.count == y.count && zip(x, y).allSatisfy { identical($0, $1) }
+        case (.object(let x)?, .object(let y)?):
+            return x.count == y.count && x.allSatisfy { name, value in member(name, of: y).map { identical(value, $0) } ?? false }
+        default: return a == b
+        }
+    }
+
     /// Truthiness: `false`, `0`, `NaN`, `""`, `[]`, `{}` and `null` are false; everything else true.
     static func truthy(_ value: FlagValue) -> Bool {
         switch value {
@@ -91,14 +117,14 @@ enum LogicCoercion {
     /// what `Double(_:)` accepts too.
     static func goFloat(_ text: String) -> Double? { Double(text) }
 
-    /// Loose equality (`==`): `null` equals only `null`; two strings by text; anything else as
+    /// Loose equality (`==`): `null` equals only `null`; two strings by their bytes; anything else as
     /// ``comparisonNumber(_:)`` — so `1 == 1.0`, `1 == "1"`, `true == 1`; lists and objects are
     /// never equal (NaN), not even to themselves.
     static func looselyEqual(_ a: FlagValue, _ b: FlagValue) -> Bool {
         switch (a, b) {
         case (.null, .null): return true
         case (.null, _), (_, .null): return false
-        case (.string(let x), .string(let y)): return x == y
+        case (.string(let x), .string(let y)): return sameText(x, y)
         default: return comparisonNumber(a) == comparisonNumber(b)
         }
     }
@@ -137,7 +163,8 @@ enum LogicCoercion {
         switch haystack {
         case .string(let text):
             guard case .string(let part) = needle else { return nil }
-            return part.isEmpty || text.contains(part)
+            // Byte for byte, as flagd's evaluator searches (`"é"` is not in `"cafe\u{301}"`).
+            return part.isEmpty || text.utf8.firstRange(of: part.utf8) != nil
         case .list(let elements):
             let number = needle.isNumber ? libraryNumber(needle) : nil
             for element in elements {
@@ -154,7 +181,7 @@ enum LogicCoercion {
                     continue
                 }
                 switch (needle, element) {
-                case (.string(let x), .string(let y)) where x == y: return true
+                case (.string(let x), .string(let y)) where sameText(x, y): return true
                 case (.bool(let x), .bool(let y)) where x == y: return true
                 case (.null, .null): return true
                 case (.object, .object): return nil
@@ -174,7 +201,7 @@ enum LogicCoercion {
         for item in list {
             switch (item, element) {
             case (.list, .list), (.object, .object): return nil
-            case (.string(let x), .string(let y)) where x == y: return true
+            case (.string(let x), .string(let y)) where sameText(x, y): return true
             case (.bool(let x), .bool(let y)) where x == y: return true
             case (.null, .null): return true
             default:

@@ -77,14 +77,14 @@ struct LogicScope {
             if head == "$flagd" {
                 current = .object(["flagKey": .string(flagKey), "timestamp": .int(timestamp)])
             } else {
-                guard let value = context[head] else { return nil }
+                guard let value = LogicCoercion.member(head, of: context) else { return nil }
                 current = value
             }
         }
         for component in rest {
             switch current {
             case .object(let members):
-                guard let value = members[component] else { return nil }
+                guard let value = LogicCoercion.member(component, of: members) else { return nil }
                 current = value
             case .list(let items):
                 guard let index = Int(component), items.indices.contains(index) else { return nil }

@@ -172,7 +172,7 @@ struct LogicCompiler {
         guard case .string(let name) = argument else {
             throw LogicCompileError(path: "\(path).$ref", message: "a reference names an evaluator with a string")
         }
-        guard let target = evaluators[name] else {
+        guard let target = LogicCoercion.member(name, of: evaluators) else {
             throw LogicCompileError(path: "\(path).$ref", message: "no evaluator named \"\(name)\" in $evaluators")
         }
         if expanding.contains(name) {

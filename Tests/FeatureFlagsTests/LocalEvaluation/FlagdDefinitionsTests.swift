@@ -180,4 +180,19 @@ struct FlagdDefinitionsTests {
         #expect(defs.evaluate(flag: "g", for: context)?.errorCode == nil)
         #expect(defs.problems.contains { $0.message.contains("nest deeper than 32") })
     }
+
+    /// A variant is found by the bytes of its name, as flagd's evaluator finds it: a rule (or
+    /// a default) naming "é" decomposed does not pick the variant "é" composed.
+    @Test func variantsAreFoundByTheBytesOfTheirNames() throws {
+        let definitions = try FlagdDefinitions.parse(Array(#"""
+            {"flags": {
+              "rule": {"state": "ENABLED", "variants": {"caf\u00e9": 1, "tea": 2}, "defaultVariant": "tea",
+                       "targeting": {"if": [{"var": "decomposed"}, "cafe\u0301", "caf\u00e9"]}},
+              "default": {"state": "ENABLED", "variants": {"caf\u00e9": 1}, "defaultVariant": "cafe\u0301"}}}
+            """#.utf8))
+        #expect(definitions.evaluate(flag: "rule", for: .anonymous)?.value == 1)
+        let decomposed = definitions.evaluate(flag: "rule", for: EvaluationContext(attributes: ["decomposed": true]))
+        #expect(decomposed?.reason == .error && decomposed?.errorCode == .general, "\(String(describing: decomposed))")
+        #expect(definitions.problems.map(\.path) == ["flags.default.defaultVariant"])
+    }
 }

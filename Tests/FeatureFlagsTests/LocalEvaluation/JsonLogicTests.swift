@@ -100,6 +100,30 @@ struct JsonLogicTests {
         #expect(try run(#"{"==": ["abc", "1"]}"#) == false)
     }
 
+    /// Text is compared by its bytes, as flagd's Go evaluator (and its Java, JavaScript and
+    /// Python ones) compare it — not by Swift's canonical equivalence, where "é" (U+00E9) and
+    /// "e" + U+0301 are equal. Two evaluators of one rule file must agree on the same user.
+    @Test func textComparesByItsBytesNotByCanonicalEquivalence() throws {
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect(composed == decomposed, "Swift's own == says equal")
+        #expect(try run(#"{"==": ["caf\u00e9", "cafe\u0301"]}"#) == false)
+        #expect(try run(#"{"===": ["caf\u00e9", "cafe\u0301"]}"#) == false)
+        #expect(try run(#"{"!=": ["caf\u00e9", "cafe\u0301"]}"#) == true)
+        #expect(try run(#"{"<=": ["cafe\u0301", "caf\u00e9"]}"#) == true, "less by bytes")
+        #expect(try run(#"{">=": ["cafe\u0301", "caf\u00e9"]}"#) == false)
+        #expect(try run(#"{"in": ["\u00e9", "cafe\u0301"]}"#) == false)
+        #expect(try run(#"{"in": ["e", "cafe\u0301"]}"#) == true, "a substring of the bytes, not of the characters")
+        #expect(try run(#"{"in": ["caf\u00e9", ["cafe\u0301"]]}"#) == false)
+        #expect(try run(#"{"contains_any": [["caf\u00e9"], ["cafe\u0301"]]}"#) == false)
+        #expect(try run(#"{"==": ["caf\u00e9", "caf\u00e9"]}"#) == true)
+
+        var compiler = LogicCompiler(evaluators: [:])
+        let lookup = try compiler.compile(try FlagJSON.parse(#"[{"var": "cafe\u0301"}, {"var": "m.cafe\u0301"}, {"var": "caf\u00e9"}]"#), at: "rule")
+        let scope = LogicScope(
+            context: [composed: 1, "m": [composed: 2]], flagKey: "f", timestamp: 0, bucketing: .highPrecision, budget: EvaluationBudget())
+        #expect(scope.evaluate(lookup) == [.null, .null, 1], "a name finds only the member of its own bytes")
+    }
+
     @Test func truthiness() throws {
         for falsy in ["0", "\"\"", "[]", "null", "false", "{}"] { #expect(try run(#"{"!!": [\#(falsy)]}"#) == false, "\(falsy)") }
         for truthy in ["1", "\"0\"", "[0]", "true", "-1", "\"a\"", "{\"a\": 1, \"b\": 2}"] {

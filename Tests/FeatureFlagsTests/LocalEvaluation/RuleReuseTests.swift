@@ -97,6 +97,20 @@ struct RuleReuseTests {
         #expect(extras(second, "broken") !== extras(third, "broken"), "the venue changed: evaluated again")
     }
 
+    /// Rules compare text by its bytes, so a value respelled in another Unicode normal form is
+    /// a change: "café" composed, then decomposed, is evaluated again (Swift's `==` calls the
+    /// two spellings equal).
+    @Test func aValueRespelledInAnotherNormalFormIsEvaluatedAgain() throws {
+        let bytes = Array(#"""
+            {"flags": {"cafe": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off",
+                                "targeting": {"if": [{"==": [{"var": "venue"}, "caf\u00e9"]}, "on", "off"]}}}}
+            """#.utf8)
+        let rules = LocalRules(definitions: try FlagdDefinitions.parse(bytes), document: bytes, etag: nil, fetchedAt: Date(timeIntervalSince1970: 1_750_000_000))
+        let date = Date(timeIntervalSince1970: 1_750_000_000)
+        #expect(rules.snapshot(for: EvaluationContext(targetingKey: "u1", attributes: ["venue": "caf\u{E9}"]), at: date).flags["cafe"]?.value == true)
+        #expect(rules.snapshot(for: EvaluationContext(targetingKey: "u1", attributes: ["venue": "cafe\u{301}"]), at: date).flags["cafe"]?.value == false)
+    }
+
     @Test func aRuleOnTheTimeIsEvaluatedAtEveryIdentify() throws {
         let rules = try Self.rules()
         let context = EvaluationContext(targetingKey: "u1")
