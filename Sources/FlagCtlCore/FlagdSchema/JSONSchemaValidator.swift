@@ -398,10 +398,12 @@ struct JSONSchemaValidator {
         }
     }
 
-    /// JSON equality: numbers by value (`1` equals `1.0`), lists and objects member by member.
+    /// JSON equality: numbers by value (`1` equals `1.0`), text by its code points (not by
+    /// Swift's canonical equivalence), lists and objects member by member.
     static func equal(_ a: FlagValue, _ b: FlagValue) -> Bool {
         if let x = number(a), let y = number(b) { return x == y }
         switch (a, b) {
+        case (.string(let x), .string(let y)): return x.utf8.elementsEqual(y.utf8)
         case (.list(let x), .list(let y)): return x.count == y.count && zip(x, y).allSatisfy { equal($0, $1) }
         case (.object(let x), .object(let y)): return x.count == y.count && x.allSatisfy { key, value in y[key].map { equal(value, $0) } ?? false }
         default: return a == b
