@@ -22,6 +22,7 @@ enum LintCommand {
             "flagctl lint Docs/examples/flags.json --schema Docs/examples/flags.schema.json",
             "flagctl lint config/flags.json --schema config/flags.schema.json",
             "flagctl lint config/flags.json --schema config/flags.schema.json --bump --write",
+            "flagctl lint rules.flagd.json    # a flagd file: its format, then flagd's published schema",
         ],
         exitStatuses: [
             (0, "the document passes"), (1, "violations (each printed with its path)"), (64, "usage error"),
