@@ -98,7 +98,9 @@ extension FlagdDefinitions {
         }
         // By the name's bytes, as flagd finds it (a Swift dictionary also finds a canonically
         // equivalent name: ``LogicCoercion/sameText(_:_:)``).
-        if let index = flag.matches.index(forKey: chosen), LogicCoercion.sameText(flag.matches[index].key, chosen) { return flag.matches[index].value }
+        if let index = flag.matches.index(forKey: chosen), LogicCoercion.sameText(flag.matches[index].key, chosen) {
+            return flag.matches[index].value
+        }
         // The name is not shown: a rule may return a context value (`{"var": "email"}`).
         return Answer(Self.failure(.general, "the targeting named a variant this flag does not define", metadata: flag.metadata))
     }

@@ -117,9 +117,9 @@ enum LogicCoercion {
     /// what `Double(_:)` accepts too.
     static func goFloat(_ text: String) -> Double? { Double(text) }
 
-    /// Loose equality (`==`): `null` equals only `null`; two strings by their bytes; anything else as
-    /// ``comparisonNumber(_:)`` — so `1 == 1.0`, `1 == "1"`, `true == 1`; lists and objects are
-    /// never equal (NaN), not even to themselves.
+    /// Loose equality (`==`): `null` equals only `null`; two strings by their bytes; anything
+    /// else as ``comparisonNumber(_:)`` — so `1 == 1.0`, `1 == "1"`, `true == 1`; lists and
+    /// objects are never equal (NaN), not even to themselves.
     static func looselyEqual(_ a: FlagValue, _ b: FlagValue) -> Bool {
         switch (a, b) {
         case (.null, .null): return true
