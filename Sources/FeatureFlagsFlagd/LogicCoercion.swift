@@ -20,13 +20,20 @@ enum LogicCoercion {
     /// Whether two values are the same JSON, text and member names compared by their bytes
     /// (``sameText(_:_:)``); numbers and Booleans as `FlagValue`'s `==` compares them.
     static func identical(_ a: FlagValue?, _ b: FlagValue?) -> Bool {
+        guard let a, let b else { return a == nil && b == nil }
         switch (a, b) {
-        case (nil, nil): return true
-        case (.string(let x)?, .string(let y)?): return sameText(x, y)
-        case (.list(let x)?, .list(let y)?): return x.count == y.count && zip(x, y).allSatisfy { identical($0, $1) }
-        case (.object(let x)?, .object(let y)?):
-            return x.count == y.count && x.allSatisfy { name, value in member(name, of: y).map { identical(value, $0) } ?? false }
-        default: return a == b
+        case (.string(let x), .string(let y)):
+            return sameText(x, y)
+        case (.list(let x), .list(let y)):
+            guard x.count == y.count else { return false }
+            for index in x.indices where !identical(x[index], y[index]) { return false }
+            return true
+        case (.object(let x), .object(let y)):
+            guard x.count == y.count else { return false }
+            for (name, value) in x where !identical(value, member(name, of: y)) { return false }
+            return true
+        default:
+            return a == b
         }
     }
 
