@@ -96,11 +96,8 @@ extension FlagdDefinitions {
         default:
             return Answer(Self.failure(.general, "the targeting gave \(result.typeNameWithArticle), not a variant name", metadata: flag.metadata))
         }
-        // By the name's bytes, as flagd finds it (a Swift dictionary also finds a canonically
-        // equivalent name: ``LogicCoercion/sameText(_:_:)``).
-        if let index = flag.matches.index(forKey: chosen), LogicCoercion.sameText(flag.matches[index].key, chosen) {
-            return flag.matches[index].value
-        }
+        // By the name's bytes, as flagd finds it (``LogicCoercion/member(_:of:)``).
+        if let match = LogicCoercion.member(chosen, of: flag.matches) { return match }
         // The name is not shown: a rule may return a context value (`{"var": "email"}`).
         return Answer(Self.failure(.general, "the targeting named a variant this flag does not define", metadata: flag.metadata))
     }

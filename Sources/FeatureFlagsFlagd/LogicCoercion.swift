@@ -12,7 +12,7 @@ enum LogicCoercion {
 
     /// `members[key]`, only when the member's name has `key`'s bytes: a Swift dictionary also
     /// finds a canonically equivalent name (``sameText(_:_:)``).
-    static func member(_ key: String, of members: [String: FlagValue]) -> FlagValue? {
+    static func member<Value>(_ key: String, of members: [String: Value]) -> Value? {
         guard let index = members.index(forKey: key), sameText(members[index].key, key) else { return nil }
         return members[index].value
     }

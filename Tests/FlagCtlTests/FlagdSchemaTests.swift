@@ -137,6 +137,33 @@ struct FlagdSchemaTests {
         #expect(broken.unresolved == ["b.json#/definitions/x"])
     }
 
+    /// The validator's other keywords, on a schema of their own: each failure is said in words
+    /// (flagd's schemas use them only where the format checks speak first).
+    @Test func everyKindOfFailureIsSaidInWords() throws {
+        let schema: FlagValue = [
+            "type": "object",
+            "properties": [
+                "never": false,
+                "either": ["oneOf": [["type": "integer"], ["type": "number"]]],
+                "notText": ["not": ["type": "string"]],
+                "some": ["type": "object", "minProperties": 2],
+                "many": ["type": "array", "maxItems": 1],
+            ],
+            "required": ["needed"],
+        ]
+        var validator = JSONSchemaValidator(documents: ["s.json": schema], root: "s.json", budget: 1_000)
+        let instance: FlagValue = ["never": 1, "either": 3, "notText": "x", "some": ["a": 1], "many": [1, 2]]
+        let said = try validator.validate(instance).map { "\(FlagdSchemaCheck.render($0.path)): \(validator.message($0))" }
+        #expect(said.sorted() == [
+            #"either: matches 2 of the schema's alternatives; exactly one is allowed"#,
+            "many: has 2 items, at most 1 allowed",
+            "needed: is required",
+            "never: is not allowed here",
+            #"notText: is "x", a form the schema excludes"#,
+            "some: has 1 member, at least 2 needed",
+        ])
+    }
+
     /// Off by default: `FLAGD_SCHEMA_CASES=cases.jsonl FLAGD_SCHEMA_OUT=out.jsonl` writes, for each
     /// document of the input (one per line), whether it passes and its departures' paths — for
     /// comparing with another validator (Docs/Providers.md says how it was done).
