@@ -84,7 +84,7 @@ package struct LaunchDarklyEndpoint: StreamingEndpoint {
         }
         guard let url else { return nil }
         let connection = StreamConnection(
-            method: method == .get ? "GET" : "REPORT", headers: headers, body: body, protocol: .launchDarkly,
+            method: method == .get ? "GET" : "REPORT", headers: headers, body: body, events: .launchDarkly,
             heartbeatDeadline: Self.streamHeartbeatDeadline)
         return EventStreamLink(url: url, inactivityDelay: EventStreamLink.defaultInactivityDelay, endpoint: nil, sameOrigin: false, connection: connection)
     }

@@ -7,6 +7,7 @@ import TestSupport
 @testable import FeatureFlags
 import FlagServer
 import FeatureFlagsTesting
+import FeatureFlagsServices
 
 /// The client side of change streams against FlagServer's `GET /events`, over loopback: every
 /// fault the server can rehearse, and the stream's own limits.
@@ -280,7 +281,7 @@ struct ChangeStreamTests {
         let standIn = try LaunchDarklyStandIn(flags: "{}")
         defer { standIn.stop() }
         let streamOwn = { (fields: [String: String]) in
-            StreamConnection(method: "GET", headers: fields, body: nil, protocol: .launchDarkly, heartbeatDeadline: nil)
+            StreamConnection(method: "GET", headers: fields, body: nil, events: .launchDarkly, heartbeatDeadline: nil)
         }
         let cases: [(fields: [String: String], connection: StreamConnection?, fault: String)] = [
             (["Authorization": "s3cret\n"], nil, "its value"), (["Bad Name": "1"], nil, "its name"),

@@ -175,7 +175,11 @@ struct KillAnnouncementTests {
         #expect(f.store.fileWriteCount == 1, "the hold and the snapshot were written apart")
         let relaunched = LastKnownGoodStore(fileURL: f.fallbackURL)
         #expect(relaunched.killHold != nil)
-        #expect(relaunched.lastKnownGood(for: auraPersonal)?.snapshot.flags["kill_switch"]?.value == true)
+        // An accepted answer is stored as it came; a rejected one is not stored at all — the
+        // hold alone keeps the kill, over the values stored before it.
+        let stored = relaunched.lastKnownGood(for: auraPersonal)?.snapshot.flags
+        #expect(stored?["kill_switch"]?.value == (rejectedBySchema ? false : true))
+        if rejectedBySchema { #expect(stored?["plan_themeColor"]?.value == auraLinkPersonal["plan_themeColor"]) }
         // Lifted by the next answer: one write again.
         f.server.document = ServerDocument.seedDefaults(["kill_switch": false])
         _ = await f.provider.refresh()

@@ -185,8 +185,8 @@ struct ProviderStateRandomTests {
                 if !s.shutDown { overridden = layer.map { _ in 100 + step } }
                 input = .overrides(layer)
             case 20:
-                let streamed: [StreamedValues] = [.put(["x": ["value": 3]]), .patch(key: "x", flag: ["value": 4], version: step), .delete(key: "x", version: step)]
-                input = .stream(link, .values(streamed.randomElement(using: &rng) ?? .put([:])))
+                let streamed: [StreamEvent] = [.values(["x": ["value": 3]], via: "put"), .values([:], via: "delete"), .fetch(via: "ping")]
+                input = .stream(link, .event(streamed.randomElement(using: &rng) ?? .values([:], via: "put")))
             case 21: input = chance(50) ? .streamWaitElapsed(ticket()) : .unknownValues(flag: "x", values: ["\(step)"])
             default:
                 if chance(10) {

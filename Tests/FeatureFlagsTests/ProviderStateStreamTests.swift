@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import FeatureFlags
+import FeatureFlagsServices
 
 /// The stream and lifecycle transitions, as plain functions.
 extension ProviderStateTests {
@@ -363,44 +364,52 @@ extension ProviderStateTests {
     }
 }
 
-/// A stream that carries values (LaunchDarkly's) grows its document with every new flag a
-/// `patch` brings and every flag a `delete` removes: past the answers' cap, the polling endpoint
-/// answers instead, until the stream's next `put`.
+/// A stream an endpoint opens hands the provider values (served as a fetched answer) or asks
+/// for a fetch; LaunchDarkly's reader grows its document with every new flag a `patch` brings
+/// and every flag a `delete` removes: past the answers' cap, the polling endpoint answers
+/// instead, until the stream's next `put`.
 extension ProviderStateTests {
-    @Test func aStreamedDocumentPastTheAnswersCapIsDroppedForAPoll() {
+    @Test func streamedValuesAreServedAsAnAnswerAndAFetchRequestPolls() {
         var s = streaming()
-        s.streams.maxDocumentBytes = 2_000
-        let big = FlagValue.string(String(repeating: "v", count: 500))
-        func streamed(_ values: StreamedValues, at seconds: Double) -> [FetchTrigger] {
-            s.apply(.stream(Self.link, .values(values)), at: at(seconds)).compactMap { effect -> FetchTrigger? in
+        func triggers(_ event: StreamEvent, at seconds: Double) -> [FetchTrigger] {
+            s.apply(.stream(Self.link, .event(event)), at: at(seconds)).compactMap { effect -> FetchTrigger? in
                 if case .startFetch(let plan) = effect { return plan.trigger }
                 return nil
             }
         }
-        #expect(streamed(.put(["a": ["value": 1]]), at: 1).count == 1)
-        let ticket = s.flight?.ticket ?? FetchTicket(generation: -1, id: -1)
-        _ = s.apply(report(ticket, .fresh(prepared(["a": 1]), etag: nil, unknownKeys: [])), at: at(1))
+        #expect(triggers(.values(["a": ["value": 1]], via: "put"), at: 1) == [.streamed(["a": ["value": 1]], endpoint: Self.link.endpoint)])
+        _ = s.apply(report(s.flight?.ticket ?? FetchTicket(generation: -1, id: -1), .fresh(prepared(["a": 1]), etag: nil, unknownKeys: [])), at: at(1))
+        #expect(triggers(.fetch(via: "ping"), at: 2) == [.stream(nil)])
+        _ = s.apply(report(s.flight?.ticket ?? FetchTicket(generation: -1, id: -1), .fresh(prepared(["a": 1]), etag: nil, unknownKeys: [])), at: at(2))
+        let dropped = s.apply(.stream(Self.link, .event(.malformed(event: "patch", reason: "no key"))), at: at(3))
+        #expect(dropped.map(\.label) == ["emit error"])
+    }
+
+    @Test func aStreamedDocumentPastTheAnswersCapIsDroppedForAPoll() {
+        var reader = LaunchDarklyStreamReader(maxBytes: 2_000)
+        let big = FlagJSON.string(FlagValue.string(String(repeating: "v", count: 500)))
+        func read(_ type: String, _ data: String) -> StreamEvent? { reader.read(ServerSentEvent(type: type, data: data)) }
+        #expect(read("put", #"{"a": {"value": 1}}"#) == .values(["a": ["value": 1]], via: "put"))
         // Patches of new flags: three fit in 2,000 bytes, the fourth does not.
         for n in 0..<3 {
-            let triggers = streamed(.patch(key: "f\(n)", flag: ["value": big], version: nil), at: 2 + Double(n))
-            guard case .streamed(let flags, _)? = triggers.first else {
-                Issue.record("patch \(n): \(triggers)")
+            guard case .values(let flags, via: "patch")? = read("patch", #"{"key": "f\#(n)", "value": \#(big)}"#) else {
+                Issue.record("patch \(n)")
                 return
             }
             #expect(flags.count == n + 2)
-            _ = s.apply(report(s.flight?.ticket ?? ticket, .fresh(prepared(["a": 1]), etag: nil, unknownKeys: [])), at: at(2 + Double(n)))
         }
-        #expect(streamed(.patch(key: "f3", flag: ["value": big], version: nil), at: 6) == [.stream(nil)], "a poll")
-        #expect(s.streams.documents[Self.link] == nil)
-        _ = s.apply(report(s.flight?.ticket ?? ticket, .fresh(prepared(["a": 1]), etag: nil, unknownKeys: [])), at: at(6))
+        #expect(read("patch", #"{"key": "f3", "value": \#(big)}"#) == .fetch(via: "patch"), "a poll")
+        #expect(reader.document == nil)
         // Until the next put, patches ask the polling endpoint too; the put starts again.
-        #expect(streamed(.patch(key: "a", flag: ["value": 2], version: nil), at: 7) == [.stream(nil)])
-        _ = s.apply(report(s.flight?.ticket ?? ticket, .fresh(prepared(["a": 1]), etag: nil, unknownKeys: [])), at: at(7))
-        guard case .streamed(let flags, _)? = streamed(.put(["a": ["value": 3]]), at: 8).first else {
-            Issue.record("the put was not applied")
+        #expect(read("patch", #"{"key": "a", "value": 2}"#) == .fetch(via: "patch"))
+        #expect(read("put", #"{"a": {"value": 3}}"#) == .values(["a": ["value": 3]], via: "put"))
+        // Unknown events mean nothing; unreadable ones are said.
+        #expect(read("other", "{}") == nil)
+        #expect(read("ping", "") == .fetch(via: "ping"))
+        guard case .malformed(event: "patch", _)? = read("patch", "not json") else {
+            Issue.record("an unreadable patch")
             return
         }
-        #expect(flags == ["a": ["value": 3]])
     }
 
     @Test func aStreamedDocumentWeighsWhatItsFlagsAndDeletionsWouldAsJSON() {

@@ -82,7 +82,8 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             // And what the change streams make of each event (its JSON, its numbers).
             for event in a {
                 _ = ChangeStream.refetch(in: event)
-                _ = ChangeStream.launchDarkly(event)
+                var reader = LaunchDarklyStreamReader(maxBytes: 1 << 20)
+                _ = reader.read(event)
             }
         case (.failure, .failure):
             break

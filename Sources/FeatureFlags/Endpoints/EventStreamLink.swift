@@ -20,8 +20,8 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
     /// Whether it is on the origin of the URL the advertisement came from: only then does it
     /// get the fetcher's credentials.
     let sameOrigin: Bool
-    /// How to connect and what its events mean, for a stream an endpoint opens itself
-    /// (LaunchDarkly's); nil for an advertised one (OFREP's refetch events over `GET`).
+    /// How to connect and what its events mean, for a stream an endpoint opens itself; nil for
+    /// an advertised one (the flag document's refetch events over `GET`).
     let connection: StreamConnection?
 
     /// OFREP's default for a missing `inactivityDelaySec`.
@@ -64,9 +64,8 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
         EventStreamLink(url: url, inactivityDelay: inactivityDelay, endpoint: endpoint, sameOrigin: sameOrigin, connection: connection)
     }
 
-    /// Whether its events carry flag values (LaunchDarkly's `put`, `patch`, `delete`) rather
-    /// than "fetch again" only.
-    var carriesValues: Bool { connection?.protocol == .launchDarkly }
+    /// Whether the stream sends every value when it connects, so that its opening needs no fetch.
+    var sendsValuesOnConnect: Bool { connection?.events.sendsValuesOnConnect == true }
 
     /// `scheme://host:port` of `url`, lower-cased, with the scheme's default port.
     static func origin(of url: URL) -> String? {
@@ -75,7 +74,7 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `scheme://host[:port]/path`, without the query or fragment that may hold secrets; for a
-    /// stream whose path carries the context (LaunchDarkly's `GET /meval/…`), without it.
+    /// stream an endpoint opens by `GET`, whose path may carry the context, without its last segment.
     package var description: String {
         let text = Self.redacted(url)
         guard connection?.method == "GET", let slash = text.lastIndex(of: "/") else { return text }
@@ -165,15 +164,10 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// How a stream an endpoint opens itself is connected, and the protocol its events follow.
-/// Its header fields (credentials) and body are the endpoint's, never written to disk: such a
-/// link is built again from the endpoint and the context at each launch.
+/// How a stream an endpoint opens itself is connected, and how its events are read. Its
+/// header fields (credentials) and body are the endpoint's, never written to disk: such a link
+/// is built again from the endpoint and the context at each launch.
 package struct StreamConnection: Sendable, Hashable {
-    /// The events' meaning.
-    package enum EventProtocol: Sendable, Hashable {
-        /// LaunchDarkly's mobile stream: `put`, `patch`, `delete`, `ping`.
-        case launchDarkly
-    }
 
     /// `GET` or `REPORT`.
     package var method: String
@@ -181,18 +175,18 @@ package struct StreamConnection: Sendable, Hashable {
     package var headers: [String: String]
     /// The request body (`REPORT`'s context), if any.
     package var body: [UInt8]?
-    /// What the events mean.
-    package var `protocol`: EventProtocol
+    /// How the events are read.
+    package var events: StreamEventFormat
     /// How long the connection may stay silent before it counts as half-open (the service's
     /// heartbeat interval decides; nil: the provider's ``FeatureFlagProvider/Configuration/heartbeatDeadline``).
     package var heartbeatDeadline: Duration?
 
     /// A connection description.
-    package init(method: String, headers: [String: String], body: [UInt8]?, protocol: EventProtocol, heartbeatDeadline: Duration?) {
+    package init(method: String, headers: [String: String], body: [UInt8]?, events: StreamEventFormat, heartbeatDeadline: Duration?) {
         self.method = method
         self.headers = headers
         self.body = body
-        self.protocol = `protocol`
+        self.events = events
         self.heartbeatDeadline = heartbeatDeadline
     }
 }

@@ -128,16 +128,13 @@ extension FeatureFlagProvider {
         var writes: [@Sendable (LastKnownGoodStore) -> FlagError?] = []
         for effect in effects {
             switch effect {
-            case .persist(let snapshot, let etag, let streams, let keepStored, let context):
+            case .persist(let snapshot, let etag, let streams, let context):
                 let kept = keptStreams(streams)
                 writes.append { store in
-                    let stored = keepStored ? store.lastKnownGood(for: context) : nil
-                    return Self.failure { () throws(FlagError) in
+                    Self.failure { () throws(FlagError) in
                         try store.save(
-                            StoredFlags(
-                                snapshot: snapshot, etag: keepStored ? stored?.etag : etag,
-                                streams: keepStored ? stored?.streams : kept),
-                            for: context, killHold: holdWithSnapshot, members: keepStored ? [:] : members)
+                            StoredFlags(snapshot: snapshot, etag: etag, streams: kept), for: context, killHold: holdWithSnapshot,
+                            members: members)
                     }
                 }
             case .holdKill(let change) where !persists:   // else written with the snapshot

@@ -169,7 +169,6 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             random: random)
         state.safeMode = safe.map { ProviderState.SafeModeState(info: $0.info, crashDigest: $0.crashDigest) }
         state.journal = journal
-        state.streams.maxDocumentBytes = fetcher.configuration.maxResponseBytes
         // What the last full answer for this context advertised, kept with its snapshot: the
         // launch fetch may then be conditional, and a 304 still opens the streams.
         // (Without `keepsStreamURLs`, URLs an earlier launch kept are not used: not known. The

@@ -14,7 +14,6 @@ extension ProviderState {
         let wanted = wantedStreams
         guard wanted != streams.open else { return [] }
         streams.open = wanted
-        streams.documents = streams.documents.filter { wanted.contains($0.key) }
         return [.setStreams(wanted)]
     }
 
@@ -49,42 +48,24 @@ extension ProviderState {
             effects = [.emit(.streamOpened(stream: name))]
             // The launch fetch held for this opening is the fetch the opening asks for.
             if streams.deferred != nil { return effects + startDeferred() }
-            // A stream that carries values sends them all (`put`) when it connects.
-            if link.carriesValues { return effects }
+            // A stream that sends every value when it connects needs no fetch.
+            if link.sendsValuesOnConnect { return effects }
             trigger = .stream(nil)
         case .refetch(let etag, let lastModified):
             effects = [.emit(.changeNotified(stream: name, etag: etag))]
             trigger = .stream(RefetchHint(etag: etag, lastModified: lastModified, endpoint: link.endpoint))
-        case .ping:
-            effects = [.emit(.changeNotified(stream: name, etag: nil, via: "ping"))]
+        case .event(.fetch(let via)):
+            effects = [.emit(.changeNotified(stream: name, etag: nil, via: via))]
             trigger = .stream(nil)
-        case .malformed(let event, let reason):
+        case .event(.malformed(let event, let reason)):
             return [.emit(.error(.parseError, message: "stream \(name): a \(event) event was dropped: \(reason)"))]
-        case .values(let values):
-            return streamedValues(values, from: link, at: time)
+        case .event(.values(let flags, let via)):
+            effects = [.emit(.changeNotified(stream: name, etag: nil, via: via))]
+            // A merged identity's members each have values of their own: the polling endpoint
+            // answers for all of them.
+            trigger = members.count == 1 ? .streamed(flags, endpoint: link.endpoint) : .stream(nil)
         }
         return effects + requestFetch(trigger, at: time)
-    }
-
-    /// Values a stream carried: applied to what the stream gave since its last `put`, then read
-    /// and served as a fetched answer would be (schema, kill switch, persistence), behind any
-    /// fetch in flight. A `patch` or `delete` no newer than the version held changes nothing;
-    /// one before any `put` (or for a merged identity, whose members each have their own
-    /// values), or one that grows the document past the answers' cap, asks the polling
-    /// endpoint instead.
-    private mutating func streamedValues(_ values: StreamedValues, from link: EventStreamLink, at time: ProviderTime) -> [ProviderEffect] {
-        let notice = ProviderEffect.emit(.changeNotified(stream: link.description, etag: nil, via: values.event))
-        var document = streams.documents[link]
-        if case .put = values { document = StreamedDocument() }
-        guard var document, members.count == 1 else { return [notice] + requestFetch(.stream(nil), at: time) }
-        guard document.apply(values) else { return [] }
-        guard document.bytes <= streams.maxDocumentBytes else {
-            // Grown past what an answer may weigh: the polling endpoint says what is current.
-            streams.documents[link] = nil
-            return [notice] + requestFetch(.stream(nil), at: time)
-        }
-        streams.documents[link] = document
-        return [notice] + requestFetch(.streamed(document.flags, endpoint: link.endpoint), at: time)
     }
 
     /// Starts a fetch for `trigger`, or queues it behind the one in flight.

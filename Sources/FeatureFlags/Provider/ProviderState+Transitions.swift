@@ -146,12 +146,11 @@ extension ProviderState {
         let kept = Set(nextMembers.map(\.fingerprint))
         memory = memory.filter { kept.contains($0.key) }
         var effects = dropFlight()
-        // A stream that carries values carries the old context's: it closes now, and the new
+        // A stream an endpoint opens is the old context's: it closes now, and the new
         // context's answer names the new one.
-        if let advertised = streams.advertised, advertised.contains(where: \.carriesValues) {
-            streams.advertised = advertised.filter { !$0.carriesValues }
+        if let advertised = streams.advertised, advertised.contains(where: { $0.connection != nil }) {
+            streams.advertised = advertised.filter { $0.connection == nil }
         }
-        streams.documents = [:]
         if let problem { effects.append(.emit(problem)) }
         let old = served.serve(lastKnownGood, source: source, status: .reconciling, reasonOverride: lastKnownGood.reasonOnDevice(at: time.date))
         served.context = next
@@ -261,12 +260,12 @@ extension ProviderState {
         case .fresh(let prepared, let etag, let unknownKeys):
             if let held = holdSafeMode(against: prepared, at: time) {
                 return keep(report.members) + held
-                    + [.persist(prepared.snapshot, etag: etag, streams: report.streams, keepStored: false, for: context)]
+                    + [.persist(prepared.snapshot, etag: etag, streams: report.streams, for: context)]
                     + [.complete(waiters, .unchanged, latency: latency)]
             }
             var effects = keep(report.members) + leaveSafeMode(because: "the service sent values other than those the crashes happened under")
                 + succeeded(prepared, activated: (prepared.snapshot.version, latency, unknownKeys), at: time)
-            effects.append(.persist(prepared.snapshot, etag: etag, streams: report.streams, keepStored: false, for: context))
+            effects.append(.persist(prepared.snapshot, etag: etag, streams: report.streams, for: context))
             effects.append(.complete(waiters, .updated([]), latency: latency))
             return effects
         }
@@ -327,17 +326,12 @@ extension ProviderState {
         var effects: [ProviderEffect] = rejections.filter { !$0.remembered }.map {
             .emit(.payloadRejected(violations: $0.violations, fingerprint: $0.fingerprint))
         }
+        // The kill is held on the device (and in the store, by the hold's own entry); the
+        // stored values stay as they were — signed, with their rules — for when it is released.
         var persist: [ProviderEffect] = []
         if rejections.contains(where: \.killSwitchOn) {
             let before = served.effective
             persist += holdKill(true, at: time)
-            if !served.prepared.killed {
-                // Rare, and never on the read path's behalf: preparing under the lock is acceptable here.
-                let killed = served.prepared.snapshot.withKillSwitch(base.killSwitchKey, for: context, at: time.date)
-                served.prepared = base.prepare(killed)
-                if served.source == .codeDefault { served.source = .fallback }
-                persist.append(.persist(killed, etag: nil, streams: nil, keepStored: true, for: context))
-            }
             effects.append(.publish(from: before, to: served.effective))
         }
         let reason = Self.describe(rejections.flatMap(\.violations))
@@ -507,20 +501,5 @@ extension ProviderState {
         var next = now + delay
         if let notBefore = retryNotBefore, notBefore > next { next = notBefore }
         return next
-    }
-}
-
-extension FlagSnapshot {
-    /// These values with the kill switch on: what a rejected payload that asks for the kill
-    /// switch leaves behind. Keeps the version and fetch time of the values it protects (an
-    /// empty snapshot is stamped `now`).
-    func withKillSwitch(_ key: String, for context: EvaluationContext, at now: Date) -> FlagSnapshot {
-        var flags = self.flags
-        flags[key] = FlagEntry(value: .bool(true), reason: .disabled)
-        var killed = FlagSnapshot(
-            flags: flags, version: version, fetchedAt: self.flags.isEmpty ? now : fetchedAt, ttl: ttl,
-            contextFingerprint: context.fingerprint)
-        killed.missingFlagsAreOff = missingFlagsAreOff
-        return killed
     }
 }

@@ -194,11 +194,6 @@ struct ProviderState: ServesValues {
         var lastAnswer: Duration?
         /// A fetch that spanned the background failed: fetch again on return to the foreground.
         var fetchOnForeground = false
-        /// What each stream that carries values (LaunchDarkly's) has given since its last `put`.
-        var documents: [EventStreamLink: StreamedDocument] = [:]
-        /// The largest a stream's document may grow (the fetcher's answer cap): past it, the
-        /// document is dropped and the polling endpoint asked, until the stream's next `put`.
-        var maxDocumentBytes = 1 << 20
     }
 
     /// A provider state serving `served` for `context`.
@@ -405,13 +400,12 @@ indirect enum ProviderEffect: Sendable {
     /// Keep a merged identity's member snapshots in the store (memory only).
     case keepMembers([String: StoredFlags], of: EvaluationContext)
     /// Hold the kill switch on the device (or release it, with nil): written to the store by
-    /// the fetch's task, like ``persist(_:etag:streams:keepStored:for:)``.
+    /// the fetch's task, like ``persist(_:etag:streams:for:)``.
     case holdKill(KillHold?)
     /// Write to the Last-Known-Good store (run by the fetch's task, off the lock and off the
     /// caller's thread, before ``complete(_:_:latency:)``), with the tag and the streams the
-    /// answer advertised — or, with `keepStored`, the tag and streams stored already (a kill
-    /// laid over the Last-Known-Good).
-    case persist(FlagSnapshot, etag: EntityTag?, streams: [EventStreamLink]?, keepStored: Bool, for: EvaluationContext)
+    /// answer advertised.
+    case persist(FlagSnapshot, etag: EntityTag?, streams: [EventStreamLink]?, for: EvaluationContext)
     /// The fetch is over: report it (unless `latency` is nil) and answer its callers. The
     /// keys of an `updated` outcome are those the preceding ``publish(from:to:)`` found.
     case complete([ProviderState.FetchWaiter], FetchOutcome, latency: Duration?)

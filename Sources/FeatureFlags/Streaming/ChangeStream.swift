@@ -3,12 +3,13 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A server-sent-events change stream kept open: connects, turns OFREP `refetchEvaluation`
-/// events into signals, notices a half-open connection by a heartbeat deadline (no byte at all
+/// A server-sent-events change stream kept open: connects, turns the flag document's
+/// `refetchEvaluation` events (or, for a stream an endpoint opens, what its reader makes of
+/// its events) into signals, notices a half-open connection by a heartbeat deadline (no byte at all
 /// for that long), and reconnects with full-jitter backoff, sending `Last-Event-ID`.
 ///
 /// Every (re)connection signals `opened`: what changed while the stream was down is unknown,
-/// so the owner fetches at once (OFREP ADR-0008 asks for that). Events reach the owner in
+/// so the owner fetches at once. Events reach the owner in
 /// order on one queue of the stream's own. Bytes arrive through a session delegate (Linux has
 /// no `URLSession.bytes(for:)`), and every call into `URLSession` happens on the package's one
 /// serial queue for them (``SessionCalls``), never on the caller's thread.
@@ -37,12 +38,8 @@ final class ChangeStream: SessionEventHandler, Sendable {
         /// the service answered the stream's URL itself with "no" (204, or a client error other
         /// than 408 and 429) — the link may have expired.
         case closed(reason: String, retryIn: Duration?, halfOpen: Bool = false, refused: Bool = false)
-        /// Flag values the stream carried (LaunchDarkly's `put`, `patch`, `delete`).
-        case values(StreamedValues)
-        /// The service asks for a fetch through the polling endpoint (LaunchDarkly's `ping`).
-        case ping
-        /// An event whose data could not be read: it is dropped, the stream stays open.
-        case malformed(event: String, reason: String)
+        /// What the reader of a stream an endpoint opens made of an event.
+        case event(StreamEvent)
     }
 
     struct Configuration: Sendable {
@@ -60,8 +57,10 @@ final class ChangeStream: SessionEventHandler, Sendable {
         var clock: any ElapsedClock = ContinuousElapsedClock()
         /// The largest event (or line) accepted; a larger one drops the connection.
         var maxEventBytes = 64 << 10
-        /// How to connect and what the events mean (nil: `GET`, OFREP's refetch events).
+        /// How to connect and what the events mean (nil: `GET`, the flag document's refetch events).
         var connection: StreamConnection?
+        /// The most the values a stream's reader keeps may weigh (the fetcher's answer cap).
+        var maxValueBytes = 1 << 20
     }
 
     private struct State {
@@ -71,6 +70,8 @@ final class ChangeStream: SessionEventHandler, Sendable {
         var answered = false
         var failures = 0
         var parser: EventStreamParser
+        /// The connection's reader, for a stream an endpoint opens (a new one per connection).
+        var reader: (any StreamEventReader)?
         /// When the last byte came, on ``Configuration/clock``.
         var lastActivity: Duration = .zero
         var failure: String?
@@ -206,6 +207,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
             s.halfOpen = false
             s.refused = false
             s.parser = s.parser.forNextConnection()
+            s.reader = configuration.connection?.events.reader(maxBytes: configuration.maxValueBytes)
             s.lastActivity = configuration.clock.now()
             return task
         }
@@ -338,27 +340,24 @@ final class ChangeStream: SessionEventHandler, Sendable {
     }
 
     func session(received data: Data, for task: URLSessionDataTask) {
-        let outcome: Result<[ServerSentEvent], EventStreamParser.Overflow>? = state.withLock { s in
+        let outcome: Result<[Signal], EventStreamParser.Overflow>? = state.withLock { s in
             guard s.task === task else { return nil }
             s.lastActivity = configuration.clock.now()
-            return Result { () throws(EventStreamParser.Overflow) in try s.parser.feed(data) }
+            return Result { () throws(EventStreamParser.Overflow) in
+                let events = try s.parser.feed(data)
+                // A stream an endpoint opens: its reader says what each event means.
+                if s.reader != nil { return events.compactMap { s.reader?.read($0).map(Signal.event) } }
+                // Routed on the data's `type`, whatever the SSE `event:` name.
+                return events.compactMap(Self.refetch(in:))
+            }
         }
         switch outcome {
         case nil: return
         case .failure(let overflow):
             state.withLock { $0.failure = overflow.description }
             control.async { task.cancel() }
-        case .success(let events):
-            if configuration.connection?.protocol == .launchDarkly {
-                for event in events {
-                    if let meaning = Self.launchDarkly(event) { signal(meaning) }
-                }
-                return
-            }
-            // Routed on the data's `type`, whatever the SSE `event:` name (ADR-0008).
-            for event in events {
-                if let refetch = Self.refetch(in: event) { signal(refetch) }
-            }
+        case .success(let signals):
+            for meaning in signals { signal(meaning) }
         }
     }
 
@@ -398,28 +397,8 @@ final class ChangeStream: SessionEventHandler, Sendable {
         decide(credentialsLeftBehind(in: request, redirecting: task))
     }
 
-    /// A LaunchDarkly event by its name: `put`, `patch`, `delete` with their JSON data, `ping`;
-    /// nil for any other name (ignored, as LaunchDarkly's SDKs do).
-    static func launchDarkly(_ event: ServerSentEvent) -> Signal? {
-        switch event.type {
-        case "ping": return .ping
-        case "put", "patch", "delete": break
-        default: return nil
-        }
-        let value: FlagValue
-        do {
-            value = try FlagJSON.parse(Array(event.data.utf8))
-        } catch {
-            return .malformed(event: event.type, reason: "its data is not JSON: \(error.description)")
-        }
-        switch StreamedValues.read(event: event.type, data: value) {
-        case .success(let values): return .values(values)
-        case .failure(let problem): return .malformed(event: event.type, reason: problem.reason)
-        }
-    }
-
-    /// An OFREP `refetchEvaluation` in a `message` event's JSON data; nil for anything else
-    /// (unknown types are ignored, as the ADR asks).
+    /// A `refetchEvaluation` in an event's JSON data (the flag document's change protocol,
+    /// Docs/FlagDocument.md); nil for anything else (unknown types are ignored).
     static func refetch(in event: ServerSentEvent) -> Signal? {
         guard let value = try? FlagJSON.parse(Array(event.data.utf8)), case .object(let data) = value,
             data["type"] == "refetchEvaluation"

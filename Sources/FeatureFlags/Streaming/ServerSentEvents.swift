@@ -1,20 +1,3 @@
-/// One event of a `text/event-stream`, as the WHATWG HTML standard's event-stream
-/// interpretation dispatches it.
-package struct ServerSentEvent: Equatable, Sendable {
-    /// The event type: the last `event:` field's value, or `message` when there was none.
-    package var type: String
-    /// The `data:` lines joined with line feeds.
-    package var data: String
-    /// The last event ID at dispatch time (it persists across events until an `id:` changes it).
-    package var lastEventID: String
-
-    package init(type: String = "message", data: String, lastEventID: String = "") {
-        self.type = type
-        self.data = data
-        self.lastEventID = lastEventID
-    }
-}
-
 /// Parses a `text/event-stream` fed in pieces of any size, exactly as the WHATWG HTML
 /// standard's "Interpreting an event stream" says: UTF-8 (one leading BOM dropped, invalid
 /// sequences replaced), lines ended by CRLF, LF or CR (a CR at the end of one piece and an LF

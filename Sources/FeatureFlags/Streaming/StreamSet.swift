@@ -54,6 +54,7 @@ final class StreamSet: Sendable {
                     // Values travel in its events: they count against the answers' size cap.
                     configuration.connection = connection
                     configuration.maxEventBytes = maxValueBytes
+                    configuration.maxValueBytes = maxValueBytes
                 }
                 let stream = ChangeStream(url: link.url, configuration: configuration) { [weak self] in self?.deliver($0, from: link) }
                 state.streams[link] = stream

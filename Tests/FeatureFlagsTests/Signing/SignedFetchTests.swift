@@ -113,6 +113,37 @@ struct SignedFetchTests {
         #expect(f.provider.isKillSwitchActive && f.provider.value(Self.newCheckout) == false)
     }
 
+    /// A signed answer the schema rejects, carrying the kill switch: the kill applies and holds
+    /// across a relaunch, and the signed values stored before it are still there, intact — not
+    /// rewritten without their signature (which the next launch would set aside as tampered).
+    @Test(.hangLimit())
+    func aSignedKillInARejectedDocumentHoldsAndKeepsTheSignedValuesStored() async throws {
+        let server = try FlagServer(document: Self.document(newCheckout: true, version: "signed-1"))
+        try server.signAnswers(privateKeyPEM: SigningKeys.privateKeyPEM(Self.operatorSeed), keyID: "ops-2026")
+        let dir = TempDir()
+        let schema = FeatureFlagProvider.Configuration(schema: .seedExample)
+        let f = try ProviderFixture(server: server, dir: dir, configuration: schema, fetch: Self.trusting)
+        #expect(await f.provider.refresh().isSuccess)
+        var rejected = ServerDocument.seedDefaults(["plan_themeColor": "#12345G", "kill_switch": true, "new_checkout": true])
+        rejected.base.version = "signed-2"
+        server.document = rejected
+        guard case .rejected = await f.provider.refresh() else {
+            Issue.record("the schema should reject the second document: \(f.provider.recentEvents.map(\.description))")
+            f.stop()
+            return
+        }
+        #expect(f.provider.isKillSwitchActive)
+        f.stop()
+        // Relaunch offline: the kill holds, and the first signed document is still stored and intact.
+        let relaunch = try ProviderFixture(reachable: false, server: server, dir: dir, configuration: schema, fetch: Self.trusting)
+        defer { relaunch.stop() }
+        #expect(relaunch.provider.isKillSwitchActive)
+        #expect(!relaunch.provider.recentEvents.contains { $0.kind == .fallbackTampered })
+        let stored = relaunch.store.lastKnownGood(for: auraPersonal)?.snapshot
+        #expect(stored?.version == "signed-1" && stored?.signature != nil)
+        #expect(stored?.flags["new_checkout"]?.value == true)
+    }
+
     @Test(.hangLimit())
     func anUnusableTrustedKeyFailsEveryFetchAndNamesIt() async throws {
         let server = try FlagServer(document: Self.document(newCheckout: true, version: "v1"))
