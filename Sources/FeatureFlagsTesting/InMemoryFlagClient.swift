@@ -70,7 +70,7 @@ public final class InMemoryFlagClient: FeatureFlagClient {
     /// Whether `kill_switch` (or the configured key) is set to `true`.
     public var isKillSwitchActive: Bool { serving.isKillSwitchActive }
     /// A change for every ``set(_:_:)``, ``remove(_:)`` or ``replaceAll(with:)`` that alters a value.
-    public func changes() -> AsyncStream<(keys: Set<String>, snapshot: FlagSnapshot, killSwitchActive: Bool)> { serving.publisher.changes.subscribe() }
+    public func changes() -> AsyncStream<FlagChange> { serving.publisher.changes.subscribe() }
     /// `configurationChanged`, `killSwitch` and anything sent with ``emit(_:)``.
     public func events() -> AsyncStream<FlagEvent> { serving.publisher.events.subscribe() }
     /// Reports unknown list members as ``FlagEvent/unknownValues(flag:values:)``, once per

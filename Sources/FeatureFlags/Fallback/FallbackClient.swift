@@ -113,7 +113,7 @@ public final class FallbackClient: FeatureFlagClient {
     /// Whether the kill switch is on: in the served snapshot, or held on the device.
     public var isKillSwitchActive: Bool { serving.isKillSwitchActive }
     /// Changes of served values (after ``identify(_:)``).
-    public func changes() -> AsyncStream<(keys: Set<String>, snapshot: FlagSnapshot, killSwitchActive: Bool)> { serving.publisher.changes.subscribe() }
+    public func changes() -> AsyncStream<FlagChange> { serving.publisher.changes.subscribe() }
     /// Load results, kill-switch flips and value changes; a new stream first receives the
     /// recent history, so problems found at load are never missed.
     public func events() -> AsyncStream<FlagEvent> { serving.publisher.events.subscribe() }

@@ -250,7 +250,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// nil when it is not in safe mode.
     public var safeMode: String? { cell.inspect { $0.safeMode?.info.reason } }
     /// Changes of served values.
-    public func changes() -> AsyncStream<(keys: Set<String>, snapshot: FlagSnapshot, killSwitchActive: Bool)> { publisher.changes.subscribe() }
+    public func changes() -> AsyncStream<FlagChange> { publisher.changes.subscribe() }
     /// Lifecycle and diagnostics; a new stream first receives the last 32 events.
     public func events() -> AsyncStream<FlagEvent> { publisher.events.subscribe() }
     /// Reports unknown list members as ``FlagEvent/unknownValues(flag:values:)``, once per

@@ -100,9 +100,6 @@ extension ProviderState {
     mutating func holdSafeMode(against prepared: PreparedSnapshot, at time: ProviderTime) -> [ProviderEffect]? {
         guard let safe = safeMode, !prepared.killed else { return nil }
         guard let crash = safe.crashDigest, LaunchJournal.digest(prepared.snapshot) == crash else { return nil }
-        failures = 0
-        retryNotBefore = nil
-        lastError = nil
         let previous = served.status
         served.status = .error
         var effects: [ProviderEffect] = []

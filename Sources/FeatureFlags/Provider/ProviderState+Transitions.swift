@@ -216,7 +216,13 @@ extension ProviderState {
         validations += report.validations
         switch report.verdict {
         case .cancelled, .failed: break
-        default: streams.lastAnswer = time.elapsed
+        default:
+            // The service answered (new values, a confirmation or a rejected payload): the
+            // failure bookkeeping starts again.
+            streams.lastAnswer = time.elapsed
+            failures = 0
+            retryNotBefore = nil
+            lastError = nil
         }
         if let advertised = report.streams {
             streams.advertised = advertised
@@ -285,9 +291,6 @@ extension ProviderState {
         _ prepared: PreparedSnapshot, activated: (version: String?, latency: Duration, unknownKeys: [String])? = nil,
         at time: ProviderTime
     ) -> [ProviderEffect] {
-        failures = 0
-        retryNotBefore = nil
-        lastError = nil
         let previous = served.status
         let expired = prepared.snapshot.isExpired(at: time.date)
         let old = served.serve(prepared, source: .network, status: expired ? .stale : .ready, reasonOverride: expired ? .stale : nil)
@@ -320,9 +323,6 @@ extension ProviderState {
     /// announced as any other: one publish from what readers had before the hold and the
     /// overlay to what they have after (a `kill_switch` event, every key changed).
     private mutating func rejected(_ rejections: [PayloadGate.Rejection], at time: ProviderTime) -> [ProviderEffect] {
-        failures = 0
-        retryNotBefore = nil
-        lastError = nil
         var effects: [ProviderEffect] = rejections.filter { !$0.remembered }.map {
             .emit(.payloadRejected(violations: $0.violations, fingerprint: $0.fingerprint))
         }
@@ -489,10 +489,10 @@ extension ProviderState {
     /// interval with jitter; never before a `Retry-After`.
     mutating func nextAttempt(after outcome: FetchOutcome, at now: Duration) -> Duration? {
         guard pathUp, streams.foreground else { return nil }
+        var failed = failures > 0
+        if case .failed = outcome { failed = true }
         let delay: Duration
-        if case .failed = outcome {
-            delay = configuration.backoff.delay(afterFailures: failures, using: &random)
-        } else if failures > 0 {
+        if failed {
             delay = configuration.backoff.delay(afterFailures: failures, using: &random)
         } else {
             let jitter = configuration.jitter

@@ -41,7 +41,7 @@ public protocol FeatureFlagClient: Sendable {
     /// names no key. A reader that falls
     /// more than 128 changes behind reads, in place of the oldest it lost, one change naming
     /// every key they named (with the newest of their snapshots): no key is lost.
-    func changes() -> AsyncStream<(keys: Set<String>, snapshot: FlagSnapshot, killSwitchActive: Bool)>
+    func changes() -> AsyncStream<FlagChange>
     /// A stream of events from now on; ends when the client shuts down. A reader that falls
     /// more than 128 events behind loses the oldest and reads ``FlagEvent/eventsDropped(count:)``
     /// in their place.

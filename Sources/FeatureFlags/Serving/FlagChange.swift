@@ -1,4 +1,4 @@
 /// A change of served values, as ``FeatureFlagClient/changes()`` delivers it: the flags whose
 /// effective values changed (every flag when the kill switch flips), the snapshot now served,
 /// and whether the kill switch is on after the change.
-package typealias FlagChange = (keys: Set<String>, snapshot: FlagSnapshot, killSwitchActive: Bool)
+public typealias FlagChange = (keys: Set<String>, snapshot: FlagSnapshot, killSwitchActive: Bool)

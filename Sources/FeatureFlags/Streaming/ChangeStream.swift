@@ -57,6 +57,8 @@ final class ChangeStream: SessionEventHandler, Sendable {
         var clock: any ElapsedClock = ContinuousElapsedClock()
         /// The largest event (or line) accepted; a larger one drops the connection.
         var maxEventBytes = 64 << 10
+        /// The reconnections' jitter.
+        var random = JitterSource(SystemRandomNumberGenerator())
         /// How to connect and what the events mean (nil: `GET`, the flag document's refetch events).
         var connection: StreamConnection?
         /// The most the values a stream's reader keeps may weigh (the fetcher's answer cap).
@@ -72,6 +74,8 @@ final class ChangeStream: SessionEventHandler, Sendable {
         var parser: EventStreamParser
         /// The connection's reader, for a stream an endpoint opens (a new one per connection).
         var reader: (any StreamEventReader)?
+        /// The reconnections' jitter (``Configuration/random``).
+        var random: JitterSource
         /// When the last byte came, on ``Configuration/clock``.
         var lastActivity: Duration = .zero
         var failure: String?
@@ -96,7 +100,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
         self.url = url
         self.configuration = configuration
         self.onSignal = onSignal
-        state = Locked(State(parser: EventStreamParser(maxEventBytes: configuration.maxEventBytes)))
+        state = Locked(State(parser: EventStreamParser(maxEventBytes: configuration.maxEventBytes), random: configuration.random))
         let sessionConfiguration = URLSessionConfiguration.flagService()
         // The heartbeat deadline is this stream's own; URLSession's idle timeout must not come first.
         let deadline = heartbeatDeadline
@@ -370,8 +374,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
             let reason = s.failure ?? (error.map { URLSessionTransport.map($0).description } ?? "the server ended the stream")
             guard s.running else { return (reason, nil, s.halfOpen, s.refused, s.generation) }
             s.failures += 1
-            let ceiling = configuration.backoff.ceiling(afterFailures: s.failures)
-            var delay = Duration.nanoseconds(Int64((Double.random(in: 0...1) * Double(ceiling.nanosecondsClamped)).rounded()))
+            var delay = configuration.backoff.delay(afterFailures: s.failures, using: &s.random)
             // The stream's reconnection time (`retry:`) is the least wait (WHATWG: wait that long,
             // then optionally more); the jitter comes on top, so streams still spread out.
             if let retry = s.parser.retry { delay += min(retry, .seconds(3_600)) }

@@ -31,10 +31,4 @@ struct Backoff: Sendable, Equatable {
         let ceiling = ceiling(afterFailures: failures).seconds
         return .boundedWait(seconds: Double.random(in: 0...ceiling, using: &generator))
     }
-
-    /// A random delay using the system generator.
-    func delay(afterFailures failures: Int) -> Duration {
-        var generator = SystemRandomNumberGenerator()
-        return delay(afterFailures: failures, using: &generator)
-    }
 }
