@@ -148,8 +148,10 @@ struct ProviderStateRandomTests {
                 }
                 let v = values()
                 if context != s.context, !s.shutDown {
-                    servedKills = v["kill_switch"] == true
-                    x = v["x"]?.intValue ?? -1
+                    // In safe mode the state serves the context's healthy values instead.
+                    let served = s.safeMode == nil ? v : (s.journal.healthy[context.fingerprint]?.flags.compactMapValues(\.value) ?? [:])
+                    servedKills = served["kill_switch"] == true
+                    x = served["x"]?.intValue ?? -1
                 }
                 input = .identify(context, members: members, lastKnownGood: helper.prepared(v), source: .fallback, problem: nil)
             case 8: input = .pathChanged(chance(60))
@@ -192,7 +194,9 @@ struct ProviderStateRandomTests {
                 if chance(10) {
                     input = .shutdown
                 } else {
-                    input = .markHealthy(automatic: chance(50), lastKnownGood: helper.prepared(["x": 1]), source: .fallback)
+                    input = .markHealthy(
+                        automatic: chance(50), held: HeldAnswer(prepared: helper.prepared(["x": 1]), source: .fallback, held: false),
+                        for: s.context.fingerprint, answer: { _ in })
                 }
             }
             let wasSafe = s.safeMode != nil
@@ -206,7 +210,7 @@ struct ProviderStateRandomTests {
                 snapshotKills = answerKills
             }
             if let servedKills { snapshotKills = servedKills }
-            if case .markHealthy(false, _, _) = input, wasSafe, !s.shutDown {
+            if case .markHealthy(false, _, _, _) = input, wasSafe, !s.shutDown {
                 // The app's mark ends safe mode serving the last known good it passes (x = 1,
                 // no kill of its own).
                 x = 1
@@ -225,7 +229,7 @@ struct ProviderStateRandomTests {
             if !servedKilled, !s.shutDown, let forced = s.safeMode == nil ? overridden : nil, reads != .int(forced) {
                 return "\(named()): x reads \(String(describing: reads)), overridden to \(forced)"
             }
-            if !servedKilled, !s.shutDown, overridden == nil || s.safeMode != nil, reads != .int(x) {
+            if !servedKilled, !s.shutDown, overridden == nil || s.safeMode != nil, reads != (x == -1 ? nil : .int(x)) {
                 return "\(named()): x reads \(String(describing: reads)), the snapshot served holds \(x)"
             }
         }

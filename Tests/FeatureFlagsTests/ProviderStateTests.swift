@@ -464,7 +464,15 @@ struct ProviderStateTests {
         s.safeMode = .init(info: SafeMode(reason: "2 launches ended early", unhealthyLaunches: 2), crashDigest: nil)
         var snapshot = FlagSnapshot(values: ["x": 2], version: "lkg", fetchedAt: Self.start, ttl: ttl)
         if held { snapshot.heldRules = Rules() }
-        let effects = s.apply(.markHealthy(automatic: false, lastKnownGood: base.prepare(snapshot), source: .fallback), at: at(120))
+        let answer = HeldAnswer(prepared: base.prepare(snapshot), source: .fallback, held: false)
+        // An answer asked for another context (an identify came between) is refused: asked again.
+        let refused = Locked<Bool?>(nil)
+        let stale = s.apply(.markHealthy(automatic: false, held: answer, for: "another", answer: { v in refused.withLock { $0 = v } }), at: at(120))
+        #expect(stale.isEmpty && s.safeMode != nil && refused.withLock { $0 } == false)
+        let taken = Locked<Bool?>(nil)
+        let effects = s.apply(
+            .markHealthy(automatic: false, held: answer, for: s.context.fingerprint, answer: { v in taken.withLock { $0 = v } }), at: at(120))
+        #expect(taken.withLock { $0 } == true)
         #expect(s.safeMode == nil)
         #expect(effects.map(\.label).contains("emit safe_mode_left"))
         #expect(s.served.reasonOverride == reason)
@@ -472,7 +480,7 @@ struct ProviderStateTests {
         // The automatic mark never ends safe mode.
         var automatic = state()
         automatic.safeMode = .init(info: SafeMode(reason: "2 launches ended early", unhealthyLaunches: 2), crashDigest: nil)
-        #expect(automatic.apply(.markHealthy(automatic: true, lastKnownGood: base.prepare(snapshot), source: .fallback), at: at(120)).isEmpty)
+        #expect(automatic.apply(.markHealthy(automatic: true, held: answer, for: automatic.context.fingerprint, answer: { _ in }), at: at(120)).isEmpty)
         #expect(automatic.safeMode != nil)
     }
 

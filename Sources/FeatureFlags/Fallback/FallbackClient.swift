@@ -58,16 +58,21 @@ public final class FallbackClient: FeatureFlagClient {
         self.overrides = overrides
         self.fetcher = fetcher
         self.merge = merge
-        var reader = LastKnownGoodReader(store: store, bundledDefaults: bundledDefaults, killSwitchKey: killSwitchKey)
+        let reader = LastKnownGoodReader(store: store, bundledDefaults: bundledDefaults, killSwitchKey: killSwitchKey)
         let served = context?.fingerprint ?? store.fingerprints.first
-        let (prepared, source, held) = reader.start(with: served, in: store, context: context, checkedBy: fetcher, merge: merge, at: now())
+        let answer = LastKnownGoodReader.answer(
+            for: context, fingerprint: served, in: store, base: reader.base, checkedBy: fetcher, merge: merge, at: now())
+        let (prepared, source, held) = (answer.prepared, answer.source, answer.held)
         let serving = FlagServing(
             prepared, source: source, status: .ready, reasonOverride: prepared.reasonOnDevice(at: now()), held: held, context: context ?? .anonymous,
             unnamedContext: context == nil ? served : nil,
             base: reader.base, name: "FallbackClient", exposures: exposures, eventContext: eventContext, now: now)
         self.serving = serving
         overridesObserver = serving.carry(overrides)
-        for event in reader.events + (overrides?.problemEvents ?? []) { serving.publisher.emit(event) }
+        // What failed the trust check is only reported: this client never writes the file.
+        var events = reader.events + (answer.problem.map { [$0] } ?? []) + answer.tamperedEvents { _ in nil }
+        if prepared.killed || held { events.append(.killSwitch(active: true)) }
+        for event in events + (overrides?.problemEvents ?? []) { serving.publisher.emit(event) }
         serving.publisher.emit(.ready)
     }
 
@@ -132,10 +137,12 @@ public final class FallbackClient: FeatureFlagClient {
     /// same context again picks up what the store saved since. No disk I/O. With a `fetcher`,
     /// read as at creation.
     public func identify(_ context: EvaluationContext) {
-        let (prepared, source, problem) = LastKnownGoodReader.lastKnownGood(
-            of: context.fingerprint, context: context, in: store, base: serving.base, checkedBy: fetcher, merge: merge, at: serving.clock())
-        if let problem { serving.publisher.emit(problem) }
-        serving.serve(prepared, source: source, reasonOverride: prepared.reasonOnDevice(at: serving.clock()), held: store.killHold != nil, context: context)
+        let answer = LastKnownGoodReader.answer(
+            for: context, fingerprint: context.fingerprint, in: store, base: serving.base, checkedBy: fetcher, merge: merge, at: serving.clock())
+        for event in (answer.problem.map { [$0] } ?? []) + answer.tamperedEvents(settingAside: { _ in nil }) { serving.publisher.emit(event) }
+        serving.serve(
+            answer.prepared, source: answer.source, reasonOverride: answer.prepared.reasonOnDevice(at: serving.clock()), held: answer.held,
+            context: context)
     }
 
     /// Ends the change and event streams. Idempotent.

@@ -1,9 +1,54 @@
 import Foundation
 
-/// How a client that serves from a ``LastKnownGoodStore`` starts and switches context: the
-/// bundled defaults beneath, the events that say what loading found (the store's outcome,
-/// unreadable bundled defaults, an unreadable stored snapshot), and the lookups. Shared by
-/// ``FeatureFlagProvider`` and ``FallbackClient``.
+/// What the device may serve for a context: the one decision of the package, asked by the
+/// provider at launch, at an identify and when it leaves safe mode, and by ``FallbackClient`` —
+/// the same checks everywhere. Rules held for evaluation on the device are evaluated for the
+/// context (a context never fetched gets its values too); with trusted keys, a stored snapshot is
+/// served only when it is what a trusted key signed, and held rules only when they verify —
+/// whatever fails leaves bundled and code defaults, and is named in ``HeldAnswer/tampered`` for
+/// the asker to set aside (the provider) or only report (the fallback client, which never writes
+/// the file). A merged identity (``ContextMerge/identity(of:)``) is made again from its members,
+/// as its provider makes it: each evaluated from held rules, or with trusted keys each member's
+/// stored answer checked — never the stored merge, which no key signed and which older rules made.
+struct HeldAnswer: Sendable {
+    /// The values to serve, prepared.
+    var prepared: PreparedSnapshot
+    /// `fallback`, or `code_default` when nothing held may be served.
+    var source: FlagSource
+    /// Whether the kill switch is held on the device (``KillHold``).
+    var held: Bool
+    /// What the reading found that is not tampering: an unreadable snapshot, or why defaults are served.
+    var problem: FlagEvent?
+    /// What failed the signature check.
+    var tampered: [Tampered] = []
+
+    /// Something held that is not what a trusted key signed.
+    enum Tampered: Sendable {
+        /// The stored snapshot of `context` (nil: a client given no context); `member`: a member
+        /// of the merged identity asked for.
+        case snapshot(of: EvaluationContext?, member: Bool, problem: String)
+        /// The flag rules held for evaluation on the device.
+        case rules(problem: String)
+    }
+
+    /// The events for ``tampered``, each after `setAside` set it aside (returning where it was
+    /// kept, or nil: only reported).
+    func tamperedEvents(settingAside setAside: (Tampered) -> String?) -> [FlagEvent] {
+        tampered.map { found in
+            let reason: String
+            switch found {
+            case .rules(let problem):
+                reason = "the flag rules held for evaluation on the device are not what a trusted key signed: \(problem)"
+            case .snapshot(_, let member, let problem):
+                reason = "the stored snapshot \(member ? "of a member of this merged identity" : "for this context") is not what a trusted key signed: \(problem)"
+            }
+            return .fallbackTampered(reason: reason, keptAt: setAside(found))
+        }
+    }
+}
+
+/// How a client that serves from a ``LastKnownGoodStore`` starts: the bundled defaults beneath,
+/// the events that say what loading found, and ``answer(for:fingerprint:in:base:checkedBy:merge:at:)``.
 struct LastKnownGoodReader {
     /// The bundled defaults and the kill-switch key.
     let base: ServingBase
@@ -27,36 +72,176 @@ struct LastKnownGoodReader {
         base = ServingBase(defaults: defaults, killSwitchKey: killSwitchKey)
     }
 
-    /// The stored snapshot for `fingerprint`, marked used, prepared to serve with its source —
-    /// or the defaults alone (`code_default`), with the reason in `problem` when a stored
-    /// snapshot could not be read.
-    static func lastKnownGood(
-        of fingerprint: String?, in store: LastKnownGoodStore, base: ServingBase
-    ) -> (prepared: PreparedSnapshot, source: FlagSource, problem: FlagEvent?) {
-        guard let fingerprint else { return (base.prepare(.empty), .codeDefault, nil) }
+    /// What may be served for `context` (nil: the client was given none, and serves the stored
+    /// snapshot under `fingerprint`) as `fetcher`'s provider reads the file offline — see
+    /// ``HeldAnswer``. Without `fetcher`, the stored snapshot as it is. Marks the entry used.
+    static func answer(
+        for context: EvaluationContext?, fingerprint: String?, in store: LastKnownGoodStore, base: ServingBase,
+        checkedBy fetcher: FlagFetcher?, merge: ContextMerge, at date: Date
+    ) -> HeldAnswer {
+        var answer = decide(for: context, fingerprint: fingerprint, in: store, base: base, checkedBy: fetcher, merge: merge, at: date)
+        answer.held = store.killHold != nil
+        return answer
+    }
+
+    private static func decide(
+        for context: EvaluationContext?, fingerprint: String?, in store: LastKnownGoodStore, base: ServingBase,
+        checkedBy fetcher: FlagFetcher?, merge: ContextMerge, at date: Date
+    ) -> HeldAnswer {
+        func defaults(_ problem: FlagEvent? = nil, tampered: [HeldAnswer.Tampered] = []) -> HeldAnswer {
+            HeldAnswer(prepared: base.prepare(.empty), source: .codeDefault, held: false, problem: problem, tampered: tampered)
+        }
+        func served(_ prepared: PreparedSnapshot) -> HeldAnswer { HeldAnswer(prepared: prepared, source: .fallback, held: false) }
+        func stored() -> HeldAnswer { storedAnswer(fingerprint, in: store, base: base) }
+        guard let fetcher, let fingerprint else { return stored() }
+        if let context, let members = members(of: context) {
+            return mergedAnswer(of: members, as: context, fingerprint: fingerprint, store: store, base: base, fetcher: fetcher, merge: merge, at: date)
+        }
+        // Evaluated only where it is served: never from rules that have not passed the check.
+        func evaluated() -> PreparedSnapshot? {
+            context.flatMap { evaluateHeldRules(for: $0, fetcher: fetcher, store: store, base: base, at: date) }
+        }
+        guard fetcher.checksSignatures else { return evaluated().map(served) ?? stored() }
+        if !fetcher.evaluatesLocally, case .found(let stored)? = store.lookup(fingerprint), let stamp = stored.snapshot.signature,
+            stamp.envelope.isEmpty
+        {
+            // What a merge of signed answers carries (`identify(merging:)`), read without the
+            // merged identity that names its members (a client given no context).
+            return defaults(.fallbackWarning(
+                reason: "the stored values for this context carry no signed answer of their own (a merge of several contexts' values, checked only when the merged identity is given as the context): bundled and code defaults are served"))
+        }
+        let found = unsignedHoldings(of: fingerprint, decodingFor: context ?? .anonymous, fetcher: fetcher, store: store)
+        if found.snapshot != nil || found.rules != nil {
+            var tampered: [HeldAnswer.Tampered] = found.rules.map { [.rules(problem: $0)] } ?? []
+            if let problem = found.snapshot { tampered.append(.snapshot(of: context, member: false, problem: problem)) }
+            return defaults(tampered: tampered)
+        }
+        if fetcher.evaluatesLocally, store.holdsLocalRules {
+            // Evaluated on the device: a stored evaluation is never served as it is.
+            guard let evaluated = evaluated() else {
+                return defaults(.fallbackWarning(
+                    reason: "the flag rules held for evaluation on the device verify, but this client was given no context to evaluate them for: bundled and code defaults are served"))
+            }
+            return served(evaluated)
+        }
+        return stored()
+    }
+
+    /// The snapshot stored under `fingerprint` as it is, marked used — or the defaults alone
+    /// (`code_default`), with the reason when it could not be read.
+    private static func storedAnswer(_ fingerprint: String?, in store: LastKnownGoodStore, base: ServingBase) -> HeldAnswer {
+        let none = HeldAnswer(prepared: base.prepare(.empty), source: .codeDefault, held: false)
+        guard let fingerprint else { return none }
         switch store.use(fingerprint) {
-        case .found(let stored)?:
-            return (base.prepare(stored.snapshot), .fallback, nil)
+        case .found(let stored)?: return HeldAnswer(prepared: base.prepare(stored.snapshot), source: .fallback, held: false)
         case .unreadable(let error)?:
-            let problem = FlagEvent.fallbackRejected(reason: "stored snapshot undecodable: \(error.message)", keptAt: nil)
-            return (base.prepare(.empty), .codeDefault, problem)
-        case nil:
-            return (base.prepare(.empty), .codeDefault, nil)
+            var unreadable = none
+            unreadable.problem = .fallbackRejected(reason: "stored snapshot undecodable: \(error.message)", keptAt: nil)
+            return unreadable
+        case nil: return none
         }
     }
 
-    /// ``lastKnownGood(of:in:base:)`` at start — checked with `fetcher`'s trusted keys when
-    /// given one (``lastKnownGood(of:context:in:base:checkedBy:merge:at:)``) — with whether the kill
-    /// switch is held on the device: a problem, and a kill, join the load events.
-    mutating func start(
-        with fingerprint: String?, in store: LastKnownGoodStore, context: EvaluationContext? = nil, checkedBy fetcher: FlagFetcher? = nil,
-        merge: ContextMerge = ContextMerge(), at date: Date = .distantPast
-    ) -> (PreparedSnapshot, FlagSource, held: Bool) {
-        let (prepared, source, problem) = Self.lastKnownGood(
-            of: fingerprint, context: context, in: store, base: base, checkedBy: fetcher, merge: merge, at: date)
-        let held = store.killHold != nil
-        if let problem { events.append(problem) }
-        if prepared.killed || held { events.append(.killSwitch(active: true)) }
-        return (prepared, source, held)
+    /// What is wrong with what the fallback file holds under `fingerprint` — its snapshot, and
+    /// the rules held for evaluation on the device — when keys are trusted: nil for each part
+    /// that is what a trusted key signed (or when no keys are configured). `context` decodes the
+    /// stored signed answer (a client given no context reads the most recent fingerprint's:
+    /// decoding a signed answer does not depend on the context).
+    static func unsignedHoldings(
+        of fingerprint: String, decodingFor context: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore
+    ) -> (snapshot: String?, rules: String?) {
+        guard fetcher.checksSignatures else { return (nil, nil) }
+        var rules: String?
+        if let endpoint = fetcher.localEvaluation, store.holdsLocalRules {
+            rules = store.localRules(readBy: endpoint).map(fetcher.heldRulesSignatureProblem) ?? "the held rules no longer read"
+        }
+        guard case .found(let stored)? = store.lookup(fingerprint) else { return (nil, rules) }
+        if fetcher.evaluatesLocally {
+            // Evaluated on the device: served only as evaluated again from verified rules.
+            return (rules != nil || !store.holdsLocalRules ? "it was evaluated from rules that cannot be verified" : nil, rules)
+        }
+        return (fetcher.storedSignatureProblem(stored.snapshot, for: context), rules)
+    }
+
+    /// `context`'s values from the flag definitions held for local evaluation, so a context
+    /// never fetched is served correctly without the network. Nil when the store holds no
+    /// definitions (asked first: nothing is parsed or cast for apps that evaluate remotely),
+    /// when the fetcher does not evaluate locally, or — without trusted keys — when the
+    /// context's stored snapshot was fetched under the held definitions' tag (served as it is:
+    /// no parse at launch).
+    static func evaluateHeldRules(
+        for context: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore, base: ServingBase, at date: Date
+    ) -> PreparedSnapshot? {
+        guard store.holdsLocalRules, fetcher.evaluatesLocally else { return nil }
+        if !fetcher.checksSignatures, let stored = store.lastKnownGood(for: context), let tag = stored.etag, tag == store.localRulesTag {
+            return nil
+        }
+        guard let endpoint = fetcher.localEvaluation, let rules = store.localRules(readBy: endpoint) else { return nil }
+        return base.prepare(rules.snapshot(for: context, at: date))
+    }
+
+    /// The members of the merged identity `identity` (``ContextMerge/identity(of:)``), ranked;
+    /// nil for a single context.
+    static func members(of identity: EvaluationContext) -> [EvaluationContext]? {
+        guard case .list(let values)? = identity.attributes["merged_contexts"], values.count > 1 else { return nil }
+        let members = values.compactMap(EvaluationContext.init(flagValue:))
+        guard members.count == values.count, ContextMerge.identity(of: members).fingerprint == identity.fingerprint else { return nil }
+        return members
+    }
+
+    /// A merged identity's values (see ``HeldAnswer``).
+    private static func mergedAnswer(
+        of members: [EvaluationContext], as identity: EvaluationContext, fingerprint: String, store: LastKnownGoodStore,
+        base: ServingBase, fetcher: FlagFetcher, merge: ContextMerge, at date: Date
+    ) -> HeldAnswer {
+        func defaults(_ problem: FlagEvent? = nil, tampered: [HeldAnswer.Tampered] = []) -> HeldAnswer {
+            HeldAnswer(prepared: base.prepare(.empty), source: .codeDefault, held: false, problem: problem, tampered: tampered)
+        }
+        func stored() -> HeldAnswer { storedAnswer(fingerprint, in: store, base: base) }
+        if fetcher.evaluatesLocally {
+            if fetcher.checksSignatures, let problem = unsignedHoldings(of: fingerprint, decodingFor: identity, fetcher: fetcher, store: store).rules {
+                return defaults(tampered: [.rules(problem: problem)])
+            }
+            if let merged = evaluateHeldRules(merging: members, as: identity, fetcher: fetcher, store: store, base: base, merge: merge, at: date) {
+                return HeldAnswer(prepared: merged, source: .fallback, held: false)
+            }
+            guard fetcher.checksSignatures else { return stored() }
+            return defaults(.fallbackWarning(
+                reason: "no flag rules are held to evaluate this merged identity's members on the device: bundled and code defaults are served"))
+        }
+        guard fetcher.checksSignatures else { return stored() }
+        // Its stored snapshot is a merge, signed by no one: made again from the members' stored
+        // snapshots, each checked as a single context's is.
+        var snapshots: [(context: EvaluationContext, snapshot: FlagSnapshot)] = []
+        var tampered: [HeldAnswer.Tampered] = []
+        for member in members {
+            guard let stored = store.lastKnownGood(for: member) else { continue }
+            if let problem = fetcher.storedSignatureProblem(stored.snapshot, for: member) {
+                tampered.append(.snapshot(of: member, member: true, problem: problem))
+            } else {
+                snapshots.append((member, stored.snapshot))
+            }
+        }
+        if !tampered.isEmpty { return defaults(tampered: tampered) }
+        guard snapshots.count == members.count else {
+            return defaults(.fallbackWarning(reason: "not every member of this merged identity has stored values: bundled and code defaults are served"))
+        }
+        let merged = merge.merge(snapshots, killSwitchKey: base.killSwitchKey, identity: identity)
+        return HeldAnswer(prepared: base.prepare(merged), source: .fallback, held: false)
+    }
+
+    /// The merged identity `identity` of `members`, each member's values evaluated from the held
+    /// rules and merged by `merge`; nil when no rules are held or `fetcher` does not evaluate locally.
+    static func evaluateHeldRules(
+        merging members: [EvaluationContext], as identity: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore,
+        base: ServingBase, merge: ContextMerge, at date: Date
+    ) -> PreparedSnapshot? {
+        guard store.holdsLocalRules, let endpoint = fetcher.localEvaluation, let rules = store.localRules(readBy: endpoint) else {
+            return nil
+        }
+        let snapshots = members.map { rules.snapshot(for: $0, at: date) }
+        var merged = merge.merge(Array(zip(members, snapshots)), killSwitchKey: base.killSwitchKey, identity: identity)
+        merged.heldRules = rules
+        return base.prepare(merged)
     }
 }

@@ -25,68 +25,35 @@ extension FeatureFlagProvider {
         switchIdentity(to: ContextMerge.identity(of: ranked), members: ranked)
     }
 
-    /// Sets aside what ``LastKnownGoodReader/unsignedHoldings(for:fetcher:store:)`` found for
-    /// `context` on the I/O queue (an identify never waits on the disk), then emits its
-    /// `fallback_tampered` events.
-    private func setAsideLater(_ found: (snapshot: String?, rules: String?), of context: EvaluationContext) {
-        let (store, io, publisher) = (self.store, self.io, self.publisher)
-        io.async {
-            let events = LastKnownGoodReader.tamperedEvents(
-                found, setAsideSnapshot: { store.setAside(context) }, setAsideRules: { store.setAsideLocalRules() })
-            for event in events { publisher.emit(event) }
+    /// What may be served for `context` (see ``HeldAnswer``); what fails the trust check is
+    /// set aside on the I/O queue (an identify never waits on the disk), then its
+    /// `fallback_tampered` events are emitted. Computed before the state's lock, so readers
+    /// never wait for it.
+    func heldAnswer(for context: EvaluationContext) -> HeldAnswer {
+        let answer = LastKnownGoodReader.answer(
+            for: context, fingerprint: context.fingerprint, in: store, base: base, checkedBy: fetcher, merge: configuration.merge,
+            at: wallClock())
+        if !answer.tampered.isEmpty {
+            let (store, io, publisher) = (self.store, self.io, self.publisher)
+            io.async {
+                for event in answer.tamperedEvents(settingAside: { Self.setAside($0, in: store) }) { publisher.emit(event) }
+            }
+        }
+        return answer
+    }
+
+    /// Sets `found` aside in `store`; where it was kept.
+    static func setAside(_ found: HeldAnswer.Tampered, in store: LastKnownGoodStore) -> String? {
+        switch found {
+        case .rules: return store.setAsideLocalRules()
+        case .snapshot(let context?, _, _): return store.setAside(context)
+        case .snapshot(nil, _, _): return nil
         }
     }
 
     private func switchIdentity(to context: EvaluationContext, members: [EvaluationContext]) {
-        // With trusted keys, what is held for the new context is checked first; what fails is
-        // not served, and is set aside off this thread (an identify never waits on the disk).
-        // (A merged identity's stored snapshot is a merge, signed by no one: it is made again
-        // from its members' checked snapshots below.)
-        let found: (snapshot: String?, rules: String?) =
-            members.count == 1 ? LastKnownGoodReader.unsignedHoldings(for: context, fetcher: fetcher, store: store) : (nil, nil)
-        if found.snapshot != nil || found.rules != nil {
-            setAsideLater(found, of: context)
-            transition(
-                .identify(
-                    context, members: members, lastKnownGood: base.prepare(.empty), source: .codeDefault, problem: nil, crashDigest: nil))
-            return
-        }
-        var (lastKnownGood, source, problem) = LastKnownGoodReader.lastKnownGood(of: context.fingerprint, in: store, base: base)
-        // Evaluated here, before the state's lock, so readers never wait for it.
-        if members.count == 1, let evaluated = LastKnownGoodReader.evaluateHeldRules(for: context, fetcher: fetcher, store: store, base: base, at: wallClock()) {
-            lastKnownGood = evaluated
-            source = .fallback
-            problem = nil
-        } else if members.count > 1, let merged = evaluateHeldRules(merging: members, as: context) {
-            // A merged identity: each member evaluated from the held rules, then merged as a
-            // fetch would be — not the merged snapshot stored under older rules.
-            lastKnownGood = merged
-            source = .fallback
-            problem = nil
-        } else if members.count > 1, fetcher.checksSignatures {
-            let (merged, tampered, problems) = verifiedMerge(of: members, as: context)
-            lastKnownGood = base.prepare(merged ?? .empty)
-            source = merged == nil ? .codeDefault : .fallback
-            problem = nil
-            for (member, problem) in zip(tampered, problems) { setAsideLater((snapshot: problem, rules: nil), of: member) }
-        }
-        var crashDigest: String?
-        let (inSafeMode, healthy) = cell.inspect { ($0.safeMode != nil, $0.journal.healthy[context.fingerprint]) }
-        if inSafeMode {
-            // Safe mode holds for every identity: its healthy values, never its stored ones.
-            if source == .fallback { crashDigest = LaunchJournal.digest(lastKnownGood.snapshot) }
-            lastKnownGood = base.prepare(healthy ?? .empty)
-            source = healthy == nil ? .codeDefault : .fallback
-        }
-        transition(
-            .identify(context, members: members, lastKnownGood: lastKnownGood, source: source, problem: problem, crashDigest: crashDigest))
-    }
-
-    /// The merged identity `identity` of `members`, each member's values evaluated from the held
-    /// definitions and merged by ``Configuration/merge``; nil when no definitions are held or
-    /// the fetcher does not evaluate locally.
-    func evaluateHeldRules(merging members: [EvaluationContext], as identity: EvaluationContext) -> PreparedSnapshot? {
-        LastKnownGoodReader.evaluateHeldRules(
-            merging: members, as: identity, fetcher: fetcher, store: store, base: base, merge: configuration.merge, at: wallClock())
+        // In safe mode the transition serves the context's healthy values instead.
+        let answer = heldAnswer(for: context)
+        transition(.identify(context, members: members, lastKnownGood: answer.prepared, source: answer.source, problem: answer.problem))
     }
 }

@@ -119,23 +119,20 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         // Hooks are timed on a coarse clock (cheap to read) unless a test injected a clock.
         let hookClock: any ElapsedClock = elapsed.isSystemClock ? CoarseElapsedClock() : elapsed
         hooks = FlagHooks(configuration.hooks, timeLimit: configuration.hookTimeLimit, clock: hookClock) { publisher.emit($0) }
-        var reader = LastKnownGoodReader(
+        let reader = LastKnownGoodReader(
             store: store, bundledDefaults: configuration.bundledDefaults, killSwitchKey: configuration.killSwitchKey)
         base = reader.base
-        // With trusted keys, what the fallback file serves must still be what the operator
-        // signed: an edited snapshot is set aside before anything of it is read.
-        let tampered = LastKnownGoodReader.tamperedEvents(
-            LastKnownGoodReader.unsignedHoldings(for: context, fetcher: fetcher, store: store),
-            setAsideSnapshot: { store.setAside(context) }, setAsideRules: { store.setAsideLocalRules() })
-        var (lastKnownGood, source, held) = reader.start(with: context.fingerprint, in: store)
-        if let evaluated = LastKnownGoodReader.evaluateHeldRules(for: context, fetcher: fetcher, store: store, base: base, at: now()) {
-            lastKnownGood = evaluated
-            source = .fallback
-        }
+        // What may be served (the one decision: see `HeldAnswer`); with trusted keys, what
+        // fails the check is set aside now, before anything is read.
+        let answer = LastKnownGoodReader.answer(
+            for: context, fingerprint: context.fingerprint, in: store, base: base, checkedBy: fetcher, merge: configuration.merge, at: now())
+        let tampered = answer.tamperedEvents { Self.setAside($0, in: store) }
+        var (lastKnownGood, source, held) = (answer.prepared, answer.source, answer.held)
+        var launchEvents: [FlagEvent] = answer.problem.map { [$0] } ?? []
+        if lastKnownGood.killed || held { launchEvents.append(.killSwitch(active: true)) }
         // The crash-loop guard decides, before the first read, whether this launch is safe.
         var safe: SafeModeStart?
         var journal = LaunchJournal()
-        var launchEvents: [FlagEvent] = []
         if guardOff {
             launchEvents.append(.fallbackWarning(reason: "the crash-loop guard is off: the store keeps nothing on disk (LastKnownGoodStore.inMemory)"))
         }
@@ -327,9 +324,15 @@ public final class FeatureFlagProvider: FeatureFlagClient {
 
     func markHealthy(automatic: Bool) {
         guard configuration.crashLoopGuard != nil else { return }
-        let fingerprint = cell.inspect { $0.context.fingerprint }
-        let (lastKnownGood, source, _) = LastKnownGoodReader.lastKnownGood(of: fingerprint, in: store, base: base)
-        transition(.markHealthy(automatic: automatic, lastKnownGood: lastKnownGood, source: source))
+        // In safe mode, leaving it serves what may be served for the context — asked here, off
+        // the lock, and handed to the transition with the context it is for: if an identify
+        // came between, the transition refuses it and it is asked again.
+        for _ in 0..<8 {
+            let (context, inSafeMode) = cell.inspect { ($0.context, $0.safeMode != nil) }
+            let held = inSafeMode ? heldAnswer(for: context) : nil
+            let taken = ask({ .markHealthy(automatic: automatic, held: held, for: context.fingerprint, answer: $0) }, unanswered: true)
+            if taken { return }
+        }
     }
 
     // MARK: Shutdown

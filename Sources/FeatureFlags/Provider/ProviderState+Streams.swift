@@ -119,13 +119,14 @@ extension ProviderState {
 
     /// The app is healthy: record the values it runs under. The app's own mark ends safe mode
     /// (serving `lastKnownGood` again); the automatic one never does, and is not taken in safe mode.
-    mutating func markHealthy(automatic: Bool, lastKnownGood: PreparedSnapshot, source: FlagSource, at time: ProviderTime) -> [ProviderEffect] {
+    mutating func markHealthy(automatic: Bool, held: HeldAnswer?, at time: ProviderTime) -> [ProviderEffect] {
         guard !shutDown, !(automatic && safeMode != nil) else { return [] }
         journal.unhealthyLaunches = 0
         journal.crashDigest = nil
         journal.keepHealthy(served.prepared.snapshot, for: context.fingerprint)
         var effects: [ProviderEffect] = [.writeJournal(journal)]
-        guard safeMode != nil else { return effects }
+        guard safeMode != nil, let held else { return effects }
+        let (lastKnownGood, source) = (held.prepared, held.source)
         effects += leaveSafeMode(because: "the app marked itself healthy")
         let old = served.serve(lastKnownGood, source: source, status: served.status, reasonOverride: lastKnownGood.reasonOnDevice(at: time.date))
         effects.append(.publish(from: old, to: served.effective))

@@ -35,8 +35,7 @@ extension ProviderState {
 
     private mutating func step(_ input: ProviderInput, at time: ProviderTime) -> [ProviderEffect] {
         switch input {
-        case .identify(let context, let members, let lastKnownGood, let source, let problem, let crashDigest):
-            if safeMode != nil { safeMode?.crashDigest = crashDigest }
+        case .identify(let context, let members, let lastKnownGood, let source, let problem):
             return identify(context, members: members, lastKnownGood: lastKnownGood, source: source, problem: problem, at: time)
         case .refresh(let pathUp, let waiter):
             return refresh(pathUp: pathUp, waiter: waiter, at: time)
@@ -115,8 +114,13 @@ extension ProviderState {
             guard token == streams.inactivityToken, !streams.foreground else { return [] }
             streams.closedForInactivity = true
             return []
-        case .markHealthy(let automatic, let lastKnownGood, let source):
-            return markHealthy(automatic: automatic, lastKnownGood: lastKnownGood, source: source, at: time)
+        case .markHealthy(let automatic, let held, let fingerprint, let answer):
+            guard safeMode == nil || (held != nil && fingerprint == context.fingerprint) else {
+                answer(false)
+                return []
+            }
+            answer(true)
+            return markHealthy(automatic: automatic, held: held, at: time)
         case .overrides(let layer, let observer):
             if let observer { overridesObserver = observer }
             overrides = layer
@@ -140,6 +144,17 @@ extension ProviderState {
         source: FlagSource, problem: FlagEvent?, at time: ProviderTime
     ) -> [ProviderEffect] {
         guard next != context, !shutDown else { return [] }
+        var (lastKnownGood, source) = (lastKnownGood, source)
+        if var safe = safeMode {
+            // Safe mode holds for every identity: its healthy values (prepared here, under the
+            // lock: safe mode is rare), never its stored ones, whose digest is kept to tell the
+            // service's answers apart from the values the crashes happened under.
+            safe.crashDigest = source == .fallback ? LaunchJournal.digest(lastKnownGood.snapshot) : nil
+            safeMode = safe
+            let healthy = journal.healthy[next.fingerprint]
+            lastKnownGood = base.prepare(healthy ?? .empty)
+            source = healthy == nil ? .codeDefault : .fallback
+        }
         context = next
         members = nextMembers
         generation += 1

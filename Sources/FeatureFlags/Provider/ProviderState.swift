@@ -225,12 +225,6 @@ struct ProviderState: ServesValues {
     }
 }
 
-/// Any random number generator, as a concrete generator a value can hold.
-struct JitterSource: RandomNumberGenerator, Sendable {
-    private var generator: any RandomNumberGenerator & Sendable
-    init(_ generator: any RandomNumberGenerator & Sendable) { self.generator = generator }
-    mutating func next() -> UInt64 { generator.next() }
-}
 
 /// Identifies one fetch: the generation it was started for and its number.
 struct FetchTicket: Hashable, Sendable {
@@ -322,13 +316,10 @@ struct FetchReport: Sendable {
 
 /// Something that happens to a provider.
 indirect enum ProviderInput: Sendable {
-    /// Serve another identity: `lastKnownGood` (prepared from the store, or the defaults alone
-    /// with `source` `code_default`), `problem` when its stored snapshot was unreadable.
-    /// In safe mode, `lastKnownGood` is the new context's healthy snapshot and `crashDigest`
-    /// the digest of its stored one.
-    case identify(
-        EvaluationContext, members: [EvaluationContext], lastKnownGood: PreparedSnapshot, source: FlagSource, problem: FlagEvent?,
-        crashDigest: String? = nil)
+    /// Serve another identity: `lastKnownGood` (what may be served for it, or the defaults
+    /// alone with `source` `code_default`), `problem` when what is held could not be served.
+    /// In safe mode, the new context's healthy snapshot is served instead.
+    case identify(EvaluationContext, members: [EvaluationContext], lastKnownGood: PreparedSnapshot, source: FlagSource, problem: FlagEvent?)
     /// A caller wants fresh values: start a fetch, join the one in flight, or say why not.
     case refresh(pathUp: Bool, waiter: ProviderState.FetchWaiter)
     /// The task of a started fetch exists now.
@@ -376,8 +367,10 @@ indirect enum ProviderInput: Sendable {
     /// registration with them.
     case overrides(OverrideLayer?, observer: Int? = nil)
     /// The launch is healthy (by the app, or `automatic`ally after time in the foreground).
-    /// `lastKnownGood` is what leaving safe mode serves.
-    case markHealthy(automatic: Bool, lastKnownGood: PreparedSnapshot, source: FlagSource)
+    /// `held` is what leaving safe mode serves, asked for the context with `fingerprint`
+    /// (nil when the provider was not in safe mode). `answer` hears whether it was taken:
+    /// not when safe mode needs what is held for the context served now and `held` is not that.
+    case markHealthy(automatic: Bool, held: HeldAnswer?, for: String, answer: @Sendable (Bool) -> Void)
 }
 
 /// What a transition asks the provider to do after unlocking, in order.

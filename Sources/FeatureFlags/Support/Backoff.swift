@@ -32,3 +32,10 @@ struct Backoff: Sendable, Equatable {
         return .boundedWait(seconds: Double.random(in: 0...ceiling, using: &generator))
     }
 }
+
+/// Any random number generator, as a concrete generator a value can hold.
+struct JitterSource: RandomNumberGenerator, Sendable {
+    private var generator: any RandomNumberGenerator & Sendable
+    init(_ generator: any RandomNumberGenerator & Sendable) { self.generator = generator }
+    mutating func next() -> UInt64 { generator.next() }
+}

@@ -501,6 +501,42 @@ struct SignedFetchTests {
         #expect(relaunch.store.lastKnownGood(for: auraPersonal) == nil, "the snapshot is gone from the store")
     }
 
+    /// Leaving safe mode serves what a launch would: with trusted keys, a stored snapshot
+    /// rewritten meanwhile is not served when the app marks itself healthy — the code defaults
+    /// are, and the edited snapshot is set aside with a `fallback_tampered` event.
+    @Test(.hangLimit())
+    func leavingSafeModeServesOnlyWhatATrustedKeySigned() async throws {
+        let server = try FlagServer(document: Self.document(newCheckout: true, version: "signed-1"))
+        defer { server.stop() }
+        try server.signAnswers(privateKeyPEM: SigningKeys.privateKeyPEM(Self.operatorSeed), keyID: "ops-2026")
+        let dir = TempDir()
+        let guarded = FeatureFlagProvider.Configuration(crashLoopGuard: CrashLoopGuard(launchesBeforeSafeMode: 2, healthyAfter: nil))
+        // Two launches that fetched and never became healthy.
+        for _ in 0..<2 {
+            let crash = try ProviderFixture(server: server, dir: dir, configuration: guarded, fetch: Self.trusting)
+            #expect(await crash.provider.refresh().isSuccess)
+            crash.provider.waitForWrites()
+            crash.provider.shutdown()
+        }
+        let safe = try ProviderFixture(reachable: false, server: server, dir: dir, configuration: guarded, fetch: Self.trusting)
+        defer { safe.provider.shutdown() }
+        #expect(safe.provider.safeMode != nil)
+        // Someone rewrites the stored snapshot under its old signature while the app runs.
+        let stored = try #require(safe.store.lastKnownGood(for: auraPersonal)?.snapshot)
+        var edited = FlagSnapshot(
+            values: ["new_checkout": true, "kill_switch": false, "edited": true], version: stored.version, fetchedAt: stored.fetchedAt,
+            contextFingerprint: stored.contextFingerprint)
+        edited.signature = stored.signature
+        try safe.store.save(edited, etag: nil, for: auraPersonal)
+        safe.provider.markHealthy()
+        #expect(safe.provider.safeMode == nil)
+        #expect(safe.provider.value(FlagKey("edited", default: false)) == false, "never the edited values")
+        #expect(safe.provider.details(Self.newCheckout).source == .codeDefault)
+        safe.provider.waitForWrites()
+        #expect(await eventually { safe.provider.recentEvents.contains { $0.kind == .fallbackTampered } })
+        #expect(safe.store.lastKnownGood(for: auraPersonal) == nil, "set aside")
+    }
+
     /// A first launch that fetched the operator's signed flagd rules into `dir`'s fallback
     /// file; where the rules were (the server is stopped).
     static func storeSignedFlagdRules(in dir: TempDir) async throws -> URL {
