@@ -1,4 +1,5 @@
 import FeatureFlags
+import FlagServer
 import Foundation
 
 /// Memory held by a client serving 10,000 flags: the growth of resident memory while the

@@ -228,54 +228,6 @@ struct LastKnownGoodStoreTests {
         #expect(StoreLocation.file(in: URL(fileURLWithPath: "/base"), appName: "a/b").path == "/base/a_b/flags.lkg")
     }
 
-    @Test func theSharedFileOfVersion030MovesOnlyIntoASandboxedAppsOwnFolder() throws {
-        let base = TempDir()
-        let legacy = base.url("FeatureFlags/flags.lkg")
-        let target = base.url("com.example.pos/flags.lkg")
-        func writeLegacy(_ text: String) throws {
-            try FileManager.default.createDirectory(at: legacy.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(text.utf8).write(to: legacy)
-        }
-        let baseURL = URL(fileURLWithPath: base.path)
-        // Not sandboxed (a Mac app without App Sandbox, Linux): the old file may be another app's.
-        try writeLegacy("old")
-        #expect(!StoreLocation.adoptLegacyFile(in: baseURL, to: target, sandboxed: false))
-        #expect(FileManager.default.fileExists(atPath: legacy.path) && !FileManager.default.fileExists(atPath: target.path))
-        // Sandboxed: the old folder is the app's own; the file moves, once.
-        #expect(StoreLocation.adoptLegacyFile(in: baseURL, to: target, sandboxed: true))
-        #expect(try String(contentsOf: target, encoding: .utf8) == "old" && !FileManager.default.fileExists(atPath: legacy.path))
-        #expect(!StoreLocation.adoptLegacyFile(in: baseURL, to: target, sandboxed: true))
-        // A file already in the new place is never overwritten.
-        try writeLegacy("older")
-        #expect(!StoreLocation.adoptLegacyFile(in: baseURL, to: target, sandboxed: true))
-        #expect(try String(contentsOf: target, encoding: .utf8) == "old")
-        #expect(FileManager.default.fileExists(atPath: legacy.path))
-        // A move that fails (a file where the app's folder should be) leaves the old file.
-        let blocked = base.url("blocked")
-        try Data("not a folder".utf8).write(to: blocked)
-        #expect(!StoreLocation.adoptLegacyFile(in: baseURL, to: blocked.appendingPathComponent("flags.lkg"), sandboxed: true))
-        #expect(try String(contentsOf: legacy, encoding: .utf8) == "older")
-    }
-
-    @Test func theSharedFileMovesWhenAStoreOpensTheDefaultFileNotWhenItsURLIsAskedFor() throws {
-        let base = TempDir()
-        let baseURL = URL(fileURLWithPath: base.path)
-        let legacy = base.url("FeatureFlags/flags.lkg")
-        try FileManager.default.createDirectory(at: legacy.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data("old".utf8).write(to: legacy)
-        // Asking for the URL moves nothing (it is pure).
-        _ = LastKnownGoodStore.defaultFileURL()
-        _ = FlagOverrides.defaultFileURL()
-        #expect(FileManager.default.fileExists(atPath: legacy.path))
-        // Opening another file moves nothing either.
-        #expect(!StoreLocation.adoptLegacyFile(ifOpening: base.url("elsewhere/flags.lkg"), in: baseURL, appName: "com.example.pos", sandboxed: true))
-        #expect(FileManager.default.fileExists(atPath: legacy.path))
-        // Opening the app's default file adopts it.
-        let standard = StoreLocation.file(in: baseURL, appName: "com.example.pos")
-        #expect(StoreLocation.adoptLegacyFile(ifOpening: standard, in: baseURL, appName: "com.example.pos", sandboxed: true))
-        #expect(try String(contentsOf: standard, encoding: .utf8) == "old")
-    }
-
     @Test func defaultLocationFollowsXDGStateHome() {
         let url = LastKnownGoodStore.defaultFileURL(appName: "MyApp")
         #expect(url.lastPathComponent == "flags.lkg")

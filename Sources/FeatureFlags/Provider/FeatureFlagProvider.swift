@@ -279,21 +279,12 @@ public final class FeatureFlagProvider: FeatureFlagClient {
 
     /// Status and labels, read together.
     package var labels: ServedLabels { cell.read { $0.served.labels } }
-    /// Consecutive failed fetches.
-    var consecutiveFailures: Int { cell.inspect { $0.failures } }
     /// How many payloads the schema checked.
     var validationCount: Int { cell.inspect { $0.validations } }
     /// Whether a fetch is in flight.
     package var isFetching: Bool { cell.inspect { $0.flight != nil } }
-    /// Whether ``run()`` is running now (tests).
-    package var isRunning: Bool { cell.inspect { $0.running } }
     /// The change streams open now (connected, connecting or waiting to reconnect).
     package var openStreamCount: Int { streamSet.count }
-    /// Whether the provider has taken in that the app is in the foreground.
-    package var isInForeground: Bool { cell.inspect { $0.streams.foreground } }
-    /// Whether the run loop sleeps with no poll scheduled (no path, or in the background),
-    /// having handled whatever woke it last: nothing but a wake-up will make it fetch.
-    package var isWaitingForWakeUpOnly: Bool { cell.inspect { $0.waitsForWakeUpOnly && $0.runLoopSleep.sleeper != nil } }
 
     // MARK: Crash-loop guard
 

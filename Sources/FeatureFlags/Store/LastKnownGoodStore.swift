@@ -81,12 +81,7 @@ public final class LastKnownGoodStore: Sendable {
     /// The file's default place, `<base>/<appName>/flags.lkg`, where `<base>` is Application
     /// Support on iOS, macOS, watchOS and visionOS, Caches on tvOS (the only writable place
     /// there; the system may purge it — see `Docs/iOS.md`), and `$XDG_STATE_HOME` (else
-    /// `~/.local/state`) on Linux. `appName` defaults to ``defaultAppName``.
-    ///
-    /// Version 0.3.0 used one folder named `FeatureFlags` for every app. In a sandboxed app
-    /// (iOS, tvOS, watchOS, visionOS, a sandboxed Mac app) that folder is the app's own, so a
-    /// file found there is moved to the new place when a store first opens the default file;
-    /// elsewhere the old file may be another app's and is left alone. This function only
+    /// `~/.local/state`) on Linux. `appName` defaults to ``defaultAppName``. This function only
     /// computes the URL.
     public static func defaultFileURL(appName: String = LastKnownGoodStore.defaultAppName) -> URL {
         StoreLocation.file(in: StoreLocation.base(), appName: appName)
@@ -125,15 +120,7 @@ public final class LastKnownGoodStore: Sendable {
         self.persists = persists
         self.fileLimit = fileLimit
         self.capacity = min(max(1, capacity), FallbackFileFormat.maxContexts)
-        // Opening the app's default file: adopt version 0.3.0's shared one first (see
-        // ``defaultFileURL(appName:)``). Another name is never the default: nothing to compare.
-        // Compared on the path's text: `URL.lastPathComponent` costs about 90 µs the first time
-        // a process asks (Linux), a tenth of a cold start.
         let path = fileURL.fileSystemPath
-        if persists, path.hasSuffix("/flags.lkg"), path.dropLast(10).hasSuffix("/" + StoreLocation.folderName(Self.defaultAppName)) {
-            StoreLocation.adoptLegacyFile(
-                ifOpening: fileURL, in: StoreLocation.base(), appName: Self.defaultAppName, sandboxed: StoreLocation.isSandboxed)
-        }
         let (content, outcome) = StoreContent.load(path: path, capacity: self.capacity, read: read)
         self.loadOutcome = outcome
         self.loadWarning = content.warning
