@@ -103,9 +103,17 @@ struct ConcurrencyStressTests {
             canceller.start()
             for _ in 0..<rounds {
                 let ended = DispatchSemaphore(value: 0)
-                let sleeper = Task.detached {
+                // On threads of its own: a full parallel run keeps the cooperative threads busy
+                // for seconds at a time, and this driver thread waits for the sleeper to end.
+                let sleep: @Sendable () async -> Void = {
                     await provider.waitForWakeUp(.healthTimer)
                     ended.signal()
+                }
+                let sleeper: Task<Void, Never>
+                if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) {
+                    sleeper = Task.detached(executorPreference: OwnThreadExecutor.shared, operation: sleep)
+                } else {
+                    sleeper = Task.detached(operation: sleep)
                 }
                 target.withLock { $0 = sleeper }
                 go.signal()

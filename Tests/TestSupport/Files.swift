@@ -41,10 +41,10 @@ package func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) a
 /// Runs each job given to it on a new thread of its own: the executor ``blocking(_:)``
 /// prefers for its work (a few jobs per call there: the hop onto it, the work, the hop back).
 @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-final class OwnThreadExecutor: TaskExecutor {
-    static let shared = OwnThreadExecutor()
+package final class OwnThreadExecutor: TaskExecutor {
+    package static let shared = OwnThreadExecutor()
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
         Thread { job.runSynchronously(on: executor) }.start()

@@ -46,43 +46,7 @@ final class LockedStorage: @unchecked Sendable {
     init(_ value: UnsafeMutableRawPointer, destroy: @escaping (UnsafeMutableRawPointer) -> Void) {
         self.value = value
         self.destroy = destroy
-        #if DEBUG
-        LockCensus.note()
-        #endif
     }
 
     deinit { destroy(value) }
 }
-
-#if DEBUG
-/// The locks the package makes, counted on one thread while ``count(_:)`` runs (debug builds
-/// only): the test that keeps Docs/Architecture.md's lock count equal to the code's.
-package enum LockCensus {
-    private static let state = NSLock()
-    private static let serial = NSLock()
-    nonisolated(unsafe) private static var counting: pthread_t?
-    nonisolated(unsafe) private static var made = 0
-
-    /// How many locks `body` made on this thread (one count at a time, process-wide).
-    package static func count(_ body: () -> Void) -> Int {
-        serial.lock()
-        defer { serial.unlock() }
-        state.withLock {
-            counting = pthread_self()
-            made = 0
-        }
-        body()
-        return state.withLock {
-            counting = nil
-            return made
-        }
-    }
-
-    /// A lock was made.
-    static func note() {
-        state.withLock {
-            if let counting, pthread_equal(counting, pthread_self()) != 0 { made += 1 }
-        }
-    }
-}
-#endif

@@ -83,9 +83,6 @@ final class PublicationStorage: @unchecked Sendable {
         initialAddress = UnsafeRawPointer(Unmanaged.passUnretained(initial).toOpaque())
         published = .allocate(capacity: 1)
         published.initialize(to: initialAddress)
-        #if DEBUG
-        LockCensus.note()
-        #endif
     }
 
     /// The word `published`, loaded atomically with acquiring order.
