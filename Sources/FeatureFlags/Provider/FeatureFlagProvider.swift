@@ -16,10 +16,11 @@ public import Foundation
 /// fetch succeeds; `ERROR` after a failure (or with no network path), `STALE` instead when
 /// the served values are older than their TTL; `FATAL` on 401/403 or a refused plain-HTTP
 /// URL, after which no request is sent; `RECONCILING` from ``identify(_:)`` until the new
-/// context's fetch ends. Values come from the network exactly when the status is `READY`;
-/// otherwise from the Last-Known-Good (`fallback`), the bundled defaults or the code defaults.
+/// context's fetch ends. Values come from the network when the status is `READY` (and from a
+/// signed document past its expiry, `STALE`); otherwise from the Last-Known-Good (`fallback`),
+/// the bundled defaults or the code defaults.
 ///
-/// Inside, all state is one value (``ProviderState``) under one lock, changed only by its
+/// Inside, its decisions are one value (``ProviderState``) under one lock, changed only by its
 /// pure transitions; events, change notifications, fetches and writes are the transitions'
 /// effects, run after unlocking (see Docs/Architecture.md).
 public final class FeatureFlagProvider: FeatureFlagClient {

@@ -2,33 +2,8 @@ import Foundation
 
 extension ProviderState {
     /// The one way provider state changes. Pure: no I/O, no clock, no locks; what must happen
-    /// as a consequence is returned, in order.
-    ///
-    /// | input | state | effects |
-    /// | --- | --- | --- |
-    /// | identify (new context) | generation + 1, flight dropped, LKG served `RECONCILING` | cancel, answer `discarded`, publish, emit `reconciling`, wake |
-    /// | identify (same context, or shut down) | — | — |
-    /// | refresh, cannot send | path noted; path down → fallback labels | answer `skipped`, (fallback effects) |
-    /// | refresh, fetch in flight | caller joins it | — |
-    /// | refresh, idle | flight with a new ticket | startFetch |
-    /// | launched (current) / (stale) | task kept / — | — / cancel |
-    /// | fetchEnded (stale ticket) | — | — |
-    /// | fetchEnded fresh | served `READY` (`STALE` for a signed document past its expiry) from `network`, failures cleared | (keepMembers), publish, emit `activated`, (`unknown_keys`, `ready` or `stale`, `context_changed`), settle, persist, complete `updated` |
-    /// | fetchEnded confirmed | same as fresh, no write | publish, (`ready` or `stale`, `context_changed`), settle, complete `unchanged` |
-    /// | fetchEnded rejected | failures cleared, fallback labels, kill applied if asked | emit `payload_rejected` (new ones), (publish, persist), fallback effects, complete `rejected` |
-    /// | fetchEnded failed | failures + 1, Retry-After, fatal on 401/403 | emit `fetch_failed`, fallback effects, complete `failed` |
-    /// | fetchEnded cancelled | flight dropped | complete `discarded` silently |
-    /// | pathChanged up | path noted | wake |
-    /// | pathChanged down | flight dropped, fallback labels | cancel, answer `discarded`, fallback effects |
-    /// | unknownValues (first since the values changed) | flag noted | emit `unknown_values` |
-    /// | valuesPublished | reported flags forgotten | — |
-    /// | awaitSettled (settled or shut down) / (not yet) | — / waiter kept | resume / — |
-    /// | stopWaiting (waiting) / (released already) | waiter dropped / — | resume / — |
-    /// | shutdown | shut down, flight dropped, waiters released | cancel, answer `discarded`, resume…, wake, stop |
-    ///
-    /// Fallback effects: the status becomes `FATAL` (forced), `STALE` (past the TTL) or `ERROR`;
-    /// values from the network are relabelled `fallback` (`CACHED` or `STALE`); emit `stale` or
-    /// `error` when the status changed; settle waiters.
+    /// as a consequence is returned, in order. What each input does: Docs/Architecture.md
+    /// ("Transitions"), held by `ProviderStateTests` and the other `ProviderState…Tests`.
     mutating func apply(_ input: ProviderInput, at time: ProviderTime) -> [ProviderEffect] {
         step(input, at: time) + reconcileStreams()
     }

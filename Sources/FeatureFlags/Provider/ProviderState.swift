@@ -1,12 +1,13 @@
 import Foundation
 
-/// Everything a ``FeatureFlagProvider`` knows, as one value: the identity served, what is
+/// What a ``FeatureFlagProvider`` decides with, as one value: the identity served, what is
 /// served and how it is labelled, the fetch in flight, failures and backoff, validation memory,
 /// and who is waiting. The provider keeps exactly one, under one lock; every change goes
 /// through ``apply(_:at:)``, a pure transition that returns the effects (events, change
 /// notifications, fetches to start, tasks to cancel, writes, waiters to resume) that the
-/// provider runs after unlocking. Nothing else holds provider state, so a reader can never
-/// see a combination the transitions did not produce.
+/// provider runs after unlocking. What readers see of it is published whole, so a reader can
+/// never see a combination the transitions did not produce. (Hooks, event history, exposures,
+/// open streams and writes in flight live in the provider's collaborators: Docs/Architecture.md.)
 struct ProviderState: ServesValues {
     /// Called once with the outcome of the fetch a ``FeatureFlagProvider/refresh()`` joined.
     typealias FetchWaiter = @Sendable (FetchOutcome) -> Void

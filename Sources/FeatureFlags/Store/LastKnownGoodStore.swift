@@ -1,9 +1,10 @@
 public import Foundation
 
 /// The Last-Known-Good store: per context, the last snapshot a service gave and the entity
-/// tag that validates it, in one key-value file on disk. It stores — it serves nothing, fetches
-/// nothing and reports nothing: ``FeatureFlagProvider`` and ``FallbackClient`` read from it
-/// and say what they found.
+/// tag that validates it, in one key-value file on disk, with the kill held on the device and
+/// the flag rules held for evaluation on the device. It fetches nothing and reports nothing:
+/// ``FeatureFlagProvider`` and ``FallbackClient`` decide what of it may be served, and say
+/// what they found.
 ///
 /// - **Start.** Creating a store reads the file synchronously — meant for launch, before the
 ///   first frame — and never fails: an unusable file is moved aside to `<file>.corrupt`, the
