@@ -1,5 +1,5 @@
 @testable import DocSnippets
-import FeatureFlags
+@testable import FeatureFlags
 import FeatureFlagsTesting
 import Foundation
 import Testing

@@ -1,4 +1,4 @@
-import FeatureFlags
+@testable import FeatureFlags
 import Foundation
 import Testing
 import TestSupport

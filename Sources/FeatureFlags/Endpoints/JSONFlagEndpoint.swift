@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 /// The project's own endpoint: a ``FlagDocument`` evaluated for the context, carried one of
 /// two ways —
@@ -9,7 +9,7 @@ package import Foundation
 ///   context's attribute `name` (or `targetingKey`), percent-encoded as one path segment.
 ///
 /// Conditional requests use the stored entity tag (`If-None-Match`).
-package struct JSONFlagEndpoint: EndpointFormat {
+internal struct JSONFlagEndpoint: EndpointFormat {
     private enum Mode: Sendable {
         case post(URLReference)  // by reference: `Support/FixedLayout.swift`
         case template(String)

@@ -9,7 +9,7 @@ import Dispatch
 /// is dropped, and before the next event it hears, the handler hears
 /// ``FlagEvent/eventsDropped(count:)`` with how many it missed. Without the bound, a handler
 /// that stalled while the app tracked events kept every one of them in memory.
-package final class EventHandlerQueue: Sendable {
+internal final class EventHandlerQueue: Sendable {
     /// How many events wait for the handler at most, by default.
     package static let defaultCapacity = 1_024
 

@@ -21,7 +21,7 @@ public protocol AppLifecycle: Sendable {
 }
 
 /// The platform's lifecycle.
-package enum SystemAppLifecycle {
+internal enum SystemAppLifecycle {
     /// The application's foreground and background notifications where the platform has them
     /// (UIKit's `UIApplication` on iOS, tvOS and visionOS; WatchKit's `WKApplication` on
     /// watchOS; AppKit's `NSApplication` activation on macOS), observed on the main queue;

@@ -1,7 +1,7 @@
 /// One client's view of the overrides: the values in the form reads look them up, without
 /// the client's kill-switch key (the kill switch is never overridden). Immutable; a client
 /// builds a new one each time the overrides change.
-package final class OverrideLayer: Sendable {
+internal final class OverrideLayer: Sendable {
     /// The overridden values by name.
     package let values: [String: FlagValue]
     /// The same, as reads look them up.
@@ -35,7 +35,7 @@ package final class OverrideLayer: Sendable {
 extension FlagOverrides {
     /// Attaches a client whose kill-switch key is `killSwitchKey`: `apply` receives its layer
     /// each time the overrides change. Returns the observer's id and the layer now.
-    package func attach(
+    func attach(
         killSwitchKey: String, _ apply: @escaping @Sendable (OverrideLayer?) -> Void
     ) -> (id: Int, layer: OverrideLayer?) {
         let (id, values) = attach { values in apply(OverrideLayer(values, killSwitchKey: killSwitchKey)) }
@@ -45,7 +45,7 @@ extension FlagOverrides {
     /// Calls `apply` with the layer of the overrides now for a client whose kill-switch key is
     /// `killSwitchKey`, while no change can happen: what a client calls once it can take
     /// changes, so that one made while it was being set up is not lost.
-    package func resync(killSwitchKey: String, _ apply: (OverrideLayer?) -> Void) {
+    func resync(killSwitchKey: String, _ apply: (OverrideLayer?) -> Void) {
         whileUnchanged { apply(OverrideLayer($0, killSwitchKey: killSwitchKey)) }
     }
 

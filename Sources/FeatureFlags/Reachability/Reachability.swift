@@ -14,7 +14,7 @@ public protocol Reachability: Sendable {
 }
 
 /// The platform's reachability monitor.
-package enum SystemReachability {
+internal enum SystemReachability {
     /// `NWPathMonitor` on Apple platforms, netlink on Linux, "always reachable" elsewhere.
     public static func make() -> any Reachability {
         #if canImport(Network)

@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 /// Reports the first read of each flag by each context in a client's life as a
 /// ``FlagEvent/exposure(_:)`` event, cheaply enough to sit on the plain read path.
@@ -8,7 +8,7 @@ package import Foundation
 /// (context, flag, value) under a lock. The filter is cleared whenever the served values or
 /// the context change, so the next read of each flag consults the exact record once: a value
 /// that changed is a new exposure, one that did not is not reported again.
-package final class ExposureLog: Sendable {
+internal final class ExposureLog: Sendable {
     /// Name hashes known to be reported for what is served now. Immutable.
     private final class Filter: Sendable {
         let hashes: [Int]

@@ -26,7 +26,7 @@ package final class FlagPublisher: Sendable {
         (keys: (merged?.keys ?? []).union(lost.keys), snapshot: lost.snapshot, killSwitchActive: lost.killSwitchActive)
     }
     /// The app's event handler, if it gave one.
-    package let handler: EventHandlerQueue?
+    let handler: EventHandlerQueue?
 
     /// A publisher that also calls `handler` with every event.
     package init(handler: (@Sendable (FlagEvent) -> Void)? = nil) {
@@ -59,7 +59,7 @@ package final class FlagPublisher: Sendable {
     /// flag changed: the flags it affects are in no table; so is another snapshot with the same
     /// values (its version or context differs), naming no key.
     @discardableResult
-    package func publish(from old: ServedValues, to new: ServedValues, base: ServingBase) -> Set<String> {
+    func publish(from old: ServedValues, to new: ServedValues, base: ServingBase) -> Set<String> {
         // Over the read tables (the snapshot's entries over the bundled defaults): what readers
         // see, compared by the hashes the tables hold.
         var keys = new.prepared.table.changedNames(since: old.prepared.table)

@@ -112,7 +112,7 @@ package final class FlagServing: Sendable {
     }
 
     /// Serves `overrides` over the snapshot from now on, then reports the flags whose values changed.
-    package func serveOverrides(_ overrides: OverrideLayer?) {
+    func serveOverrides(_ overrides: OverrideLayer?) {
         change { $0.overrides = overrides }
     }
 

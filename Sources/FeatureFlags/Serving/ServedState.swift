@@ -73,7 +73,7 @@ package struct ServedState: Sendable {
     package var held: Bool { didSet { revision &+= 1 } }
     /// The overrides a tester set (``FlagOverrides``), over the snapshot and beneath the kill
     /// switch; nil when there are none (or the provider is in safe mode).
-    package var overrides: OverrideLayer? { didSet { revision &+= 1 } }
+    var overrides: OverrideLayer? { didSet { revision &+= 1 } }
     /// The context the values are for (hooks and exposure events name it).
     package var context: EvaluationContext { didSet { revision &+= 1 } }
     /// The fingerprint of the context the values are for when the client was not told the
@@ -102,12 +102,12 @@ package struct ServedState: Sendable {
     package var killed: Bool { prepared.killed || held }
 
     /// What readers get: the snapshot's values, killed by the hold too, and the overrides.
-    package var effective: ServedValues { ServedValues(prepared: prepared.holding(held), overrides: overrides) }
+    var effective: ServedValues { ServedValues(prepared: prepared.holding(held), overrides: overrides) }
 
     /// Serves `next` from `source` with the given reason; the status is kept unless given.
     /// Returns what readers got before, for the change notification.
     @discardableResult
-    package mutating func serve(
+    mutating func serve(
         _ next: PreparedSnapshot, source: FlagSource, status: ProviderStatus? = nil, reasonOverride: FlagReason?
     ) -> ServedValues {
         let old = effective
@@ -165,7 +165,7 @@ package struct ServedState: Sendable {
 
 /// What a client's readers get, for telling subscribers what changed: the snapshot's values
 /// (killed by the hold too) and the overrides over them.
-package struct ServedValues: Sendable {
+internal struct ServedValues: Sendable {
     /// The snapshot's values, with the kill hold applied.
     package let prepared: PreparedSnapshot
     /// The overrides over them.

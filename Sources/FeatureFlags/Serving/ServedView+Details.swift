@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 /// A read with its explanation, answered from the published view itself: every field is read
 /// where it is used, through the view's reference. (A method of ``ServedState`` would be given

@@ -1,7 +1,7 @@
-package import Foundation
+import Foundation
 
 /// What a client's readers see at one instant: its served state, immutable, replaced whole.
-package final class ServedView: Sendable {
+internal final class ServedView: Sendable {
     /// The values, their labels and the status.
     package let served: ServedState
 
@@ -9,7 +9,7 @@ package final class ServedView: Sendable {
 }
 
 /// A client state that contains what the client serves.
-package protocol ServesValues: Sendable {
+internal protocol ServesValues: Sendable {
     /// The served part of the state: the values, their labels and the status.
     var served: ServedState { get }
 }
@@ -36,7 +36,7 @@ private struct ServingCellInner<State> {
 /// A struct over reference-backed parts (copies share the state): built at every client's
 /// launch, a generic class would cost the runtime a metadata instantiation and a conformance
 /// lookup the first time.
-package struct ServingCell<State: ServesValues>: Sendable {
+internal struct ServingCell<State: ServesValues>: Sendable {
     private let inner: Locked<ServingCellInner<State>>
     private let publication: ReadPublication<ServedView>
     /// The kill-switch key, which plain lookups need.

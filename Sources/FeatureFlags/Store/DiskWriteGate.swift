@@ -11,7 +11,7 @@ import Foundation
 /// asks the system for time to finish (apps and extensions alike); when the system answers
 /// that no time is left, the write does not start, the lock is not taken, and the change stays
 /// in memory, written with the next write (after the app returns to the foreground and fetches).
-package struct DiskWriteGate: Sendable {
+internal struct DiskWriteGate: Sendable {
     /// Runs `write` if it may run now and returns true, or returns false without running it.
     package let perform: @Sendable (_ name: String, _ write: () -> Void) -> Bool
 

@@ -1,10 +1,10 @@
-package import Foundation
+import Foundation
 
 /// The kill switch, held on the device: once a service turned it on for any context, every
 /// context is killed — offline, after a relaunch, in an app extension — until a successful
 /// fetch for the context being served says it is off. Stored in the fallback file as one
 /// reserved entry beside the contexts' snapshots (not counted against the capacity).
-package struct KillHold: Sendable, Equatable {
+internal struct KillHold: Sendable, Equatable {
     /// When the hold began.
     package var since: Date { Date(timeIntervalSinceReferenceDate: sinceSeconds) }
     /// Seconds since the reference date: a stored `Date` has no fixed layout on Apple

@@ -20,7 +20,7 @@ public import Foundation
 ///   flag values on the device (OFREP ADR-0009's `disabled` cache mode).
 public final class LastKnownGoodStore: Sendable {
     /// What loading the file found.
-    package enum LoadOutcome: Sendable, Equatable {
+    internal enum LoadOutcome: Sendable, Equatable {
         /// The file was read: how many contexts it holds and its size in bytes.
         case loaded(contexts: Int, bytes: Int)
         /// There was no file yet (first launch): the store starts empty.
@@ -43,7 +43,7 @@ public final class LastKnownGoodStore: Sendable {
     /// The largest file a write leaves: what a read accepts (64 MiB).
     let fileLimit: Int
     /// What loading the file found.
-    package let loadOutcome: LoadOutcome
+    let loadOutcome: LoadOutcome
     /// What deserves attention about a file that was loaded (owned by another user, or open
     /// to others), if anything. Its flags are used all the same.
     public let loadWarning: String?
@@ -135,7 +135,7 @@ public final class LastKnownGoodStore: Sendable {
     // MARK: Reading (memory only, never the disk)
 
     /// The Last-Known-Good for `context`, if stored and readable.
-    package func lastKnownGood(for context: EvaluationContext) -> StoredFlags? {
+    func lastKnownGood(for context: EvaluationContext) -> StoredFlags? {
         if case .found(let stored)? = lookup(context.fingerprint) { return stored }
         return nil
     }
@@ -160,7 +160,7 @@ public final class LastKnownGoodStore: Sendable {
 
     /// The kill switch held on this device, if a service turned it on and no successful fetch
     /// for the context served has turned it off since.
-    package var killHold: KillHold? { state.withLock { $0.content.killHold } }
+    var killHold: KillHold? { state.withLock { $0.content.killHold } }
 
     /// The flag definitions held for evaluation on the device (the last a local-evaluation
     /// endpoint fetched), if any.
@@ -176,7 +176,7 @@ public final class LastKnownGoodStore: Sendable {
 
     /// Holds the kill switch on the device (`hold`) or releases it (nil), and writes the file.
     /// Nothing is written when nothing changes.
-    package func setKillHold(_ hold: KillHold?) throws(FlagError) {
+    func setKillHold(_ hold: KillHold?) throws(FlagError) {
         let unchanged = state.withLock { !$0.content.changesKillHold(to: hold) }
         if unchanged { return }
         try commit { $0.killHold = hold }
@@ -215,7 +215,7 @@ public final class LastKnownGoodStore: Sendable {
     /// used): a relaunch asks the service for each member conditionally, and with trusted keys
     /// rebuilds the merge from the members' signed answers. The merge decides whether anything
     /// is written: it is made from them.
-    package func save(
+    func save(
         _ stored: StoredFlags, for context: EvaluationContext, killHold: KillHold?? = nil, members: [String: StoredFlags] = [:]
     ) throws(FlagError) {
         let fingerprint = context.fingerprint
@@ -354,7 +354,7 @@ public final class LastKnownGoodStore: Sendable {
 
 /// A stored snapshot, the entity tag that validates it, and what else the full answer said
 /// that a 304 cannot repeat: the change streams it advertised.
-package struct StoredFlags: Sendable, Equatable {
+internal struct StoredFlags: Sendable, Equatable {
     /// The flags as the service gave them.
     package let snapshot: FlagSnapshot
     /// The tag to send as `If-None-Match`, if the service gave one.

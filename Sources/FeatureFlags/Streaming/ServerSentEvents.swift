@@ -16,9 +16,9 @@
 /// it, not as the empty string the standard's text says: read literally, the first event
 /// without an `id:` after a reconnection would clear the ID, and the reconnection after it
 /// would resume from the beginning.
-package struct EventStreamParser: Sendable {
+internal struct EventStreamParser: Sendable {
     /// A line or an event's data exceeded the parser's limit.
-    package struct Overflow: Error, Equatable, CustomStringConvertible {
+    internal struct Overflow: Error, Equatable, CustomStringConvertible {
         package let limit: Int
         package var description: String { "an event stream line or event exceeded \(limit) bytes" }
     }

@@ -157,7 +157,7 @@ package final class Broadcaster<Element: Sendable>: Sendable {
 /// monitors and lifecycles are built at every app's launch, and their streams are first wanted
 /// by the provider's run loop: a generic class made at launch costs the runtime its type's
 /// set-up before the first read.
-package struct LatestValueStream<Element: Sendable>: Sendable {
+internal struct LatestValueStream<Element: Sendable>: Sendable {
     private struct State {
         var latest: Element?
         var broadcaster: Broadcaster<Element>?

@@ -1,7 +1,7 @@
 /// A fast 64-bit checksum for the fallback file: detects torn writes and bit rot, not
 /// tampering. FNV-1a's xor-multiply step applied to little-endian 64-bit words, then a
 /// final avalanche, so a multi-kilobyte snapshot costs microseconds at start-up.
-package enum Checksum {
+internal enum Checksum {
     private static let prime: UInt64 = 0x0000_0100_0000_01B3
     private static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325
 

@@ -24,7 +24,7 @@ import Foundation
 ///
 /// Memory: a thread's table holds up to ``ThreadReadCache/slotCount`` objects — of live or
 /// already released publications — until the thread reads again or exits.
-package struct ReadPublication<Object: AnyObject & Sendable>: Sendable {
+internal struct ReadPublication<Object: AnyObject & Sendable>: Sendable {
     // A struct over one non-generic class: built at every client's launch, a generic class
     // costs the runtime a metadata instantiation (and a conformance lookup) the first time.
     private let storage: PublicationStorage
@@ -123,7 +123,7 @@ final class PublicationStorage: @unchecked Sendable {
 /// Each thread's table of the objects it last read from publications: ``slotCount`` slots,
 /// a publication's slot chosen by its id. Two publications sharing a slot only cost each other
 /// slow reads.
-package enum ThreadReadCache {
+internal enum ThreadReadCache {
     /// A slot: which publication, and the object it read last (retained).
     struct Slot {
         var id = 0

@@ -118,7 +118,7 @@ package struct SHA256 {
 }
 
 /// Lowercase hexadecimal text of bytes.
-package enum Hex {
+internal enum Hex {
     /// `[0xAB, 0x01]` → `"ab01"`.
     package static func encode(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
