@@ -189,13 +189,6 @@ package enum FileIO {
         return nil
     }
 
-    /// The permission bits of the file at `path`, or nil if it cannot be stat'ed.
-    package static func permissions(_ path: String) -> UInt32? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return UInt32(info.st_mode) & 0o777
-    }
-
     /// Everything before the last `/` (`"."` when there is none).
     package static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

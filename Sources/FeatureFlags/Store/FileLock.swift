@@ -32,12 +32,6 @@ struct FileLock {
         return FileLock(fd: fd)
     }
 
-    /// The lock if its file exists and no other process holds it now, else nil (never waits,
-    /// never creates the lock file; errors are nil too).
-    static func tryAcquireExisting(_ path: String) -> FileLock? {
-        try? acquire(path, timeout: .zero, create: false)
-    }
-
     func release() {
         flock(fd, LOCK_UN)
         close(fd)
