@@ -15,12 +15,17 @@ struct HeldAnswer: Sendable {
     var prepared: PreparedSnapshot
     /// `fallback`, or `code_default` when nothing held may be served.
     var source: FlagSource
-    /// Whether the kill switch is held on the device (``KillHold``).
-    var held: Bool
+    /// Whether the kill switch is held on the device (``KillHold``): set by ``LastKnownGoodReader/answer(for:fingerprint:in:base:checkedBy:merge:at:)``.
+    var held = false
     /// What the reading found that is not tampering: an unreadable snapshot, or why defaults are served.
     var problem: FlagEvent?
     /// What failed the signature check.
     var tampered: [Tampered] = []
+
+    /// Bundled and code defaults alone (`code_default`), with why.
+    static func defaults(_ base: ServingBase, problem: FlagEvent? = nil, tampered: [Tampered] = []) -> HeldAnswer {
+        HeldAnswer(prepared: base.prepare(.empty), source: .codeDefault, problem: problem, tampered: tampered)
+    }
 
     /// Something held that is not what a trusted key signed.
     enum Tampered: Sendable {
@@ -89,9 +94,9 @@ struct LastKnownGoodReader {
         checkedBy fetcher: FlagFetcher?, merge: ContextMerge, at date: Date
     ) -> HeldAnswer {
         func defaults(_ problem: FlagEvent? = nil, tampered: [HeldAnswer.Tampered] = []) -> HeldAnswer {
-            HeldAnswer(prepared: base.prepare(.empty), source: .codeDefault, held: false, problem: problem, tampered: tampered)
+            HeldAnswer.defaults(base, problem: problem, tampered: tampered)
         }
-        func served(_ prepared: PreparedSnapshot) -> HeldAnswer { HeldAnswer(prepared: prepared, source: .fallback, held: false) }
+        func served(_ prepared: PreparedSnapshot) -> HeldAnswer { HeldAnswer(prepared: prepared, source: .fallback) }
         func stored() -> HeldAnswer { storedAnswer(fingerprint, in: store, base: base) }
         guard let fetcher, let fingerprint else { return stored() }
         if let context, let members = members(of: context) {
@@ -130,10 +135,10 @@ struct LastKnownGoodReader {
     /// The snapshot stored under `fingerprint` as it is, marked used — or the defaults alone
     /// (`code_default`), with the reason when it could not be read.
     private static func storedAnswer(_ fingerprint: String?, in store: LastKnownGoodStore, base: ServingBase) -> HeldAnswer {
-        let none = HeldAnswer(prepared: base.prepare(.empty), source: .codeDefault, held: false)
+        let none = HeldAnswer.defaults(base)
         guard let fingerprint else { return none }
         switch store.use(fingerprint) {
-        case .found(let stored)?: return HeldAnswer(prepared: base.prepare(stored.snapshot), source: .fallback, held: false)
+        case .found(let stored)?: return HeldAnswer(prepared: base.prepare(stored.snapshot), source: .fallback)
         case .unreadable(let error)?:
             var unreadable = none
             unreadable.problem = .fallbackRejected(reason: "stored snapshot undecodable: \(error.message)", keptAt: nil)
@@ -195,7 +200,7 @@ struct LastKnownGoodReader {
         base: ServingBase, fetcher: FlagFetcher, merge: ContextMerge, at date: Date
     ) -> HeldAnswer {
         func defaults(_ problem: FlagEvent? = nil, tampered: [HeldAnswer.Tampered] = []) -> HeldAnswer {
-            HeldAnswer(prepared: base.prepare(.empty), source: .codeDefault, held: false, problem: problem, tampered: tampered)
+            HeldAnswer.defaults(base, problem: problem, tampered: tampered)
         }
         func stored() -> HeldAnswer { storedAnswer(fingerprint, in: store, base: base) }
         if fetcher.evaluatesLocally {
@@ -203,7 +208,7 @@ struct LastKnownGoodReader {
                 return defaults(tampered: [.rules(problem: problem)])
             }
             if let merged = evaluateHeldRules(merging: members, as: identity, fetcher: fetcher, store: store, base: base, merge: merge, at: date) {
-                return HeldAnswer(prepared: merged, source: .fallback, held: false)
+                return HeldAnswer(prepared: merged, source: .fallback)
             }
             guard fetcher.checksSignatures else { return stored() }
             return defaults(.fallbackWarning(
@@ -227,7 +232,7 @@ struct LastKnownGoodReader {
             return defaults(.fallbackWarning(reason: "not every member of this merged identity has stored values: bundled and code defaults are served"))
         }
         let merged = merge.merge(snapshots, killSwitchKey: base.killSwitchKey, identity: identity)
-        return HeldAnswer(prepared: base.prepare(merged), source: .fallback, held: false)
+        return HeldAnswer(prepared: base.prepare(merged), source: .fallback)
     }
 
     /// The merged identity `identity` of `members`, each member's values evaluated from the held
