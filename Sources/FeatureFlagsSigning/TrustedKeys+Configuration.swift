@@ -53,3 +53,35 @@ extension BundledDefaults {
         .signedJSONFile(url, trust: .ed25519(trustedKeys))
     }
 }
+
+extension FallbackClient {
+    /// A fallback client that serves from `store` only what one of `trustedKeys` signed (by key
+    /// id, as ``FlagFetcher/Configuration/trustedKeys``), read through the app's `endpoints` as
+    /// its provider reads the file offline; anything else is not served (bundled and code
+    /// defaults instead) and a `fallback_tampered` event says why. The other parameters are
+    /// those of `FallbackClient(store:…)`.
+    public convenience init(
+        store: LastKnownGoodStore, context: EvaluationContext? = nil, bundledDefaults: BundledDefaults = .none,
+        killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil, exposures: Bool = false,
+        eventContext: EventContextDetail = .fingerprint, endpoints: [FlagEndpoint], trustedKeys: [String: String],
+        merge: ContextMerge = ContextMerge(), now: @escaping @Sendable () -> Date = coarseWallClockNow
+    ) {
+        self.init(
+            store: store, context: context, bundledDefaults: bundledDefaults, killSwitchKey: killSwitchKey, overrides: overrides,
+            exposures: exposures, eventContext: eventContext, endpoints: endpoints,
+            trust: trustedKeys.isEmpty ? nil : .ed25519(trustedKeys), merge: merge, now: now)
+    }
+
+    /// The same, loading the store at `fileURL`.
+    public convenience init(
+        fileURL: URL = LastKnownGoodStore.defaultFileURL(), context: EvaluationContext? = nil,
+        bundledDefaults: BundledDefaults = .none, killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil,
+        endpoints: [FlagEndpoint], trustedKeys: [String: String], merge: ContextMerge = ContextMerge(),
+        now: @escaping @Sendable () -> Date = coarseWallClockNow
+    ) {
+        self.init(
+            store: LastKnownGoodStore(fileURL: fileURL), context: context, bundledDefaults: bundledDefaults,
+            killSwitchKey: killSwitchKey, overrides: overrides, endpoints: endpoints, trustedKeys: trustedKeys, merge: merge,
+            now: now)
+    }
+}

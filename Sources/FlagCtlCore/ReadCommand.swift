@@ -47,7 +47,8 @@ enum ReadCommand {
         }
         let pairs = arguments.all("context")
         let context = pairs.isEmpty ? nil : try Formatting.context(pairs)
-        let client = FallbackClient(fileURL: file, context: context, fetcher: try fetcher(arguments))
+        let (endpoints, keys) = try reading(arguments)
+        let client = FallbackClient(fileURL: file, context: context, endpoints: endpoints, trustedKeys: keys)
         defer { client.shutdown() }
         let problems = client.recentEvents.compactMap { event -> String? in
             switch event.kind {
@@ -75,16 +76,17 @@ enum ReadCommand {
         return problems.isEmpty || !names.isEmpty ? 0 : exitNoInput
     }
 
-    /// The app's fetcher as far as reading needs it (`--provider`, `--bucketing`, `--trust`):
-    /// its wire format decodes stored signed answers and evaluates held flagd rules; it never
-    /// fetches, so its URL and credentials are placeholders. Nil without those options.
-    static func fetcher(_ arguments: ParsedArguments) throws -> FlagFetcher? {
+    /// The app's endpoint and trusted keys as far as reading needs them (`--provider`,
+    /// `--bucketing`, `--trust`): the wire format decodes stored signed answers and evaluates
+    /// held flagd rules; nothing is fetched, so its URL and credentials are placeholders. None
+    /// without those options.
+    static func reading(_ arguments: ParsedArguments) throws -> (endpoints: [FlagEndpoint], trustedKeys: [String: String]) {
         let name = arguments.value("provider")
         let keys = try SigningCommands.trustedKeys(arguments)
         let bucketing = try EndpointChoice.bucketing(arguments.value("bucketing"))
-        guard name != nil || !keys.isEmpty || bucketing != nil else { return nil }
+        guard name != nil || !keys.isEmpty || bucketing != nil else { return ([], [:]) }
         let placeholders = EndpointChoice.Credentials(key: "flagctl-read", project: "0", appID: "0", appName: "flagctl")
         let endpoint = try EndpointChoice.make(name ?? "json", url: "http://127.0.0.1:9/", credentials: placeholders, bucketing: bucketing)
-        return FlagFetcher(endpoint: endpoint, configuration: .init(trustedKeys: keys))
+        return ([endpoint], keys)
     }
 }

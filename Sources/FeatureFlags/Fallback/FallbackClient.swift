@@ -13,16 +13,17 @@ public import Foundation
 /// as the client served them (at its creation, and at each ``identify(_:)``) — with bundled and
 /// code defaults beneath. The status is `READY` once created: a fallback serves what it has.
 /// Problems found loading the store (an unusable file, unreadable bundled defaults) are
-/// events, never failures. Given the app's fetcher (`fetcher:`), it reads the file as the app's
-/// provider reads it offline: flagd rules held on the device evaluated for its context, and
-/// with trusted keys only what a trusted key signed.
+/// events, never failures. Given the app's endpoints (`endpoints:`, and `trustedKeys:` from
+/// FeatureFlagsSigning), it reads the file as the app's provider reads it offline: flagd rules
+/// held on the device evaluated for its context, and with trusted keys only what a trusted key
+/// signed.
 public final class FallbackClient: FeatureFlagClient {
     /// The store read from.
     public let store: LastKnownGoodStore
     /// The overrides this client carries, if any.
     public let overrides: FlagOverrides?
-    /// The app's fetcher, if one was given: how the file is read (held rules, trusted keys).
-    private let fetcher: FlagFetcher?
+    /// How the file is read (held rules, trusted keys), when the app's endpoints were given.
+    private let policy: DevicePolicy?
     /// How a merged identity's members are merged when it is made again from them.
     private let merge: ContextMerge
     private let serving: FlagServing
@@ -36,32 +37,43 @@ public final class FallbackClient: FeatureFlagClient {
     ///     the kill switch.
     ///   - exposures: report each context's first read of each flag as an exposure event.
     ///   - eventContext: how much of the context exposure and tracking events carry.
-    ///   - fetcher: the app's fetcher (its endpoints and trusted keys), so that the file is read
-    ///     as the app's provider reads it offline: flag rules held for evaluation on the device
-    ///     (flagd) are evaluated for the context, and with trusted keys (`trustedKeys`,
-    ///     FeatureFlagsSigning) only what a trusted key signed is served — otherwise bundled and
-    ///     code defaults, and a `fallback_tampered` event says why. This client never fetches
-    ///     with it, nor writes the file. Nil (the default): the stored snapshots are served as
-    ///     the app wrote them.
-    ///   - merge: with `fetcher`, how a merged identity (`ContextMerge.identity(of:)` given as
+    ///   - endpoints: the app's endpoints, so that the file is read as the app's provider reads
+    ///     it offline: flag rules held for evaluation on the device (flagd) are evaluated for the
+    ///     context. With trusted keys (the `trustedKeys:` initialisers of FeatureFlagsSigning)
+    ///     only what a trusted key signed is served — otherwise bundled and code defaults, and a
+    ///     `fallback_tampered` event says why. This client never fetches, nor writes the file.
+    ///     Empty (the default): the stored snapshots are served as the app wrote them.
+    ///   - merge: with `endpoints`, how a merged identity (`ContextMerge.identity(of:)` given as
     ///     `context`) is made again from its members — each evaluated from held rules, or each
     ///     member's signed answer checked — as the app's provider does: give the provider's
     ///     `Configuration.merge`. Default: `ContextMerge()` (top tier wins for every flag).
     ///   - now: the clock used for ages and TTLs.
-    public init(
+    public convenience init(
         store: LastKnownGoodStore, context: EvaluationContext? = nil, bundledDefaults: BundledDefaults = .none,
         killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil, exposures: Bool = false,
-        eventContext: EventContextDetail = .fingerprint, fetcher: FlagFetcher? = nil, merge: ContextMerge = ContextMerge(),
+        eventContext: EventContextDetail = .fingerprint, endpoints: [FlagEndpoint] = [], merge: ContextMerge = ContextMerge(),
         now: @escaping @Sendable () -> Date = coarseWallClockNow
+    ) {
+        self.init(
+            store: store, context: context, bundledDefaults: bundledDefaults, killSwitchKey: killSwitchKey, overrides: overrides,
+            exposures: exposures, eventContext: eventContext, endpoints: endpoints, trust: nil, merge: merge, now: now)
+    }
+
+    /// The designated initialiser: ``init(store:context:bundledDefaults:killSwitchKey:overrides:exposures:eventContext:endpoints:merge:now:)``
+    /// with the signing keys stored answers must verify with (FeatureFlagsSigning passes them).
+    package init(
+        store: LastKnownGoodStore, context: EvaluationContext?, bundledDefaults: BundledDefaults, killSwitchKey: String,
+        overrides: FlagOverrides?, exposures: Bool, eventContext: EventContextDetail, endpoints: [FlagEndpoint],
+        trust: SignatureTrust?, merge: ContextMerge, now: @escaping @Sendable () -> Date
     ) {
         self.store = store
         self.overrides = overrides
-        self.fetcher = fetcher
+        policy = endpoints.isEmpty && trust == nil ? nil : DevicePolicy(trust: trust?.verifier, endpoints: endpoints)
         self.merge = merge
         let reader = LastKnownGoodReader(store: store, bundledDefaults: bundledDefaults, killSwitchKey: killSwitchKey)
         let served = context?.fingerprint ?? store.fingerprints.first
         let answer = LastKnownGoodReader.answer(
-            for: context, fingerprint: served, in: store, base: reader.base, checkedBy: fetcher, merge: merge, at: now())
+            for: context, fingerprint: served, in: store, base: reader.base, checkedBy: policy, merge: merge, at: now())
         let (prepared, source, held) = (answer.prepared, answer.source, answer.held)
         let serving = FlagServing(
             prepared, source: source, status: .ready, reasonOverride: prepared.reasonOnDevice(at: now()), held: held, context: context ?? .anonymous,
@@ -81,15 +93,15 @@ public final class FallbackClient: FeatureFlagClient {
     }
 
     /// Loads the store at `fileURL` (see ``LastKnownGoodStore/init(fileURL:capacity:)``) and
-    /// serves it as ``init(store:context:bundledDefaults:killSwitchKey:overrides:exposures:eventContext:fetcher:merge:now:)`` does.
+    /// serves it as ``init(store:context:bundledDefaults:killSwitchKey:overrides:exposures:eventContext:endpoints:merge:now:)`` does.
     public convenience init(
         fileURL: URL = LastKnownGoodStore.defaultFileURL(), context: EvaluationContext? = nil,
         bundledDefaults: BundledDefaults = .none, killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil,
-        fetcher: FlagFetcher? = nil, merge: ContextMerge = ContextMerge(), now: @escaping @Sendable () -> Date = coarseWallClockNow
+        endpoints: [FlagEndpoint] = [], merge: ContextMerge = ContextMerge(), now: @escaping @Sendable () -> Date = coarseWallClockNow
     ) {
         self.init(
             store: LastKnownGoodStore(fileURL: fileURL), context: context, bundledDefaults: bundledDefaults,
-            killSwitchKey: killSwitchKey, overrides: overrides, fetcher: fetcher, merge: merge, now: now)
+            killSwitchKey: killSwitchKey, overrides: overrides, endpoints: endpoints, merge: merge, now: now)
     }
 
     // MARK: FeatureFlagClient
@@ -134,11 +146,10 @@ public final class FallbackClient: FeatureFlagClient {
 
     /// Serves what the store holds for `context` now — its Last-Known-Good, or, when it has
     /// none, the bundled and code defaults, never another context's values. Identifying the
-    /// same context again picks up what the store saved since. No disk I/O. With a `fetcher`,
-    /// read as at creation.
+    /// same context again picks up what the store saved since. No disk I/O. Read as at creation.
     public func identify(_ context: EvaluationContext) {
         let answer = LastKnownGoodReader.answer(
-            for: context, fingerprint: context.fingerprint, in: store, base: serving.base, checkedBy: fetcher, merge: merge, at: serving.clock())
+            for: context, fingerprint: context.fingerprint, in: store, base: serving.base, checkedBy: policy, merge: merge, at: serving.clock())
         for event in (answer.problem.map { [$0] } ?? []) + answer.tamperedEvents(settingAside: { _ in nil }) { serving.publisher.emit(event) }
         serving.serve(
             answer.prepared, source: answer.source, reasonOverride: answer.prepared.reasonOnDevice(at: serving.clock()), held: answer.held,

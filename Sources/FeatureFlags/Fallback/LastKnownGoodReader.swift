@@ -78,36 +78,36 @@ struct LastKnownGoodReader {
     }
 
     /// What may be served for `context` (nil: the client was given none, and serves the stored
-    /// snapshot under `fingerprint`) as `fetcher`'s provider reads the file offline — see
-    /// ``HeldAnswer``. Without `fetcher`, the stored snapshot as it is. Marks the entry used.
+    /// snapshot under `fingerprint`) as the app's provider reads the file offline — see
+    /// ``HeldAnswer``. Without a `policy`, the stored snapshot as it is. Marks the entry used.
     static func answer(
         for context: EvaluationContext?, fingerprint: String?, in store: LastKnownGoodStore, base: ServingBase,
-        checkedBy fetcher: FlagFetcher?, merge: ContextMerge, at date: Date
+        checkedBy policy: DevicePolicy?, merge: ContextMerge, at date: Date
     ) -> HeldAnswer {
-        var answer = decide(for: context, fingerprint: fingerprint, in: store, base: base, checkedBy: fetcher, merge: merge, at: date)
+        var answer = decide(for: context, fingerprint: fingerprint, in: store, base: base, checkedBy: policy, merge: merge, at: date)
         answer.held = store.killHold != nil
         return answer
     }
 
     private static func decide(
         for context: EvaluationContext?, fingerprint: String?, in store: LastKnownGoodStore, base: ServingBase,
-        checkedBy fetcher: FlagFetcher?, merge: ContextMerge, at date: Date
+        checkedBy policy: DevicePolicy?, merge: ContextMerge, at date: Date
     ) -> HeldAnswer {
         func defaults(_ problem: FlagEvent? = nil, tampered: [HeldAnswer.Tampered] = []) -> HeldAnswer {
             HeldAnswer.defaults(base, problem: problem, tampered: tampered)
         }
         func served(_ prepared: PreparedSnapshot) -> HeldAnswer { HeldAnswer(prepared: prepared, source: .fallback) }
         func stored() -> HeldAnswer { storedAnswer(fingerprint, in: store, base: base) }
-        guard let fetcher, let fingerprint else { return stored() }
+        guard let policy, let fingerprint else { return stored() }
         if let context, let members = members(of: context) {
-            return mergedAnswer(of: members, as: context, fingerprint: fingerprint, store: store, base: base, fetcher: fetcher, merge: merge, at: date)
+            return mergedAnswer(of: members, as: context, fingerprint: fingerprint, store: store, base: base, policy: policy, merge: merge, at: date)
         }
         // Evaluated only where it is served: never from rules that have not passed the check.
         func evaluated() -> PreparedSnapshot? {
-            context.flatMap { evaluateHeldRules(for: $0, fetcher: fetcher, store: store, base: base, at: date) }
+            context.flatMap { evaluateHeldRules(for: $0, policy: policy, store: store, base: base, at: date) }
         }
-        guard fetcher.checksSignatures else { return evaluated().map(served) ?? stored() }
-        if !fetcher.evaluatesLocally, case .found(let stored)? = store.lookup(fingerprint), let stamp = stored.snapshot.signature,
+        guard policy.checksSignatures else { return evaluated().map(served) ?? stored() }
+        if !policy.evaluatesLocally, case .found(let stored)? = store.lookup(fingerprint), let stamp = stored.snapshot.signature,
             stamp.envelope.isEmpty
         {
             // What a merge of signed answers carries (`identify(merging:)`), read without the
@@ -115,13 +115,13 @@ struct LastKnownGoodReader {
             return defaults(.fallbackWarning(
                 reason: "the stored values for this context carry no signed answer of their own (a merge of several contexts' values, checked only when the merged identity is given as the context): bundled and code defaults are served"))
         }
-        let found = unsignedHoldings(of: fingerprint, decodingFor: context ?? .anonymous, fetcher: fetcher, store: store)
+        let found = unsignedHoldings(of: fingerprint, decodingFor: context ?? .anonymous, policy: policy, store: store)
         if found.snapshot != nil || found.rules != nil {
             var tampered: [HeldAnswer.Tampered] = found.rules.map { [.rules(problem: $0)] } ?? []
             if let problem = found.snapshot { tampered.append(.snapshot(of: context, member: false, problem: problem)) }
             return defaults(tampered: tampered)
         }
-        if fetcher.evaluatesLocally, store.holdsLocalRules {
+        if policy.evaluatesLocally, store.holdsLocalRules {
             // Evaluated on the device: a stored evaluation is never served as it is.
             guard let evaluated = evaluated() else {
                 return defaults(.fallbackWarning(
@@ -153,35 +153,35 @@ struct LastKnownGoodReader {
     /// stored signed answer (a client given no context reads the most recent fingerprint's:
     /// decoding a signed answer does not depend on the context).
     static func unsignedHoldings(
-        of fingerprint: String, decodingFor context: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore
+        of fingerprint: String, decodingFor context: EvaluationContext, policy: DevicePolicy, store: LastKnownGoodStore
     ) -> (snapshot: String?, rules: String?) {
-        guard fetcher.checksSignatures else { return (nil, nil) }
+        guard policy.checksSignatures else { return (nil, nil) }
         var rules: String?
-        if let endpoint = fetcher.localEvaluation, store.holdsLocalRules {
-            rules = store.localRules(readBy: endpoint).map(fetcher.heldRulesSignatureProblem) ?? "the held rules no longer read"
+        if let endpoint = policy.localEvaluation, store.holdsLocalRules {
+            rules = store.localRules(readBy: endpoint).map(policy.heldRulesSignatureProblem) ?? "the held rules no longer read"
         }
         guard case .found(let stored)? = store.lookup(fingerprint) else { return (nil, rules) }
-        if fetcher.evaluatesLocally {
+        if policy.evaluatesLocally {
             // Evaluated on the device: served only as evaluated again from verified rules.
             return (rules != nil || !store.holdsLocalRules ? "it was evaluated from rules that cannot be verified" : nil, rules)
         }
-        return (fetcher.storedSignatureProblem(stored.snapshot, for: context), rules)
+        return (policy.storedSignatureProblem(stored.snapshot, for: context), rules)
     }
 
     /// `context`'s values from the flag definitions held for local evaluation, so a context
     /// never fetched is served correctly without the network. Nil when the store holds no
     /// definitions (asked first: nothing is parsed or cast for apps that evaluate remotely),
-    /// when the fetcher does not evaluate locally, or — without trusted keys — when the
+    /// when the policy does not evaluate locally, or — without trusted keys — when the
     /// context's stored snapshot was fetched under the held definitions' tag (served as it is:
     /// no parse at launch).
     static func evaluateHeldRules(
-        for context: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore, base: ServingBase, at date: Date
+        for context: EvaluationContext, policy: DevicePolicy, store: LastKnownGoodStore, base: ServingBase, at date: Date
     ) -> PreparedSnapshot? {
-        guard store.holdsLocalRules, fetcher.evaluatesLocally else { return nil }
-        if !fetcher.checksSignatures, let stored = store.lastKnownGood(for: context), let tag = stored.etag, tag == store.localRulesTag {
+        guard store.holdsLocalRules, policy.evaluatesLocally else { return nil }
+        if !policy.checksSignatures, let stored = store.lastKnownGood(for: context), let tag = stored.etag, tag == store.localRulesTag {
             return nil
         }
-        guard let endpoint = fetcher.localEvaluation, let rules = store.localRules(readBy: endpoint) else { return nil }
+        guard let endpoint = policy.localEvaluation, let rules = store.localRules(readBy: endpoint) else { return nil }
         return base.prepare(rules.snapshot(for: context, at: date))
     }
 
@@ -197,31 +197,31 @@ struct LastKnownGoodReader {
     /// A merged identity's values (see ``HeldAnswer``).
     private static func mergedAnswer(
         of members: [EvaluationContext], as identity: EvaluationContext, fingerprint: String, store: LastKnownGoodStore,
-        base: ServingBase, fetcher: FlagFetcher, merge: ContextMerge, at date: Date
+        base: ServingBase, policy: DevicePolicy, merge: ContextMerge, at date: Date
     ) -> HeldAnswer {
         func defaults(_ problem: FlagEvent? = nil, tampered: [HeldAnswer.Tampered] = []) -> HeldAnswer {
             HeldAnswer.defaults(base, problem: problem, tampered: tampered)
         }
         func stored() -> HeldAnswer { storedAnswer(fingerprint, in: store, base: base) }
-        if fetcher.evaluatesLocally {
-            if fetcher.checksSignatures, let problem = unsignedHoldings(of: fingerprint, decodingFor: identity, fetcher: fetcher, store: store).rules {
+        if policy.evaluatesLocally {
+            if policy.checksSignatures, let problem = unsignedHoldings(of: fingerprint, decodingFor: identity, policy: policy, store: store).rules {
                 return defaults(tampered: [.rules(problem: problem)])
             }
-            if let merged = evaluateHeldRules(merging: members, as: identity, fetcher: fetcher, store: store, base: base, merge: merge, at: date) {
+            if let merged = evaluateHeldRules(merging: members, as: identity, policy: policy, store: store, base: base, merge: merge, at: date) {
                 return HeldAnswer(prepared: merged, source: .fallback)
             }
-            guard fetcher.checksSignatures else { return stored() }
+            guard policy.checksSignatures else { return stored() }
             return defaults(.fallbackWarning(
                 reason: "no flag rules are held to evaluate this merged identity's members on the device: bundled and code defaults are served"))
         }
-        guard fetcher.checksSignatures else { return stored() }
+        guard policy.checksSignatures else { return stored() }
         // Its stored snapshot is a merge, signed by no one: made again from the members' stored
         // snapshots, each checked as a single context's is.
         var snapshots: [(context: EvaluationContext, snapshot: FlagSnapshot)] = []
         var tampered: [HeldAnswer.Tampered] = []
         for member in members {
             guard let stored = store.lastKnownGood(for: member) else { continue }
-            if let problem = fetcher.storedSignatureProblem(stored.snapshot, for: member) {
+            if let problem = policy.storedSignatureProblem(stored.snapshot, for: member) {
                 tampered.append(.snapshot(of: member, member: true, problem: problem))
             } else {
                 snapshots.append((member, stored.snapshot))
@@ -236,12 +236,12 @@ struct LastKnownGoodReader {
     }
 
     /// The merged identity `identity` of `members`, each member's values evaluated from the held
-    /// rules and merged by `merge`; nil when no rules are held or `fetcher` does not evaluate locally.
+    /// rules and merged by `merge`; nil when no rules are held or `policy` does not evaluate locally.
     static func evaluateHeldRules(
-        merging members: [EvaluationContext], as identity: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore,
+        merging members: [EvaluationContext], as identity: EvaluationContext, policy: DevicePolicy, store: LastKnownGoodStore,
         base: ServingBase, merge: ContextMerge, at date: Date
     ) -> PreparedSnapshot? {
-        guard store.holdsLocalRules, let endpoint = fetcher.localEvaluation, let rules = store.localRules(readBy: endpoint) else {
+        guard store.holdsLocalRules, let endpoint = policy.localEvaluation, let rules = store.localRules(readBy: endpoint) else {
             return nil
         }
         let snapshots = members.map { rules.snapshot(for: $0, at: date) }

@@ -71,9 +71,9 @@ public final class FlagFetcher: Sendable {
 
     /// The keys answers must be signed with (nil: answers are not checked), or why the
     /// configured ones are unusable (every fetch then fails with it).
-    package let trust: TrustedVerifier?
+    var trust: TrustedVerifier? { policy.trust }
     /// Whether answers must be signed (``trust`` is set).
-    package var checksSignatures: Bool { trust != nil }
+    var checksSignatures: Bool { policy.checksSignatures }
     private let transport: any FlagTransport
     private let ownsTransport: Bool
     private let clock: any ElapsedClock
@@ -119,7 +119,7 @@ public final class FlagFetcher: Sendable {
     ) {
         self.endpoints = endpoints.isEmpty ? [FlagEndpoint(UnavailableEndpoint())] : endpoints
         self.configuration = configuration
-        trust = configuration.signatureTrust?.verifier
+        policy = DevicePolicy(trust: configuration.signatureTrust?.verifier, endpoints: endpoints)
         // Unwrapped before storing: copying an optional existential makes the runtime set up
         // its type the first time, at every app's launch.
         if let transport {
@@ -137,15 +137,13 @@ public final class FlagFetcher: Sendable {
         if ownsTransport { transport.shutdown() }
     }
 
+    /// How this fetcher's answers are checked and read on the device: the same policy the
+    /// Last-Known-Good reader applies to the file.
+    let policy: DevicePolicy
     /// Whether an endpoint of the chain sends rules evaluated on the device.
-    package var evaluatesLocally: Bool { localEvaluation != nil }
-
-    /// The chain's first endpoint that sends rules evaluated on the device: the one that reads
-    /// rules the store kept.
-    package var localEvaluation: (any LocalEvaluationEndpoint)? {
-        for endpoint in endpoints { if let local = endpoint.format.asLocalEvaluation { return local } }
-        return nil
-    }
+    var evaluatesLocally: Bool { policy.evaluatesLocally }
+    /// The chain's first endpoint that sends rules evaluated on the device.
+    var localEvaluation: (any LocalEvaluationEndpoint)? { policy.localEvaluation }
 
     /// `links` kept in the store by an earlier launch, as this fetcher trusts them: a link gets
     /// the fetcher's credentials only when it is on the origin of a request this fetcher's
@@ -325,48 +323,6 @@ public final class FlagFetcher: Sendable {
         var snapshot = read.rules.snapshot(for: context, at: fetchedAt)
         snapshot.signature = stamp
         return .fetched(snapshot, etag: etag, streams: read.streams.map { $0.advertised(by: scope) })
-    }
-
-    /// Why `stored` (a snapshot from the fallback file) is not what a trusted key signed, or nil
-    /// when it is: its signed answer must verify with the trusted keys and decode, through one
-    /// of the chain's endpoints, to exactly the flags stored. Nil when no keys are configured.
-    /// Rules evaluated on the device are not checked here (their file entry keeps no envelope).
-    package func storedSignatureProblem(_ stored: FlagSnapshot, for context: EvaluationContext) -> String? {
-        guard let trust, !evaluatesLocally else { return nil }
-        guard case .ready(let keys) = trust else { return "the trusted keys are unusable" }
-        guard let stamp = stored.signature, !stamp.envelope.isEmpty else {
-            return "the stored snapshot carries no signature (stored before trusted keys were configured, or edited)"
-        }
-        let verified: VerifiedDocument
-        switch keys.verify(stamp.envelope) {
-        case .success(let document): verified = document
-        case .failure(let failure): return "its signature does not verify: \(failure.description)"
-        }
-        guard verified.issuedAt == stamp.issuedAt, verified.expiresAt == stamp.expiresAt else {
-            return "its signing time or expiry differs from its signature's"
-        }
-        let response = FlagResponse(status: 200, body: verified.payload)
-        for endpoint in endpoints where endpoint.format.asLocalEvaluation == nil {
-            guard let flags = (try? endpoint.decode(response, for: context))?.flags else { continue }
-            if FlagSet(flags).sameEntries(as: stored.storage) { return nil }
-        }
-        return "its values differ from the signed document's"
-    }
-
-    /// Why held `rules` are not what a trusted key signed, or nil when they are (or no
-    /// keys are configured): their signed answer must verify and hold exactly their document.
-    package func heldRulesSignatureProblem(_ rules: any HeldRules) -> String? {
-        guard let trust else { return nil }
-        guard case .ready(let keys) = trust else { return "the trusted keys are unusable" }
-        guard let envelope = rules.envelope else {
-            return "the held rules carry no signature (held before trusted keys were configured, or edited)"
-        }
-        switch keys.verify(envelope) {
-        case .success(let verified):
-            return verified.payload == rules.document ? nil : "the held rules differ from their signed document"
-        case .failure(let failure):
-            return "their signature does not verify: \(failure.description)"
-        }
     }
 
     /// Refuses a document signed earlier than the one held (a rollback: an operator's

@@ -3,42 +3,20 @@ import Foundation
 extension FeatureFlagProvider {
     // MARK: Fetching
 
-    /// Fetches for the current context now (joining a fetch already in flight) and applies the
-    /// result. Sends nothing when there is no network path, a `Retry-After` is still running,
-    /// credentials were rejected, or the provider shut down. A caller whose task is cancelled
-    /// (a screen's pull-to-refresh that went away) gets ``FetchOutcome/failed(_:)`` with
-    /// ``FetchError/cancelled`` at once; the fetch goes on, and its answer is applied when it comes.
+    /// Fetches for the current context now (joining one in flight) and applies the result. Sends nothing
+    /// without a path, during a `Retry-After`, after refused credentials or shutdown. A cancelled caller
+    /// gets ``FetchOutcome/failed(_:)`` with ``FetchError/cancelled`` at once; the fetch goes on.
     @discardableResult
     public func refresh() async -> FetchOutcome { await refresh(until: nil) }
 
-    /// One refresh for a background wake-up — a `BGAppRefreshTask`, a silent push, a widget's
-    /// timeline — in one call: fetches now (joining a fetch in flight), whatever the poll
-    /// schedule and the app's lifecycle state, and returns once the new values are stored in
-    /// the fallback file, so the next launch (or an extension reading the file) has them.
-    /// Opens no change stream.
-    ///
-    /// Returns at `deadline` at the latest, with ``FetchOutcome/failed(_:)`` and a `timeout`
-    /// error when the fetch had not ended: call `setTaskCompleted` then, as the system asks.
-    /// The fetch itself is not abandoned: if the process keeps running, its answer is applied
-    /// and stored when it comes. Give a deadline below the time the system grants (about
-    /// 30 seconds for an app refresh task).
-    ///
-    /// ```swift
-    /// BGTaskScheduler.shared.register(forTaskWithIdentifier: "com.example.flags", using: nil) { task in
-    ///     nonisolated(unsafe) let task = task   // BGTask is not Sendable
-    ///     let work = Task {
-    ///         let outcome = await flags.refreshInBackground(deadline: .seconds(20))
-    ///         task.setTaskCompleted(success: outcome.isSuccess)
-    ///     }
-    ///     task.expirationHandler = { work.cancel() }
-    /// }
-    /// ```
+    /// One refresh for a background wake-up (`BGAppRefreshTask`, silent push, widget): fetches now,
+    /// whatever the schedule or lifecycle, and returns once the values are stored. Opens no stream.
+    /// Returns by `deadline` at the latest with a `timeout` failure (the fetch goes on); give a
+    /// deadline below the time the system grants (about 30 s for an app refresh task).
     @discardableResult
     public func refreshInBackground(deadline: Duration = .seconds(20)) async -> FetchOutcome { await refresh(until: deadline) }
 
-    /// A refresh whose caller hears the outcome, `failed(.cancelled)` when its task is
-    /// cancelled, or `failed(.timeout)` once `deadline` has passed on the provider's clock —
-    /// whichever comes first. The fetch is never abandoned.
+    /// A refresh answered with its outcome, `failed(.cancelled)` or `failed(.timeout)`, whichever comes first.
     private func refresh(until deadline: Duration?) async -> FetchOutcome {
         // The caller's answer and the deadline's timer: whoever answers first ends both.
         let pending = Locked<(answer: CheckedContinuation<FetchOutcome, Never>?, timer: Task<Void, Never>?)>((nil, nil))
@@ -76,22 +54,17 @@ extension FeatureFlagProvider {
                 transition(.refresh(pathUp: pathUp, waiter: { finish($0) }))
             }
         } onCancel: {
-            // The caller went away (or the system's expiration handler ran): answer at once.
             finish(.failed(.cancelled))
         }
     }
 
-    /// Whether a fetch may go out, given what the path monitor reports: always when every
-    /// endpoint asks this machine (`localhost`, `127.0.0.0/8`, `::1`) and the monitor is the
-    /// system's — a development server answers whether or not the machine has a network (no
-    /// network route on Linux, Wi-Fi off on a Mac). Decided when asked, not at the provider's
-    /// start: it builds a request, which the first read must not wait for.
+    /// Whether a fetch may go out: also without a path when the monitor is the system's and every
+    /// endpoint is this machine. Decided lazily: it builds a request, which the first read must not wait for.
     func pathIsUp(reported: Bool) -> Bool {
         reported || (SystemReachability.made(reachability) && fetcher.asksOnlyThisMachine(for: context))
     }
 
-    /// What a merged identity's members hold, by fingerprint: the answers this session kept, else
-    /// each member's stored snapshot (a relaunch: the requests are conditional all the same).
+    /// What a merged identity's members hold, by fingerprint: this session's answers, else the stored ones.
     private func heldMembers(of plan: FetchPlan) -> [String: StoredFlags] {
         var held = store.members(of: plan.context.fingerprint)
         for member in plan.members where held[member.fingerprint] == nil {
@@ -100,9 +73,7 @@ extension FeatureFlagProvider {
         return held
     }
 
-    /// One fetch, in its own task: every member fetched (in parallel) and judged, merged when
-    /// there are several, reported to the state, then the effects that wait for it (the write,
-    /// the callers' answers) run here.
+    /// One fetch, in its own task: members fetched in parallel, judged, merged, reported; then its writes and answers.
     func performFetch(_ plan: FetchPlan) async {
         let started = clock.now()
         let held = plan.members.count > 1 ? heldMembers(of: plan) : [:]
@@ -111,8 +82,7 @@ extension FeatureFlagProvider {
         // Counted before its answer is served, until its writes are on disk (`waitForWrites`).
         fetchWrites.enter()
         let effects = transition(.fetchEnded(report))
-        // A kill hold and the snapshot that carried it go to the file in one commit (one fsync):
-        // `hold` is the hold's change (`.some(nil)` a release), nil when the hold stays.
+        // A kill hold goes to the file with its snapshot in one commit (`.some(nil)`: release; nil: unchanged).
         var persists = false
         var hold: KillHold?? = nil
         for effect in effects {
@@ -123,7 +93,6 @@ extension FeatureFlagProvider {
             }
         }
         let holdWithSnapshot = persists ? hold : nil
-        // A merged identity's members' answers are stored with the merge they made.
         let members = plan.members.count > 1 ? report.members ?? [:] : [:]
         var writes: [@Sendable (LastKnownGoodStore) -> FlagError?] = []
         for effect in effects {
@@ -142,8 +111,7 @@ extension FeatureFlagProvider {
             default: break
             }
         }
-        // Queued at once, from this thread (the closure runs before the task suspends): the
-        // group is left on the I/O queue, so `waitForWrites` never waits on this task.
+        // Queued before this task suspends; left on the I/O queue, so `waitForWrites` never waits on this task.
         await write(writes, leaving: fetchWrites)
         var resumes: [@Sendable () -> Void] = []
         defer { for resume in resumes { resume() } }
@@ -167,8 +135,7 @@ extension FeatureFlagProvider {
 
     /// What one member context's request came to.
     indirect enum MemberAnswer: Sendable {
-        /// A new payload the gate accepted, with its tag, the flags the schema does not know and
-        /// the change streams the answer advertised.
+        /// A new payload the gate accepted, with its tag, unknown keys and advertised streams.
         case fresh(FlagSnapshot, etag: EntityTag?, unknownKeys: [String], streams: [EventStreamLink])
         /// 304: the member's stored values are current.
         case unchanged(StoredFlags)
@@ -178,9 +145,7 @@ extension FeatureFlagProvider {
         case failed(FetchError)
     }
 
-    /// Fetches every member at once (a merged fetch takes as long as the slowest member, not
-    /// the sum); answers in member order, with each member's validation memory after judging
-    /// and whether the schema ran.
+    /// Fetches every member in parallel; answers in member order, with validation memory and whether the schema ran.
     func fetchMembers(
         _ plan: FetchPlan, held: [String: StoredFlags]
     ) async -> [(answer: MemberAnswer, memory: PayloadGate.Memory?, validated: Bool)] {
@@ -203,17 +168,13 @@ extension FeatureFlagProvider {
         }
     }
 
-    /// One member: the request (conditional on the rejected payload's tag, else on the stored
-    /// snapshot's, unless the trigger is unconditional; with a stream's metadata when a stream
-    /// triggered it), then the gate. A 304 to a rejected payload's tag is still a rejection: the
-    /// service kept the payload the gate refused.
+    /// One member: the request (conditional on a rejected payload's tag, else the stored one), then the
+    /// gate. A 304 to a rejected payload's tag is still a rejection.
     func fetchMember(
         _ member: EvaluationContext, held: StoredFlags?, memory: PayloadGate.Memory?, trigger: FetchTrigger
     ) async -> (MemberAnswer, PayloadGate.Memory?, Bool) {
-        // With rules held for local evaluation, their tag is the one that matters: a 304 to it
-        // means they are current, whatever this member had stored. Held rules this build cannot
-        // read (a document or mode from another version) are fetched again whole, to replace
-        // them: a 304 would leave nothing to evaluate.
+        // Held local-evaluation rules' tag is the one that matters; rules this build cannot read
+        // are fetched again whole (a 304 would leave nothing to evaluate).
         var rules: (any HeldRules)?
         let condition: EntityTag?
         if !trigger.conditional {
@@ -247,11 +208,9 @@ extension FeatureFlagProvider {
             guard let held else {
                 return (.failed(.decode(FlagError(.general, "\"not modified\" for values not held"))), memory, false)
             }
-            // With trusted keys, "not modified" confirms only what a trusted key signed: stored
-            // values that fail the check (edited under their old signature and tag, and not yet
-            // set aside: an identify does that on the I/O queue) fail the fetch; the retry, made
-            // without their tag, brings the signed values.
-            if let problem = fetcher.storedSignatureProblem(held.snapshot, for: member) {
+            // With trusted keys a 304 confirms only signed values: stored values failing the check
+            // fail the fetch, and the retry (without their tag) brings the signed values.
+            if let problem = fetcher.policy.storedSignatureProblem(held.snapshot, for: member) {
                 return (.failed(.signatureRejected("\"not modified\" to stored values that fail the check: \(problem)")), memory, false)
             }
             return (.unchanged(held), memory, false)
@@ -266,9 +225,8 @@ extension FeatureFlagProvider {
         }
     }
 
-    /// Combines the members' answers: a cancellation cancels the fetch, any failure fails it,
-    /// any rejection rejects it, all 304s confirm what is stored, else the (merged) snapshot is
-    /// new. Preparing the snapshot for serving happens here, before the state's lock.
+    /// Combines member answers: any cancellation, failure or rejection wins; all 304s confirm, else the
+    /// (merged) snapshot is new. Prepared here, before the state's lock.
     func report(
         _ answers: [(answer: MemberAnswer, memory: PayloadGate.Memory?, validated: Bool)], for plan: FetchPlan,
         latency: Duration
@@ -317,17 +275,15 @@ extension FeatureFlagProvider {
             : report(.confirmed(prepared), members: kept)
     }
 
-    /// Runs writes to the store, in order, on the I/O queue (blocking file I/O never runs on
-    /// Swift's cooperative threads), then leaves `group` there (at once when there are none);
-    /// each failure is reported. The block is queued before this function first suspends.
-    /// What the fallback file keeps of the streams an answer advertised: all of them with
-    /// ``Configuration/keepsStreamURLs``; else none when it advertised none (or only an
-    /// endpoint's own, built again at launch), and "not known" (nil) when it advertised any.
+    /// What the fallback file keeps of advertised streams: all with ``Configuration/keepsStreamURLs``;
+    /// else `[]` when none (or only an endpoint's own) were advertised, nil ("not known") otherwise.
     func keptStreams(_ streams: [EventStreamLink]?) -> [EventStreamLink]? {
         guard !configuration.keepsStreamURLs, let streams else { return streams }
         return streams.contains { $0.connection == nil } ? nil : []
     }
 
+    /// Runs store writes in order on the I/O queue, then leaves `group`; reports each failure.
+    /// Queued before this function first suspends; never blocks Swift's cooperative threads.
     func write(_ bodies: [@Sendable (LastKnownGoodStore) -> FlagError?], leaving group: DispatchGroup) async {
         guard !bodies.isEmpty else {
             group.leave()   // nothing to write: no trip through the queue

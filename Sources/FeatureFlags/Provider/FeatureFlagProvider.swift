@@ -1,36 +1,18 @@
 public import Foundation
 
-/// The client an app injects: it serves the Last-Known-Good at once, fetches from the flag
-/// service within the fetcher's budget (2 s by default), polls, follows reachability,
-/// re-fetches when the context changes, and applies the kill switch.
+/// The client an app injects: serves the Last-Known-Good at once, fetches within the fetcher's
+/// budget, polls, follows reachability, re-fetches on context changes, applies the kill switch.
 ///
-/// ```swift
-/// let store = LastKnownGoodStore()                              // at launch, synchronous
-/// let fetcher = FlagFetcher(endpoint: .json(post: url))
-/// let provider = FeatureFlagProvider(context: user, fetcher: fetcher, store: store)
-/// Task { await provider.run() }                                // polling, until cancelled
-/// _ = await provider.waitUntilReady(timeout: .seconds(2))      // splash screen
-/// ```
-///
-/// Lifecycle (``status``): `NOT_READY` while serving what the store had → `READY` after a
-/// fetch succeeds; `ERROR` after a failure (or with no network path), `STALE` instead when
-/// the served values are older than their TTL; `FATAL` on 401/403 or a refused plain-HTTP
-/// URL, after which no request is sent; `RECONCILING` from ``identify(_:)`` until the new
-/// context's fetch ends. Values come from the network when the status is `READY` (and from a
-/// signed document past its expiry, `STALE`); otherwise from the Last-Known-Good (`fallback`),
-/// the bundled defaults or the code defaults.
-///
-/// Inside, its decisions are one value (``ProviderState``) under one lock, changed only by its
-/// pure transitions; events, change notifications, fetches and writes are the transitions'
-/// effects, run after unlocking (see Docs/Architecture.md).
+/// ``status``: `NOT_READY` until a fetch succeeds (`READY`); `ERROR` after a failure or with no
+/// path (`STALE` past the TTL); `FATAL` on 401/403 or refused plain HTTP (no more requests);
+/// `RECONCILING` from ``identify(_:)`` until its fetch ends.
 public final class FeatureFlagProvider: FeatureFlagClient {
     /// Polling, backoff, validation, merging, the kill-switch key and the bundled defaults.
     public let configuration: Configuration
 
     /// The one lock around all provider state; reads see its served part without locking.
     let cell: ServingCell<ProviderState>
-    /// Orders transitions that run effects, so that their events and change notifications
-    /// leave in the order the transitions happened. Readers never take it.
+    /// Keeps effects (events, change notifications) in transition order; readers never take it.
     let order = Locked(())
     let base: ServingBase
     let publisher: FlagPublisher
@@ -44,8 +26,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     let wallClock: @Sendable () -> Date
     /// Disk writes happen here, never on Swift's cooperative threads.
     let io = DispatchQueue(label: "FeatureFlags.FeatureFlagProvider.io")
-    /// A fetch is in it from just before its answer is served until its writes reached the
-    /// disk: what ``waitForWrites()`` waits for besides the queue.
+    /// Holds a fetch from just before its answer is served until its writes reach the disk.
     let fetchWrites = DispatchGroup()
     /// The hooks run around ``details(_:)``.
     let hooks: FlagHooks
@@ -54,21 +35,11 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         "FeatureFlagProvider/" + fetcher.endpoints.map(\.name).joined(separator: "+")
     }
 
-    /// A provider for `context`, serving the store's Last-Known-Good for it at once (or the
-    /// bundled and code defaults when it has none).
+    /// A provider for `context`, serving the store's Last-Known-Good at once (else the defaults).
     /// - Parameters:
-    ///   - fetcher: how flags are fetched; its budget is the fetch budget.
-    ///   - store: the Last-Known-Good store, read now and written after each new snapshot.
-    ///   - reachability: the network path; nil (the default) is the system's: `NWPathMonitor`
-    ///     on Apple platforms, netlink on Linux, "always reachable" elsewhere — and always
-    ///     reachable when every endpoint asks this machine (`localhost`, `127.0.0.0/8`, `::1`):
-    ///     a development server answers whether or not the machine has a network.
-    ///   - lifecycle: foreground and background; nil (the default) is the system's: UIKit's,
-    ///     WatchKit's or AppKit's notifications, "always in the foreground" elsewhere (Linux,
-    ///     servers, tools).
+    ///   - reachability: nil uses the system's; always reachable when every endpoint is this machine.
+    ///   - lifecycle: nil uses the system's; "always in the foreground" where there is none (Linux).
     ///   - clock: schedules polls, backoff and `Retry-After` (inject a test clock in tests).
-    ///   - now: wall-clock time for TTLs and ages.
-    ///   - random: the jitter source.
     public convenience init(
         context: EvaluationContext,
         fetcher: FlagFetcher,
@@ -80,23 +51,20 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         now: @escaping @Sendable () -> Date = coarseWallClockNow,
         random: any RandomNumberGenerator & Sendable = SystemRandomNumberGenerator()
     ) {
-        // The work is in the initialiser below, which takes no existential the optimiser could
-        // specialise for the defaults: one copy of it in the binary instead of three.
+        // The work is in the unspecialisable initialiser below: one copy in the binary.
         self.init(
             context: context, fetcher: fetcher, store: store, configuration: configuration, reachability: reachability,
             lifecycle: lifecycle, elapsed: makeElapsedClock(clock), now: now, random: JitterSource(random))
     }
 
-    // Not specialised for a concrete clock either (the optimiser would otherwise copy this
-    // initialiser for `ContinuousClock`).
+    // Not specialised for a concrete clock either (binary size).
     @inline(never) @_semantics("optimize.sil.specialize.generic.never")
     private init(
         context: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore, configuration: Configuration,
         reachability: (any Reachability)?, lifecycle: (any AppLifecycle)?, elapsed: any ElapsedClock,
         now: @escaping @Sendable () -> Date, random: JitterSource
     ) {
-        // The crash-loop guard keeps its journal in a file beside the store's: a store that
-        // keeps nothing on disk runs without it (and says so below).
+        // The guard's journal lives beside the store's file: a memory-only store runs without it.
         var configuration = configuration
         let guardOff = !store.persists && configuration.crashLoopGuard != nil
         if guardOff { configuration.crashLoopGuard = nil }
@@ -123,10 +91,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         let reader = LastKnownGoodReader(
             store: store, bundledDefaults: configuration.bundledDefaults, killSwitchKey: configuration.killSwitchKey)
         base = reader.base
-        // What may be served (the one decision: see `HeldAnswer`); with trusted keys, what
-        // fails the check is set aside now, before anything is read.
+        // With trusted keys, what fails the check is set aside now, before anything is read.
         let answer = LastKnownGoodReader.answer(
-            for: context, fingerprint: context.fingerprint, in: store, base: base, checkedBy: fetcher, merge: configuration.merge, at: now())
+            for: context, fingerprint: context.fingerprint, in: store, base: base, checkedBy: fetcher.policy, merge: configuration.merge, at: now())
         let tampered = answer.tamperedEvents { Self.setAside($0, in: store) }
         var (lastKnownGood, source, held) = (answer.prepared, answer.source, answer.held)
         var launchEvents: [FlagEvent] = answer.problem.map { [$0] } ?? []
@@ -161,16 +128,12 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             served: ServedState(
                 lastKnownGood, source: source, status: .notReady, reasonOverride: lastKnownGood.reasonOnDevice(at: now()),
                 held: held, context: context),
-            // The path is first asked for by `run()` or `refresh()`, which fetch: asking here
-            // would start the monitor before the first read for nothing.
+            // The path is first asked for when fetching: asking here would start the monitor early.
             pathUp: true, foreground: self.lifecycle.isForeground, configuration: configuration, base: base,
             random: random)
         state.safeMode = safe.map { ProviderState.SafeModeState(info: $0.info, crashDigest: $0.crashDigest) }
         state.journal = journal
-        // What the last full answer for this context advertised, kept with its snapshot: the
-        // launch fetch may then be conditional, and a 304 still opens the streams.
-        // (Without `keepsStreamURLs`, URLs an earlier launch kept are not used: not known. The
-        // file never holds an endpoint's own streams, so any link it holds is such a URL.)
+        // Stored stream URLs let the launch fetch be conditional; unused without `keepsStreamURLs`.
         if configuration.changeStreams, let links = store.lastKnownGood(for: context)?.streams,
             configuration.keepsStreamURLs || links.isEmpty
         {
@@ -193,8 +156,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             let (id, _) = overrides.attach(killSwitchKey: base.killSwitchKey) { [weak self] layer in
                 self?.transition(.overrides(layer))
             }
-            // A change made between the first look and the attachment reached no one: take the
-            // overrides again (and keep the registration, to end it when the provider goes).
+            // Resync: a change between the first look and the attachment reached no one.
             overrides.resync(killSwitchKey: base.killSwitchKey) { transition(.overrides($0, observer: id)) }
         }
         for event in tampered + reader.events + launchEvents { publisher.emit(event) }
@@ -212,9 +174,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// The raw value of `name`, looked up by the hash its ``FlagKey`` computed.
     public func flagValue(_ name: String, nameHash: Int) -> FlagValue? { cell.lookup(name, hash: nameHash) }
 
-    /// The value and where it came from: `network` when `READY`, `fallback` (reason `CACHED`,
-    /// or `STALE` past the TTL) otherwise, then bundled and code defaults, or the kill switch.
-    /// Runs the provider's hooks around the read (see ``FlagHook``).
+    /// The value and where it came from (`network` when `READY`, else `fallback`, the defaults or the
+    /// kill switch). Runs the provider's hooks around the read (see ``FlagHook``).
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
         guard hooks.areIdle else { return details(key, hooks: [], hints: [:]) }
         return cell.details(key, base: base, now: wallClock()) { noteUnknownValues($0, in: $1) }
@@ -227,12 +188,10 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         }
     }
 
-    /// Runs `hooks` around every ``details(_:)`` from now on, after those added before
-    /// (see ``FlagHook``). Plain reads never run hooks.
+    /// Runs `hooks` around every later ``details(_:)``, after those added before; plain reads never run hooks.
     public func addHooks(_ hooks: any FlagHook...) { self.hooks.add(hooks) }
 
-    /// The untyped read and where it came from: `network` when `READY`, `fallback` (reason
-    /// `CACHED`, or `STALE` past the TTL) otherwise, then bundled and code defaults, or the kill switch.
+    /// The untyped read and where it came from (the same sources as `details`), without hooks.
     public func flagDetails(_ name: String, nameHash: Int) -> FlagDetails<FlagValue?> {
         cell.flagDetails(name, hash: nameHash, base: base, now: wallClock())
     }
@@ -243,25 +202,21 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     public var status: ProviderStatus { cell.read { $0.served.status } }
     /// Whether the kill switch is on.
     public var isKillSwitchActive: Bool { cell.read { $0.served.killed } }
-    /// Why this launch is in safe mode (see ``CrashLoopGuard``): one line saying how many
-    /// launches in a row ended before the app was marked healthy and what is served instead;
-    /// nil when it is not in safe mode.
+    /// Why this launch is in safe mode (see ``CrashLoopGuard``), in one line; nil when it is not.
     public var safeMode: String? { cell.inspect { $0.safeMode?.info.reason } }
     /// Changes of served values.
     public func changes() -> AsyncStream<FlagChange> { publisher.changes.subscribe() }
     /// Lifecycle and diagnostics; a new stream first receives the last 32 events.
     public func events() -> AsyncStream<FlagEvent> { publisher.events.subscribe() }
-    /// Reports unknown list members as ``FlagEvent/unknownValues(flag:values:)``, once per
-    /// flag until its values change.
+    /// Reports unknown list members as ``FlagEvent/unknownValues(flag:values:)``, once per flag until it changes.
     public func noteUnknownValues(_ values: [String], in flag: String) {
         guard !values.isEmpty else { return }
         transition(.unknownValues(flag: flag, values: values))
     }
     /// The most recent events (up to 32), oldest first.
     public var recentEvents: [FlagEvent] { publisher.recentEvents }
-    /// Sends a ``FlagEvent/tracked(_:)`` event with the context being served (as much of it as
-    /// ``Configuration/eventContext`` allows) to event subscribers and the event handler. An
-    /// empty name is ignored.
+    /// Sends a ``FlagEvent/tracked(_:)`` event with the served context (as much as
+    /// ``Configuration/eventContext`` allows). An empty name is ignored.
     public func track(_ eventName: String, value: Double?, attributes: [String: FlagValue]) {
         let detail = configuration.eventContext
         publisher.track(eventName, value: value, attributes: attributes, context: cell.read { EventContext(of: $0.served, detail: detail) })
@@ -271,11 +226,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
 
     /// The context being served (for merged contexts, their ``ContextMerge/identity(of:)``).
     public var context: EvaluationContext { cell.inspect { $0.context } }
-    /// The contexts fetched for it, highest tier first: one, unless identified by
-    /// ``identify(merging:)``.
+    /// The contexts fetched for it, highest tier first: one, unless identified by ``identify(merging:)``.
     public var contexts: [EvaluationContext] { cell.inspect { $0.members } }
-    /// The last fetch failure, cleared whenever the service answers (with new values, a 304,
-    /// or a payload the schema rejected).
+    /// The last fetch failure, cleared whenever the service answers (even with a rejected payload).
     public var lastError: FetchError? { cell.inspect { $0.lastError } }
 
     /// Status and labels, read together.
@@ -289,36 +242,27 @@ public final class FeatureFlagProvider: FeatureFlagClient {
 
     // MARK: Crash-loop guard
 
-    /// Says that this launch is healthy (the first screen is up, the feature ran): the launch
-    /// journal records the values the app runs under as the ones to fall back on, and the
-    /// count of launches that never became healthy starts again. In safe mode it also ends
-    /// safe mode and serves the stored values again. Does nothing without a
-    /// ``Configuration/crashLoopGuard``. Never waits on the disk.
+    /// Says this launch is healthy: its values become the ones to fall back on, and safe mode ends.
+    /// Does nothing without a ``Configuration/crashLoopGuard``. Never waits on the disk.
     public func markHealthy() {
         markHealthy(automatic: false)
     }
 
-    /// Waits until the values served so far and the writes asked for so far (the launch
-    /// journal's) reached the disk: for tools that exit right after ``markHealthy()``, or
-    /// right after they saw a value change. A fetch's answer is served a moment before its
-    /// write is queued; the fetch is counted from before it is served, so a value seen is a
-    /// value waited for. Blocks only on the I/O queue (never on Swift's cooperative threads).
+    /// Waits until values served and writes asked for so far reached the disk (for tools that exit
+    /// right after). Blocks only on the I/O queue, never on Swift's cooperative threads.
     package func waitForWrites() {
         fetchWrites.wait()
         io.sync {}
     }
 
-    /// Waits until the events emitted so far reached the configuration's `eventHandler`: for
-    /// tools that must tell the events before a moment from those after it.
+    /// Waits until the events emitted so far reached the configuration's `eventHandler`.
     package func waitForEventHandler() {
         publisher.handler?.drain()
     }
 
     func markHealthy(automatic: Bool) {
         guard configuration.crashLoopGuard != nil else { return }
-        // In safe mode, leaving it serves what may be served for the context — asked here, off
-        // the lock, and handed to the transition with the context it is for: if an identify
-        // came between, the transition refuses it and it is asked again.
+        // Asked off the lock; if an identify came between, the transition refuses it: ask again.
         for _ in 0..<8 {
             let (context, inSafeMode) = cell.inspect { ($0.context, $0.safeMode != nil) }
             let held = inSafeMode ? heldAnswer(for: context) : nil
@@ -329,9 +273,8 @@ public final class FeatureFlagProvider: FeatureFlagClient {
 
     // MARK: Shutdown
 
-    /// Stops everything: ``run()`` returns, the fetch in flight is cancelled, the fetcher, the
-    /// reachability monitor and every stream end. Reads keep working with the values last
-    /// served. Idempotent.
+    /// Stops everything: ``run()`` returns, fetching, reachability and streams end. Reads keep
+    /// serving the last values. Idempotent.
     public func shutdown() {
         transition(.shutdown)
     }

@@ -5,12 +5,10 @@ import Musl
 #endif
 public import Foundation
 
-/// The wall clock providers and fallback clients read by default: on Linux the kernel's coarse
-/// real-time clock (a few nanoseconds to read, a few milliseconds of resolution), elsewhere
-/// `Date()`. It stamps ages and TTL checks, measured in seconds, on the path of every
-/// `details(_:)` read, where a precise clock read cost more than the lookup itself.
+/// The default wall clock: on Linux the cheap coarse real-time clock (millisecond resolution),
+/// elsewhere `Date()`. It is read on every `details(_:)` call, for ages and TTL checks.
 @usableFromInline
-@Sendable func coarseWallClockNow() -> Date {
+@Sendable package func coarseWallClockNow() -> Date {
     #if canImport(Glibc) || canImport(Musl)
     var spec = timespec()
     clock_gettime(CLOCK_REALTIME_COARSE, &spec)

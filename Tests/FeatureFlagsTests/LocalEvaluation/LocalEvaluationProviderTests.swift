@@ -267,13 +267,13 @@ struct LocalEvaluationProviderTests {
         let fetcher = FlagFetcher(endpoint: .flagd(url: setup.server.baseURL), configuration: .loopback)
         let base = ServingBase(defaults: [:], killSwitchKey: "kill_switch")
         // The context fetched under these rules: its stored values, as they are.
-        #expect(LastKnownGoodReader.evaluateHeldRules(for: venue("venue-7"), fetcher: fetcher, store: store, base: base, at: Date()) == nil)
+        #expect(LastKnownGoodReader.evaluateHeldRules(for: venue("venue-7"), policy: fetcher.policy, store: store, base: base, at: Date()) == nil)
         // Another context: evaluated from the rules.
-        let other = LastKnownGoodReader.evaluateHeldRules(for: venue("venue-9"), fetcher: fetcher, store: store, base: base, at: Date())
+        let other = LastKnownGoodReader.evaluateHeldRules(for: venue("venue-9"), policy: fetcher.policy, store: store, base: base, at: Date())
         #expect(other?.snapshot["kiosk_mode"]?.value == true)
         // A fetcher that does not evaluate locally never uses them.
         let remote = FlagFetcher(endpoint: .json(post: setup.server.flagsURL), configuration: .loopback)
-        #expect(LastKnownGoodReader.evaluateHeldRules(for: venue("venue-9"), fetcher: remote, store: store, base: base, at: Date()) == nil)
+        #expect(LastKnownGoodReader.evaluateHeldRules(for: venue("venue-9"), policy: remote.policy, store: store, base: base, at: Date()) == nil)
         let relaunched = setup.provider(venue("venue-7"))
         defer { relaunched.shutdown() }
         #expect(relaunched.value(kiosk) == true)

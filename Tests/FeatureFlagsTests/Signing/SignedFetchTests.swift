@@ -26,10 +26,10 @@ struct SignedFetchTests {
     /// transport's real-time backstop follows it): signing and verifying in a debug build
     /// under ThreadSanitizer, on a loaded machine, takes far longer than in an app.
     static var trusting: FlagFetcher.Configuration {
-        .init(
-            budget: .seconds(20 * TestTiming.scale),
-            trustedKeys: ["ops-2026": SigningKeys.publicKeyPEM(Ed25519.publicKey(seed: operatorSeed))])
+        .init(budget: .seconds(20 * TestTiming.scale), trustedKeys: keys)
     }
+    /// The operator's key, by key id.
+    static var keys: [String: String] { ["ops-2026": SigningKeys.publicKeyPEM(Ed25519.publicKey(seed: operatorSeed))] }
     static let newCheckout = FlagKey("new_checkout", default: false)
     /// flagd rules serving `new_checkout` on to everyone.
     static let flagdRules = #"{"flags": {"new_checkout": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "on"}}}"#

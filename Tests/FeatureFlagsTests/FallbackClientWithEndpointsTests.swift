@@ -10,18 +10,14 @@ import TestSupport
 @testable import FeatureFlagsSigning
 
 extension WallClockSensitive {
-/// A `FallbackClient` given the app's fetcher reads the fallback file as the app's provider
+/// A `FallbackClient` given the app's endpoints and trusted keys reads the fallback file as the app's provider
 /// does offline: held flagd rules evaluated for its context, and with trusted keys only what a
 /// trusted key signed — and it never writes the file.
-@Suite("A FallbackClient reading as the app's fetcher")
-struct FallbackClientWithFetcherTests {
+@Suite("A FallbackClient reading with the app's endpoints and keys")
+struct FallbackClientWithEndpointsTests {
     typealias Signed = SignedFetchTests
     static let newCheckout = Signed.newCheckout
 
-    /// The app's fetcher, as an extension builds it: the same endpoint and trusted keys.
-    static func appFetcher(_ server: FlagServer) -> FlagFetcher {
-        FlagFetcher(endpoint: .json(post: server.flagsURL), configuration: Signed.trusting)
-    }
 
     /// What the fallback file holds, byte for byte.
     static func bytes(_ f: ProviderFixture) throws -> Data { try Data(contentsOf: f.fallbackURL) }
@@ -31,7 +27,7 @@ struct FallbackClientWithFetcherTests {
         let f = try await Signed.signedStart()
         f.stop()
         for context in [auraPersonal, nil] {
-            let client = FallbackClient(fileURL: f.fallbackURL, context: context, fetcher: Self.appFetcher(f.server))
+            let client = FallbackClient(fileURL: f.fallbackURL, context: context, endpoints: [.json(post: f.server.flagsURL)], trustedKeys: Signed.keys)
             defer { client.shutdown() }
             #expect(client.value(Self.newCheckout) == true && client.snapshot.version == "signed-1")
             #expect(client.details(Self.newCheckout).source == .fallback)
@@ -65,12 +61,12 @@ struct FallbackClientWithFetcherTests {
         try LastKnownGoodStore(fileURL: f.fallbackURL).save(edited, etag: nil, for: auraPersonal)
         let before = try Self.bytes(f)
 
-        // Without the fetcher the file is served as it is: the reason to give it one.
+        // Without endpoints and keys the file is served as it is: the reason to give them.
         let trusting = FallbackClient(fileURL: f.fallbackURL, context: auraPersonal)
         #expect(trusting.details(Self.newCheckout).source == .fallback)
         trusting.shutdown()
 
-        let client = FallbackClient(fileURL: f.fallbackURL, context: auraPersonal, fetcher: Self.appFetcher(f.server))
+        let client = FallbackClient(fileURL: f.fallbackURL, context: auraPersonal, endpoints: [.json(post: f.server.flagsURL)], trustedKeys: Signed.keys)
         defer { client.shutdown() }
         #expect(client.value(Self.newCheckout) == false && client.details(Self.newCheckout).source == .codeDefault)
         #expect(client.status == .ready)
@@ -88,7 +84,7 @@ struct FallbackClientWithFetcherTests {
         let other = EvaluationContext(targetingKey: "user-2")
         try LastKnownGoodStore(fileURL: f.fallbackURL).save(
             FlagSnapshot(values: ["new_checkout": true], contextFingerprint: other.fingerprint), etag: nil, for: other)
-        let client = FallbackClient(fileURL: f.fallbackURL, context: auraPersonal, fetcher: Self.appFetcher(f.server))
+        let client = FallbackClient(fileURL: f.fallbackURL, context: auraPersonal, endpoints: [.json(post: f.server.flagsURL)], trustedKeys: Signed.keys)
         defer { client.shutdown() }
         #expect(client.details(Self.newCheckout).source == .fallback)
         client.identify(other)
@@ -103,10 +99,8 @@ struct FallbackClientWithFetcherTests {
     func unusableTrustedKeysServeNothingStored() async throws {
         let f = try await Signed.signedStart()
         f.stop()
-        var broken = Signed.trusting
-        broken.trustedKeys = ["ops-2026": "not a key"]
         let client = FallbackClient(
-            fileURL: f.fallbackURL, context: auraPersonal, fetcher: FlagFetcher(endpoint: .json(post: f.server.flagsURL), configuration: broken))
+            fileURL: f.fallbackURL, context: auraPersonal, endpoints: [.json(post: f.server.flagsURL)], trustedKeys: ["ops-2026": "not a key"])
         defer { client.shutdown() }
         #expect(client.details(Self.newCheckout).source == .codeDefault)
         let event = try #require(client.recentEvents.first { $0.kind == .fallbackTampered })
@@ -114,13 +108,13 @@ struct FallbackClientWithFetcherTests {
     }
 
     @Test(.hangLimit())
-    func aFetcherWithoutKeysChecksNothing() async throws {
+    func endpointsWithoutKeysCheckNothing() async throws {
         let f = try await Signed.signedStart()
         f.stop()
         try LastKnownGoodStore(fileURL: f.fallbackURL).save(
             FlagSnapshot(values: ["new_checkout": false], contextFingerprint: auraPersonal.fingerprint), etag: nil, for: auraPersonal)
         let client = FallbackClient(
-            fileURL: f.fallbackURL, context: auraPersonal, fetcher: FlagFetcher(endpoint: .json(post: f.server.flagsURL)))
+            fileURL: f.fallbackURL, context: auraPersonal, endpoints: [.json(post: f.server.flagsURL)])
         defer { client.shutdown() }
         #expect(client.value(Self.newCheckout) == false && client.details(Self.newCheckout).source == .fallback)
         #expect(!client.recentEvents.contains { $0.kind == .fallbackTampered })
@@ -139,17 +133,17 @@ struct FallbackClientWithFetcherTests {
         first.shutdown()
         server.stop()
         let someoneElse = EvaluationContext(targetingKey: "someone-else")
-        // Without the fetcher, only what was evaluated for a fetched context is stored.
+        // Without the endpoints, only what was evaluated for a fetched context is stored.
         let plain = FallbackClient(fileURL: dir.url("flags.lkg"), context: someoneElse)
         #expect(plain.details(Self.newCheckout).source == .codeDefault)
         plain.shutdown()
-        let client = FallbackClient(fileURL: dir.url("flags.lkg"), context: someoneElse, fetcher: FlagFetcher(endpoint: .flagd(url: url)))
+        let client = FallbackClient(fileURL: dir.url("flags.lkg"), context: someoneElse, endpoints: [.flagd(url: url)])
         defer { client.shutdown() }
         #expect(client.value(Self.newCheckout) == true && client.details(Self.newCheckout).source == .fallback)
         client.identify(auraPersonal)
         #expect(client.value(Self.newCheckout) == true && client.details(Self.newCheckout).source == .fallback)
         // No context: the most recent one's stored values, as they are.
-        let unnamed = FallbackClient(fileURL: dir.url("flags.lkg"), fetcher: FlagFetcher(endpoint: .flagd(url: url)))
+        let unnamed = FallbackClient(fileURL: dir.url("flags.lkg"), endpoints: [.flagd(url: url)])
         #expect(unnamed.value(Self.newCheckout) == true)
         unnamed.shutdown()
     }
@@ -161,8 +155,9 @@ struct FallbackClientWithFetcherTests {
         let dir = TempDir()
         try LastKnownGoodStore(fileURL: dir.url("flags.lkg")).save(
             FlagSnapshot(values: ["new_checkout": true], contextFingerprint: auraPersonal.fingerprint), etag: nil, for: auraPersonal)
-        let flagd = FlagFetcher(endpoint: .flagd(url: URL(string: "http://127.0.0.1:9/flags.json")!), configuration: Signed.trusting)
-        let client = FallbackClient(fileURL: dir.url("flags.lkg"), context: auraPersonal, fetcher: flagd)
+        let client = FallbackClient(
+            fileURL: dir.url("flags.lkg"), context: auraPersonal, endpoints: [.flagd(url: URL(string: "http://127.0.0.1:9/flags.json")!)],
+            trustedKeys: Signed.keys)
         defer { client.shutdown() }
         #expect(client.details(Self.newCheckout).source == .codeDefault)
         let event = try #require(client.recentEvents.first { $0.kind == .fallbackTampered })
@@ -184,7 +179,7 @@ struct FallbackClientWithFetcherTests {
         try store.save(
             FlagSnapshot(values: ["plan_themeColor": "#000000", "kill_switch": false], version: "forged"), etag: nil, for: identity)
         let before = try Data(contentsOf: dir.url("flags.lkg"))
-        let client = FallbackClient(store: store, context: identity, fetcher: Self.appFetcher(server))
+        let client = FallbackClient(store: store, context: identity, endpoints: [.json(post: server.flagsURL)], trustedKeys: Signed.keys)
         #expect(client.value(Signed.theme) == operators, "made again from the members' signed answers")
         #expect(client.details(Signed.theme).source == .fallback)
         #expect(!client.recentEvents.contains { $0.kind == .fallbackTampered || $0.kind == .fallbackWarning })
@@ -195,7 +190,7 @@ struct FallbackClientWithFetcherTests {
         #expect(client.value(Signed.theme) == operators)
         client.shutdown()
         #expect(try Data(contentsOf: dir.url("flags.lkg")) == before, "the client wrote the file")
-        // Without a fetcher the stored merge is served as the app wrote it (here, forged).
+        // Without endpoints the stored merge is served as the app wrote it (here, forged).
         let plain = FallbackClient(store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), context: identity)
         #expect(plain.value(Signed.theme) == "#000000")
         plain.shutdown()
@@ -215,7 +210,7 @@ struct FallbackClientWithFetcherTests {
         var edited = member.snapshot
         edited.signature = nil
         try store.save(edited, etag: member.etag, for: Signed.planContexts[1])
-        let client = FallbackClient(fileURL: dir.url("flags.lkg"), context: identity, fetcher: Self.appFetcher(server))
+        let client = FallbackClient(fileURL: dir.url("flags.lkg"), context: identity, endpoints: [.json(post: server.flagsURL)], trustedKeys: Signed.keys)
         #expect(client.details(Signed.theme).source == .codeDefault)
         let event = try #require(client.recentEvents.first { $0.kind == .fallbackTampered })
         #expect(event.message?.contains("a member of this merged identity") == true, "\(event)")
@@ -223,7 +218,7 @@ struct FallbackClientWithFetcherTests {
         #expect(LastKnownGoodStore(fileURL: dir.url("flags.lkg")).lastKnownGood(for: Signed.planContexts[1]) != nil, "set aside by a client")
         // A third member never fetched: nothing to merge it from.
         let wider = ContextMerge.identity(of: [Signed.planContexts[0], EvaluationContext(targetingKey: "user-9")])
-        let missing = FallbackClient(fileURL: dir.url("flags.lkg"), context: wider, fetcher: Self.appFetcher(server))
+        let missing = FallbackClient(fileURL: dir.url("flags.lkg"), context: wider, endpoints: [.json(post: server.flagsURL)], trustedKeys: Signed.keys)
         #expect(missing.details(Signed.theme).source == .codeDefault)
         #expect(missing.recentEvents.contains { $0.kind == .fallbackWarning && $0.message?.contains("not every member") == true })
         missing.shutdown()
@@ -250,7 +245,7 @@ struct FallbackClientWithFetcherTests {
         app.shutdown()
         #expect(served == "venue", "the venue member's rule matched")
         let identity = ContextMerge.identity(of: [venue, user])
-        let client = FallbackClient(fileURL: dir.url("flags.lkg"), context: identity, fetcher: FlagFetcher(endpoint: .flagd(url: url)))
+        let client = FallbackClient(fileURL: dir.url("flags.lkg"), context: identity, endpoints: [.flagd(url: url)])
         defer { client.shutdown() }
         #expect(client.value(Self.venueTheme) == served && client.details(Self.venueTheme).source == .fallback)
     }
@@ -261,14 +256,13 @@ struct FallbackClientWithFetcherTests {
     func aMergedIdentityOfASignedFlagdAppServesOnlyVerifiedRules() async throws {
         let dir = TempDir()
         let url = try await Signed.storeSignedFlagdRules(in: dir)
-        let appFetcher = FlagFetcher(endpoint: .flagd(url: url), configuration: Signed.trusting)
-        let identity = ContextMerge.identity(of: [auraPersonal, EvaluationContext(targetingKey: "someone-else")])
-        let verified = FallbackClient(fileURL: dir.url("flags.lkg"), context: identity, fetcher: appFetcher)
+                let identity = ContextMerge.identity(of: [auraPersonal, EvaluationContext(targetingKey: "someone-else")])
+        let verified = FallbackClient(fileURL: dir.url("flags.lkg"), context: identity, endpoints: [.flagd(url: url)], trustedKeys: Signed.keys)
         #expect(verified.value(Self.newCheckout) == true && verified.details(Self.newCheckout).source == .fallback)
         verified.shutdown()
 
         try Signed.editHeldRules(in: dir)
-        let edited = FallbackClient(fileURL: dir.url("flags.lkg"), context: identity, fetcher: appFetcher)
+        let edited = FallbackClient(fileURL: dir.url("flags.lkg"), context: identity, endpoints: [.flagd(url: url)], trustedKeys: Signed.keys)
         #expect(edited.details(Self.newCheckout).source == .codeDefault)
         #expect(edited.recentEvents.contains { $0.kind == .fallbackTampered && $0.message?.contains("flag rules") == true })
         edited.shutdown()
@@ -276,7 +270,7 @@ struct FallbackClientWithFetcherTests {
         let empty = TempDir()
         try LastKnownGoodStore(fileURL: empty.url("flags.lkg")).save(
             FlagSnapshot(values: ["new_checkout": true], contextFingerprint: identity.fingerprint), etag: nil, for: identity)
-        let none = FallbackClient(fileURL: empty.url("flags.lkg"), context: identity, fetcher: appFetcher)
+        let none = FallbackClient(fileURL: empty.url("flags.lkg"), context: identity, endpoints: [.flagd(url: url)], trustedKeys: Signed.keys)
         #expect(none.details(Self.newCheckout).source == .codeDefault, "a stored merge of an evaluation nothing verifies")
         #expect(none.recentEvents.contains { $0.kind == .fallbackWarning && $0.message?.contains("no flag rules are held") == true })
         none.shutdown()
@@ -297,8 +291,7 @@ struct FallbackClientWithFetcherTests {
         let url = try await Signed.storeSignedFlagdRules(in: dir)
 
         // Verified rules: evaluated for this context, and for one never fetched.
-        let appFetcher = FlagFetcher(endpoint: .flagd(url: url), configuration: Signed.trusting)
-        let client = FallbackClient(fileURL: dir.url("flags.lkg"), context: auraPersonal, fetcher: appFetcher)
+                let client = FallbackClient(fileURL: dir.url("flags.lkg"), context: auraPersonal, endpoints: [.flagd(url: url)], trustedKeys: Signed.keys)
         #expect(client.value(Self.newCheckout) == true && client.details(Self.newCheckout).source == .fallback)
         client.identify(EvaluationContext(targetingKey: "someone-else"))
         #expect(client.value(Self.newCheckout) == true && client.details(Self.newCheckout).source == .fallback)
@@ -306,7 +299,7 @@ struct FallbackClientWithFetcherTests {
         client.shutdown()
 
         // No context to evaluate them for: defaults, and a warning that says so.
-        let unnamed = FallbackClient(fileURL: dir.url("flags.lkg"), fetcher: appFetcher)
+        let unnamed = FallbackClient(fileURL: dir.url("flags.lkg"), endpoints: [.flagd(url: url)], trustedKeys: Signed.keys)
         #expect(unnamed.details(Self.newCheckout).source == .codeDefault)
         #expect(unnamed.recentEvents.contains { $0.kind == .fallbackWarning && $0.message?.contains("no context") == true })
         unnamed.shutdown()
@@ -314,7 +307,7 @@ struct FallbackClientWithFetcherTests {
         // The rules edited under their old signature: nothing stored is served, the file stays.
         try Signed.editHeldRules(in: dir)
         let before = try Data(contentsOf: dir.url("flags.lkg"))
-        let tampered = FallbackClient(fileURL: dir.url("flags.lkg"), context: auraPersonal, fetcher: appFetcher)
+        let tampered = FallbackClient(fileURL: dir.url("flags.lkg"), context: auraPersonal, endpoints: [.flagd(url: url)], trustedKeys: Signed.keys)
         defer { tampered.shutdown() }
         #expect(tampered.value(Self.newCheckout) == false && tampered.details(Self.newCheckout).source == .codeDefault)
         let messages = tampered.recentEvents.filter { $0.kind == .fallbackTampered }.compactMap(\.message)
