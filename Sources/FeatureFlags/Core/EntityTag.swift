@@ -1,7 +1,4 @@
-/// An entity tag (`ETag`) a flag service sent with its flags, and which endpoint of the
-/// fetcher's chain sent it: a conditional request (`If-None-Match`) goes only to that endpoint,
-/// since another service's tags mean nothing to it. The Last-Known-Good store keeps it beside
-/// the snapshot it validates.
+/// A service's `ETag` and the chain endpoint that sent it; `If-None-Match` goes only to that endpoint.
 package struct EntityTag: Sendable, Hashable, CustomStringConvertible {
     /// The tag exactly as the service sent it, quotes and `W/` included.
     package let value: String

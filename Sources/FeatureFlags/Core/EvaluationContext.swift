@@ -1,11 +1,4 @@
-/// Who is asking: a targeting key (usually the user id) plus attributes such as the venue,
-/// the region or the app version. Changing it is "identify".
-///
-/// ```swift
-/// let context = EvaluationContext(targetingKey: user.id, attributes: ["venue": "venue-42", "region": "eu"])
-/// ```
-///
-/// Immutable; ``fingerprint`` is computed once, at creation.
+/// Who is asking: a targeting key (usually the user id) plus attributes. Immutable; changing it is "identify".
 public struct EvaluationContext: Sendable, Hashable, CustomStringConvertible {
     /// Well-known attribute names, so every module spells them the same way.
     package enum Attribute {
@@ -21,9 +14,7 @@ public struct EvaluationContext: Sendable, Hashable, CustomStringConvertible {
     public let targetingKey: String?
     /// Attributes by name.
     public let attributes: [String: FlagValue]
-    /// A stable, opaque identifier of this context: the first 128 bits of a SHA-256 over a
-    /// canonical form, as 32 hex digits. It contains no attribute value, so it can name
-    /// cache entries and appear in logs. Equal contexts have equal fingerprints.
+    /// A stable, opaque id (32 hex digits, no attribute values), safe for logs; equal contexts share it.
     public let fingerprint: String
 
     /// A context with a targeting key and attributes.

@@ -19,8 +19,7 @@ public enum FlagSource: String, Sendable, Hashable, CaseIterable, CustomStringCo
     public var description: String { rawValue }
 }
 
-/// Why a value was chosen, in OpenFeature's words. Open: a service may send reasons not
-/// listed here, and they are passed through as they are.
+/// Why a value was chosen, in OpenFeature's words; unlisted reasons from a service pass through.
 public struct FlagReason: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     /// The reason text, e.g. `TARGETING_MATCH`.
     public let rawValue: String
@@ -95,10 +94,7 @@ public struct FlagDetails<Value: Sendable>: Sendable {
     public let age: TimeInterval?
     /// Metadata the service attached to the flag.
     public var metadata: [String: FlagValue] { extras?.metadata ?? [:] }
-    /// The variant and metadata, shared with the flag table that served them (nil for most
-    /// reads): one reference to copy instead of two. An error's message lives here too, in an
-    /// object of its own: reads that succeed (nearly all) then copy, and destroy, one field
-    /// fewer (3–4 % of `details(_:)`).
+    /// Variant, metadata and error message, shared with the flag table (nil for most reads): fewer fields to copy.
     @usableFromInline let extras: FlagExtras?
 
     /// Details; mainly for client implementations and tests.
@@ -130,8 +126,7 @@ public struct FlagDetails<Value: Sendable>: Sendable {
 }
 
 extension FlagDetails: Equatable where Value: Equatable {
-    /// Equal when every field is: the key, value, variant, reason, error, source, version, age
-    /// and metadata.
+    /// Equal when every field is.
     public static func == (a: Self, b: Self) -> Bool {
         a.key == b.key && a.value == b.value && a.reason == b.reason && a.errorCode == b.errorCode
             && a.errorMessage == b.errorMessage && a.source == b.source && a.snapshotVersion == b.snapshotVersion && a.age == b.age
@@ -139,10 +134,7 @@ extension FlagDetails: Equatable where Value: Equatable {
     }
 }
 
-/// What an entry says beside its value — variant, reason, error code, metadata — for the
-/// entries that say any of it. Immutable and shared: a flag table holds one per such entry and
-/// every ``FlagDetails`` read from it points at the same object. A read that failed gets one of
-/// its own, the entry's fields plus its error message.
+/// An entry's variant, reason, error code and metadata; immutable, shared by every ``FlagDetails`` read from it.
 @usableFromInline
 package final class FlagExtras: Sendable {
     let variant: String?

@@ -1,8 +1,4 @@
-/// A snapshot's flags in the forms they are asked for: the dictionary of the public API
-/// (``FlagSnapshot/flags``) and the table reads look them up in. Each is built from the other
-/// the first time it is asked for and kept; a snapshot fetched from a service starts as a
-/// dictionary, one loaded from disk as a table — so a launch builds no dictionary at all.
-/// Immutable in what it holds: the two forms always describe the same flags.
+/// A snapshot's flags as a dictionary and a read table, each built lazily from the other; both always hold the same flags.
 package final class FlagSet: Sendable {
     private struct Forms {
         var dictionary: [String: FlagEntry]?
@@ -42,8 +38,7 @@ package final class FlagSet: Sendable {
         }
     }
 
-    /// The flags over `defaults` (a flag of the set wins), as reads look them up: the set's own
-    /// table when there are no defaults, else one built from whichever form exists.
+    /// The flags over `defaults` (a flag of the set wins), as reads look them up.
     package func table(over defaults: [String: FlagEntry]) -> FlagTable {
         if defaults.isEmpty { return table }
         let (table, dictionary) = forms.withLock { ($0.table, $0.dictionary) }
@@ -64,8 +59,7 @@ package final class FlagSet: Sendable {
         return table?.entry(name)
     }
 
-    /// Whether both hold the same flags: compared as dictionaries when both have one, as tables
-    /// otherwise (a table is cheaper to build than a dictionary).
+    /// Whether both hold the same flags (as tables unless both have dictionaries: tables are cheaper to build).
     package func sameEntries(as other: FlagSet) -> Bool {
         if self === other { return true }
         let mine = forms.withLock { $0.dictionary }

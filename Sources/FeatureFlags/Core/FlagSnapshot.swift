@@ -2,8 +2,7 @@ public import Foundation
 
 /// One evaluated flag inside a ``FlagSnapshot``.
 public struct FlagEntry: Sendable, Hashable {
-    /// The value; nil means "no value from the service: use the code default" (an OFREP
-    /// success item without `value`, or a per-flag evaluation error).
+    /// The value; nil means the service sent none (OFREP item without `value`, or an error): use the code default.
     public let value: FlagValue?
     /// The variant name the service chose, if it says.
     public let variant: String?
@@ -27,42 +26,27 @@ public struct FlagEntry: Sendable, Hashable {
     }
 }
 
-/// An immutable, complete set of evaluated flags for one context: what a service answered,
-/// when, and how long it stays fresh. Where it is being served from is not part of the data:
-/// ask ``FlagDetails/source`` (or a client's status) for that.
+/// An immutable, complete set of evaluated flags for one context, with when it was fetched and its TTL.
 public struct FlagSnapshot: Sendable, Equatable {
     /// The flags by name.
     public var flags: [String: FlagEntry] { storage.dictionary }
-    /// The flags, as a dictionary, a read table or both (each built from the other when first
-    /// asked for): a snapshot loaded from disk is decoded straight into the table reads use.
+    /// The flags, as a dictionary, a read table or both.
     package let storage: FlagSet
     /// The configuration version the service reported, if it reports one.
     public let version: String?
     /// When the data was fetched from its service (kept when persisted and reloaded).
     public var fetchedAt: Date { Date(timeIntervalSinceReferenceDate: fetchedAtSeconds) }
-    /// ``fetchedAt`` as seconds since the reference date: a stored `Date` has no fixed layout
-    /// on Apple platforms (`Support/FixedLayout.swift`).
+    /// ``fetchedAt`` in seconds: `Date` has no fixed layout on Apple platforms (`Support/FixedLayout.swift`).
     private let fetchedAtSeconds: TimeInterval
     /// How long the data counts as fresh, in seconds; nil for "no expiry".
     public let ttl: TimeInterval?
     /// The fingerprint of the context it was evaluated for, if any.
     public let contextFingerprint: String?
-    /// The flag definitions it was evaluated from on the device, if it was (local evaluation):
-    /// kept with it so another context can be evaluated without the network. Held as
-    /// ``HeldRules`` so that the core names nothing of local evaluation (`rules`, in
-    /// LocalEvaluation, is the typed view).
+    /// The flag definitions it was evaluated from on the device (local evaluation), if any.
     package var heldRules: (any HeldRules)?
-    /// What the signature of the document it came from said, when trusted keys verified one:
-    /// rollback and freeze are judged on it.
+    /// The verified signature's stamp, if any: rollback and freeze are judged on it.
     package var signature: SignatureStamp?
-    /// Whether a flag this snapshot lacks is off: its service leaves disabled flags out of its
-    /// answers (Unleash's frontend API), so a flag missing here was turned off, not forgotten.
-    /// A `Bool` read of a missing flag then returns `false` with reason `DISABLED`, whatever
-    /// the key's default — turning a flag off on the server turns the feature off even where
-    /// the code's default is `true` — and a read of another type returns its default with
-    /// reason `DISABLED` (no `FLAG_NOT_FOUND`: such a service cannot tell a disabled flag from
-    /// an unknown one). Bundled defaults fill in only values that are not `Bool`. Kept in the
-    /// fallback file and the crash-loop journal with the values.
+    /// Whether missing flags are off (Unleash omits disabled ones): `Bool` reads get `false`, others their default (`DISABLED`).
     public package(set) var missingFlagsAreOff = false
 
     /// A snapshot.
@@ -98,8 +82,7 @@ public struct FlagSnapshot: Sendable, Equatable {
     /// The entry for `name`.
     public subscript(name: String) -> FlagEntry? { storage.entry(name) }
 
-    /// Equal when they hold the same flags, version, fetch time, TTL, context and rules, and
-    /// read missing flags the same way.
+    /// Equal when every field is, flags and held rules included.
     public static func == (a: FlagSnapshot, b: FlagSnapshot) -> Bool {
         a.version == b.version && a.fetchedAtSeconds == b.fetchedAtSeconds && a.ttl == b.ttl && a.contextFingerprint == b.contextFingerprint
             && a.missingFlagsAreOff == b.missingFlagsAreOff && HeldRulesIdentity.same(a.heldRules, b.heldRules)
@@ -109,29 +92,22 @@ public struct FlagSnapshot: Sendable, Equatable {
     /// Seconds since ``fetchedAt`` (never negative).
     public func age(at now: Date) -> TimeInterval { max(0, signedAge(at: now)) }
 
-    /// The age unclamped: negative when the snapshot was stamped after `now` (the clock was set
-    /// back since), for what reports it.
+    /// The age unclamped: negative when stamped after `now` (the clock was set back).
     func signedAge(at now: Date) -> TimeInterval { now.timeIntervalSinceReferenceDate - fetchedAtSeconds }
 
-    /// Whether the data is older than its ``ttl`` — or its age cannot be told: a snapshot
-    /// with a TTL stamped more than 60 seconds after `now` was stamped by a clock
-    /// that has since been set back (by the user, or by a time sync correcting a clock that ran
-    /// ahead), so its real age is unknown and it is not called fresh.
+    /// Whether the data is older than its ``ttl``, past its signed expiry, or stamped over 60 s after `now` (age unknown).
     public func isExpired(at now: Date) -> Bool {
-        // A signed document past its expiry is stale whatever its TTL: an old signed document
-        // replayed forever (a freeze) must not pass for current.
+        // Signed expiry beats the TTL: a replayed old signed document (a freeze) is not current.
         if let expiresAt = signature?.expiresAt, now >= expiresAt { return true }
         guard let ttl else { return false }
         if fetchedAtSeconds - now.timeIntervalSinceReferenceDate > Self.clockSkewTolerance { return true }
         return age(at: now) > ttl
     }
 
-    /// How far in the future a snapshot's fetch time may lie before its age counts as unknown
-    /// (``isExpired(at:)``): more than a time sync's usual correction.
+    /// How far ahead a fetch time may lie before its age counts as unknown (beyond a usual time-sync correction).
     static let clockSkewTolerance: TimeInterval = 60
 
-    /// Seconds from `now` until ``isExpired(at:)`` turns true: nil when it never will (no TTL,
-    /// no signed expiry) or already has.
+    /// Seconds until ``isExpired(at:)`` turns true; nil when it never will or already has.
     func secondsUntilExpiry(at now: Date) -> TimeInterval? {
         guard !isExpired(at: now) else { return nil }
         var remaining: TimeInterval?
@@ -145,9 +121,7 @@ public struct FlagSnapshot: Sendable, Equatable {
         storage.entry(killSwitchKey)?.value == .bool(true)
     }
 
-    /// The same data fetched again at `date` (what a service's "not modified" means). The
-    /// signature's stamp stays, expiry and all: a 304 is not signed, so it renews the fetch
-    /// time but not the operator's word on how long the document is current.
+    /// The same data refetched at `date` (a 304); the signature stamp, expiry included, stays: a 304 is unsigned.
     func refetched(at date: Date) -> FlagSnapshot {
         var again = FlagSnapshot(storage: storage, version: version, fetchedAt: date, ttl: ttl, contextFingerprint: contextFingerprint)
         again.heldRules = heldRules
@@ -157,10 +131,7 @@ public struct FlagSnapshot: Sendable, Equatable {
     }
 }
 
-/// Rules a snapshot was evaluated from on the device: the core's seam to local evaluation
-/// (flagd's, in `FeatureFlagsFlagd`), which conforms its rules type. The core carries and
-/// compares them, keeps what they were read from in the fallback file, checks their
-/// signature, and asks them for a context's values; it reads nothing of the rules themselves.
+/// Rules a snapshot was evaluated from on the device: the core's opaque seam to local evaluation (`FeatureFlagsFlagd`).
 package protocol HeldRules: AnyObject, Sendable {
     /// The document's bytes, as the service sent them.
     var document: [UInt8] { get }
@@ -170,8 +141,7 @@ package protocol HeldRules: AnyObject, Sendable {
     var fetchedAt: Date { get }
     /// The signed answer the document came in (the JWS), when trusted keys verified it.
     var envelope: [UInt8]? { get }
-    /// What the endpoint needs besides the document to read it again (flagd: its bucketing
-    /// mode's name); kept with the document in the fallback file.
+    /// What the endpoint needs besides the document to read it again (flagd: its bucketing mode).
     var options: String { get }
     /// The flags for `context`, evaluated at `date`: a snapshot as old as the rules, carrying them.
     func snapshot(for context: EvaluationContext, at date: Date) -> FlagSnapshot

@@ -1,5 +1,4 @@
-/// One broken rule, with where: a schema violation, or a problem of a flagd definitions
-/// document.
+/// One broken rule and where: a schema violation or a flagd definitions problem.
 public struct FlagViolation: Sendable, Hashable, CustomStringConvertible {
     /// Where: `flags.plan_themeColor`, `rules[1].flags.plan_feature_list[3]`, `payload`.
     public let path: String
@@ -12,7 +11,6 @@ public struct FlagViolation: Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
-    /// `path: message`, on one line: control characters (a flag name from a service may hold
-    /// any) are escaped as `\u{…}`.
+    /// `path: message` on one line, control characters escaped as `\u{…}`.
     public var description: String { FlagText.printable("\(path): \(message)") }
 }

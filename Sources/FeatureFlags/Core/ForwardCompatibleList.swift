@@ -1,17 +1,10 @@
-/// An enum with a catch-all case for raw values this build does not know (a `Feature.unknown`
-/// for features the server added after the app shipped). Declare `case unknown` and conform; lists of it read new server
-/// values as `.unknown` instead of dropping them.
-///
-/// ```swift
-/// enum Feature: String, UnknownCaseRepresentable { case usage, billing, team, unknown }
-/// ```
+/// An enum with a `case unknown` catch-all: lists of it read raw values this build lacks as `.unknown` instead of dropping them.
 public protocol UnknownCaseRepresentable: RawRepresentable {
     /// The case that stands for every raw value without a case of its own.
     static var unknown: Self { get }
 }
 
-/// A list of `RawRepresentable` members (an array of enum cases): the lists a forward-
-/// compatible ``FlagKey`` reads. Arrays conform; nothing else needs to.
+/// A list of `RawRepresentable` members, as a forward-compatible ``FlagKey`` reads; arrays conform.
 public protocol RawValueList {
     /// The member type, e.g. a feature enum.
     associatedtype Member: RawRepresentable where Member.RawValue: FlagValueConvertible
@@ -29,17 +22,7 @@ extension Array: RawValueList where Element: RawRepresentable, Element.RawValue:
 }
 
 extension FlagKey where Value: RawValueList, Value.Member: Sendable {
-    /// A forward-compatible key for a list of enum members: members this build
-    /// does not know — a feature added on the server after the app shipped — never fail the
-    /// flag. They are dropped, or read as `.unknown` when the enum is
-    /// ``UnknownCaseRepresentable`` (one `.unknown` per unknown member, order kept), and the
-    /// client reports them once per activation as ``FlagEvent/unknownValues(flag:values:)``.
-    ///
-    /// ```swift
-    /// static let features = FlagKey<[Feature]>("plan_feature_list", default: [.usage])
-    /// ```
-    ///
-    /// A value that is not a list at all (nor text holding one) is still a TYPE_MISMATCH.
+    /// A key for a list of enum members: unknown members are dropped (or `.unknown`) and reported, not a TYPE_MISMATCH.
     public init(_ name: String, default defaultValue: Value) {
         self.init(forwardCompatibleList: name, default: defaultValue)
     }
@@ -78,9 +61,7 @@ extension FlagKey where Value: RawValueList, Value.Member: Sendable {
 }
 
 extension FlagKey where Value: RawValueList & Decodable, Value.Member: Sendable {
-    /// The forward-compatible list key, for lists of `Codable` enums too (this overload only
-    /// settles which initialiser applies: a plain `Decodable` key would fail the whole list
-    /// on one unknown member).
+    /// The forward-compatible list key for `Codable` enums too (not the `Decodable` key, which fails on one unknown member).
     public init(_ name: String, default defaultValue: Value) {
         self.init(forwardCompatibleList: name, default: defaultValue)
     }

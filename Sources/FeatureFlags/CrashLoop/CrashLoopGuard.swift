@@ -1,29 +1,15 @@
 import Foundation
 
-/// The answer to "the new version crashes at launch": a launch that reads a flag from the
-/// Last-Known-Good and crashes before the first fetch lands crashes again on every launch —
-/// unless the provider notices the loop. With a guard configured
-/// (``FeatureFlagProvider/Configuration/crashLoopGuard``), each launch is recorded beside the
-/// Last-Known-Good file, and a launch counts as healthy once the app calls
-/// ``FeatureFlagProvider/markHealthy()`` (or after ``healthyAfter`` in the foreground). After
-/// ``launchesBeforeSafeMode`` launches in a row that never became healthy, the next one starts
-/// — synchronously, before the first read — in **safe mode**: it serves the snapshot the app
-/// was last healthy under, or the code defaults when there is none, and says so
-/// (``FeatureFlagProvider/safeMode``, a ``FlagEvent/Kind/safeModeEntered`` event).
-///
-/// Safe mode ends when a fetch brings values other than those the crashes happened under
-/// (the operator fixed or killed the feature), or when the app calls
-/// ``FeatureFlagProvider/markHealthy()`` — which, in safe mode, means "serve the stored values
-/// again", so call it there only on purpose. The automatic mark never ends safe mode. A kill
-/// switch wins over everything, safe mode included.
+/// Breaks launch crash loops caused by stored flag values: after ``launchesBeforeSafeMode`` launches in a row never
+/// marked healthy (``FeatureFlagProvider/markHealthy()``, or ``healthyAfter`` in the foreground), the next starts in
+/// safe mode (``FeatureFlagProvider/safeMode``), serving the last healthy snapshot or the code defaults. Safe mode ends
+/// on a fetch with other values or an explicit `markHealthy()` (call it there only on purpose); a kill switch wins.
 public struct CrashLoopGuard: Sendable, Equatable {
-    /// Consecutive launches that never became healthy before the next starts in safe mode.
-    /// Default 2; at least 1.
+    /// Consecutive unhealthy launches before the next starts in safe mode; default 2, at least 1.
     public var launchesBeforeSafeMode: Int {
         didSet { launchesBeforeSafeMode = max(1, launchesBeforeSafeMode) }
     }
-    /// Mark the launch healthy by itself after this long in the foreground without a break
-    /// (nil: only ``FeatureFlagProvider/markHealthy()`` does). Default 30 s.
+    /// Marks the launch healthy after this long in the foreground (nil: never by itself); default 30 s.
     public var healthyAfter: Duration?
 
     /// A guard.
@@ -32,8 +18,7 @@ public struct CrashLoopGuard: Sendable, Equatable {
         self.healthyAfter = healthyAfter
     }
 
-    /// What this launch is, given the journal, and the journal with this launch recorded.
-    /// `lastKnownGood` is what the launch would serve for `fingerprint` without the guard.
+    /// This launch's safe-mode start, if any, and the journal recording it; `lastKnownGood` is what it would serve.
     func launch(
         _ journal: LaunchJournal, fingerprint: String, lastKnownGood: FlagSnapshot?
     ) -> (journal: LaunchJournal, safe: SafeModeStart?) {

@@ -1,13 +1,7 @@
 import Foundation
 
-/// The crash-loop guard's record, kept beside the Last-Known-Good file (`<file>.launches`):
-/// how many launches in a row never became healthy, the values the latest of them started
-/// with, and per context the snapshot under which the app was last marked healthy.
-///
-/// Small JSON, written atomically: synchronously when a launch is recorded (before the first
-/// read), on the provider's I/O queue when the app is marked healthy. An unreadable journal
-/// counts as empty — the guard can only ever fail towards a normal launch, never towards
-/// losing the Last-Known-Good, which lives in its own file.
+/// The crash-loop guard's JSON record beside the Last-Known-Good file (`<file>.launches`), written atomically.
+/// An unreadable journal counts as empty: the guard fails towards a normal launch, never towards losing the store.
 struct LaunchJournal: Sendable, Equatable {
     /// Consecutive launches that never became healthy, this one included once recorded.
     var unhealthyLaunches = 0
@@ -19,11 +13,7 @@ struct LaunchJournal: Sendable, Equatable {
     /// At most this many contexts' healthy snapshots are kept (the most recent).
     static let capacity = 16
 
-    /// How deep the journal's JSON may nest: a stored value's own limit (the fallback file's)
-    /// plus the levels the journal wraps it in (journal, contexts, snapshot, flags, entry,
-    /// metadata). With the answers' limit alone, a deeply nested value that an answer may carry
-    /// made the whole journal unreadable: the launch counted from zero and lost the healthy
-    /// snapshots.
+    /// How deep the journal's JSON may nest: a stored value's limit plus the journal's own wrapping levels.
     static let maxDepth = SnapshotCodec.maxDepth + 8
 
     /// The journal beside `storeFile`.
@@ -44,9 +34,7 @@ struct LaunchJournal: Sendable, Equatable {
         return (journal, nil)
     }
 
-    /// Writes the journal to `path` atomically, within `limit` bytes (what a read accepts): the
-    /// oldest healthy snapshots are left out until it fits, so that the count and the newest
-    /// snapshots always read back.
+    /// Writes atomically within `limit` bytes, dropping the oldest healthy snapshots until it fits.
     func write(to path: String, limit: Int = FileIO.maxReadSize) throws(FileIOError) {
         var journal = self
         var bytes = FlagJSON.bytes(journal.flagValue, sortedKeys: true)
@@ -57,8 +45,7 @@ struct LaunchJournal: Sendable, Equatable {
         try FileIO.writeAtomically(bytes, to: path)
     }
 
-    /// A stable digest of a snapshot's flags (values, variants, reasons, metadata), to tell
-    /// "the values the crashes happened under" from any other.
+    /// A stable digest of a snapshot's flags, to recognise the values the crashes happened under.
     static func digest(_ snapshot: FlagSnapshot) -> String {
         var hash = SHA256()
         hash.update(FlagDocument(flags: snapshot.flags).jsonBytes())

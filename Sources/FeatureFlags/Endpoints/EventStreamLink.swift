@@ -1,34 +1,23 @@
 package import Foundation
 
-/// A change stream a flag service advertised in an answer (OFREP's `eventStreams`, and the
-/// same member in the project's JSON document): a server-sent-events URL whose `message`
-/// events say "flags changed, fetch again".
-///
-/// The URL is treated as a credential — it may carry a token or a channel name — so it is
-/// never written to disk, and ``description`` shows only its scheme, host and path.
+/// An advertised SSE change stream (OFREP `eventStreams`); the URL is a credential: never stored, redacted in ``description``.
 package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
     /// Where to connect.
     package var url: URL { urlReference.url }
-    /// ``url``, held by reference (`Support/FixedLayout.swift`).
+    /// ``url``, held by reference.
     private let urlReference: URLReference
-    /// How long the app may be inactive (in the background) before the stream is closed;
-    /// `inactivityDelaySec`, 120 s when the service does not say.
+    /// How long the app may be in the background before the stream closes (`inactivityDelaySec`).
     package let inactivityDelay: Duration
-    /// The endpoint of the fetcher's chain that advertised it (`"0/ofrep"`); refetches the
-    /// stream triggers carry its metadata to that endpoint only.
+    /// The chain endpoint that advertised it (`"0/ofrep"`); triggered refetch hints go there only.
     package let endpoint: String?
-    /// Whether it is on the origin of the URL the advertisement came from: only then does it
-    /// get the fetcher's credentials.
+    /// Whether it shares the advertising answer's origin: only then does it get the credentials.
     let sameOrigin: Bool
-    /// How to connect and what its events mean, for a stream an endpoint opens itself; nil for
-    /// an advertised one (the flag document's refetch events over `GET`).
+    /// For a stream an endpoint opens itself; nil for an advertised one.
     let connection: StreamConnection?
 
     /// OFREP's default for a missing `inactivityDelaySec`.
     package static let defaultInactivityDelay = Duration.seconds(120)
 
-    // Written out and kept out of line: the sets and dictionaries keyed by links call these
-    // instead of each carrying its own inlined copy.
     /// Hashes every field.
     @inline(never)
     package func hash(into hasher: inout Hasher) {
@@ -73,8 +62,7 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
         return "\(scheme)://\(host):\(url.port ?? (scheme == "https" ? 443 : 80))"
     }
 
-    /// `scheme://host[:port]/path`, without the query or fragment that may hold secrets; for a
-    /// stream an endpoint opens by `GET`, whose path may carry the context, without its last segment.
+    /// The URL without query or fragment (secrets), and for a `GET` stream without the context segment.
     package var description: String {
         let text = Self.redacted(url)
         guard connection?.method == "GET", let slash = text.lastIndex(of: "/") else { return text }
@@ -91,18 +79,7 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
         return parts.string ?? "(stream URL)"
     }
 
-    /// Reads an `eventStreams` member: the entries of type `sse` that are well formed, in
-    /// order, without duplicates. Entries of other types are skipped (forward compatibility);
-    /// so are malformed ones — a broken advertisement must not cost the flags it came with —
-    /// and both are counted in `skipped`.
-    ///
-    /// An entry has `type`, then exactly one of `url` (absolute, http or https) and
-    /// `endpoint` (`{"origin"?: "https://host", "requestUri": "/path?query"}`; without
-    /// `origin`, the origin of `base`, the URL the answer came from). `inactivityDelaySec` is
-    /// an integer of at least 1; anything else there means the default.
-    ///
-    /// At most ``maximumPerAnswer`` links are kept: the entries after that many distinct
-    /// streams are skipped unread.
+    /// Well-formed `sse` entries of `eventStreams`, deduplicated, at most ``maximumPerAnswer``; bad ones skipped and counted.
     package static func list(from value: FlagValue?, base: URL?) -> (links: [EventStreamLink], skipped: Int) {
         guard case .list(let entries)? = value else { return ([], value == nil || value == .null ? 0 : 1) }
         var links: [EventStreamLink] = []
@@ -118,9 +95,7 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
         return (links, skipped)
     }
 
-    /// The most streams one answer opens. OFREP's ADR-0008 sets no limit; a service needs one
-    /// or two. Without a limit, an answer as large as the fetcher accepts could ask for about
-    /// 25,000 connections.
+    /// The most streams one answer opens (a deliberate limit; OFREP's ADR-0008 sets none).
     package static let maximumPerAnswer = 8
 
     private static func link(from entry: FlagValue, base: URL?) -> EventStreamLink? {
@@ -164,9 +139,7 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// How a stream an endpoint opens itself is connected, and how its events are read. Its
-/// header fields (credentials) and body are the endpoint's, never written to disk: such a link
-/// is built again from the endpoint and the context at each launch.
+/// How an endpoint's own stream connects and reads events. Holds credentials: never written to disk.
 package struct StreamConnection: Sendable, Hashable {
 
     /// `GET` or `REPORT`.
@@ -177,8 +150,7 @@ package struct StreamConnection: Sendable, Hashable {
     package var body: [UInt8]?
     /// How the events are read.
     package var events: StreamEventFormat
-    /// How long the connection may stay silent before it counts as half-open (the service's
-    /// heartbeat interval decides; nil: the provider's ``FeatureFlagProvider/Configuration/heartbeatDeadline``).
+    /// Silence before the connection counts as half-open; nil: the provider's ``FeatureFlagProvider/Configuration/heartbeatDeadline``.
     package var heartbeatDeadline: Duration?
 
     /// A connection description.
@@ -191,14 +163,13 @@ package struct StreamConnection: Sendable, Hashable {
     }
 }
 
-/// The metadata a stream's event carried, sent with the one fetch that event triggers
-/// (OFREP's `flagConfigEtag` and `flagConfigLastModified` query parameters).
+/// A stream event's metadata, sent with the fetch it triggers (OFREP ADR-0008 query parameters).
 package struct RefetchHint: Sendable, Hashable {
     /// The event's `etag`.
     public var etag: String?
     /// The event's `lastModified`: Unix seconds or a date, as the service wrote it.
     public var lastModified: String?
-    /// The scope of the endpoint whose stream sent it; the parameters go to that endpoint only.
+    /// The endpoint whose stream sent it; the parameters go to that endpoint only.
     public var endpoint: String?
 
     /// A hint.

@@ -1,19 +1,6 @@
 package import Foundation
 
-/// The project's own flag document: what the JSON endpoint serves for one context, what a
-/// static file on a CDN holds, and what ``FlagServer`` answers. See `Docs/FlagDocument.md`.
-///
-/// ```json
-/// { "meta_config_version": "2025-08-04T10:00:00Z",
-///   "meta_ttl_seconds": 86400,
-///   "flags": {
-///     "new_checkout": true,
-///     "plan_themeColor": { "value": "#3498DB", "variant": "blue", "reason": "TARGETING_MATCH" } } }
-/// ```
-///
-/// A flag is either its bare value or, when it is an object with a `value` or `errorCode`
-/// member, the full form with optional `variant`, `reason`, `errorCode` and `metadata`.
-/// An object-valued flag therefore uses the full form: `{"value": {…}}`.
+/// The project's flag document (`Docs/FlagDocument.md`); an object-valued flag needs the full form `{"value": {…}}`.
 package struct FlagDocument: Sendable, Equatable {
     /// `meta_config_version`: the configuration's version (an ISO-8601 time by convention).
     package var version: String?
@@ -32,8 +19,7 @@ package struct FlagDocument: Sendable, Equatable {
     /// Member names of the full flag form.
     static let entryMembers: Set<String> = ["value", "variant", "reason", "errorCode", "metadata"]
 
-    /// Reads a document from parsed JSON.
-    /// - Throws: ``FlagError`` with `PARSE_ERROR` naming the offending member.
+    /// Reads a document from parsed JSON; throws `PARSE_ERROR` naming the offending member.
     package init(parsing value: FlagValue) throws(FlagError) {
         guard case .object(let top) = value else { throw Self.parseError("the document is not a JSON object") }
         switch top["meta_config_version"] {
@@ -53,8 +39,7 @@ package struct FlagDocument: Sendable, Equatable {
         self.flags = try Self.flags(members)
     }
 
-    /// The flags of a `flags` object (or of a flat map of names to flags), each its bare value
-    /// or the full form.
+    /// The flags of a `flags` object (or a flat map of names to flags).
     static func flags(_ members: [String: FlagValue]) throws(FlagError) -> [String: FlagEntry] {
         var flags: [String: FlagEntry] = [:]
         flags.reserveCapacity(members.count)
@@ -100,8 +85,7 @@ package struct FlagDocument: Sendable, Equatable {
             errorCode: try string("errorCode").map(FlagErrorCode.init(wire:)), metadata: metadata)
     }
 
-    /// The document as JSON: bare values where nothing else is set and the value is not an
-    /// object, the full form otherwise.
+    /// The document as JSON, bare values where the full form is not needed.
     package var flagValue: FlagValue {
         var flagMembers: [String: FlagValue] = [:]
         for (name, entry) in flags {

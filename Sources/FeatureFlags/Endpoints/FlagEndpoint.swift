@@ -1,16 +1,6 @@
 public import Foundation
 
-/// One flag service's wire format: how to ask for a context's flags and how to read the
-/// answer. Pure — no I/O, no clock, no state — so every service's mapping is testable byte
-/// for byte. ``FlagFetcher`` does the HTTP and stamps what the endpoint does not know: the
-/// fetch time, the entity tag and the context's fingerprint.
-///
-/// The services the package speaks are static members, so an app writes
-/// `endpoint: .json(post: url)`: ``json(post:headers:)`` and ``json(urlTemplate:headers:)`` here;
-/// `.ofrep`, `.launchDarkly`, `.firebaseRemoteConfig` and `.unleash` from the FeatureFlagsServices
-/// library; `.flagd` from FeatureFlagsFlagd. Another service is three closures
-/// (``init(name:request:decode:failureDetail:)``); check it with `FlagEndpointConformance`
-/// from FeatureFlagsTesting.
+/// One flag service's wire format, pure (no I/O or state); use a static member or ``init(name:request:decode:failureDetail:)``.
 public struct FlagEndpoint: Sendable {
     /// The wire format behind this endpoint.
     package let format: any EndpointFormat
@@ -20,16 +10,8 @@ public struct FlagEndpoint: Sendable {
         self.format = format
     }
 
-    /// An endpoint for a service of your own.
-    /// - Parameters:
-    ///   - name: a short name for events and logs, e.g. `"acme"`.
-    ///   - request: the request for a context; the second argument is the entity tag of the
-    ///     snapshot the caller holds — send it as `If-None-Match` when the service supports
-    ///     conditional requests.
-    ///   - decode: reads a 2xx response (never called for 304, which ``FlagFetcher`` answers
-    ///     itself).
-    ///   - failureDetail: what a non-2xx response says about itself, for the error (no
-    ///     secrets, no context values); by default nothing.
+    /// An endpoint for a service of your own. `request` gets the held entity tag (for `If-None-Match`);
+    /// `decode` never sees a 304; `failureDetail` must name no secret or context value.
     public init(
         name: String,
         request: @escaping @Sendable (EvaluationContext, String?) throws(FlagError) -> FlagRequest,
@@ -68,12 +50,9 @@ package protocol EndpointFormat: Sendable {
     func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags
     /// What a non-2xx response says about itself.
     func failureDetail(_ response: FlagResponse) -> String?
-    /// This format as an endpoint that opens its own stream, if it is one. A requirement, not
-    /// an `as?` cast: a cast to a protocol searches every conformance the process holds the
-    /// first time it meets a type, which an app would pay at every launch.
+    /// This format as a streaming endpoint, if it is one (a requirement, as protocol casts are slow at launch).
     var asStreaming: (any StreamingEndpoint)? { get }
-    /// This format as an endpoint whose rules are evaluated on the device, if it is one (a
-    /// requirement rather than a cast, as ``asStreaming``).
+    /// This format as a local-evaluation endpoint, if it is one.
     var asLocalEvaluation: (any LocalEvaluationEndpoint)? { get }
 }
 
@@ -109,8 +88,7 @@ private struct ClosureFormat: EndpointFormat {
     func failureDetail(_ response: FlagResponse) -> String? { detail(response) }
 }
 
-/// An endpoint whose service pushes flag values over a stream the endpoint opens itself
-/// (LaunchDarkly's), rather than advertising one in its answers.
+/// An endpoint that opens its own value-pushing stream (LaunchDarkly's) instead of advertising one.
 package protocol StreamingEndpoint: EndpointFormat {
     /// The stream for `context`, or nil when streaming is off.
     func streamLink(for context: EvaluationContext) -> EventStreamLink?
@@ -163,8 +141,7 @@ public struct FlagResponse: Sendable, Equatable {
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
 
-/// What an endpoint read from a 2xx answer: the flags and what the service said of them, or
-/// the service's own "nothing changed".
+/// What an endpoint read from a 2xx answer: the flags, or the service's "nothing changed".
 public struct DecodedFlags: Sendable, Equatable {
     /// The flags evaluated for the context; nil for ``notModified``.
     public let flags: [String: FlagEntry]?
@@ -172,17 +149,12 @@ public struct DecodedFlags: Sendable, Equatable {
     public let version: String?
     /// The time to live (seconds) the service reported, if it reports one.
     public let ttl: TimeInterval?
-    /// Whether the service leaves its disabled flags out of the answer (Unleash's frontend API
-    /// does), so that a flag the answer lacks is off: see ``FlagSnapshot/missingFlagsAreOff``.
+    /// Whether a flag the answer lacks is off (Unleash omits disabled flags): ``FlagSnapshot/missingFlagsAreOff``.
     public let missingFlagsAreOff: Bool
-    /// The change streams the answer advertised (OFREP's `eventStreams`, read by the
-    /// package's own formats).
+    /// The change streams the answer advertised (OFREP's `eventStreams`).
     package let streams: [EventStreamLink]
 
-    /// The flags evaluated for the context, with the configuration version and the time to
-    /// live (seconds) the service reported, if it reports them. `missingFlagsAreOff` says that
-    /// the service leaves disabled flags out of its answers: a flag the answer lacks then reads
-    /// `false` (see ``FlagSnapshot/missingFlagsAreOff``), not its code default.
+    /// The flags with the service's version and TTL; with `missingFlagsAreOff` an absent flag reads `false`.
     public static func flags(
         _ flags: [String: FlagEntry], version: String? = nil, ttl: TimeInterval? = nil, missingFlagsAreOff: Bool = false
     ) -> DecodedFlags {
@@ -209,12 +181,8 @@ public struct DecodedFlags: Sendable, Equatable {
 }
 
 extension FlagValue {
-    /// JSON (RFC 8259, UTF-8) read the way the package's endpoints read answers, for your own
-    /// ``FlagEndpoint``: numbers keep the form the service sent (`1` is an int, `1.0` a
-    /// double), duplicate object keys and invalid UTF-8 are errors, nesting stops at 64 levels.
-    /// ``description`` writes a value back as compact JSON.
-    /// - Throws: ``FlagError`` with `PARSE_ERROR`, naming the first problem and its line
-    ///   and column.
+    /// JSON (RFC 8259) read as the package's endpoints read it: `1` is an int, `1.0` a double;
+    /// duplicate keys, invalid UTF-8 and nesting past 64 levels throw `PARSE_ERROR` with line and column.
     public init(json bytes: some Sequence<UInt8>) throws(FlagError) {
         do {
             self = try FlagJSON.parse(bytes)

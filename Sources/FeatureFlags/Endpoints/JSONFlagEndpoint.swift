@@ -1,14 +1,6 @@
 import Foundation
 
-/// The project's own endpoint: a ``FlagDocument`` evaluated for the context, carried one of
-/// two ways —
-///
-/// - **POST** the context as `{"context": {"targetingKey": …, …attributes}}` to a URL, or
-/// - **GET** a URL template such as `https://cdn.example.com/flags/{venue}.json`, so that a
-///   static file host or CDN can serve pre-evaluated documents. `{name}` is replaced by the
-///   context's attribute `name` (or `targetingKey`), percent-encoded as one path segment.
-///
-/// Conditional requests use the stored entity tag (`If-None-Match`).
+/// The project's own endpoint: a ``FlagDocument`` by POSTing the context or GETting a URL template.
 internal struct JSONFlagEndpoint: EndpointFormat {
     private enum Mode: Sendable {
         case post(URLReference)  // by reference: `Support/FixedLayout.swift`
@@ -52,8 +44,7 @@ internal struct JSONFlagEndpoint: EndpointFormat {
         }
     }
 
-    /// Reads a ``FlagDocument`` and the change streams it advertises (`eventStreams`, the
-    /// same member as OFREP's).
+    /// Reads a ``FlagDocument`` and its advertised change streams (OFREP's `eventStreams`).
     package func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
         let value: FlagValue
         do {

@@ -1,20 +1,11 @@
 import Dispatch
 
-/// Calls an app's event handler with every event, in order, on a private serial queue —
-/// never on the thread that emitted the event, which may hold a lock the handler could need
-/// (a handler is free to read flags or call `identify` from inside).
-///
-/// Bounded: at most ``capacity`` events wait for a handler that is slower than the events
-/// come (one that sends each over the network, or blocks). Past that the oldest waiting event
-/// is dropped, and before the next event it hears, the handler hears
-/// ``FlagEvent/eventsDropped(count:)`` with how many it missed. Without the bound, a handler
-/// that stalled while the app tracked events kept every one of them in memory.
+/// Calls an app's event handler in order on a private serial queue, never the emitting thread (which may hold a lock).
 internal final class EventHandlerQueue: Sendable {
     /// How many events wait for the handler at most, by default.
     package static let defaultCapacity = 1_024
 
-    /// The events waiting, oldest first from `head`, and how many were dropped since the
-    /// handler last heard.
+    /// The events waiting, oldest first from `head`, and how many were dropped since the last delivery.
     private struct Waiting {
         private var events: [FlagEvent] = []
         private var head = 0
@@ -79,8 +70,7 @@ internal final class EventHandlerQueue: Sendable {
         if start { queue.async { self.deliverWaiting() } }
     }
 
-    /// Hands the handler what waits, oldest first, one event at a time, until nothing does.
-    /// The handler runs without the lock held, so it may emit events itself.
+    /// Hands the handler each waiting event, oldest first, without the lock held (it may emit events itself).
     private func deliverWaiting() {
         while true {
             let next = waiting.withLock { w in

@@ -1,5 +1,4 @@
-/// What one fetch attempt came to: the answer of ``FeatureFlagProvider/refresh()`` and the
-/// subject of ``FlagEvent/fetchCompleted(latencyMilliseconds:outcome:)``.
+/// What one fetch attempt came to, as ``FeatureFlagProvider/refresh()`` returns it.
 public indirect enum FetchOutcome: Sendable, Equatable {
     /// A new snapshot was activated; these keys' effective values changed.
     case updated(Set<String>)
@@ -11,12 +10,10 @@ public indirect enum FetchOutcome: Sendable, Equatable {
     case rejected([FlagViolation])
     /// The answer was for a context that is no longer current, and was dropped.
     case discarded
-    /// No request was sent: no network path, a `Retry-After` still running, a fatal error
-    /// earlier, or the provider shut down. The text says which.
+    /// No request was sent (no network, a `Retry-After`, an earlier fatal error, shut down); the text says why.
     case skipped(String)
 
-    /// Whether the service answered and the values served are its current ones (`updated`
-    /// or `unchanged`): what a background task reports as its success.
+    /// Whether the values served are the service's current ones (`updated` or `unchanged`).
     public var isSuccess: Bool {
         switch self {
         case .updated, .unchanged: return true
@@ -24,8 +21,7 @@ public indirect enum FetchOutcome: Sendable, Equatable {
         }
     }
 
-    /// A short name for logs and metric labels: `updated`, `unchanged`, `failed`, `rejected`,
-    /// `discarded` or `skipped`.
+    /// The case's name, for logs and metric labels: `updated`, `failed` …
     public var name: String {
         switch self {
         case .updated: return "updated"

@@ -1,22 +1,7 @@
 public import Foundation
 
-/// Something a client wants the app to know: lifecycle in OpenFeature's words plus the
-/// diagnostics that make failures visible. Messages never contain context attribute values
-/// or credentials.
-///
-/// A struct rather than an enum so that new events can be added without breaking an app's
-/// `switch`: switch on ``kind`` (with a `default:`), compare with `==`, and read the details
-/// through the properties.
-///
-/// ```swift
-/// for await event in provider.events() {
-///     switch event.kind {
-///     case .fetchFailed: log.warning("flags: \(event)")
-///     case .killSwitch where event.killSwitchActive == true: showLimitedModeBanner()
-///     default: break
-///     }
-/// }
-/// ```
+/// Something a client wants the app to know: OpenFeature lifecycle plus diagnostics, never context values or credentials.
+/// New kinds may come in any release: switch on ``kind`` with a `default:` and read details through the properties.
 public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     /// A kind of event. New kinds may be added in any release.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
@@ -99,9 +84,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         public func hash(into hasher: inout Hasher) { hasher.combine(name) }
     }
 
-    /// What the event says besides its kind: each factory fills the fields its kind has, and
-    /// the accessors and ``description`` read them — so a kind is written once, as its
-    /// ``Kind`` constant, and once more where its factory names it.
+    /// What the event says besides its kind: its factory fills the fields its kind has.
     struct Details: Sendable, Equatable {
         var keys: Set<String>?
         var errorCode: FlagErrorCode?
@@ -152,9 +135,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     public static let ready = FlagEvent(.ready)
     /// These flags' effective values changed (PROVIDER_CONFIGURATION_CHANGED).
     public static func configurationChanged(keys: Set<String>) -> FlagEvent { FlagEvent(.configurationChanged, Details(keys: keys)) }
-    /// Values are `age` seconds old, past their TTL, and refreshing failed (PROVIDER_STALE). A
-    /// negative `age` says the values were stamped `-age` seconds after now: the device's clock
-    /// was set back since, and their real age is unknown.
+    /// Values are `age` s old, past their TTL, and refreshing failed (PROVIDER_STALE); negative: the clock was set back.
     public static func stale(age: TimeInterval) -> FlagEvent { FlagEvent(.stale, Details(age: age)) }
     /// Something failed; the client keeps serving what it had (PROVIDER_ERROR).
     public static func error(_ code: FlagErrorCode, message: String) -> FlagEvent { FlagEvent(.error, Details(errorCode: code, message: message)) }
@@ -164,21 +145,17 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     public static let contextChanged = FlagEvent(.contextChanged)
     /// The fallback file was read: how many contexts it holds and its size.
     public static func fallbackLoaded(contexts: Int, bytes: Int) -> FlagEvent { FlagEvent(.fallbackLoaded, Details(contexts: contexts, bytes: bytes)) }
-    /// The fallback file (or one snapshot in it) could not be used. `keptAt` is where an
-    /// unusable file was moved for diagnosis, if it was moved.
+    /// The fallback file (or a snapshot in it) could not be used; `keptAt` is where the file was moved, if it was.
     public static func fallbackRejected(reason: String, keptAt: String?) -> FlagEvent {
         FlagEvent(.fallbackRejected, Details(message: reason, keptAt: keptAt))
     }
-    /// With trusted keys, the fallback file's snapshot for the context served was not what a
-    /// trusted key signed (edited, or stored unsigned): it is not served, the file as it was is
-    /// kept at `keptAt` for diagnosis, and the snapshot is removed.
+    /// A stored snapshot was not what a trusted key signed: removed, not served; the file was copied to `keptAt`.
     public static func fallbackTampered(reason: String, keptAt: String?) -> FlagEvent {
         FlagEvent(.fallbackTampered, Details(message: reason, keptAt: keptAt))
     }
     /// Persisting a snapshot failed; the values served are unaffected.
     public static func fallbackWriteFailed(reason: String) -> FlagEvent { FlagEvent(.fallbackWriteFailed, Details(message: reason)) }
-    /// The fallback file was used, but it is owned by another user or open to others: anyone
-    /// who can write it decides the app's flags.
+    /// The fallback file was used, but another user owns it or others may write it (and so decide the flags).
     public static func fallbackWarning(reason: String) -> FlagEvent { FlagEvent(.fallbackWarning, Details(message: reason)) }
     /// The kill switch turned on (every read returns its safe default) or off.
     public static func killSwitch(active: Bool) -> FlagEvent { FlagEvent(.killSwitch, Details(active: active)) }
@@ -190,38 +167,30 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     public static func fetchFailed(_ error: FetchError) -> FlagEvent {
         FlagEvent(.fetchFailed, Details(errorCode: error.errorCode, message: error.description, fetchError: error))
     }
-    /// A fetch ended: how long it took and what it came to. Answers dropped because the
-    /// context changed are not reported.
+    /// A fetch ended: how long it took and what it came to (not sent for answers to an outdated context).
     public static func fetchCompleted(latencyMilliseconds: Int, outcome: FetchOutcome) -> FlagEvent {
         FlagEvent(.fetchCompleted, Details(outcome: outcome, latencyMilliseconds: latencyMilliseconds))
     }
-    /// A fetched payload broke the schema and was rejected whole; the Last-Known-Good stays.
-    /// Every violation names its key; `fingerprint` identifies the payload (an opaque hash).
+    /// A payload broke the schema and was rejected whole (the Last-Known-Good stays); `fingerprint` is an opaque hash.
     public static func payloadRejected(violations: [FlagViolation], fingerprint: String) -> FlagEvent {
         FlagEvent(.payloadRejected, Details(violations: violations, fingerprint: fingerprint))
     }
-    /// Trusted keys are configured and an answer was not a document one of them signed
-    /// (unsigned, an unknown key id, a bad signature): nothing of it was read — not even a kill
-    /// switch, which did not come from the operator — and the Last-Known-Good stays.
+    /// An answer was not signed by a trusted key: none of it was read, not even a kill switch; the Last-Known-Good stays.
     public static func signatureRejected(reason: String) -> FlagEvent { FlagEvent(.signatureRejected, Details(message: reason)) }
     /// An accepted payload holds flags the schema does not know; they are kept and served.
     public static func unknownKeys(_ names: [String]) -> FlagEvent { FlagEvent(.unknownKeys, Details(keys: Set(names))) }
-    /// A read met list members the app's enum does not know (newer than this build); they
-    /// were ignored or read as the enum's `unknown` case. Reported once per flag per activation.
+    /// A read met list members the app's enum does not know (dropped or `unknown`); once per flag per activation.
     public static func unknownValues(flag: String, values: [String]) -> FlagEvent {
         FlagEvent(.unknownValues, Details(keys: [flag], flag: flag, values: values))
     }
 
     /// A change stream connected (`stream` is its URL without the query, which may hold a token).
     public static func streamOpened(stream: String) -> FlagEvent { FlagEvent(.streamOpened, Details(stream: stream)) }
-    /// A change stream ended or could not connect, and when it is tried again (nil: not again,
-    /// e.g. the service answered 204). Polling is the safety net meanwhile.
+    /// A change stream ended or could not connect, and when it is retried (nil: never); polling continues.
     public static func streamClosed(stream: String, reason: String, retryInMilliseconds: Int?) -> FlagEvent {
         FlagEvent(.streamClosed, Details(message: reason, stream: stream, retryInMilliseconds: retryInMilliseconds))
     }
-    /// A change stream said flags changed (`etag`: the configuration's tag, if it sent one;
-    /// `via`: the stream's event when it names the kind of change — LaunchDarkly's `put`,
-    /// `patch`, `delete`, `ping`); a fetch follows at once, or the values it carried are applied.
+    /// A change stream said flags changed (`via`: its event name, e.g. LaunchDarkly's `patch`); a fetch or update follows.
     public static func changeNotified(stream: String, etag: String?, via: String? = nil) -> FlagEvent {
         FlagEvent(.changeNotified, Details(stream: stream, via: via, etag: etag))
     }
@@ -229,11 +198,9 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     public static func safeModeEntered(reason: String) -> FlagEvent { FlagEvent(.safeModeEntered, Details(message: reason)) }
     /// The provider left safe mode, and why.
     public static func safeModeLeft(reason: String) -> FlagEvent { FlagEvent(.safeModeLeft, Details(message: reason)) }
-    /// The persisted overrides or those named at launch could not be used, and why; reads are
-    /// the service's for those flags.
+    /// The persisted or launch overrides could not be used, and why; those flags read the service's values.
     public static func overridesRejected(reason: String) -> FlagEvent { FlagEvent(.overridesRejected, Details(message: reason)) }
-    /// A hook's stage threw while `flag` was read; reported once per hook and stage. A `before`
-    /// or `after` failure made that read return its default with `ERROR`/`GENERAL`.
+    /// A hook's stage threw while `flag` was read; reported once per hook and stage.
     public static func hookFailed(hook: String, stage: String, message: String, flag: String) -> FlagEvent {
         FlagEvent(
             .hookFailed,
@@ -241,24 +208,19 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
                 keys: [flag], message: HookFailure(hook: hook, stage: stage, message: message).description, flag: flag,
                 hook: hook, stage: stage))
     }
-    /// A hook's stage took `elapsedMilliseconds`, longer than the client's hook time limit: the
-    /// client does not run the hook again.
+    /// A hook's stage took longer than the client's hook time limit; the hook is not run again.
     public static func hookDisabled(hook: String, stage: String, elapsedMilliseconds: Int) -> FlagEvent {
         FlagEvent(.hookDisabled, Details(hook: hook, stage: stage, elapsedMilliseconds: elapsedMilliseconds))
     }
 
-    /// A context read a flag for the first time this session: what it was served. Not replayed
-    /// to later ``FeatureFlagClient/events()`` subscribers.
+    /// A context's first read of a flag this session; not replayed to later ``FeatureFlagClient/events()`` subscribers.
     public static func exposure(_ exposure: FlagExposure) -> FlagEvent {
         FlagEvent(.exposure, Details(keys: [exposure.flag], flag: exposure.flag, exposure: exposure))
     }
     /// The app tracked an event. Not replayed to later ``FeatureFlagClient/events()`` subscribers.
     public static func tracked(_ event: FlagTrackingEvent) -> FlagEvent { FlagEvent(.tracked, Details(tracking: event)) }
 
-    /// A reader of events was slower than the events came and missed `count` of them: at most
-    /// 1,024 events wait for an event handler, 128 unread in an ``FeatureFlagClient/events()``
-    /// stream, and past that the oldest waiting is dropped. The reader hears this before the
-    /// first event after the gap.
+    /// A slow reader missed `count` events (beyond 1,024 waiting for a handler or 128 in a stream), told before the next.
     public static func eventsDropped(count: Int) -> FlagEvent { FlagEvent(.eventsDropped, Details(dropped: count)) }
 
     /// The exposure an ``Kind/exposure`` event reports.
@@ -273,24 +235,19 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     /// The hook a ``Kind/hookFailed`` or ``Kind/hookDisabled`` event is about.
     public var hook: String? { details.hook }
 
-    /// The stage a ``Kind/hookFailed`` or ``Kind/hookDisabled`` event is about: `before`,
-    /// `after`, `error` or `finally`.
+    /// The stage (`before`, `after`, `error`, `finally`) a ``Kind/hookFailed`` or ``Kind/hookDisabled`` event is about.
     public var hookStage: String? { details.stage }
 
     /// The stream (URL without its query) of a stream event.
     public var stream: String? { details.stream }
 
-    /// The stream event a ``Kind/changeNotified`` event reports, when the stream names its kind
-    /// of change (LaunchDarkly's `put`, `patch`, `delete`, `ping`).
+    /// The stream's event name a ``Kind/changeNotified`` event reports, if any (LaunchDarkly's `put`, `patch` …).
     public var via: String? { details.via }
 
     /// When a ``Kind/streamClosed`` event's stream is tried again (nil: not again).
     public var retryInMilliseconds: Int? { details.retryInMilliseconds }
 
-    // MARK: Details
-
-    /// The flags concerned: changed keys, unknown keys, or the one flag with unknown values, a
-    /// failed hook or an exposure.
+    /// The flags concerned: changed or unknown keys, or the flag of an unknown-values, hook or exposure event.
     public var keys: Set<String>? { details.keys }
 
     /// The error code of an ``Kind/error`` event, or of a failed fetch.
@@ -308,8 +265,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     /// The configuration version an ``Kind/activated`` event activated.
     public var version: String? { details.version }
 
-    /// The age in seconds of the values a ``Kind/stale`` event is about; negative when they
-    /// were stamped after now (the clock was set back: their real age is unknown).
+    /// The age in seconds of a ``Kind/stale`` event's values; negative when unknown (the clock was set back).
     public var age: TimeInterval? { details.age }
 
     /// Whether a ``Kind/killSwitch`` event turned the kill switch on.
@@ -333,22 +289,16 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         return (contexts, bytes)
     }
 
-    /// Where a ``Kind/fallbackRejected`` event's file was moved, or a ``Kind/fallbackTampered``
-    /// event's file was copied, if it was.
+    /// Where a ``Kind/fallbackRejected`` or ``Kind/fallbackTampered`` event's file was kept, if it was.
     public var keptAt: String? { details.keptAt }
 
-    /// The message of an error, the reason of a rejected or unwritable fallback file, of a
-    /// rejected signature, of a closed stream, of safe mode or of rejected overrides, or the
-    /// description of a fetch or hook failure.
+    /// The event's message or reason: an error's, a rejection's, a closed stream's, safe mode's, a failure's.
     public var message: String? { details.message }
 
     /// The OpenFeature event name, for the lifecycle events.
     public var openFeatureName: String? { kind.openFeatureName }
 
-    /// One line for logs: the kind, what it is about, its message and its figures (never
-    /// context values or credentials), e.g. `stream_closed http://host/events: reset (again in
-    /// 1000 ms)` or `activated version=42 latency=12ms`. Control characters are escaped as
-    /// `\u{…}`, so text from a service (a flag name, a message) cannot break the line.
+    /// One log line, e.g. `activated version=42 latency=12ms`; no context values, control characters escaped as `\u{…}`.
     public var description: String {
         let d = details
         var text = kind.name
@@ -390,13 +340,10 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         if d.stream != nil, d.message != nil {
             text += d.retryInMilliseconds.map { " (again in \($0) ms)" } ?? " (not again)"
         }
-        // Flag names, versions, tags and messages come from services and files: escaped, so a
-        // line break or a terminal escape in one cannot forge a log line.
         return FlagText.printable(text)
     }
 
-    /// What an event is about, for its log line: the kill switch's state, an error's code, a
-    /// fetch's outcome, a payload, a stream, a flag, a hook, a tracked event or the keys.
+    /// What an event is about, for its log line.
     private static func subject(of d: Details) -> String? {
         if let active = d.active { return active ? "on" : "off" }
         if d.fetchError == nil, let code = d.errorCode { return code.rawValue }

@@ -1,10 +1,8 @@
-/// A number worth recording, derived from a ``FlagEvent``, ready for any metrics backend (see
-/// `Docs/Observability.md`). Names follow the `rc_` convention of remote-configuration dashboards.
+/// A number derived from a ``FlagEvent`` for any metrics backend, named `rc_…` (`Docs/Observability.md`).
 public struct FlagMetric: Sendable, Equatable, CustomStringConvertible {
     /// The metric's name, e.g. `rc_fetch_latency_ms`.
     public let name: String
-    /// How a backend should record it: `counter` (add the value to a running total), `gauge`
-    /// (replace the current level with the value) or `timer_ms` (a duration in milliseconds).
+    /// How to record it: `counter` (add to a total), `gauge` (replace the level) or `timer_ms` (milliseconds).
     public let kind: String
     /// The amount (1 for a single occurrence).
     public let value: Double
@@ -19,8 +17,7 @@ public struct FlagMetric: Sendable, Equatable, CustomStringConvertible {
         self.dimensions = dimensions
     }
 
-    /// `name{dimensions} value (kind)`, on one line (control characters in a label, such as a
-    /// flag name from a service, escaped as `\u{…}`).
+    /// `name{dimensions} value (kind)` on one line, control characters escaped as `\u{…}`.
     public var description: String {
         let labels = dimensions.keys.sorted().map { "\($0)=\(dimensions[$0] ?? "")" }.joined(separator: ",")
         let number = value.rounded() == value && abs(value) < 1e15 ? String(Int(value)) : String(value)
@@ -29,21 +26,7 @@ public struct FlagMetric: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension FlagEvent {
-    /// The metric this event stands for, or nil for events that are not measurements.
-    ///
-    /// | Event | Metric |
-    /// | --- | --- |
-    /// | ``activated(version:latencyMilliseconds:)`` | `rc_activation_success` counter |
-    /// | ``fetchCompleted(latencyMilliseconds:outcome:)`` | `rc_fetch_latency_ms` timer, `result` label |
-    /// | ``stale(age:)`` | `rc_stale_config` gauge = 1 |
-    /// | ``payloadRejected(violations:fingerprint:)`` | `rc_schema_validation_errors` counter += violations |
-    /// | ``killSwitch(active:)`` | `rc_killswitch_active` gauge = 1 or 0 |
-    /// | ``unknownKeys(_:)`` | `rc_unknown_keys` counter += keys |
-    /// | ``unknownValues(flag:values:)`` | `rc_unknown_values` counter += values, `flag` label |
-    /// | ``fetchFailed(_:)`` | `rc_fetch_failures` counter, `code` label |
-    /// | ``streamClosed(stream:reason:retryInMilliseconds:)`` | `rc_stream_disconnects` counter |
-    /// | ``safeModeEntered(reason:)`` / ``safeModeLeft(reason:)`` | `rc_safe_mode` gauge = 1 or 0 |
-    /// | ``eventsDropped(count:)`` | `rc_events_dropped` counter += count |
+    /// The metric this event stands for, or nil for events that are not measurements (table: `Docs/Observability.md`).
     public var metric: FlagMetric? {
         let d = details
         switch kind {

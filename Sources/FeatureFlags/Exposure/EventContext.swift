@@ -1,5 +1,4 @@
-/// How much of the evaluation context exposure and tracking events carry. Attribute values
-/// leave the client only when the app asks for ``attributes``.
+/// How much of the evaluation context exposure and tracking events carry (attribute values only with ``attributes``).
 public enum EventContextDetail: String, Sendable, Hashable, CaseIterable {
     /// The context's opaque ``EvaluationContext/fingerprint`` only (the default).
     case fingerprint
@@ -9,9 +8,7 @@ public enum EventContextDetail: String, Sendable, Hashable, CaseIterable {
     case attributes
 }
 
-/// The evaluation context as an exposure or tracking event shows it: as much as the client's
-/// ``EventContextDetail`` allows (read through the events' `contextFingerprint`,
-/// `targetingKey` and `contextAttributes`).
+/// The evaluation context as much as the client's ``EventContextDetail`` lets an event show.
 struct EventContext: Sendable, Hashable {
     /// The context's opaque fingerprint: joins events of one context without naming it.
     let fingerprint: String
@@ -27,8 +24,7 @@ struct EventContext: Sendable, Hashable {
         attributes = detail == .attributes ? context.attributes : nil
     }
 
-    /// A context known by its fingerprint alone (a fallback client serving the most recent
-    /// context of its store, whose attributes it never saw).
+    /// A context known by its fingerprint alone (a fallback client never saw its attributes).
     init(fingerprint: String) {
         self.fingerprint = fingerprint
         targetingKey = nil
@@ -36,8 +32,7 @@ struct EventContext: Sendable, Hashable {
     }
 }
 
-/// A context read a flag for the first time in this session (one client's life): what it was
-/// served. Reported once per context, flag and value (a new variant is a new exposure).
+/// What a context was served the first time it read a flag this session; once per context, flag and value.
 public struct FlagExposure: Sendable, Hashable {
     /// The flag's name.
     public let flag: String
@@ -54,15 +49,13 @@ public struct FlagExposure: Sendable, Hashable {
 
     /// The reading context's opaque fingerprint: joins events of one context without naming it.
     public var contextFingerprint: String { context.fingerprint }
-    /// The reading context's targeting key, with ``EventContextDetail/targetingKey`` or
-    /// ``EventContextDetail/attributes``.
+    /// The reading context's targeting key, with ``EventContextDetail/targetingKey`` or ``EventContextDetail/attributes``.
     public var targetingKey: String? { context.targetingKey }
     /// The reading context's attributes, with ``EventContextDetail/attributes`` only.
     public var contextAttributes: [String: FlagValue]? { context.attributes }
 }
 
-/// An event the app tracked with ``FeatureFlagClient/track(_:value:attributes:)``, with the
-/// context it happened in.
+/// An event the app tracked with ``FeatureFlagClient/track(_:value:attributes:)``, with its context.
 public struct FlagTrackingEvent: Sendable, Hashable {
     /// The event's name, e.g. `checkout_completed`.
     public let name: String
@@ -75,14 +68,12 @@ public struct FlagTrackingEvent: Sendable, Hashable {
 
     /// The tracking context's opaque fingerprint: joins events of one context without naming it.
     public var contextFingerprint: String { context.fingerprint }
-    /// The tracking context's targeting key, with ``EventContextDetail/targetingKey`` or
-    /// ``EventContextDetail/attributes``.
+    /// The tracking context's targeting key, with ``EventContextDetail/targetingKey`` or ``EventContextDetail/attributes``.
     public var targetingKey: String? { context.targetingKey }
     /// The tracking context's attributes, with ``EventContextDetail/attributes`` only.
     public var contextAttributes: [String: FlagValue]? { context.attributes }
 
-    /// A tracking event in `context`, shown as much as `detail` allows (for tests of event
-    /// handlers).
+    /// A tracking event in `context`, shown as much as `detail` allows (for testing event handlers).
     public init(
         name: String, value: Double?, attributes: [String: FlagValue], context: EvaluationContext,
         detail: EventContextDetail = .fingerprint

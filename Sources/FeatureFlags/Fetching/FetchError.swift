@@ -1,19 +1,6 @@
 public import Foundation
 
-/// Why a fetch produced no flags. Descriptions name the host at most: never a query string,
-/// header value or context attribute.
-///
-/// A struct rather than an enum so that new kinds of failure can be added without breaking
-/// an app's `switch`: switch on ``kind`` (with a `default:`), compare with `==`, and read the
-/// details through the properties.
-///
-/// ```swift
-/// switch error.kind {
-/// case .timeout: showSlowNetworkHint()
-/// case .httpStatus where error.httpStatus == 401: signIn()
-/// default: break
-/// }
-/// ```
+/// Why a fetch produced no flags; descriptions never hold a query, header value or context attribute. Switch on ``kind`` with `default:`.
 public struct FetchError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A kind of failure. New kinds may be added in any release.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
@@ -39,8 +26,7 @@ public struct FetchError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidRequest = Kind("invalid_request")
         /// Any other transport failure.
         public static let transport = Kind("transport")
-        /// Trusted keys are configured and the answer is not a document one of them signed
-        /// (unsigned, an unknown key id, a bad signature) — or a configured key is unusable.
+        /// The answer is not signed by a configured trusted key, or a configured key is unusable.
         public static let signatureRejected = Kind("signature_rejected")
 
         /// The name.
@@ -68,8 +54,7 @@ public struct FetchError: Error, Hashable, Sendable, CustomStringConvertible {
     public static func offline(_ why: String) -> FetchError { FetchError(.offline(why)) }
     /// No complete answer within `budget`; the request was cancelled.
     public static func timeout(_ budget: Duration) -> FetchError { FetchError(.timeout(budget)) }
-    /// The service answered `status`. `retryAfter` is its `Retry-After` as seconds from the
-    /// response (seconds, HTTP-date or ISO-8601 form); `detail` what the body said of itself.
+    /// The service answered `status`, with its `Retry-After` in seconds and the body's own detail.
     public static func httpStatus(_ status: Int, retryAfter: TimeInterval? = nil, detail: String? = nil) -> FetchError {
         FetchError(.httpStatus(status, retryAfter: retryAfter, detail: detail))
     }
@@ -148,8 +133,7 @@ public struct FetchError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Whether retrying cannot help without a change of configuration (credentials rejected,
-    /// plain HTTP refused).
+    /// Whether only a configuration change can help (credentials rejected, plain HTTP refused).
     public var isFatal: Bool {
         switch base {
         case .httpStatus(401, _, _), .httpStatus(403, _, _), .insecureURL: return true
@@ -157,9 +141,7 @@ public struct FetchError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// One line for events and logs: text a service sent (an error body's detail) has its
-    /// control characters escaped as `\u{…}`, so it cannot end the line or
-    /// forge another in the app's log.
+    /// One line for logs; control characters from the service are escaped so it cannot forge log lines.
     public var description: String { FlagText.printable(text) }
 
     private var text: String {

@@ -1,17 +1,11 @@
-/// The rule for header fields a request sends (RFC 9110 §5.1, §5.5): a name is a token, a value
-/// holds no control character but a tab. URLSession does not refuse a field that breaks it: on
-/// Linux a value with a line break is dropped from the request without a word, so an API key
-/// read from a file with its trailing newline reached the service as no key at all, and the
-/// answer was a 401 that said nothing of why.
+/// Header field rule (RFC 9110 §5.1, §5.5), checked since URLSession on Linux silently drops a value with a line break.
 package enum HeaderFieldCheck {
-    /// The name of the first field of `fields` that breaks the rule (the first by name, so the
-    /// answer is the same every time), or nil. The value is never named: it may be a secret.
+    /// The least name of a field breaking the rule, or nil; never the value, which may be secret.
     static func firstMalformed(_ fields: [String: String]) -> String? {
         fields.lazy.filter { !isToken($0.key) || !isFieldValue($0.value) }.map(\.key).min()
     }
 
-    /// Why the first field of `fields` that breaks the rule cannot be sent, naming the field and
-    /// never its value; nil when every field keeps the rule.
+    /// Why the first bad field cannot be sent, naming it but never its value; nil if none.
     static func problem(in fields: [String: String]) -> String? {
         guard let malformed = firstMalformed(fields) else { return nil }
         let why =
@@ -34,8 +28,7 @@ package enum HeaderFieldCheck {
         }
     }
 
-    /// Visible characters, spaces, tabs and any byte from 0x80 on; no CR, LF, NUL or other
-    /// control character, no DEL.
+    /// No control character (CR, LF, NUL…) but tab, and no DEL.
     package static func isFieldValue(_ value: String) -> Bool {
         value.utf8.allSatisfy { byte in byte == 0x09 || (byte >= 0x20 && byte != 0x7F) }
     }

@@ -1,8 +1,6 @@
 import Foundation
 
-/// Parses `Retry-After` (RFC 9110 §10.2.3) in its three forms seen in practice: delay
-/// seconds (`120`), an HTTP-date (`Sun, 06 Nov 1994 08:49:37 GMT`, plus the obsolete RFC 850
-/// and asctime forms), and ISO-8601 (`2026-11-21T14:30:00Z`), which some services send.
+/// Parses `Retry-After` (RFC 9110 §10.2.3), plus ISO-8601 as a deliberate deviation some services need.
 enum RetryAfter {
     /// Seconds to wait from `now`, never negative; nil when the header is unreadable.
     static func delay(_ header: String, now: Date) -> TimeInterval? {
@@ -18,15 +16,11 @@ enum RetryAfter {
 
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`)
-    /// or asctime (`Sun Nov  6 08:49:37 1994`); always UTC; nil for a date that does not exist
-    /// (31 November). `now` places RFC 850's two-digit year (RFC 9110 §5.6.7): in the current
-    /// century, unless that date is more than 50 years after `now`, then in the one before.
+    /// IMF-fixdate, RFC 850 or asctime in UTC, nil if nonexistent; RFC 850 years per RFC 9110 §5.6.7 relative to `now`.
     static func httpDate(_ text: String, now: Date) -> Date? {
         let t = text.split(separator: " ").map(String.init)
         let day: String, month: String, year: String, time: String
-        // `now` 50 years on, when an RFC 850 year lands in that year: a date after it belongs to
-        // the century before.
+        // `now` + 50 years when an RFC 850 year lands in that year; a later date is a century back.
         var fiftyYearsOn: Int64?
         if t.count == 6, t[0].hasSuffix(","), t[5] == "GMT" {
             (day, month, year, time) = (t[1], t[2], t[3], t[4])
@@ -40,7 +34,6 @@ enum RetryAfter {
             var full = thisYear - thisYear % 100 + yy
             if full > thisYear + 50 { full -= 100 }
             if full == thisYear + 50 {
-                // That year is further than 50 years ahead only past today's date in it.
                 today.year += 50
                 if today.month == 2, today.day == 29 { today.day = 28 }
                 fiftyYearsOn = CivilTime.seconds(today)

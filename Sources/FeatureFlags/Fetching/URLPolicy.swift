@@ -1,7 +1,6 @@
 import Foundation
 
-/// The rule for plain HTTP: HTTPS always, except to loopback addresses, unless the app
-/// explicitly opts in (for a development server on the LAN, say).
+/// HTTPS always, except to loopback addresses or when the app opts in to plain HTTP.
 enum URLPolicy {
     /// Whether `host` names this machine: `localhost`, `127.0.0.0/8` or `::1`.
     static func isLoopback(_ host: String) -> Bool {

@@ -3,26 +3,9 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// ``FlagTransport`` over `URLSession`, with a delegate so the size limit applies to the bytes
-/// as they arrive. No cache (`urlCache = nil`), no cookies, one connection per request
-/// (`Connection: close`).
-///
-/// Every call into `URLSession` (creating, resuming, cancelling a task) happens on the
-/// package's one serial queue for them (``SessionCalls``), never on the caller's thread: on
-/// Linux those calls can block for up to a second inside libcurl, which must not stall Swift's
-/// small cooperative thread pool, nor hold a dispatch thread per transport. A cancelled caller
-/// is answered at once; the task is cancelled behind it.
-/// After ``shutdown()`` every send fails at once — creating a task on an invalidated
-/// session would crash on Linux.
-///
-/// The session is created on `control` for the first request, not with the transport: an app
-/// builds its provider at launch, before the first flag read, and a session's configuration
-/// costs more than the rest of that start together (on Linux it also reads the environment and
-/// resolves a cache directory).
+/// ``FlagTransport`` over `URLSession`: size limit as bytes arrive, no cache or cookies, lazy session, calls on ``SessionCalls``.
 final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked Sendable {
-    // @unchecked: mutable state lives in `Locked` boxes; `URLSession` is thread-safe and is
-    // only called on `control`; delegate callbacks (through `WeakSessionDelegate`) touch only
-    // `Locked` state.
+    // @unchecked: mutable state is in `Locked` boxes; `URLSession` is only called on `control`.
 
     /// One request's life: the waiter, what has arrived, and the task once created.
     private final class Exchange: Sendable {
@@ -59,23 +42,20 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
         case closed
     }
 
-    /// The session, the requests in flight by task, and how many tasks have not ended. One
-    /// lock over one struct: a transport is built at every app's launch, and each generic type
-    /// with a hashable key costs the runtime a conformance lookup the first time.
+    /// The session, the requests in flight by task id, and how many tasks have not ended.
     private struct Shared {
         var session = SessionState.notCreated
         var exchanges: [Int: Exchange] = [:]
-        /// Tasks resumed whose completion the session has not reported yet.
+        /// Tasks resumed and not yet reported complete.
         var running = 0
     }
 
     private let shared = Locked(Shared())
-    /// Where every `URLSession` call is made: the process's one queue for them (``SessionCalls``).
+    /// Where every `URLSession` call is made.
     private let control = SessionCalls.queue
     private let allowInsecureRedirects: Bool
 
-    /// A transport with its own session. `allowInsecureRedirects` lets redirects go to plain
-    /// HTTP on other hosts (off: a redirect to `http://` off loopback is refused).
+    /// `allowInsecureRedirects` lets redirects go to plain HTTP off loopback.
     init(allowInsecureRedirects: Bool = false) {
         self.allowInsecureRedirects = allowInsecureRedirects
     }
@@ -92,8 +72,7 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "FeatureFlags.URLSessionTransport.delegate"
-        // The session keeps its delegate alive until it is invalidated: a proxy that holds this
-        // transport weakly lets a transport nobody shut down go away (its deinit invalidates).
+        // Weak delegate: the session retains it, so a transport nobody shut down can still deinit.
         let created = URLSession(configuration: configuration, delegate: WeakSessionDelegate(self), delegateQueue: queue)
         let kept = shared.withLock { state -> Bool in
             guard case .notCreated = state.session else { return false }
@@ -115,10 +94,7 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
         // Bounded: URLSession on Linux traps on a timeout beyond about 10¹⁵ seconds.
         urlRequest.timeoutInterval = min(max(1, timeout.rounded(.up)), Duration.longestWait.seconds)
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        // One connection per fetch. Polls are minutes apart, so a kept-alive connection is
-        // mostly gone (closed by the server or a middlebox) by the next one — and when the peer
-        // resets a reused connection, libcurl resends a POST without its body and never
-        // completes: the fetch would hang until the budget and be reported as a timeout.
+        // One connection per fetch: on a reset reused connection libcurl resends a POST without its body and hangs.
         if urlRequest.value(forHTTPHeaderField: "Connection") == nil {
             urlRequest.setValue("close", forHTTPHeaderField: "Connection")
         }
@@ -200,8 +176,6 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
 
     deinit { shutdown() }
 
-    // MARK: Session events (from `WeakSessionDelegate`)
-
     /// Records the status and headers; refuses a declared length above the limit.
     func session(
         received response: URLResponse, for dataTask: URLSessionDataTask,
@@ -234,10 +208,7 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
         if !fits { abort(dataTask, with: .payloadTooLarge(limit: exchange.maxBytes)) }
     }
 
-    /// Tasks whose transfer has not ended yet. A caller is answered as soon as its answer is
-    /// refused (too large) or cancelled; on Linux, libcurl may go on reading the transfer for a
-    /// while after it was cancelled (the bytes are dropped as they arrive). Tests and
-    /// benchmarks wait for this to reach zero before measuring what the process keeps.
+    /// Tasks whose transfer has not ended (on Linux libcurl may read on after a cancel).
     var transfersInFlight: Int { shared.withLock { $0.running } }
 
     /// Completes the waiter with the response or the mapped error.
@@ -255,8 +226,7 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
         }
     }
 
-    /// Follows redirects only where the HTTPS rule allows, and to another origin without the
-    /// request's credentials.
+    /// Follows redirects only where the HTTPS rule allows; to another origin without credentials.
     func session(redirecting task: URLSessionTask, to request: URLRequest, decide completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
         if let refusal = refusal(ofRedirectTo: request, allowInsecureHTTP: allowInsecureRedirects) {
             shared.withLock { $0.exchanges.removeValue(forKey: task.taskIdentifier) }?.finish(.failure(refusal))
@@ -282,8 +252,7 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
             NSURLErrorServerCertificateNotYetValid, NSURLErrorServerCertificateHasUnknownRoot:
             return .transport("TLS failure")
         default:
-            // The description is libcurl's or the system's message (host and port at most);
-            // never the URL, whose query may carry an API key.
+            // Never the URL's query: it may carry an API key.
             let message = nsError.localizedDescription.split(separator: "?").first.map(String.init) ?? ""
             if message.localizedCaseInsensitiveContains("out of memory") {
                 // libcurl's word for an answer whose header section passed its limit.
@@ -295,8 +264,7 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
 }
 
 extension URLSessionConfiguration {
-    /// What every session talking to a flag service uses: ephemeral, no cache, no cookies —
-    /// flags are never answered from a cache, and nothing is kept between sessions.
+    /// Ephemeral, no cache, no cookies: what every flag-service session uses.
     static func flagService() -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil

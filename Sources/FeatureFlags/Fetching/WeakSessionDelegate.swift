@@ -18,8 +18,7 @@ protocol SessionEventHandler: AnyObject, Sendable {
 }
 
 extension SessionEventHandler {
-    /// The redirect rule every flag-service session keeps: HTTPS except to loopback, unless
-    /// `allowInsecureHTTP`. Returns why a redirect is refused, or nil to follow it.
+    /// Why a redirect is refused under the HTTPS rule (`URLPolicy`), or nil to follow it.
     func refusal(ofRedirectTo request: URLRequest, allowInsecureHTTP: Bool) -> FetchError? {
         guard let url = request.url else { return .invalidRequest(FlagError(.general, "a redirect without a URL")) }
         do {
@@ -30,14 +29,7 @@ extension SessionEventHandler {
         }
     }
 
-    /// `request`, the redirect of `task`, as it may be sent: to the origin `task` started at,
-    /// unchanged; to any other origin, without the header fields that may carry a credential —
-    /// `Authorization`, an API key under any name the app or a service's format chose — keeping
-    /// only the fields of the exchange itself (``redirectKeptFields``). URLSession copies every
-    /// field to the new request whatever its origin, so a flag service that redirected (or an
-    /// attacker who could make it) would otherwise receive the app's key elsewhere. The origin
-    /// compared is the first request's, so a chain that leaves it never gets them back; where
-    /// either origin cannot be told, the fields are left behind too.
+    /// The redirect as sent: to another (or unknown) origin only ``redirectKeptFields`` go, as URLSession would copy credentials.
     func credentialsLeftBehind(in request: URLRequest, redirecting task: URLSessionTask) -> URLRequest {
         let from = task.originalRequest?.url.flatMap(EventStreamLink.origin(of:))
         if let from, from == request.url.flatMap(EventStreamLink.origin(of:)) { return request }
@@ -50,19 +42,15 @@ extension SessionEventHandler {
     }
 }
 
-/// The header fields a redirect to another origin keeps (lowercased): what the exchange needs to
-/// be understood. Every other field stays with the origin it was given for.
+/// The header fields (lowercased) a redirect to another origin keeps; none carries a credential.
 let redirectKeptFields: Set<String> = [
     "accept", "accept-encoding", "accept-language", "cache-control", "connection", "content-length", "content-type",
     "if-modified-since", "if-none-match", "last-event-id", "user-agent",
 ]
 
-/// A session's delegate that holds its owner weakly: a session keeps its delegate alive until
-/// it is invalidated, so a delegate holding the owner strongly would keep an owner nobody
-/// shut down alive forever. With the owner gone, answers and redirects are refused.
+/// A session delegate holding its owner weakly (the session retains it); with the owner gone, it refuses.
 final class WeakSessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
-    /// The owner, held weakly in a value: a class's `weak let` needs Swift 6.2 (the package
-    /// builds with 6.0), and a `weak var` of the class would make it mutable, so not `Sendable`.
+    /// The owner, weak inside a value: `weak let` needs Swift 6.2 and `weak var` breaks `Sendable`.
     private struct Owner: Sendable {
         weak var handler: (any SessionEventHandler)?
     }

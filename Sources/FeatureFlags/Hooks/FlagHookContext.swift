@@ -8,8 +8,7 @@ public struct FlagHookContext: Sendable {
     public let defaultValue: FlagValue?
     /// The context the client serves (for merged contexts, their merged identity).
     public let evaluationContext: EvaluationContext
-    /// Which client and flag service answer the read (OpenFeature's provider metadata, its
-    /// name): `FeatureFlagProvider/ofrep`, `FallbackClient`, `InMemoryFlagClient`.
+    /// The answering client and service (OpenFeature's provider name), e.g. `FeatureFlagProvider/ofrep`.
     public let providerName: String
 
     /// A hook context (for testing hooks).

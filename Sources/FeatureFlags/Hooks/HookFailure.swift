@@ -1,6 +1,4 @@
-/// A hook stage threw: which hook, which stage, and what it threw. Reported as a
-/// ``FlagEvent/Kind/hookFailed`` event; the hooks' `error` stage is given it as a
-/// ``FlagError`` with `GENERAL` and ``description`` as the message.
+/// A hook stage threw: which hook, stage and error; `error` stages get it as a `GENERAL` ``FlagError``.
 struct HookFailure: Sendable, Equatable, CustomStringConvertible {
     /// The hook's ``FlagHook/name``.
     let hook: String

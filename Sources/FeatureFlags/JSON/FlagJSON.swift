@@ -2,12 +2,10 @@ package import Foundation
 
 /// JSON in and out for ``FlagValue``, without Foundation's number guessing.
 package enum FlagJSON {
-    /// The nesting limit used when none is given: deep enough for any real flag payload,
-    /// shallow enough that hostile input cannot exhaust the stack.
+    /// The default nesting limit: deep enough for real payloads, too shallow to exhaust the stack.
     package static let defaultMaxDepth = 64
 
-    /// Parses one JSON document.
-    /// - Throws: ``FlagJSONError`` with the byte offset, line and column of the first problem.
+    /// Parses one JSON document; throws ``FlagJSONError`` locating the first problem.
     package static func parse(_ bytes: some Sequence<UInt8>, maxDepth: Int = defaultMaxDepth) throws(FlagJSONError) -> FlagValue {
         let result: Result<FlagValue, FlagJSONError>? = bytes.withContiguousStorageIfAvailable { buffer in
             parseBuffer(buffer, maxDepth: maxDepth)
@@ -17,9 +15,7 @@ package enum FlagJSON {
         return try copy.withUnsafeBufferPointer { parseBuffer($0, maxDepth: maxDepth) }.get()
     }
 
-    /// Parses one JSON document held in `bytes`. Not generic, like the overloads below: other
-    /// modules (signature checks at launch) would run the generic one unspecialised, building
-    /// its types at run time.
+    /// Parses one JSON document held in `bytes`; non-generic (as below) so other modules never run it unspecialised.
     package static func parse(_ bytes: ArraySlice<UInt8>, maxDepth: Int = defaultMaxDepth) throws(FlagJSONError) -> FlagValue {
         try bytes.withUnsafeBufferPointer { parseBuffer($0, maxDepth: maxDepth) }.get()
     }

@@ -28,8 +28,7 @@ package struct FlagJSONError: Error, Equatable, Sendable, CustomStringConvertibl
     package let kind: Kind
     /// Byte offset in the input where it was noticed.
     package let offset: Int
-    /// The line (from 1) of ``offset``, when the error was made with its input at hand: every
-    /// error the `FlagJSON.parse` functions throw has it; nil for one made with ``init(_:at:)``.
+    /// The line (from 1) of ``offset``; nil for an error made with ``init(_:at:)``.
     package private(set) var line: Int?
     /// The column (from 1, in characters) of ``offset`` on its line, with ``line``.
     package private(set) var column: Int?

@@ -1,7 +1,4 @@
-/// A strict RFC 8259 parser straight into ``FlagValue``.
-///
-/// It keeps a number's form (`1` → `.int`, `1.0` → `.double`), rejects invalid UTF-8,
-/// duplicate member names and nesting deeper than a limit, and never traps on any input.
+/// Strict RFC 8259 parser into ``FlagValue``: keeps number form, rejects bad UTF-8, duplicate keys, deep nesting; never traps.
 struct JSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
@@ -134,7 +131,6 @@ struct JSONParser {
         index += 1
         let start = index
         var sawHighBit = false
-        // Fast path: no escapes.
         while index < bytes.count {
             let b = bytes[index]
             if b == UInt8(ascii: "\"") {

@@ -1,5 +1,4 @@
-/// Writes ``FlagValue`` as compact JSON. Doubles keep a fraction or exponent (`1.0`), so
-/// they read back as doubles; non-finite doubles, which JSON cannot hold, become `null`.
+/// Writes ``FlagValue`` as compact JSON; doubles keep a fraction (`1.0`), non-finite ones become `null`.
 struct JSONWriter {
     private(set) var bytes: [UInt8] = []
     let sortedKeys: Bool

@@ -7,10 +7,7 @@ import WatchKit
 import AppKit
 #endif
 
-/// Whether the app is in the foreground: where a provider keeps its change streams open and
-/// polls, or in the background, where it closes them (after a short grace) and stops its
-/// timers. Injected like ``Reachability`` so that tests switch it by hand
-/// (`ManualLifecycle` in FeatureFlagsTesting).
+/// Whether the app is in the foreground; in the background a provider closes its streams and stops its timers.
 public protocol AppLifecycle: Sendable {
     /// Whether the app is in the foreground now.
     var isForeground: Bool { get }
@@ -22,10 +19,7 @@ public protocol AppLifecycle: Sendable {
 
 /// The platform's lifecycle.
 internal enum SystemAppLifecycle {
-    /// The application's foreground and background notifications where the platform has them
-    /// (UIKit's `UIApplication` on iOS, tvOS and visionOS; WatchKit's `WKApplication` on
-    /// watchOS; AppKit's `NSApplication` activation on macOS), observed on the main queue;
-    /// "always in the foreground" elsewhere (servers, tools, Linux).
+    /// The platform's application notifications on the main queue; always foreground elsewhere.
     public static func make() -> any AppLifecycle {
         #if os(iOS) || os(tvOS) || os(visionOS)
         return NotificationLifecycle.uiKit()
@@ -43,8 +37,7 @@ internal enum SystemAppLifecycle {
     }
 }
 
-/// A lifecycle that never goes to the background: for servers, command-line tools and
-/// platforms without application notifications.
+/// Never in the background: for servers, tools and platforms without app notifications.
 package final class AlwaysForeground: AppLifecycle {
     private let stream = LatestValueStream(true)
 
@@ -58,18 +51,14 @@ package final class AlwaysForeground: AppLifecycle {
     public func stop() { stream.finish() }
 }
 
-/// The application's foreground and background notifications, observed with
-/// `NotificationCenter`. The platform chooses the two names (``SystemAppLifecycle/make()``);
-/// everything else is the same on every platform, so Linux tests drive it with names of their own.
+/// Foreground and background notifications observed with `NotificationCenter`; names chosen per platform.
 final class NotificationLifecycle: AppLifecycle {
     private let state: Locked<Bool>
     private let stream: LatestValueStream<Bool>
     private let observers = Locked<[any NSObjectProtocol]>([])
     private let center: NotificationCenter
 
-    /// Starts in the foreground unless `startsInForeground` says otherwise, and follows the
-    /// `foreground` notification (and `alsoForeground`, when given) and the `background` one as
-    /// `center` posts them, on `queue` (nil: the posting thread).
+    /// Follows the notifications on `queue` (nil: the posting thread).
     init(foreground: Notification.Name, alsoForeground: Notification.Name? = nil, background: Notification.Name,
          center: NotificationCenter = .default, queue: OperationQueue? = .main, startsInForeground: Bool = true) {
         self.center = center
@@ -109,12 +98,7 @@ final class NotificationLifecycle: AppLifecycle {
 
 #if os(iOS) || os(tvOS) || os(visionOS)
 extension NotificationLifecycle {
-    /// UIKit's: the application's state at the start, then its foreground and background
-    /// notifications. An app launched in the background (a refresh task, a silent push, a
-    /// location event) starts in the background — no poll, no stream, and the crash-loop guard's
-    /// healthy time not running. `didBecomeActive` counts as foreground too: it comes at every
-    /// launch into the foreground (`willEnterForeground` does not, without scenes), so a state
-    /// read early in a launch as background is corrected as soon as the app is active.
+    /// UIKit's: the state at start, then notifications (`didBecomeActive` too: `willEnterForeground` misses launches).
     static func uiKit() -> NotificationLifecycle {
         let onMain = Thread.isMainThread
         let known: Bool? = onMain ? MainActor.assumeIsolated { applicationIsInForeground() } : nil
@@ -122,8 +106,7 @@ extension NotificationLifecycle {
             foreground: UIApplication.willEnterForegroundNotification, alsoForeground: UIApplication.didBecomeActiveNotification,
             background: UIApplication.didEnterBackgroundNotification, startsInForeground: known ?? true)
         if !onMain {
-            // The application is asked on the main thread only: there, after the notifications
-            // posted so far (they are observed on the main queue).
+            // Ask on the main queue, after the notifications already posted.
             DispatchQueue.main.async { [weak lifecycle] in
                 if let now = MainActor.assumeIsolated({ applicationIsInForeground() }) { lifecycle?.set(now) }
             }
@@ -131,10 +114,7 @@ extension NotificationLifecycle {
         return lifecycle
     }
 
-    /// Whether the app is in the foreground now (active or inactive, not in the background);
-    /// nil in an app extension, which has no application to ask. `UIApplication.shared` is
-    /// unavailable where the package is compiled for app extensions, so the class is asked for
-    /// its shared application by name.
+    /// Whether the app is not in the background; nil in an app extension (`UIApplication.shared` is unavailable there).
     @MainActor
     private static func applicationIsInForeground() -> Bool? {
         guard !Bundle.main.bundlePath.hasSuffix(".appex") else { return nil }

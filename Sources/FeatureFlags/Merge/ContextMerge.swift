@@ -1,25 +1,15 @@
 import Foundation
 
-/// How a provider identified with several contexts at once (``FeatureFlagProvider/identify(merging:)``)
-/// ranks them and merges their flags into the one snapshot it serves.
-///
-/// ```swift
-/// var merge = ContextMerge(tierAttribute: "plan_tier", tierOrder: ["business", "personal"])
-/// merge.policies = ["plan_feature_list": .union, "plan_data_limit": .maximum,
-///                   "plan_priority_support": .any]          // everything else: top tier
-/// ```
-///
-/// The kill switch is always merged with ``MergePolicy/any``: a kill in any context applies.
+/// How a provider identified with several contexts (``FeatureFlagProvider/identify(merging:)``) ranks them and merges
+/// their flags into one snapshot. The kill switch always merges with ``MergePolicy/any``.
 public struct ContextMerge: Sendable {
     /// Per-flag policies; flags not listed use ``defaultPolicy``.
     public var policies: [String: MergePolicy]
     /// The policy for flags without one of their own. Default ``MergePolicy/topTier``.
     public var defaultPolicy: MergePolicy
-    /// The attribute that names a context's tier, e.g. `plan_tier`; nil ranks contexts in the
-    /// order given to `identify(merging:)`.
+    /// The attribute naming a context's tier, e.g. `plan_tier`; nil keeps the order given.
     public var tierAttribute: String?
-    /// Tier values, highest first, e.g. `["business", "personal"]`. Contexts whose tier is
-    /// missing or unlisted rank below every listed tier, in the order given.
+    /// Tier values, highest first; missing or unlisted tiers rank below all, in the order given.
     public var tierOrder: [String]
 
     /// A merge configuration.
@@ -35,35 +25,29 @@ public struct ContextMerge: Sendable {
 
     /// `contexts` without duplicates, highest tier first (stable for equal tiers).
     public func ranked(_ contexts: [EvaluationContext]) -> [EvaluationContext] {
-        // A few contexts: compared in turn, not hashed into a `Set` (whose type the runtime would
-        // build at the first merged identify, searching every conformance for `Hashable`).
+        // Compared in turn, not hashed: a `Set` costs a runtime conformance search at first use.
         var unique: [EvaluationContext] = []
         for context in contexts where !unique.contains(context) { unique.append(context) }
         guard let tierAttribute else { return unique }
         func rank(_ context: EvaluationContext) -> Int {
             context.string(tierAttribute).flatMap { tierOrder.firstIndex(of: $0) } ?? tierOrder.count
         }
-        // Indices sorted, not (offset, context) pairs: one sort of `Int`s serves the library.
         let ranks = unique.map(rank)
         return unique.indices.sorted { (ranks[$0], $0) < (ranks[$1], $1) }.map { unique[$0] }
     }
 
-    /// The context a merged identity is known by: its fallback entry and snapshot carry this
-    /// context's fingerprint. Its only attribute, `merged_contexts`, lists the members (ranked)
-    /// in their flat form; the targeting key is the top-ranked member's.
+    /// The context a merged identity is stored under: `merged_contexts` lists the ranked members; top member's targeting key.
     public static func identity(of ranked: [EvaluationContext]) -> EvaluationContext {
         EvaluationContext(
             targetingKey: ranked.first?.targetingKey,
             attributes: ["merged_contexts": .list(ranked.map(\.flagValue))])
     }
 
-    /// One flag across the members: the highest-ranked entry holding the merged value, or a
-    /// new entry when the value is computed.
+    /// One flag across the members: the highest-ranked entry holding the merged value, else a new one.
     private func mergedEntry(
         _ name: String, _ members: [(context: EvaluationContext, snapshot: FlagSnapshot)], policy: MergePolicy
     ) -> FlagEntry? {
         if case .topTier = policy {
-            // The common case, without building candidates.
             var first: FlagEntry?
             for member in members {
                 guard let entry = member.snapshot.flags[name] else { continue }
@@ -87,16 +71,8 @@ public struct ContextMerge: Sendable {
         return FlagEntry(value: value, variant: "merged", reason: .targetingMatch)
     }
 
-    /// One snapshot from the members' snapshots (highest tier first), for `identity`.
-    /// Version: the members' distinct versions joined with `+`; fetched at the oldest member's time;
-    /// TTL the shortest (each member keeps its own entity tag). A merged flag keeps the
-    /// variant and reason of the highest-ranked entry holding the merged value, else reason
-    /// `TARGETING_MATCH` and variant `merged`.
-    ///
-    /// A member whose missing flags are off (``FlagSnapshot/missingFlagsAreOff``) takes part
-    /// with `false` for each `Bool` flag another member has and it lacks: its service turned
-    /// the flag off for that context. The merged snapshot's missing flags are off when every
-    /// member's are.
+    /// One snapshot for `identity` (members highest tier first): versions joined with `+`, oldest fetch, shortest TTL.
+    /// Members whose missing flags are off (``FlagSnapshot/missingFlagsAreOff``) contribute `false` for `Bool` flags they lack.
     public func merge(
         _ given: [(context: EvaluationContext, snapshot: FlagSnapshot)], killSwitchKey: String,
         identity: EvaluationContext
@@ -116,10 +92,7 @@ public struct ContextMerge: Sendable {
             fetchedAt: members.map(\.snapshot.fetchedAt).min() ?? Date(), ttl: members.compactMap(\.snapshot.ttl).min(),
             contextFingerprint: identity.fingerprint)
         merged.missingFlagsAreOff = !members.isEmpty && members.allSatisfy(\.snapshot.missingFlagsAreOff)
-        // Members whose answers were signed: the merge is current only while every member is
-        // (the earliest expiry), signed when the last of them was. It holds no signed answer of
-        // its own (no envelope), so it is never checked as one: with trusted keys it is made
-        // again from its members (Docs/Security.md).
+        // Signed only if every member was (earliest expiry); it has no envelope: trusted keys rebuild it (Docs/Security.md).
         let stamps = given.compactMap(\.snapshot.signature)
         if let first = stamps.first, stamps.count == given.count {
             merged.signature = SignatureStamp(
@@ -128,8 +101,7 @@ public struct ContextMerge: Sendable {
         return merged
     }
 
-    /// `members` with `false` (reason `DISABLED`) filled in, for each member whose missing
-    /// flags are off, for the `Bool` flags other members have and it lacks.
+    /// `members` with `false` (`DISABLED`) filled in for `Bool` flags a missing-flags-off member lacks.
     private static func offWhereMissing(
         _ members: [(context: EvaluationContext, snapshot: FlagSnapshot)]
     ) -> [(context: EvaluationContext, snapshot: FlagSnapshot)] {

@@ -1,14 +1,8 @@
-/// How one flag's values from several contexts become one value (for example a user's
-/// personal and business plans loaded together). Candidates arrive in precedence order,
-/// highest tier first, and only those that carry a value.
-///
-/// Values sent as text holding JSON (Firebase, Unleash) are read as what they hold, so
-/// `"750"` counts as a number and `"[\"team\"]"` as a list.
+/// How one flag's values from several contexts (highest tier first) become one; JSON text is read as what it holds.
 public enum MergePolicy: Sendable {
     /// The highest tier's value wins (theme colour, display name: Business over Personal).
     case topTier
-    /// Lists are joined: the highest tier's members first, then each lower tier's members not
-    /// yet present (feature lists). Non-list values fall back to ``topTier``.
+    /// Lists are joined, highest tier first, without duplicates. Non-lists fall back to ``topTier``.
     case union
     /// The largest number wins (data limit). Non-numbers fall back to ``topTier``.
     case maximum
@@ -18,8 +12,7 @@ public enum MergePolicy: Sendable {
     case any
     /// `true` only if every context says `true`. Non-Booleans are ignored.
     case all
-    /// The app decides: given every candidate — each context with its value, highest tier
-    /// first — return the value, or nil to fall back to ``topTier``.
+    /// The app decides from every candidate (highest tier first); nil falls back to ``topTier``.
     case custom(@Sendable ([(context: EvaluationContext, value: FlagValue)]) -> FlagValue?)
 
     /// The merged value of `candidates` (non-empty, highest tier first).

@@ -1,11 +1,9 @@
-/// Why an override could not be set, cleared or loaded: the ``FlagError``s ``FlagOverrides``
-/// throws.
+/// The ``FlagError``s ``FlagOverrides`` throws.
 extension FlagError {
     /// This build forbids overrides (`allowed: false`): nothing was changed.
     package static let overridesForbidden = FlagError(.general, "overrides are not allowed in this build")
 
-    /// The change is in effect for this run but could not be written, so it will not survive
-    /// a relaunch.
+    /// The change is in effect for this run but could not be saved.
     package static func overrideNotSaved(_ reason: String) -> FlagError {
         FlagError(.general, "override in effect for this run only; saving it failed: \(reason)")
     }
@@ -18,8 +16,7 @@ extension FlagError {
         FlagError(.typeMismatch, "the value for \(flag) cannot be written as JSON")
     }
 
-    /// The overrides with this change would make a file the next launch cannot read (too large,
-    /// nested too deep): nothing was changed.
+    /// The change would make a file the next launch cannot read (too large or deep): nothing was changed.
     package static func unreadableOverrides(_ reason: String) -> FlagError {
         FlagError(.general, "not changed: the overrides file would not read back (\(reason))")
     }

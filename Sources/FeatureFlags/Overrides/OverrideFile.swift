@@ -1,7 +1,6 @@
 import Foundation
 
-/// The overrides file format, shared by the persisted file and the launch file: one JSON
-/// object, flag name to value (`{"new_checkout": true, "tip_percent": 15}`).
+/// The persisted and launch overrides file format: one JSON object, flag name to value.
 enum OverrideFile {
     /// Files larger than this are refused.
     static let maximumSize = 1 << 20
@@ -25,9 +24,7 @@ enum OverrideFile {
         return .success(members)
     }
 
-    /// Why a file holding `values` would not read back at the next launch (which would lose
-    /// every override in it), or nil. Not inlined: each caller of the overrides' change would
-    /// otherwise carry a copy.
+    /// Why a file of `values` would not read back at the next launch (losing every override), or nil.
     @inline(never)
     static func problemReadingBack(_ values: [String: FlagValue]) -> FlagError? {
         guard case .failure(let problem) = decode(encode(values)) else { return nil }

@@ -1,6 +1,4 @@
-/// One client's view of the overrides: the values in the form reads look them up, without
-/// the client's kill-switch key (the kill switch is never overridden). Immutable; a client
-/// builds a new one each time the overrides change.
+/// One client's immutable view of the overrides, without its kill-switch key (never overridden).
 internal final class OverrideLayer: Sendable {
     /// The overridden values by name.
     package let values: [String: FlagValue]
@@ -33,8 +31,7 @@ internal final class OverrideLayer: Sendable {
 }
 
 extension FlagOverrides {
-    /// Attaches a client whose kill-switch key is `killSwitchKey`: `apply` receives its layer
-    /// each time the overrides change. Returns the observer's id and the layer now.
+    /// Attaches a client: `apply` gets its layer on every change; returns the observer's id and the layer now.
     func attach(
         killSwitchKey: String, _ apply: @escaping @Sendable (OverrideLayer?) -> Void
     ) -> (id: Int, layer: OverrideLayer?) {
@@ -42,9 +39,7 @@ extension FlagOverrides {
         return (id, OverrideLayer(values, killSwitchKey: killSwitchKey))
     }
 
-    /// Calls `apply` with the layer of the overrides now for a client whose kill-switch key is
-    /// `killSwitchKey`, while no change can happen: what a client calls once it can take
-    /// changes, so that one made while it was being set up is not lost.
+    /// Calls `apply` with the current layer while no change can happen, so none made during a client's setup is lost.
     func resync(killSwitchKey: String, _ apply: (OverrideLayer?) -> Void) {
         whileUnchanged { apply(OverrideLayer($0, killSwitchKey: killSwitchKey)) }
     }

@@ -1,11 +1,8 @@
 import Foundation
 
-/// The effect runner: the provider's one way to change its state (``transition(_:)``: the
-/// state's `apply` under the state lock) and the runner of what the state decided, in order,
-/// outside that lock. The state (``ProviderState``) decides everything; this file only does it.
+/// The effect runner: ``transition(_:)`` applies an input under the state lock and runs its effects outside it.
 extension FeatureFlagProvider {
-    /// Applies `input` under the lock, then runs its effects in order. Effects that must wait
-    /// for a fetch's task (writes, answering its callers) are returned to that task.
+    /// Applies `input` under the lock, then runs its effects in order; those for a fetch's task are returned.
     @discardableResult
     func transition(_ input: ProviderInput) -> [ProviderEffect] {
         var launched: [(FetchTicket, Task<Void, Never>)] = []
@@ -16,13 +13,10 @@ extension FeatureFlagProvider {
             let effects = cell.withLock { $0.apply(input, at: time) }
             return perform(effects, at: time.elapsed, launched: &launched, stopping: &stopping, signals: &signals)
         }
-        // Waiters are resumed and tasks cancelled outside every lock of ours: resuming or
-        // cancelling a task takes that task's own lock, which the task holds while its
-        // cancellation handler runs — and those handlers call `transition`. Under `order`, the
-        // two waited for each other for good (found under ThreadSanitizer with a loaded machine).
+        // Resume and cancel outside every lock of ours: a task holds its own lock while its
+        // cancellation handler calls `transition`, so doing this under `order` deadlocks.
         for signal in signals { signal() }
-        // The app's own pieces are stopped outside every lock of ours: a slow or re-entrant
-        // implementation (one that calls back into the provider) stalls only itself.
+        // The app's own pieces stop outside our locks: a slow or re-entrant one stalls only itself.
         if stopping {
             fetcher.shutdown()
             reachability.stop()
@@ -32,8 +26,7 @@ extension FeatureFlagProvider {
         return deferred
     }
 
-    /// Applies the input `question` makes and returns what the state answered through it
-    /// (`unanswered` if it did not).
+    /// Applies the input `question` makes; returns what the state answered (`unanswered` if nothing).
     func ask<Answer: Sendable>(
         _ question: (@escaping @Sendable (Answer) -> Void) -> ProviderInput, unanswered: Answer
     ) -> Answer {
@@ -42,8 +35,7 @@ extension FeatureFlagProvider {
         return answer.withLock { $0 }
     }
 
-    /// Feeds `input` to the state at `deadline` on the provider's clock (unless the provider
-    /// is gone by then).
+    /// Feeds `input` to the state at `deadline` on the provider's clock, unless the provider is gone.
     func schedule(_ input: ProviderInput, at deadline: Duration) {
         let clock = self.clock
         Task { [weak self] in
@@ -52,20 +44,14 @@ extension FeatureFlagProvider {
         }
     }
 
-    /// Runs `effects` (holding `order`, not the state lock); returns the deferred ones. A stop
-    /// sets `stopping`: the caller stops the fetcher, reachability and lifecycle after unlocking.
-    /// Resumptions and cancellations go to `signals`, in order, for the caller to run after
-    /// unlocking. Timers count from `now`, the instant the state decided on them — not from
-    /// whenever this runs (the state lock is released by then, and the clock may have moved).
+    /// Runs `effects` holding `order`, not the state lock; returns the deferred ones. Timers count from `now`.
     func perform(
         _ effects: [ProviderEffect], at now: Duration, launched: inout [(FetchTicket, Task<Void, Never>)], stopping: inout Bool,
         signals: inout [() -> Void]
     ) -> [ProviderEffect] {
         var deferred: [ProviderEffect] = []
         var changed: Set<String> = []
-        // A fetch whose answer is written: those waiting for readiness are resumed after the
-        // write (by the fetch's task), so that an app that exits right after
-        // `waitUntilReady` finds the answer in the file at its next launch.
+        // With a write, readiness waiters resume after it, so an app exiting then finds the answer on disk.
         let writes = effects.contains { effect in
             switch effect {
             case .persist, .holdKill: return true
@@ -112,8 +98,7 @@ extension FeatureFlagProvider {
             case .scheduleStreamWait(let ticket, let delay):
                 schedule(.streamWaitElapsed(ticket), at: now + delay)
             case .writeJournal(let journal):
-                // Effects leave in the order of their transitions and the queue is serial: the
-                // file ends with the newest journal.
+                // Effects leave in transition order on a serial queue: the newest journal lands last.
                 let path = LaunchJournal.path(besides: store.fileURL)
                 let publisher = self.publisher
                 io.async {

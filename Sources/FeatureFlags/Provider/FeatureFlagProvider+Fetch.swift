@@ -1,18 +1,15 @@
 import Foundation
 
 extension FeatureFlagProvider {
-    // MARK: Fetching
-
     /// Fetches for the current context now (joining one in flight) and applies the result. Sends nothing
     /// without a path, during a `Retry-After`, after refused credentials or shutdown. A cancelled caller
     /// gets ``FetchOutcome/failed(_:)`` with ``FetchError/cancelled`` at once; the fetch goes on.
     @discardableResult
     public func refresh() async -> FetchOutcome { await refresh(until: nil) }
 
-    /// One refresh for a background wake-up (`BGAppRefreshTask`, silent push, widget): fetches now,
-    /// whatever the schedule or lifecycle, and returns once the values are stored. Opens no stream.
-    /// Returns by `deadline` at the latest with a `timeout` failure (the fetch goes on); give a
-    /// deadline below the time the system grants (about 30 s for an app refresh task).
+    /// One refresh for a background wake-up (`BGAppRefreshTask`, silent push): fetches now, whatever the
+    /// schedule, and returns once the values are stored, or by `deadline` with a `timeout` failure (the
+    /// fetch goes on). Opens no stream. Keep `deadline` below the system's grant (about 30 s).
     @discardableResult
     public func refreshInBackground(deadline: Duration = .seconds(20)) async -> FetchOutcome { await refresh(until: deadline) }
 
@@ -58,8 +55,7 @@ extension FeatureFlagProvider {
         }
     }
 
-    /// Whether a fetch may go out: also without a path when the monitor is the system's and every
-    /// endpoint is this machine. Decided lazily: it builds a request, which the first read must not wait for.
+    /// Whether a fetch may go out: also with no path when every endpoint is this machine (system monitor only).
     func pathIsUp(reported: Bool) -> Bool {
         reported || (SystemReachability.made(reachability) && fetcher.asksOnlyThisMachine(for: context))
     }
@@ -168,13 +164,11 @@ extension FeatureFlagProvider {
         }
     }
 
-    /// One member: the request (conditional on a rejected payload's tag, else the stored one), then the
-    /// gate. A 304 to a rejected payload's tag is still a rejection.
+    /// One member: a conditional request, then the gate; a 304 to a rejected payload's tag stays a rejection.
     func fetchMember(
         _ member: EvaluationContext, held: StoredFlags?, memory: PayloadGate.Memory?, trigger: FetchTrigger
     ) async -> (MemberAnswer, PayloadGate.Memory?, Bool) {
-        // Held local-evaluation rules' tag is the one that matters; rules this build cannot read
-        // are fetched again whole (a 304 would leave nothing to evaluate).
+        // Held rules' tag wins; rules this build cannot read are refetched whole (a 304 would leave nothing).
         var rules: (any HeldRules)?
         let condition: EntityTag?
         if !trigger.conditional {
@@ -225,8 +219,7 @@ extension FeatureFlagProvider {
         }
     }
 
-    /// Combines member answers: any cancellation, failure or rejection wins; all 304s confirm, else the
-    /// (merged) snapshot is new. Prepared here, before the state's lock.
+    /// Combines member answers (cancellation, failure, rejection win; all 304s confirm), before the state's lock.
     func report(
         _ answers: [(answer: MemberAnswer, memory: PayloadGate.Memory?, validated: Bool)], for plan: FetchPlan,
         latency: Duration
@@ -282,8 +275,7 @@ extension FeatureFlagProvider {
         return streams.contains { $0.connection == nil } ? nil : []
     }
 
-    /// Runs store writes in order on the I/O queue, then leaves `group`; reports each failure.
-    /// Queued before this function first suspends; never blocks Swift's cooperative threads.
+    /// Runs store writes in order on the I/O queue (queued before any suspension), then leaves `group`.
     func write(_ bodies: [@Sendable (LastKnownGoodStore) -> FlagError?], leaving group: DispatchGroup) async {
         guard !bodies.isEmpty else {
             group.leave()   // nothing to write: no trip through the queue

@@ -8,9 +8,8 @@ extension FeatureFlagProvider {
         switchIdentity(to: context, members: [context])
     }
 
-    /// Switches to several contexts at once: each is fetched and their flags merged per key by
-    /// ``Configuration/merge``; a kill switch in any applies. Otherwise like ``identify(_:)``
-    /// (one context is the same as ``identify(_:)``; none does nothing).
+    /// Switches to several contexts at once: each is fetched and their flags merged by ``Configuration/merge``;
+    /// a kill switch in any applies. Otherwise like ``identify(_:)``; none does nothing.
     public func identify(merging contexts: [EvaluationContext]) {
         let ranked = configuration.merge.ranked(contexts)
         guard let first = ranked.first else { return }
@@ -18,8 +17,7 @@ extension FeatureFlagProvider {
         switchIdentity(to: ContextMerge.identity(of: ranked), members: ranked)
     }
 
-    /// What may be served for `context` (see ``HeldAnswer``), computed before the state's lock;
-    /// what fails the trust check is set aside on the I/O queue, then reported.
+    /// What may be served for `context` (see ``HeldAnswer``); tampered items are set aside on the I/O queue.
     func heldAnswer(for context: EvaluationContext) -> HeldAnswer {
         let answer = LastKnownGoodReader.answer(
             for: context, fingerprint: context.fingerprint, in: store, base: base, checkedBy: fetcher.policy, merge: configuration.merge,

@@ -3,12 +3,9 @@ import Foundation
 extension FeatureFlagProvider {
     // MARK: Running
 
-    /// Fetches at once, then polls every ``Configuration/pollInterval`` (± jitter) until the
-    /// calling task is cancelled or ``shutdown()`` is called. Failures back off exponentially
-    /// with full jitter up to the poll interval; 429/503 wait at least their `Retry-After`.
-    /// Without a network path nothing is sent; the path's return (or ``identify(_:)``)
-    /// triggers a fetch at once. Returns after a fatal error. Only one `run()` at a time:
-    /// a second call returns immediately.
+    /// Fetches at once, then polls every ``Configuration/pollInterval`` (± jitter) until cancelled or
+    /// ``shutdown()``. Failures back off with full jitter; 429/503 honour `Retry-After`; no path, no
+    /// request. Returns after a fatal error. Only one `run()` at a time: a second returns immediately.
     public func run() async {
         // The first run() claims the loop; the same transition opens the change streams.
         guard ask({ .running(true, answer: $0) }, unanswered: false) else { return }
@@ -31,26 +28,21 @@ extension FeatureFlagProvider {
             healthTimer.cancel()
             transition(.running(false))
         }
-        // Launched in the background (a background fetch, a silent push): no poll until the
-        // app comes to the foreground; `refreshInBackground(deadline:)` is the way to fetch.
+        // Launched in the background: no poll until the foreground (`refreshInBackground` fetches there).
         var outcome: FetchOutcome = lifecycle.isForeground ? await refresh() : .skipped("in the background")
         while !Task.isCancelled {
             let next = ask({ .planNextPoll(after: outcome, answer: $0) }, unanswered: .stop)
             guard case .sleep(let deadline) = next else { return }
             await sleep(until: deadline)
             if Task.isCancelled { return }
-            // Fetch when the timer is due or a wake-up asked for it; a wake-up that only
-            // reschedules (the app changed state) computes the next deadline again.
+            // Fetch when due or asked; a reschedule-only wake-up just recomputes the deadline.
             let due = deadline.map { clock.now() >= $0 } ?? false
             guard ask({ .takeFetchRequest(timerDue: due, answer: $0) }, unanswered: false) else { continue }
             outcome = await refresh()
         }
     }
 
-    /// The crash-loop guard's automatic mark: after ``CrashLoopGuard/healthyAfter`` in the
-    /// foreground without a break (a trip to the background starts the wait again). In safe
-    /// mode the mark is not taken: the wait starts again when safe mode ends (the operator's
-    /// fix arrived), so a launch the fix saved still becomes healthy on its own.
+    /// Marks healthy after ``CrashLoopGuard/healthyAfter`` unbroken in the foreground, never in safe mode.
     func markHealthyInTime() async {
         guard let after = configuration.crashLoopGuard?.healthyAfter else { return }
         while !Task.isCancelled {
@@ -67,7 +59,6 @@ extension FeatureFlagProvider {
             }
             let (unbroken, safe) = cell.inspect { ($0.streams.inactivityToken == token && $0.streams.foreground, $0.safeMode != nil) }
             if unbroken, safe {
-                // Woken when safe mode ends (or the app changes state): then count again.
                 await waitForWakeUp(.healthTimer)
             } else if unbroken {
                 markHealthy(automatic: true)
@@ -87,8 +78,7 @@ extension FeatureFlagProvider {
         }
     }
 
-    /// Returns when the state wakes `sleeper` (at once if it was woken while nobody slept, or
-    /// after shutdown), or when the task is cancelled. Who sleeps is part of the state.
+    /// Returns when the state wakes `sleeper` (at once if already woken, or after shutdown), or on cancellation.
     func waitForWakeUp(_ sleeper: ProviderState.Sleeper) async {
         // A sleep is named by the address of an object that lives as long as the sleep.
         let token = WaitToken()
@@ -107,14 +97,11 @@ extension FeatureFlagProvider {
 
     // MARK: Waiting
 
-    /// Waits until the first fetch for the current context has ended — `READY`, `ERROR`,
-    /// `STALE` or `FATAL` — or `timeout` passes on the provider's clock, and returns the status.
-    /// For a splash screen: values are readable all along; this only says whether they are fresh.
-    /// A cancelled task's wait returns at once, with the status then.
+    /// Waits until the first fetch for the current context ends or `timeout` passes; returns the status.
+    /// Values are readable all along; a cancelled task returns at once.
     public func waitUntilReady(timeout: Duration) async -> ProviderStatus {
         let deadline = clock.now() + timeout
         let clock = self.clock
-        // A wait is named by the address of an object that lives as long as the wait.
         let token = WaitToken()
         let id = Int(bitPattern: UInt(bitPattern: ObjectIdentifier(token)))
         let timer = Locked<Task<Void, Never>?>(nil)
@@ -122,14 +109,12 @@ extension FeatureFlagProvider {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 // Registered before the timer exists: a timeout finds the waiter or nothing.
                 transition(.awaitSettled(id: id, resume: { continuation.resume() }))
-                // A task cancelled before this point ran its cancellation handler already, when
-                // there was no wait to stop: stop it now, or it lasts until the timeout.
+                // Cancelled before this point: the handler found no wait to stop, so stop it now.
                 if Task.isCancelled {
                     transition(.stopWaiting(id: id))
                     return
                 }
-                // The timer holds the token, so its address names no other wait while the
-                // timer lives, and acts only when it was not cancelled.
+                // The timer holds the token, so its address names no other wait while the timer lives.
                 let task = Task {
                     do {
                         try await clock.sleep(until: deadline)

@@ -1,28 +1,11 @@
 import Foundation
 
 extension FeatureFlagProvider {
-    // MARK: Starting in one call
-
-    /// A provider for `context` that fetches from `endpoint`, already running: it serves the
-    /// Last-Known-Good stored for `context` at once (synchronously, no network), fetches, and
-    /// polls every ``Configuration/pollInterval`` on a task of its own — following the network
-    /// path and the app's foreground and background — until ``shutdown()``.
-    ///
-    /// ```swift
-    /// let flags = FeatureFlagProvider.start(
-    ///     context: EvaluationContext(targetingKey: "user-1"),
-    ///     endpoint: .json(post: URL(string: "https://flags.example.com/flags")!))
-    /// ```
-    ///
-    /// Everything else is the default: the fallback file in the app's own folder
-    /// (``LastKnownGoodStore/defaultFileURL(appName:)``), the system's reachability (none for an
-    /// endpoint on this machine) and app lifecycle, a 2-second fetch budget. The long form — ``init(context:fetcher:store:configuration:reachability:lifecycle:clock:now:random:)``
-    /// and ``run()`` — is for tests and unusual setups. A provider started here is kept alive by
-    /// its own task until ``shutdown()``; keep it for the life of the app.
+    /// A provider for `context` fetching from `endpoint`, already running: serves the stored Last-Known-Good
+    /// at once, then fetches and polls on its own task until ``shutdown()``. Keep it for the app's life.
     /// - Parameters:
     ///   - fetch: the fetch budget, headers (credentials) and limits.
-    ///   - configuration: poll interval, kill switch key, bundled defaults, schema, hooks….
-    ///   - store: where the Last-Known-Good lives (the app's default file unless given).
+    ///   - store: where the Last-Known-Good lives (``LastKnownGoodStore/defaultFileURL(appName:)`` unless given).
     public static func start(
         context: EvaluationContext,
         endpoint: FlagEndpoint,
@@ -35,8 +18,7 @@ extension FeatureFlagProvider {
             reachability: nil, lifecycle: SystemAppLifecycle.make())
     }
 
-    /// ``start(context:endpoint:fetch:configuration:store:)`` with the path monitor and the
-    /// lifecycle given (tests).
+    /// ``start(context:endpoint:fetch:configuration:store:)`` with the path monitor and lifecycle given (tests).
     static func start(
         context: EvaluationContext, endpoint: FlagEndpoint, fetch: FlagFetcher.Configuration, configuration: Configuration,
         store: LastKnownGoodStore?, reachability: (any Reachability)?, lifecycle: any AppLifecycle
@@ -44,8 +26,7 @@ extension FeatureFlagProvider {
         let provider = FeatureFlagProvider(
             context: context, fetcher: FlagFetcher(endpoint: endpoint, configuration: fetch), store: store ?? LastKnownGoodStore(),
             configuration: configuration, reachability: reachability, lifecycle: lifecycle)
-        // Not a child of the caller's task: cancelling the caller does not stop the polling;
-        // `shutdown()` does (run() returns at its next step).
+        // Detached: cancelling the caller does not stop polling; `shutdown()` does.
         Task.detached(priority: .utility) { await provider.run() }
         return provider
     }

@@ -39,7 +39,6 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// - Parameters:
     ///   - reachability: nil uses the system's; always reachable when every endpoint is this machine.
     ///   - lifecycle: nil uses the system's; "always in the foreground" where there is none (Linux).
-    ///   - clock: schedules polls, backoff and `Retry-After` (inject a test clock in tests).
     public convenience init(
         context: EvaluationContext,
         fetcher: FlagFetcher,
@@ -85,7 +84,6 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         self.wallClock = now
         let publisher = FlagPublisher(handler: configuration.eventHandler)
         self.publisher = publisher
-        // Hooks are timed on a coarse clock (cheap to read) unless a test injected a clock.
         let hookClock: any ElapsedClock = elapsed.isSystemClock ? CoarseElapsedClock() : elapsed
         hooks = FlagHooks(configuration.hooks, timeLimit: configuration.hookTimeLimit, clock: hookClock) { publisher.emit($0) }
         let reader = LastKnownGoodReader(
@@ -150,7 +148,6 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         let exposures = configuration.exposures
             ? ExposureLog(detail: configuration.eventContext, base: base, now: now) { publisher.emit($0) } : nil
         cell = ServingCell(state, killSwitchKey: base.killSwitchKey, exposures: exposures)
-        // Signals and override changes come back as transitions, through weak references.
         streamSet.connect(to: self)
         if let overrides = configuration.overrides {
             let (id, _) = overrides.attach(killSwitchKey: base.killSwitchKey) { [weak self] layer in
@@ -174,8 +171,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// The raw value of `name`, looked up by the hash its ``FlagKey`` computed.
     public func flagValue(_ name: String, nameHash: Int) -> FlagValue? { cell.lookup(name, hash: nameHash) }
 
-    /// The value and where it came from (`network` when `READY`, else `fallback`, the defaults or the
-    /// kill switch). Runs the provider's hooks around the read (see ``FlagHook``).
+    /// The value and where it came from; runs the provider's hooks around the read (see ``FlagHook``).
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
         guard hooks.areIdle else { return details(key, hooks: [], hints: [:]) }
         return cell.details(key, base: base, now: wallClock()) { noteUnknownValues($0, in: $1) }
@@ -215,8 +211,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     }
     /// The most recent events (up to 32), oldest first.
     public var recentEvents: [FlagEvent] { publisher.recentEvents }
-    /// Sends a ``FlagEvent/tracked(_:)`` event with the served context (as much as
-    /// ``Configuration/eventContext`` allows). An empty name is ignored.
+    /// Sends a ``FlagEvent/tracked(_:)`` event with the served context; an empty name is ignored.
     public func track(_ eventName: String, value: Double?, attributes: [String: FlagValue]) {
         let detail = configuration.eventContext
         publisher.track(eventName, value: value, attributes: attributes, context: cell.read { EventContext(of: $0.served, detail: detail) })
@@ -248,8 +243,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         markHealthy(automatic: false)
     }
 
-    /// Waits until values served and writes asked for so far reached the disk (for tools that exit
-    /// right after). Blocks only on the I/O queue, never on Swift's cooperative threads.
+    /// Waits until values served and writes asked for so far reached the disk; blocks only on the I/O queue.
     package func waitForWrites() {
         fetchWrites.wait()
         io.sync {}
@@ -273,8 +267,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
 
     // MARK: Shutdown
 
-    /// Stops everything: ``run()`` returns, fetching, reachability and streams end. Reads keep
-    /// serving the last values. Idempotent.
+    /// Stops everything (``run()`` returns, fetching and streams end); reads keep serving. Idempotent.
     public func shutdown() {
         transition(.shutdown)
     }

@@ -1,19 +1,16 @@
 import Foundation
 
 extension FeatureFlagProvider {
-    /// How the provider polls and backs off, what lies beneath the fetched values, how it
-    /// validates payloads and merges contexts, and where its events go.
+    /// How the provider polls and backs off, validates, merges contexts, and where its events go.
     public struct Configuration: Sendable {
         /// The shortest poll interval accepted; shorter requests are raised to it.
         public static let minimumPollInterval = Duration.seconds(30)
 
-        /// Time between polls. Default 5 minutes; never below ``minimumPollInterval``, and
-        /// never above 2³² seconds (about 136 years: an interval that long never polls).
+        /// Time between polls. Default 5 minutes; at least ``minimumPollInterval``, at most 2³² seconds.
         public var pollInterval: Duration {
             didSet { pollInterval = Self.boundedPollInterval(pollInterval) }
         }
-        /// Each poll interval is drawn from `pollInterval × (1 ± jitter)`. Default 0.1, at most
-        /// 0.5; NaN is 0.
+        /// Each interval is drawn from `pollInterval × (1 ± jitter)`. Default 0.1, at most 0.5; NaN is 0.
         public var jitter: Double {
             didSet { jitter = Self.boundedJitter(jitter) }
         }
@@ -21,65 +18,42 @@ extension FeatureFlagProvider {
         public var initialBackoff: Duration
         /// The longest `Retry-After` honoured; longer values are cut to this.
         public var maximumRetryAfter: Duration
-        /// The flag whose `true` forces every read to its key's default (the kill switch).
-        /// Default `kill_switch`.
+        /// The flag whose `true` forces every read to its key's default. Default `kill_switch`.
         public var killSwitchKey: String
         /// Defaults shipped with the app, beneath every snapshot. Default none.
         public var bundledDefaults: BundledDefaults
-        /// Validation before activation: every fetched payload is checked against it; one that
-        /// breaks it is rejected whole and the Last-Known-Good stays. Nil (the default) accepts
-        /// every payload that decodes.
+        /// Checked against every fetched payload; one that breaks it is rejected whole and the
+        /// Last-Known-Good stays. Nil (the default) accepts every payload that decodes.
         public var schema: FlagSchema?
         /// How contexts given to ``FeatureFlagProvider/identify(merging:)`` are ranked and merged.
         public var merge: ContextMerge
-        /// Called with every event, in order, on a private serial queue (a hook for logging
-        /// and metrics; see ``FlagEvent/metric``). ``FeatureFlagProvider/events()`` delivers
-        /// the same events as an `AsyncSequence`. At most 1,024 events wait for a handler that
-        /// falls behind; past that the oldest are dropped and the handler next hears
-        /// ``FlagEvent/eventsDropped(count:)``.
+        /// Called with every event, in order, on a private serial queue. At most 1,024 events wait for
+        /// a slow handler; then the oldest are dropped and it hears ``FlagEvent/eventsDropped(count:)``.
         public var eventHandler: (@Sendable (FlagEvent) -> Void)?
-        /// Open the change streams a service advertises (OFREP `eventStreams`) and fetch when
-        /// they say flags changed. Default on. Polling continues beside them as the safety net.
-        /// While on, a fetch is unconditional (no `If-None-Match`) until the streams are known:
-        /// a 304 carries no body, hence no stream advertisement (see ``keepsStreamURLs``).
+        /// Open the change streams a service advertises (OFREP `eventStreams`); polling continues beside
+        /// them. Default on. While on, fetches are unconditional until the streams are known.
         public var changeStreams: Bool
-        /// Keep the stream URLs an answer advertised in the fallback file with its snapshot, so
-        /// that a launch against an unchanged service is one conditional request (a 304) that
-        /// still opens its streams. Default on — a deviation from OFREP ADR-0008, which says a
-        /// stream URL (it may carry a token) must not be persisted; the file is app-private.
-        /// Off: only whether streams were advertised is kept; a launch after an answer that
-        /// advertised streams fetches in full to learn them (and once more, conditionally, when
-        /// a stream opens), and URLs an earlier launch kept are not used and are dropped at the
-        /// next full answer. Streams an endpoint opens itself (LaunchDarkly's) are never stored.
+        /// Keep advertised stream URLs in the fallback file, so an unchanged service's launch is one 304
+        /// that still opens its streams. Default on — a deviation from OFREP ADR-0008 (a stream URL may
+        /// carry a token and must not be persisted); the file is app-private. Off: launches fetch in full.
         public var keepsStreamURLs = true
-        /// A change stream that receives no byte at all (events and heartbeat comments alike)
-        /// for this long is taken as half-open, closed and reconnected. Default 45 s (the
-        /// development server sends a heartbeat every 15 s); the initialiser keeps it within
-        /// 10 ms and 2³² seconds, and the stream bounds a value set later the same way.
+        /// A stream silent this long is taken as half-open and reconnected. Default 45 s (10 ms to 2³² s).
         public var heartbeatDeadline: Duration
-        /// Coming to the foreground fetches at once when the last answer is older than this.
-        /// Default 60 s.
+        /// Coming to the foreground fetches at once when the last answer is older than this. Default 60 s.
         public var foregroundRefreshAge: Duration
-        /// How long streams stay open after the app goes to the background (at most the
-        /// stream's `inactivityDelaySec`). Default 10 s; polling stops at once.
+        /// How long streams stay open in the background (at most `inactivityDelaySec`). Default 10 s.
         public var backgroundStreamGrace: Duration
-        /// Record launches and start in safe mode after a crash loop (see ``CrashLoopGuard``).
-        /// Default nil (off): turn it on in apps, not in tools that never mark themselves healthy.
+        /// Start in safe mode after a crash loop (see ``CrashLoopGuard``). Default nil (off); for apps, not tools.
         public var crashLoopGuard: CrashLoopGuard?
-        /// Values testers force on this device (a debug menu, UI tests), over the fetched ones
-        /// and beneath the kill switch; ignored in safe mode. Default nil: no overrides.
+        /// Values testers force on this device, over fetched ones and beneath the kill switch; ignored in safe mode.
         public var overrides: FlagOverrides?
-        /// Hooks run around every ``FeatureFlagProvider/details(_:)`` (see ``FlagHook``); more
-        /// can be added with ``FeatureFlagProvider/addHooks(_:)``. Plain reads never run hooks.
+        /// Hooks run around every ``FeatureFlagProvider/details(_:)`` (see ``FlagHook``); plain reads never run them.
         public var hooks: [any FlagHook] = []
-        /// A hook whose stage takes longer than this is disabled for the provider's life and
-        /// reported. Default 50 ms.
+        /// A hook stage slower than this disables the hook for the provider's life (reported). Default 50 ms.
         public var hookTimeLimit: Duration = FlagHooks.defaultTimeLimit
-        /// Report the first read of each flag by each context as a ``FlagEvent/exposure(_:)``
-        /// event (for experiment analysis). Default off; plain reads then pay nothing for it.
+        /// Report each context's first read of each flag as ``FlagEvent/exposure(_:)``. Default off (then free).
         public var exposures = false
-        /// How much of the context exposure and ``FeatureFlagProvider/track(_:value:attributes:)``
-        /// events carry. Default ``EventContextDetail/fingerprint``: no attribute values.
+        /// How much of the context exposure and tracked events carry. Default ``EventContextDetail/fingerprint``.
         public var eventContext = EventContextDetail.fingerprint
 
         /// A configuration.
@@ -114,8 +88,7 @@ extension FeatureFlagProvider {
             jitter.isNaN ? 0 : min(max(jitter, 0), 0.5)
         }
 
-        /// `interval` within `minimumPollInterval...Duration.longestWait`: jitter scales it and the
-        /// run loop adds it to the clock, which a longer one would overflow.
+        /// `interval` within `minimumPollInterval...Duration.longestWait`, so clock arithmetic cannot overflow.
         private static func boundedPollInterval(_ interval: Duration) -> Duration {
             min(max(interval, minimumPollInterval), .longestWait)
         }

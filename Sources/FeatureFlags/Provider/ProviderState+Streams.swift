@@ -1,9 +1,7 @@
 import Foundation
 
 extension ProviderState {
-    /// The streams that should be open now: those the last full answer advertised, while
-    /// streams are on, the path is up, the provider runs (not shut down, not stopped by a
-    /// fatal error), and the app has not been in the background past its grace.
+    /// The advertised streams, while streams are on, `run()` runs with a path, and the app is not inactive.
     var wantedStreams: [EventStreamLink] {
         guard configuration.changeStreams, running, pathUp, !shutDown, !fatal, !streams.closedForInactivity else { return [] }
         return streams.advertised ?? []
@@ -17,10 +15,8 @@ extension ProviderState {
         return [.setStreams(wanted)]
     }
 
-    /// A stream's signal. An event, a (re)connection or a half-open close asks for a fetch: at once when none is
-    /// in flight, else once more when it ends — the fetch in flight may have been answered
-    /// before the change, so joining it could miss it; any number of signals meanwhile
-    /// coalesce into that one fetch (the latest metadata wins).
+    /// A stream's signal. An event, (re)connection or half-open close asks for a fetch: now if none is in
+    /// flight, else once more after it (joining could miss the change); signals meanwhile coalesce.
     mutating func streamSignal(_ signal: ChangeStream.Signal, from link: EventStreamLink, at time: ProviderTime) -> [ProviderEffect] {
         guard streams.open.contains(link), !shutDown else { return [] }
         let name = link.description
@@ -29,8 +25,7 @@ extension ProviderState {
         switch signal {
         case .closed(let reason, let retryIn, let halfOpen, let refused):
             let closed = ProviderEffect.emit(.streamClosed(stream: name, reason: reason, retryInMilliseconds: retryIn.map { Int($0.milliseconds) }))
-            // A link kept from an earlier launch that the service now refuses (its URL
-            // expired): forget the kept links and ask the service for its current ones.
+            // A kept link the service now refuses (URL expired): forget kept links, ask for current ones.
             if refused, streams.restored {
                 streams.restored = false
                 streams.advertised = nil
@@ -39,8 +34,7 @@ extension ProviderState {
             }
             // The launch fetch waited for this stream: it will not open now.
             if streams.deferred != nil { return [closed] + startDeferred() }
-            // A connection that went silent may have missed a change: fetch now rather than
-            // after the reconnection's backoff (the kill path's bound: deadline + one fetch).
+            // A silent connection may have missed a change: fetch now, not after the reconnect backoff.
             guard halfOpen else { return [closed] }
             return [closed] + requestFetch(.stream(nil), at: time)
         case .opened:
@@ -48,7 +42,6 @@ extension ProviderState {
             effects = [.emit(.streamOpened(stream: name))]
             // The launch fetch held for this opening is the fetch the opening asks for.
             if streams.deferred != nil { return effects + startDeferred() }
-            // A stream that sends every value when it connects needs no fetch.
             if link.sendsValuesOnConnect { return effects }
             trigger = .stream(nil)
         case .refetch(let etag, let lastModified):
@@ -61,8 +54,7 @@ extension ProviderState {
             return [.emit(.error(.parseError, message: "stream \(name): a \(event) event was dropped: \(reason)"))]
         case .event(.values(let flags, let via)):
             effects = [.emit(.changeNotified(stream: name, etag: nil, via: via))]
-            // A merged identity's members each have values of their own: the polling endpoint
-            // answers for all of them.
+            // Merged members each have their own values: only the polling endpoint answers for all.
             trigger = members.count == 1 ? .streamed(flags, endpoint: link.endpoint) : .stream(nil)
         }
         return effects + requestFetch(trigger, at: time)
@@ -93,10 +85,7 @@ extension ProviderState {
 
     // MARK: Crash-loop guard
 
-    /// In safe mode, an answer that repeats the values the crashes happened under is not
-    /// served: the safe values stay, the status says `ERROR` with the reason (values come from
-    /// the network only when `READY`). Nil when the answer may be served (not in safe mode, or
-    /// other values, or a kill — a kill switch wins over everything).
+    /// In safe mode, an answer repeating the crash values is held back (`ERROR`); nil when it may be served.
     mutating func holdSafeMode(against prepared: PreparedSnapshot, at time: ProviderTime) -> [ProviderEffect]? {
         guard let safe = safeMode, !prepared.killed else { return nil }
         guard let crash = safe.crashDigest, LaunchJournal.digest(prepared.snapshot) == crash else { return nil }
@@ -117,8 +106,7 @@ extension ProviderState {
         return [.emit(.safeModeLeft(reason: reason))] + (healthTimer.isEmpty ? [] : [.reschedule(healthTimer)]) + serveOverrides()
     }
 
-    /// The app is healthy: record the values it runs under. The app's own mark ends safe mode
-    /// (serving `lastKnownGood` again); the automatic one never does, and is not taken in safe mode.
+    /// The app is healthy: record its values. The app's own mark ends safe mode; the automatic one never does.
     mutating func markHealthy(automatic: Bool, held: HeldAnswer?, at time: ProviderTime) -> [ProviderEffect] {
         guard !shutDown, !(automatic && safeMode != nil) else { return [] }
         journal.unhealthyLaunches = 0
@@ -139,10 +127,8 @@ extension ProviderState {
         return settleWaiters.keys.sorted().compactMap { settleWaiters[$0].map(ProviderEffect.resume) }
     }
 
-    /// Foreground: the background close is called off; after a long inactivity (the streams
-    /// were closed) an unconditional fetch at once, else a fetch when the last answer is older
-    /// than ``FeatureFlagProvider/Configuration/foregroundRefreshAge``; the poll timer is
-    /// rescheduled. Background: the poll timer stops and the streams close after the grace.
+    /// Foreground: fetch (unconditionally after long inactivity, else if the last answer is older than
+    /// ``FeatureFlagProvider/Configuration/foregroundRefreshAge``). Background: streams close after the grace.
     mutating func lifecycle(foreground: Bool, at time: ProviderTime) -> [ProviderEffect] {
         guard foreground != streams.foreground, !shutDown else { return [] }
         streams.foreground = foreground

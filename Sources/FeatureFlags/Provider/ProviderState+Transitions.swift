@@ -1,9 +1,7 @@
 import Foundation
 
 extension ProviderState {
-    /// The one way provider state changes. Pure: no I/O, no clock, no locks; what must happen
-    /// as a consequence is returned, in order. What each input does: Docs/Architecture.md
-    /// ("Transitions"), held by `ProviderStateTests` and the other `ProviderState…Tests`.
+    /// The one way provider state changes. Pure: no I/O, no clock, no locks; returns the effects, in order.
     mutating func apply(_ input: ProviderInput, at time: ProviderTime) -> [ProviderEffect] {
         step(input, at: time) + reconcileStreams()
     }
@@ -42,14 +40,12 @@ extension ProviderState {
                 answer(.stop)
                 return []
             }
-            // After a wake-up for an expiry only, the poll planned before stays where it was:
-            // drawing it again would put it off (and spend jitter) at every such wake-up.
+            // After an expiry-only wake-up the planned poll stays: redrawing it would postpone it.
             let deadline = keepsPlannedPoll ? plannedPoll : nextAttempt(after: outcome, at: time.elapsed)
             keepsPlannedPoll = false
             plannedPoll = deadline
             waitsForWakeUpOnly = deadline == nil
-            // Also wake when the served values' label expires (fallback values passing their
-            // TTL, a signed document passing its `exp`), to label them STALE then.
+            // Also wake when the served label expires (TTL or signed `exp`), to label it STALE then.
             let wake = [deadline, expiryDeadline(at: time)].compactMap { $0 }.min()
             answer(.sleep(until: wake))
             return []
@@ -59,8 +55,7 @@ extension ProviderState {
             fetchRequested = false
             answer(fetch)
             guard !fetch, timerDue else { return [] }
-            // The timer was due and nothing is fetched: the expiry it was for (no path, or an
-            // expiry before the poll, which stays planned).
+            // Due but nothing fetched: the timer was for an expiry (a planned poll stays planned).
             keepsPlannedPoll = !pollDue && plannedPoll != nil
             return reassessExpiry(at: time)
         case .sleep(let sleeper, let id, let resume):
@@ -121,9 +116,7 @@ extension ProviderState {
         guard next != context, !shutDown else { return [] }
         var (lastKnownGood, source) = (lastKnownGood, source)
         if var safe = safeMode {
-            // Safe mode holds for every identity: its healthy values (prepared here, under the
-            // lock: safe mode is rare), never its stored ones, whose digest is kept to tell the
-            // service's answers apart from the values the crashes happened under.
+            // Safe mode serves every identity's healthy values; the stored ones' digest marks the crash values.
             safe.crashDigest = source == .fallback ? LaunchJournal.digest(lastKnownGood.snapshot) : nil
             safeMode = safe
             let healthy = journal.healthy[next.fingerprint]
@@ -136,8 +129,7 @@ extension ProviderState {
         let kept = Set(nextMembers.map(\.fingerprint))
         memory = memory.filter { kept.contains($0.key) }
         var effects = dropFlight()
-        // A stream an endpoint opens is the old context's: it closes now, and the new
-        // context's answer names the new one.
+        // An endpoint's own stream belongs to the old context; the new context's answer names its own.
         if let advertised = streams.advertised, advertised.contains(where: { $0.connection != nil }) {
             streams.advertised = advertised.filter { $0.connection == nil }
         }
@@ -165,14 +157,8 @@ extension ProviderState {
         return startFetch(.ask, waiters: [waiter])
     }
 
-    /// Starts a fetch (the caller checked that none is in flight and one may be sent). While
-    /// the streams are not known (no full answer in this process, none stored), a fetch is
-    /// unconditional: only a full answer advertises them.
-    ///
-    /// At launch with streams kept from an earlier answer, the fetch waits for them to open
-    /// (at most ``launchStreamWait``): a stream's opening asks for a fetch, and a fetch sent
-    /// before it would need another after it. So a launch against an unchanged service is one
-    /// conditional request.
+    /// Starts a fetch (caller checked none is in flight); unconditional while the streams are unknown.
+    /// At launch with kept streams it waits up to ``launchStreamWait`` for them to open, saving a request.
     mutating func startFetch(_ trigger: FetchTrigger, waiters: [FetchWaiter]) -> [ProviderEffect] {
         lastTicket += 1
         let ticket = FetchTicket(generation: generation, id: lastTicket)
@@ -207,8 +193,7 @@ extension ProviderState {
         switch report.verdict {
         case .cancelled, .failed: break
         default:
-            // The service answered (new values, a confirmation or a rejected payload): the
-            // failure bookkeeping starts again.
+            // The service answered (even with a rejected payload): failure bookkeeping restarts.
             streams.lastAnswer = time.elapsed
             failures = 0
             retryNotBefore = nil
@@ -224,12 +209,8 @@ extension ProviderState {
         return settle(report, waiters: flight.waiters, at: time) + fetchQueued(at: time)
     }
 
-    /// A fetch that was in flight when the app went to the background failed: the process was
-    /// probably suspended mid-request (its time budget ran on while it was frozen), which says
-    /// nothing about the service. Not a failure: no `ERROR`, no backoff, no failure count; its
-    /// callers hear `discarded`, and it is fetched again — at once in the foreground, else on
-    /// the return to it. A fatal answer (credentials refused) still counts: it came from the
-    /// service.
+    /// A non-fatal failure of a fetch that spanned the background (likely a suspension): no `ERROR`,
+    /// no backoff; callers hear `discarded` and it is fetched again in the foreground.
     private mutating func interrupted(waiters: [FetchWaiter], at time: ProviderTime) -> [ProviderEffect] {
         let effects: [ProviderEffect] = [.complete(waiters, .discarded, latency: nil)]
         guard streams.foreground else {
@@ -271,12 +252,8 @@ extension ProviderState {
         members.map { [.keepMembers($0, of: context)] } ?? []
     }
 
-    /// Serves `prepared` from the network, `READY`, and clears the failure bookkeeping. The
-    /// served context's own answer decides the kill hold: on if it kills, released if not.
-    /// Values already past their expiry (``FlagSnapshot/isExpired(at:)``) are served `STALE`
-    /// (reason `STALE`) even so — in practice a signed document past its `exp`: the service
-    /// answered, but with what its operator signed as current only until then, and a 304 or a
-    /// replayed answer cannot renew it.
+    /// Serves `prepared` from the network, `READY`, and sets the kill hold from it. Values already
+    /// expired (a signed document past its `exp`) are served `STALE`: a 304 or replay cannot renew them.
     private mutating func succeeded(
         _ prepared: PreparedSnapshot, activated: (version: String?, latency: Duration, unknownKeys: [String])? = nil,
         at time: ProviderTime
@@ -299,25 +276,19 @@ extension ProviderState {
         return effects + releaseSettleWaiters() + hold
     }
 
-    /// Holds the kill switch on the device (`on`) or releases it; the effect writes it to the
-    /// store when it changed.
+    /// Holds the kill switch on the device (`on`) or releases it; written to the store when changed.
     private mutating func holdKill(_ on: Bool, at time: ProviderTime) -> [ProviderEffect] {
         guard served.held != on else { return [] }
         served.held = on
         return [.holdKill(on ? KillHold(since: time.date, context: context.fingerprint) : nil)]
     }
 
-    /// The service answered, but with payloads that broke the schema: the Last-Known-Good
-    /// stays, each newly rejected payload is reported, and a kill switch any of them turns on
-    /// is applied (and persisted) anyway — turning things off is always safe. The kill is
-    /// announced as any other: one publish from what readers had before the hold and the
-    /// overlay to what they have after (a `kill_switch` event, every key changed).
+    /// Payloads broke the schema: keep the Last-Known-Good, but apply any kill switch (turning off is safe).
     private mutating func rejected(_ rejections: [PayloadGate.Rejection], at time: ProviderTime) -> [ProviderEffect] {
         var effects: [ProviderEffect] = rejections.filter { !$0.remembered }.map {
             .emit(.payloadRejected(violations: $0.violations, fingerprint: $0.fingerprint))
         }
-        // The kill is held on the device (and in the store, by the hold's own entry); the
-        // stored values stay as they were — signed, with their rules — for when it is released.
+        // Only the hold is stored: the signed values stay as they were for when it is released.
         var persist: [ProviderEffect] = []
         if rejections.contains(where: \.killSwitchOn) {
             let before = served.effective
@@ -343,7 +314,6 @@ extension ProviderState {
             retryNotBefore = time.elapsed + min(Duration.boundedWait(seconds: retryAfter), configuration.maximumRetryAfter)
         }
         var effects: [ProviderEffect] = [.emit(.fetchFailed(error))]
-        // A document its operator did not sign: said on its own, beside the failed fetch.
         if error.kind == .signatureRejected, let reason = error.signatureProblem {
             effects.append(.emit(.signatureRejected(reason: reason)))
         }
@@ -351,8 +321,7 @@ extension ProviderState {
         return effects + fallBack(reason: error.description, forcing: error.isFatal ? .fatal : nil, at: time)
     }
 
-    /// Keeps serving what is served as the Last-Known-Good, with the failure
-    /// status: `forced`, else `STALE` past the TTL, else `ERROR`.
+    /// Keeps serving the Last-Known-Good with the failure status: `forced`, else `STALE` past the TTL, else `ERROR`.
     private mutating func fallBack(reason: String, forcing forced: ProviderStatus?, at time: ProviderTime) -> [ProviderEffect] {
         var effects: [ProviderEffect] = []
         let snapshot = served.prepared.snapshot
@@ -375,11 +344,7 @@ extension ProviderState {
         return effects + releaseSettleWaiters()
     }
 
-    /// When the served values' label expires, on the provider's clock (a millisecond after, as
-    /// expiry is "older than"): fallback values served after a failure (`ERROR`) passing their
-    /// TTL or signed expiry, or network values (`READY`) passing their signed expiry. Nil when
-    /// nothing served will expire so, or the app is in the background (no timer runs there;
-    /// the return to the foreground looks again).
+    /// When the served label expires on the provider's clock (1 ms after); nil if never, or in the background.
     func expiryDeadline(at time: ProviderTime) -> Duration? {
         guard streams.foreground else { return nil }
         let snapshot = served.prepared.snapshot
@@ -392,15 +357,11 @@ extension ProviderState {
             seconds = nil
         }
         guard let seconds else { return nil }
-        // The TTL and the expiry came from outside: bounded before they become a `Duration`
-        // (which traps far out).
+        // Bounded: the TTL and expiry come from outside, and `Duration` traps far out.
         return time.elapsed + Duration.boundedWait(seconds: seconds) + .milliseconds(1)
     }
 
-    /// Served values whose label expired since it was given: `STALE` now, with its event —
-    /// fallback values served after a failure past their TTL or signed expiry (what a failed
-    /// fetch at this instant would have said), or network values past their signed expiry (what
-    /// a fetch of the same document at this instant would have said). Nothing otherwise.
+    /// Relabels served values `STALE` (with the event) when their TTL or signed expiry has passed.
     mutating func reassessExpiry(at time: ProviderTime) -> [ProviderEffect] {
         if servesFallbackAfterFailure {
             guard served.prepared.snapshot.isExpired(at: time.date) else { return [] }
@@ -413,12 +374,10 @@ extension ProviderState {
         return [.emit(.stale(age: snapshot.signedAge(at: time.date)))] + releaseSettleWaiters()
     }
 
-    /// Whether the fallback is served after a failure (`ERROR`): a state whose label expiry
-    /// changes without a fetch.
+    /// Whether the fallback is served after a failure (`ERROR`): its label can expire without a fetch.
     private var servesFallbackAfterFailure: Bool { served.status == .error && served.source == .fallback }
 
-    /// Whether a signed document's values from the network are served `READY`: the other state
-    /// whose label expiry changes without a fetch (its `exp`; a TTL only matters when a fetch fails).
+    /// Whether signed network values are served `READY`: their `exp` can expire without a fetch.
     private var servesSignedNetworkValues: Bool {
         served.status == .ready && served.source == .network && served.prepared.snapshot.signature != nil
     }
@@ -448,8 +407,7 @@ extension ProviderState {
         return .wake(runLoopSleep.wake())
     }
 
-    /// Wakes the run loop to compute its deadline again (no fetch), and the crash-loop guard's
-    /// wait for the app to change state.
+    /// Wakes the run loop to recompute its deadline (no fetch), and the crash-loop guard's wait.
     mutating func reschedule() -> ProviderEffect {
         .reschedule(runLoopSleep.wake() + healthSleep.wake())
     }
@@ -474,9 +432,7 @@ extension ProviderState {
 
     // MARK: Scheduling
 
-    /// When ``FeatureFlagProvider/run()`` should try next after `outcome`: nil waits for a
-    /// wake-up (no network path). A failure backs off with full jitter; otherwise the poll
-    /// interval with jitter; never before a `Retry-After`.
+    /// When ``FeatureFlagProvider/run()`` tries next (nil: on a wake-up): jittered backoff or poll, after `Retry-After`.
     mutating func nextAttempt(after outcome: FetchOutcome, at now: Duration) -> Duration? {
         guard pathUp, streams.foreground else { return nil }
         var failed = failures > 0

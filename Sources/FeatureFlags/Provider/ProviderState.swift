@@ -1,21 +1,14 @@
 import Foundation
 
-/// What a ``FeatureFlagProvider`` decides with, as one value: the identity served, what is
-/// served and how it is labelled, the fetch in flight, failures and backoff, validation memory,
-/// and who is waiting. The provider keeps exactly one, under one lock; every change goes
-/// through ``apply(_:at:)``, a pure transition that returns the effects (events, change
-/// notifications, fetches to start, tasks to cancel, writes, waiters to resume) that the
-/// provider runs after unlocking. What readers see of it is published whole, so a reader can
-/// never see a combination the transitions did not produce. (Hooks, event history, exposures,
-/// open streams and writes in flight live in the provider's collaborators: Docs/Architecture.md.)
+/// Everything a ``FeatureFlagProvider`` decides with, under one lock; changed only by ``apply(_:at:)``,
+/// a pure transition whose effects run after unlocking. Readers see it published whole.
 struct ProviderState: ServesValues {
     /// Called once with the outcome of the fetch a ``FeatureFlagProvider/refresh()`` joined.
     typealias FetchWaiter = @Sendable (FetchOutcome) -> Void
     /// Called once when a wait is over.
     typealias Resume = @Sendable () -> Void
 
-    /// What never changes after the start, held once by reference: the code that copies and
-    /// destroys the state goes field by field, and these two are its largest fields.
+    /// What never changes after the start, held by reference so copying the state stays cheap.
     private final class Fixed: Sendable {
         let configuration: FeatureFlagProvider.Configuration
         let base: ServingBase
@@ -63,8 +56,7 @@ struct ProviderState: ServesValues {
 
     /// Whether ``FeatureFlagProvider/run()`` is running.
     var running = false
-    /// A wake-up asked ``FeatureFlagProvider/run()`` to fetch (identify, the path back), not
-    /// only to reschedule its timer; taken by ``ProviderInput/takeFetchRequest(timerDue:answer:)``.
+    /// A wake-up asked ``FeatureFlagProvider/run()`` to fetch, not only to reschedule its timer.
     var fetchRequested = false
     /// The run loop's sleep between polls.
     var runLoopSleep = Sleep()
@@ -72,14 +64,11 @@ struct ProviderState: ServesValues {
     var plannedPoll: Duration?
     /// The run loop woke for an expiry before ``plannedPoll``: its next plan keeps that poll.
     var keepsPlannedPoll = false
-    /// Whether the run loop's last plan was to sleep until a wake-up, with no poll deadline
-    /// (no path, or in the background). With ``Sleep/sleeper`` set it says the loop has handled
-    /// everything that woke it and no timer will: tests wait for that instead of sleeping.
+    /// The run loop's last plan had no poll deadline; with a sleeper set, tests wait on this.
     var waitsForWakeUpOnly = false
     /// The crash-loop guard's wait, in the background, for the app to change state.
     var healthSleep = Sleep()
-    /// The registration with ``FeatureFlagProvider/Configuration/overrides``, ended when the
-    /// provider goes.
+    /// The registration with ``FeatureFlagProvider/Configuration/overrides``, ended on deinit.
     var overridesObserver: Int?
     /// Whether the provider was shut down.
     var shutDown = false
@@ -89,14 +78,12 @@ struct ProviderState: ServesValues {
     var streams: StreamState
     /// Set while the crash-loop guard keeps this launch in safe mode.
     var safeMode: SafeModeState?
-    /// The crash-loop guard's launch journal as this launch holds it (written beside the
-    /// store's file by ``ProviderEffect/writeJournal(_:)``).
+    /// The crash-loop guard's launch journal as this launch holds it.
     var journal = LaunchJournal()
     /// The overrides the app's testers set; served (``ServedState/overrides``) except in safe mode.
     var overrides: OverrideLayer?
 
-    /// Who sleeps until a wake-up, and a wake-up that came while nobody slept (the next sleep
-    /// then returns at once).
+    /// Who sleeps until a wake-up, and a wake-up pending while nobody slept.
     struct Sleep: Sendable {
         /// The sleeper, named by the id it chose.
         var sleeper: (id: Int, resume: Resume)?
@@ -113,8 +100,7 @@ struct ProviderState: ServesValues {
             return [sleeper.resume]
         }
 
-        /// `resume` sleeps, under `id`: the resumptions to run now — its own when a wake-up came
-        /// first; an earlier sleeper's, never woken, which it replaces (one sleeper at a time).
+        /// `resume` sleeps under `id`; returns it at once if a wake-up is pending, else any replaced sleeper.
         mutating func register(id: Int, resume: @escaping Resume) -> [Resume] {
             if pending {
                 pending = false
@@ -162,24 +148,19 @@ struct ProviderState: ServesValues {
         var waiters: [FetchWaiter]
         /// The task running it, once launched.
         var task: Task<Void, Never>?
-        /// The app went to the background while it was in flight: the process may have been
-        /// suspended mid-request, so a failure says nothing about the service.
+        /// It spanned a trip to the background: a failure may be a suspension, not the service.
         var spannedBackground = false
     }
 
     /// What the change streams and the lifecycle left to do.
     struct StreamState: Sendable {
-        /// The streams the last full answer advertised — in this process, or stored with the
-        /// Last-Known-Good by an earlier one (``restored``); nil when not known, and then the
-        /// next fetch is unconditional.
+        /// The streams the last full answer advertised (or the store held); nil: unknown, fetch unconditionally.
         var advertised: [EventStreamLink]?
-        /// ``advertised`` came from the store, not yet confirmed by a full answer in this
-        /// process: a stream the service refuses (its URL expired) sends for fresh ones.
+        /// ``advertised`` came from the store and no full answer confirmed it yet.
         var restored = false
         /// A stream opened in this process.
         var openedOnce = false
-        /// The launch fetch, held until a restored stream opens (its opening then needs no
-        /// fetch of its own) or ``launchStreamWait`` passes, whichever comes first.
+        /// The launch fetch, held until a restored stream opens or ``launchStreamWait`` passes.
         var deferred: FetchPlan?
         /// The streams the provider was told to keep open.
         var open: [EventStreamLink] = []
@@ -202,8 +183,7 @@ struct ProviderState: ServesValues {
         context: EvaluationContext, served: ServedState, pathUp: Bool, foreground: Bool = true,
         configuration: FeatureFlagProvider.Configuration, base: ServingBase, random: any RandomNumberGenerator & Sendable
     ) {
-        // Launched in the background (a refresh task, a silent push): no stream until the app
-        // comes to the foreground, whose first fetch is then unconditional.
+        // Launched in the background: no stream until the foreground, whose first fetch is unconditional.
         self.streams = StreamState(foreground: foreground, closedForInactivity: !foreground)
         self.context = context
         self.members = [context]
@@ -226,7 +206,6 @@ struct ProviderState: ServesValues {
     }
 }
 
-
 /// Identifies one fetch: the generation it was started for and its number.
 struct FetchTicket: Hashable, Sendable {
     let generation: Int
@@ -239,8 +218,7 @@ struct ProviderTime: Sendable {
     let elapsed: Duration
     /// The wall-clock date.
     var date: Date { Date(timeIntervalSinceReferenceDate: dateSeconds) }
-    /// Seconds since the reference date: a stored `Date` has no fixed layout on Apple
-    /// platforms (`Support/FixedLayout.swift`).
+    /// Seconds since the reference date: a stored `Date` has no fixed layout (`Support/FixedLayout.swift`).
     private let dateSeconds: TimeInterval
 
     init(elapsed: Duration, date: Date) {
@@ -268,11 +246,9 @@ enum FetchTrigger: Sendable, Equatable {
     case ask
     /// A change stream's event (with its metadata) or a (re)connection (nil).
     case stream(RefetchHint?)
-    /// The first of the process, or a return from a long inactivity: no `If-None-Match`,
-    /// no stream metadata (OFREP ADR-0008).
+    /// First fetch, or back from long inactivity: no `If-None-Match`, no stream metadata (OFREP ADR-0008).
     case unconditional
-    /// Values a stream carried (`flags`, for the endpoint at scope `endpoint`): read as a
-    /// fetched answer, without a request.
+    /// Values a stream carried for `endpoint`: read as a fetched answer, without a request.
     case streamed([String: FlagValue], endpoint: String?)
 
     /// Whether the stored tag may be sent.
@@ -284,8 +260,7 @@ enum FetchTrigger: Sendable, Equatable {
     }
 }
 
-/// A fetch's answers, judged and (for merged identities) merged, before the state decides
-/// what they mean.
+/// A fetch's answers, judged and (for merged identities) merged.
 indirect enum FetchVerdict: Sendable {
     /// New values the schema accepted: activate and persist them.
     case fresh(PreparedSnapshot, etag: EntityTag?, unknownKeys: [String])
@@ -317,9 +292,7 @@ struct FetchReport: Sendable {
 
 /// Something that happens to a provider.
 indirect enum ProviderInput: Sendable {
-    /// Serve another identity: `lastKnownGood` (what may be served for it, or the defaults
-    /// alone with `source` `code_default`), `problem` when what is held could not be served.
-    /// In safe mode, the new context's healthy snapshot is served instead.
+    /// Serve another identity from `lastKnownGood` (in safe mode, its healthy snapshot instead).
     case identify(EvaluationContext, members: [EvaluationContext], lastKnownGood: PreparedSnapshot, source: FlagSource, problem: FlagEvent?)
     /// A caller wants fresh values: start a fetch, join the one in flight, or say why not.
     case refresh(pathUp: Bool, waiter: ProviderState.FetchWaiter)
@@ -339,22 +312,16 @@ indirect enum ProviderInput: Sendable {
     case stopWaiting(id: Int)
     /// Stop for good.
     case shutdown
-    /// ``FeatureFlagProvider/run()`` started (`true`) or returned: change streams are open
-    /// only while it runs. A start is refused — `answer` gets `false` — while another `run()`
-    /// runs or after shutdown.
+    /// ``FeatureFlagProvider/run()`` started (`true`; refused while another runs or after shutdown) or returned.
     case running(Bool, answer: (@Sendable (Bool) -> Void)? = nil)
-    /// ``FeatureFlagProvider/run()`` fetched: what it does next is answered through `answer`
-    /// (the next poll's deadline, with the jitter drawn here).
+    /// ``FeatureFlagProvider/run()`` fetched: `answer` gets what it does next (jitter drawn here).
     case planNextPoll(after: FetchOutcome, answer: @Sendable (ProviderState.NextPoll) -> Void)
-    /// A sleeper waits for its wake-up (id chosen by the caller): resumed at once when it was
-    /// woken while nobody slept, or after shutdown.
+    /// A sleeper waits (id chosen by the caller); resumed at once if already woken, or after shutdown.
     case sleep(ProviderState.Sleeper, id: Int, resume: ProviderState.Resume)
     /// The sleeper stops waiting (its task was cancelled, or its timer came first).
     case stopSleeping(ProviderState.Sleeper, id: Int)
-    /// ``FeatureFlagProvider/run()`` woke (`timerDue`: its poll timer's deadline has passed):
-    /// whether to fetch now is answered through `answer` — when a wake-up asked for it, or when
-    /// the timer is due and polling is still wanted (in the foreground, the path up; the loop
-    /// may wake late, after the app went to the background) — and the request is cleared.
+    /// ``FeatureFlagProvider/run()`` woke: `answer` gets whether to fetch now (a wake-up asked, or
+    /// `timerDue` while in the foreground with a path); the request is cleared.
     case takeFetchRequest(timerDue: Bool, answer: @Sendable (Bool) -> Void)
     /// A change stream connected, said flags changed, or closed.
     case stream(EventStreamLink, ChangeStream.Signal)
@@ -364,13 +331,9 @@ indirect enum ProviderInput: Sendable {
     case inactivityElapsed(token: Int)
     /// The wait for a restored stream to open before the launch fetch is over.
     case streamWaitElapsed(FetchTicket)
-    /// The overrides changed (nil: none left); `observer`, once, names the provider's
-    /// registration with them.
+    /// The overrides changed (nil: none left); `observer`, once, names the provider's registration.
     case overrides(OverrideLayer?, observer: Int? = nil)
-    /// The launch is healthy (by the app, or `automatic`ally after time in the foreground).
-    /// `held` is what leaving safe mode serves, asked for the context with `fingerprint`
-    /// (nil when the provider was not in safe mode). `answer` hears whether it was taken:
-    /// not when safe mode needs what is held for the context served now and `held` is not that.
+    /// The launch is healthy; `answer` gets `false` in safe mode when `held` is not for the current context.
     case markHealthy(automatic: Bool, held: HeldAnswer?, for: String, answer: @Sendable (Bool) -> Void)
 }
 
@@ -388,20 +351,16 @@ indirect enum ProviderEffect: Sendable {
     case answer([ProviderState.FetchWaiter], FetchOutcome)
     /// Resume a waiter.
     case resume(ProviderState.Resume)
-    /// Wake ``FeatureFlagProvider/run()`` to fetch (identify, path back, shutdown): resume its
-    /// sleep, if it sleeps (otherwise its next sleep returns at once).
+    /// Wake ``FeatureFlagProvider/run()`` to fetch (if not asleep, its next sleep returns at once).
     case wake([ProviderState.Resume])
     /// Keep a merged identity's member snapshots in the store (memory only).
     case keepMembers([String: StoredFlags], of: EvaluationContext)
-    /// Hold the kill switch on the device (or release it, with nil): written to the store by
-    /// the fetch's task, like ``persist(_:etag:streams:for:)``.
+    /// Hold the kill switch on the device (nil releases it); written by the fetch's task.
     case holdKill(KillHold?)
-    /// Write to the Last-Known-Good store (run by the fetch's task, off the lock and off the
-    /// caller's thread, before ``complete(_:_:latency:)``), with the tag and the streams the
-    /// answer advertised.
+    /// Write to the Last-Known-Good store, on the fetch's task, before ``complete(_:_:latency:)``.
     case persist(FlagSnapshot, etag: EntityTag?, streams: [EventStreamLink]?, for: EvaluationContext)
-    /// The fetch is over: report it (unless `latency` is nil) and answer its callers. The
-    /// keys of an `updated` outcome are those the preceding ``publish(from:to:)`` found.
+    /// Report the fetch (unless `latency` is nil) and answer its callers; an `updated` outcome
+    /// takes its keys from the preceding ``publish(from:to:)``.
     case complete([ProviderState.FetchWaiter], FetchOutcome, latency: Duration?)
     /// Stop the fetcher and the path monitor, end the streams.
     case stop
@@ -411,11 +370,8 @@ indirect enum ProviderEffect: Sendable {
     case scheduleInactivity(token: Int, after: Duration)
     /// After `delay`, report ``ProviderInput/streamWaitElapsed(_:)``.
     case scheduleStreamWait(FetchTicket, after: Duration)
-    /// Wake ``FeatureFlagProvider/run()`` only to reschedule its timer (no fetch), or the
-    /// crash-loop guard's wait (for the app to change state, or safe mode to end): resume
-    /// those asleep.
+    /// Wake ``FeatureFlagProvider/run()`` only to reschedule its timer, and the crash-loop guard's wait.
     case reschedule([ProviderState.Resume])
-    /// Write the launch journal (the app became healthy: it holds the snapshot healthy for
-    /// the context).
+    /// Write the launch journal (it holds the snapshot healthy for the context).
     case writeJournal(LaunchJournal)
 }

@@ -6,15 +6,7 @@ import Glibc
 import Musl
 #endif
 
-/// ``Reachability`` on Linux: reachable while a route to a network (IPv4 or IPv6, the default
-/// route or a LAN's) leaves through an interface that is up. Route and link changes arrive as
-/// netlink events on a thread of the monitor's own; where netlink is unavailable (some
-/// sandboxes) it re-checks every `fallbackInterval` instead. A periodic re-check also runs
-/// beside netlink, in case an event is missed.
-///
-/// Monitoring starts at the first question (``isReachable`` or ``updates()``), not at creation:
-/// reading the route tables and starting the thread is most of what a provider's start would
-/// otherwise cost, and nothing before the first fetch needs the answer.
+/// ``Reachability`` on Linux: a route through an up interface, watched by netlink and periodic re-checks from the first question.
 final class LinuxReachability: Reachability {
     /// The monitor's life.
     private enum Phase {
@@ -25,9 +17,7 @@ final class LinuxReachability: Reachability {
     }
 
     private let current = Locked(false)
-    /// Whether the monitor's thread runs, and whether ``stop()`` was called: the thread also
-    /// looks at that on every wake-up, for when no stop pipe could be made (the process is out
-    /// of file descriptors).
+    /// Whether the thread runs, and whether ``stop()`` was called (checked at each wake-up, for when there is no stop pipe).
     private let thread = Locked((running: false, stopping: false))
     private let stream = LatestValueStream<Bool>()
     /// Held while starting and stopping, so that the first question waits for the first answer.
@@ -40,7 +30,7 @@ final class LinuxReachability: Reachability {
     /// Waits for the pipe or netlink (`poll(2)`; replaceable for tests).
     private let waitForEvents: @Sendable (UnsafeMutablePointer<pollfd>, nfds_t, Int32) -> Int32
 
-    /// Where the route tables and link states are read; replaceable for tests.
+    /// Where the route tables and link states are read.
     struct RouteFiles: Sendable {
         var ipv4 = "/proc/net/route"
         var ipv6 = "/proc/net/ipv6_route"
@@ -50,15 +40,12 @@ final class LinuxReachability: Reachability {
         }
     }
 
-    /// A monitor that starts at the first question.
-    /// - Parameter fallbackInterval: how often to re-check when netlink is unavailable (and,
-    ///   ten times slower, beside it).
+    /// Re-checks every `fallbackInterval` without netlink, ten times slower beside it.
     convenience init(fallbackInterval: Duration = .seconds(5)) {
         self.init(files: RouteFiles(), fallbackInterval: fallbackInterval)
     }
 
-    /// A monitor reading `files`; `makePipe` (nil: no pipe could be made) and `poll` are
-    /// replaceable for tests.
+    /// A monitor reading `files`, with replaceable `makePipe` and `poll`.
     init(
         files: RouteFiles, fallbackInterval: Duration,
         makePipe: @escaping @Sendable () -> (read: Int32, write: Int32)? = LinuxReachability.systemPipe,
@@ -113,8 +100,7 @@ final class LinuxReachability: Reachability {
             let stopPipe = makePipe() ?? (-1, -1)
             let netlink = Self.openNetlink()
             let interval = fallbackInterval.pollMilliseconds
-            // Without a stop pipe the thread notices a stop at its next wake-up: it wakes at the
-            // fallback interval then, netlink or not.
+            // Without a stop pipe, wake at the fallback interval to notice a stop.
             let period = netlink >= 0 && stopPipe.read >= 0 ? interval * 10 : interval
             thread.withLock { $0.running = true }
             let watcher = Thread { [self] in
@@ -142,8 +128,7 @@ final class LinuxReachability: Reachability {
             break
         case .running(let stopPipe, _):
             thread.withLock { $0.stopping = true }
-            // Without a pipe the thread ends at its next wake-up, within the fallback interval:
-            // a stop does not wait for it (it would wait on nothing that wakes it sooner).
+            // Without a pipe the thread ends at its next wake-up; don't wait for it.
             guard stopPipe.write >= 0 else { break }
             var byte: UInt8 = 1
             _ = write(stopPipe.write, &byte, 1)
@@ -172,13 +157,11 @@ final class LinuxReachability: Reachability {
             for i in fds.indices { fds[i].revents = 0 }
             let n = fds.withUnsafeMutableBufferPointer { waitForEvents($0.baseAddress!, nfds_t($0.count), periodMilliseconds) }
             if n < 0, errno != EINTR {
-                // A failed poll (out of memory, say) is no reason to stop following the network:
-                // wait a while (at most a second, so a stop is noticed soon) and re-check.
+                // A failed poll: wait at most a second and re-check.
                 usleep(UInt32(min(periodMilliseconds, 1_000)) * 1_000)
             }
             if fds[0].revents != 0 || thread.withLock({ $0.stopping }) { return }
             if fds.count > 1, fds[1].revents != 0 {
-                // Drain every pending message; one re-check covers them all.
                 while recv(netlink, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0 {}
             }
             recheck()
@@ -221,11 +204,7 @@ final class LinuxReachability: Reachability {
         }
     }
 
-    /// Interfaces carrying a usable route to a network, from `/proc/net/route` and
-    /// `/proc/net/ipv6_route` text: a default route, or a route to a network of its own — a
-    /// LAN without a gateway to the internet counts, as Apple's path monitor counts it (a flag
-    /// service on that LAN is reachable). Left out: loopback, reject routes, and the routes
-    /// every interface gets without a network (IPv4 and IPv6 link-local, multicast).
+    /// Interfaces with a default or network route (a LAN counts, as on Apple); not loopback, reject, link-local or multicast.
     static func routeInterfaces(ipv4: String, ipv6: String) -> Set<String> {
         let up: UInt32 = 0x0001, reject: UInt32 = 0x0200
         var names = Set<String>()

@@ -2,8 +2,7 @@
 import Dispatch
 import Network
 
-/// ``Reachability`` from `NWPathMonitor`: reachable unless the path's status is `.unsatisfied`
-/// (`.requiresConnection` is reachable: ``PathStatus/allowsFetching``).
+/// ``Reachability`` from `NWPathMonitor`: reachable unless `.unsatisfied` (see ``PathStatus/allowsFetching``).
 final class PathMonitorReachability: Reachability {
     private let monitor: NWPathMonitor
     private let queue = DispatchQueue(label: "FeatureFlags.PathMonitorReachability")
@@ -24,8 +23,7 @@ final class PathMonitorReachability: Reachability {
         monitor.start(queue: queue)
     }
 
-    /// The path's status as ``PathStatus`` (a status added later counts as a path: the fetch
-    /// itself tells).
+    /// The path's status as ``PathStatus`` (unknown future statuses count as a path).
     static func status(of path: NWPath) -> PathStatus {
         switch path.status {
         case .satisfied: return .satisfied

@@ -1,9 +1,4 @@
-/// "Is there a network path?" plus a stream of changes. The provider stops fetching while
-/// the answer is no and fetches at once when it turns yes.
-///
-/// ``SystemReachability/make()`` gives the platform's monitor (`NWPathMonitor` on Apple
-/// platforms, netlink route and link events on Linux); ``AlwaysReachable`` suits servers and
-/// tools; `ManualReachability` in FeatureFlagsTesting is for tests.
+/// Whether a network path exists, and its changes: the provider fetches only while it does.
 public protocol Reachability: Sendable {
     /// Whether a network path exists now.
     var isReachable: Bool { get }
@@ -26,8 +21,7 @@ internal enum SystemReachability {
         #endif
     }
 
-    /// Whether `reachability` is a monitor ``make()`` made, not one the app gave (a check of a
-    /// final class, which searches no conformance).
+    /// Whether `reachability` is a monitor ``make()`` made, not one the app gave.
     static func made(_ reachability: any Reachability) -> Bool {
         #if canImport(Network)
         return reachability is PathMonitorReachability
@@ -39,26 +33,20 @@ internal enum SystemReachability {
     }
 }
 
-/// A network path as Apple's path monitor reports it (`NWPath.Status`), and what it means for
-/// a fetch: the decision lives here, outside the Apple-only monitor, so that it is tested on
-/// every platform.
+/// A network path as `NWPath.Status` reports it; kept outside the Apple-only monitor to be tested everywhere.
 enum PathStatus {
     /// The path can carry traffic now.
     case satisfied
-    /// The path is down until a connection brings it up: an on-demand VPN, a cellular link
-    /// asleep. A fetch is such a connection.
+    /// Down until a connection (such as a fetch) brings it up: on-demand VPN, sleeping cellular.
     case requiresConnection
     /// No path.
     case unsatisfied
 
-    /// Whether a fetch is worth sending. A path that requires a connection counts as a path:
-    /// were it taken for none, nothing would ever connect and bring it up — a device behind an
-    /// on-demand VPN would never fetch. A fetch that then fails says so as any failure does.
+    /// Whether a fetch is worth sending; `requiresConnection` counts, or it would never come up.
     var allowsFetching: Bool { self != .unsatisfied }
 }
 
-/// Reachability that always says yes: for servers, command-line tools and platforms with no
-/// monitor. Fetch failures still count as evidence of being offline.
+/// Always reachable, for servers and tools; fetch failures still count as evidence of offline.
 package final class AlwaysReachable: Reachability {
     private let stream = LatestValueStream(true)
 

@@ -1,6 +1,5 @@
 extension EventContext {
-    /// Who `served`'s values are for: its context, or the context known only by its
-    /// fingerprint that it serves unnamed.
+    /// Who `served`'s values are for: its context, or the unnamed context's fingerprint.
     init(of served: ServedState, detail: EventContextDetail) {
         if let unnamed = served.unnamedContext {
             self.init(fingerprint: unnamed)

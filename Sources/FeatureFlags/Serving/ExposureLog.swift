@@ -1,13 +1,8 @@
 import Foundation
 
-/// Reports the first read of each flag by each context in a client's life as a
-/// ``FlagEvent/exposure(_:)`` event, cheaply enough to sit on the plain read path.
-///
-/// Two levels: a filter of name hashes already reported for what is served now, read without
-/// locking (``ReadPublication``) — most reads end there — and, behind it, the exact record
-/// (context, flag, value) under a lock. The filter is cleared whenever the served values or
-/// the context change, so the next read of each flag consults the exact record once: a value
-/// that changed is a new exposure, one that did not is not reported again.
+/// Reports each context's first read of each flag value as a ``FlagEvent/exposure(_:)`` event.
+/// A lock-free filter of reported name hashes, cleared when the served values change, fronts
+/// the exact (context, flag, value) record kept under a lock.
 internal final class ExposureLog: Sendable {
     /// Name hashes known to be reported for what is served now. Immutable.
     private final class Filter: Sendable {
@@ -35,8 +30,7 @@ internal final class ExposureLog: Sendable {
         }
     }
 
-    /// The most exposures remembered exactly; past it the record starts afresh (a flag may
-    /// then be reported again), so memory stays bounded.
+    /// The most exposures remembered; past it the record starts afresh (bounded memory).
     package static let capacity = 10_000
 
     private let filter = ReadPublication(Filter([]))
@@ -54,7 +48,7 @@ internal final class ExposureLog: Sendable {
         self.emit = emit
     }
 
-    /// Whether a read of the flag whose name hashes to `hash` is known to be reported already.
+    /// Whether the flag with name hash `hash` is known to be reported already.
     @inline(__always)
     package func isKnown(_ hash: Int) -> Bool { filter.read { $0.contains(hash) } }
 
@@ -62,7 +56,6 @@ internal final class ExposureLog: Sendable {
     package func note(_ name: String, hash: Int, in view: ServedView) {
         let details = view.rawDetails(name, hash: hash, base: base, now: now())
         guard Self.isExposure(details.source) else {
-            // Known from now on, so that the next read of an overridden flag stops at the filter.
             reported.withLock { _ in filter.publish(filter.read { $0 }.adding(hash)) }
             return
         }
@@ -88,8 +81,7 @@ internal final class ExposureLog: Sendable {
         reported.withLock { _ in filter.publish(Filter([])) }
     }
 
-    /// Whether a read from `source` exposes the context to a value: the kill switch, an
-    /// override, or a code default does not.
+    /// Whether a read from `source` is an exposure (not kill switch, override or code default).
     static func isExposure(_ source: FlagSource) -> Bool {
         source == .network || source == .fallback || source == .bundledDefaults
     }

@@ -1,77 +1,46 @@
-/// The one protocol app modules depend on. Receive it in an initialiser; read flags
-/// synchronously. Every client in the package conforms, so any can be injected anywhere —
-/// the online provider in the app, the fallback alone in an extension, an in-memory
-/// client in tests.
+/// The protocol app modules depend on: synchronous flag reads from any client (online
+/// provider, fallback, in-memory test client).
 ///
-/// Reads never throw, never block on I/O and never crash: a missing flag returns the key's
-/// default with `FLAG_NOT_FOUND`, a value of the wrong type returns it with `TYPE_MISMATCH`.
+/// Reads never throw, block on I/O or crash: a missing flag returns the key's default with
+/// `FLAG_NOT_FOUND`, a mistyped one with `TYPE_MISMATCH`.
 public protocol FeatureFlagClient: Sendable {
-    /// The raw value a read of `name` starts from: nil when the flag is missing, carries no
-    /// value, or is forced to its default by the kill switch. Untyped lookups use it.
+    /// The raw value of `name`; nil when the flag is missing, has no value or is killed.
     func flagValue(_ name: String) -> FlagValue?
-    /// ``flagValue(_:)`` for a ``FlagKey``'s read, given the hash the key computed for its name
-    /// when it was created. Clients of the package look the name up by it; the default ignores
-    /// it and calls ``flagValue(_:)``.
+    /// ``flagValue(_:)`` given the key's precomputed name hash; the default ignores the hash.
     func flagValue(_ name: String, nameHash: Int) -> FlagValue?
-    /// The value plus variant, reason, error code, source, snapshot version and age. The
-    /// default builds them from ``flagDetails(_:nameHash:)``.
+    /// The value plus variant, reason, error code, source, snapshot version and age.
     func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value>
-    /// ``details(_:)`` run between the client's hooks and `hooks` (this read's own, which get
-    /// `hints`), in OpenFeature's order (see ``FlagHook``). The default runs `hooks` alone
-    /// around ``details(_:)``, with the anonymous context.
+    /// ``details(_:)`` run between the client's hooks and `hooks`, in OpenFeature's order.
     func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook], hints: [String: FlagValue]) -> FlagDetails<Value>
-    /// The untyped read with its explanation — variant, reason, error code, source, snapshot
-    /// version, age, metadata — of the flag `name`, whose ``FlagKey`` hash is `nameHash`.
-    /// `value` is the raw value a typed read converts, or nil where the key's default applies
-    /// (missing, valueless, killed). ``details(_:)`` builds a key's typed details from it.
+    /// The untyped details of `name`; `value` is nil where the key's default applies.
     func flagDetails(_ name: String, nameHash: Int) -> FlagDetails<FlagValue?>
     /// The snapshot being served now.
     var snapshot: FlagSnapshot { get }
     /// The client's status now.
     var status: ProviderStatus { get }
-    /// Whether the kill switch is on: every read returns its key's safe default, and a UI
-    /// should say so ("limited mode": a banner, dimmed navigation, disabled feature rows).
+    /// Whether the kill switch is on: every read returns its key's safe default.
     var isKillSwitchActive: Bool { get }
-    /// A stream of value changes from now on; ends when the client shuts down. Each change
-    /// names the flags whose effective values changed (every flag when the kill switch flips),
-    /// the snapshot now served, and whether the kill switch is on after it. Flags in no table
-    /// cannot be named: when how they read changes (``FlagSnapshot/missingFlagsAreOff``), the
-    /// change names only the others, maybe none — read your keys again. Another snapshot with
-    /// the same values (a new version, another context's equal values) comes as a change that
-    /// names no key. A reader that falls
-    /// more than 128 changes behind reads, in place of the oldest it lost, one change naming
-    /// every key they named (with the newest of their snapshots): no key is lost.
+    /// Value changes from now on; ends when the client shuts down. A change names the flags
+    /// whose effective values changed (all when the kill switch flips); it may name none (a new
+    /// snapshot with equal values, or flags in no table changed) — then read your keys again.
+    /// A reader over 128 changes behind gets the lost ones merged into one: no key is lost.
     func changes() -> AsyncStream<FlagChange>
-    /// A stream of events from now on; ends when the client shuts down. A reader that falls
-    /// more than 128 events behind loses the oldest and reads ``FlagEvent/eventsDropped(count:)``
-    /// in their place.
+    /// Events from now on; ends when the client shuts down. A reader over 128 events behind
+    /// loses the oldest and reads ``FlagEvent/eventsDropped(count:)`` instead.
     func events() -> AsyncStream<FlagEvent>
-    /// Records that something happened — `checkout_completed`, with an amount — for the
-    /// experiments the flags run: the package's clients send it as a ``FlagEvent/tracked(_:)``
-    /// event, with the context as much as they are configured to show (no attribute values by
-    /// default), to event subscribers and the event handler. The default does nothing.
+    /// Records an app event (e.g. `checkout_completed`) for experiments, sent as a
+    /// ``FlagEvent/tracked(_:)`` event (no attribute values by default). The default does nothing.
     func track(_ eventName: String, value: Double?, attributes: [String: FlagValue])
-    /// Told by a read that `flag` holds list members the app's enum does not know; a client
-    /// reports them as ``FlagEvent/unknownValues(flag:values:)``, once per flag until its
-    /// values change. The default does nothing.
+    /// Reports `flag`'s unknown list members, once per flag until its values change.
     func noteUnknownValues(_ values: [String], in flag: String)
 }
 
 extension FeatureFlagClient {
     /// The flag's value, or the key's default when it is missing, mistyped or killed.
-    ///
-    /// Not a protocol requirement on purpose: every client answers it from
-    /// ``flagValue(_:)``, and as an inlinable extension it is specialised for the key's type
-    /// at the call site even through `any FeatureFlagClient`, instead of running generic code
-    /// behind a witness table.
     @inlinable @inline(__always)
     public func value<Value>(_ key: FlagKey<Value>) -> Value { generalValue(key) }
 
     /// The flag's value, or the key's default when it is missing, mistyped or killed.
-    ///
-    /// For `Bool`, `Int`, `Double`, `String`, ``FlagValue`` and their lists and objects: the
-    /// conversion is inlined where the read is written (keys with custom conversions take the
-    /// general path).
     @inlinable @inline(__always)
     public func value<Value: FlagValueConvertible>(_ key: FlagKey<Value>) -> Value {
         guard key.convertsByType else { return generalValue(key) }
@@ -79,8 +48,7 @@ extension FeatureFlagClient {
         return typed
     }
 
-    /// The read through the key's conversion closure: every key of a type that is not
-    /// ``FlagValueConvertible``, and those that are but carry custom conversions.
+    /// The read through the key's conversion closure (custom or non-convertible types).
     @inlinable @inline(__always)
     func generalValue<Value>(_ key: FlagKey<Value>) -> Value {
         if key.auditsMembers { return auditedValue(key) }
@@ -88,8 +56,7 @@ extension FeatureFlagClient {
         return typed
     }
 
-    /// The read of a key that reports unknown list members (forward-compatible enum lists),
-    /// kept out of line so that other reads pay one Boolean test for it.
+    /// The read of a key that reports unknown list members, out of line to keep other reads small.
     @usableFromInline
     func auditedValue<Value>(_ key: FlagKey<Value>) -> Value {
         let raw = flagValue(key.name, nameHash: key.nameHash)
@@ -101,8 +68,7 @@ extension FeatureFlagClient {
         return typed
     }
 
-    /// The value plus variant, reason, error code, source, snapshot version and age, from
-    /// ``flagDetails(_:nameHash:)`` (the package's clients answer it themselves, in one step).
+    /// The value plus variant, reason, error code, source, snapshot version and age.
     @inlinable
     public func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
         let raw = flagDetails(key.name, nameHash: key.nameHash)
@@ -193,8 +159,8 @@ extension FeatureFlagClient {
 }
 
 extension FlagDetails where Value == FlagValue? {
-    /// The typed details for `key`: the raw value converted, the key's default where there is
-    /// none, and TYPE_MISMATCH (source `code_default`) where it does not convert.
+    /// The typed details for `key`: its default where there is no value, and TYPE_MISMATCH
+    /// (source `code_default`) where the value does not convert.
     @inlinable
     public consuming func typed<Typed>(for key: FlagKey<Typed>) -> FlagDetails<Typed> {
         guard let raw = value else {

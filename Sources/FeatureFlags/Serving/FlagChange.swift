@@ -1,4 +1,2 @@
-/// A change of served values, as ``FeatureFlagClient/changes()`` delivers it: the flags whose
-/// effective values changed (every flag when the kill switch flips), the snapshot now served,
-/// and whether the kill switch is on after the change.
+/// A change from ``FeatureFlagClient/changes()``: changed flags, new snapshot, kill switch state.
 public typealias FlagChange = (keys: Set<String>, snapshot: FlagSnapshot, killSwitchActive: Bool)

@@ -1,7 +1,5 @@
-/// A client's hooks and the rules around running them: the order (OpenFeature's stack-wise
-/// order: `before` as registered, client hooks then the read's own; `after`, `error` and
-/// `finally` in reverse), error isolation, the time limit, and reporting. Reads of the list
-/// never lock (see ``ReadPublication``); adding or disabling a hook publishes a new list.
+/// A client's hooks, run in OpenFeature order (`before` as registered, client hooks first;
+/// `after`, `error`, `finally` in reverse), isolated, time-limited. Reads never lock.
 package final class FlagHooks: Sendable {
     /// One registered hook.
     private final class Slot: Sendable {
@@ -43,8 +41,7 @@ package final class FlagHooks: Sendable {
         startsEmpty = hooks.isEmpty
     }
 
-    /// Whether the client started without hooks: until one is added, a read needs no more
-    /// than one relaxed atomic load to know it has none.
+    /// Whether the client started without hooks (then one atomic load tells a read so).
     private let startsEmpty: Bool
 
     /// Whether no hook has ever been registered (none at the start, none added since).
@@ -55,8 +52,7 @@ package final class FlagHooks: Sendable {
     @inline(__always)
     package var areIdle: Bool { neverHadHooks || publication.read { $0.slots.isEmpty } }
 
-    /// Runs the hooks of reads on clients without hooks of their own (the protocol's default
-    /// ``FeatureFlagClient/details(_:hooks:hints:)``): no client hooks, failures reported nowhere.
+    /// Runs a read's hooks for clients without hooks of their own; failures go nowhere.
     package static let unattached = FlagHooks([], timeLimit: defaultTimeLimit, clock: CoarseElapsedClock()) { _ in }
 
     /// The hooks registered and not disabled, in registration order.
@@ -76,8 +72,7 @@ package final class FlagHooks: Sendable {
         }
     }
 
-    /// Runs `evaluate` between the client's hooks and `invocation`'s (see the type). With no
-    /// hooks at all it is `evaluate()` and nothing else.
+    /// Runs `evaluate` between the client's hooks and `invocation`'s.
     @inline(__always)
     package func run<Value>(
         _ key: FlagKey<Value>, invocation: [any FlagHook] = [], hints: [String: FlagValue] = [:],
@@ -87,8 +82,7 @@ package final class FlagHooks: Sendable {
         return runHooks(key, invocation: invocation, hints: hints, context: context(), provider: provider(), evaluate: evaluate)
     }
 
-    /// The generic half of a hooked read: only what needs `Value` (the lookup, the typed
-    /// default); the stages run in non-generic code, where nothing is looked up at run time.
+    /// The generic half of a hooked read; the stages themselves run non-generic.
     private func runHooks<Value>(
         _ key: FlagKey<Value>, invocation: [any FlagHook], hints: [String: FlagValue], context evaluationContext: EvaluationContext,
         provider: String, evaluate: () -> FlagDetails<Value>
@@ -102,7 +96,6 @@ package final class FlagHooks: Sendable {
             typed = details
             return Self.view(details, key)
         }
-        // No failure means the lookup ran: `typed` holds its details.
         guard failure == nil, let typed else {
             return FlagDetails(
                 key: key.name, value: key.defaultValue, reason: .error, errorCode: .general, errorMessage: failure?.description,
@@ -117,8 +110,7 @@ package final class FlagHooks: Sendable {
         let slot: Slot?
     }
 
-    /// Runs the stages around `evaluate` (which returns what hooks see of the read); returns
-    /// the `before` or `after` failure that turns the read into its default, if any.
+    /// Runs the stages around `evaluate`; returns the failure that defaults the read, if any.
     private func stages(
         invocation: [any FlagHook], context: FlagHookContext, hints: [String: FlagValue], evaluate: () -> FlagDetails<FlagValue?>
     ) -> HookFailure? {

@@ -1,9 +1,7 @@
 package import Foundation
 
-/// The serving cell of the simple clients (``FallbackClient``, the in-memory test client): one
-/// ``ServedState`` in a ``ServingCell``, read without locking. Changes are serialised by a
-/// second lock that readers never take, so their notifications leave in the order the changes
-/// were made.
+/// The serving cell of the simple clients, read without locking. A writers-only lock keeps
+/// change notifications in the order the changes were made.
 package final class FlagServing: Sendable {
     /// The defaults and the kill-switch key.
     package let base: ServingBase
@@ -42,8 +40,7 @@ package final class FlagServing: Sendable {
             exposures: exposures ? ExposureLog(detail: eventContext, base: base, now: now) { publisher.emit($0) } : nil)
     }
 
-    /// Sends a ``FlagEvent/tracked(_:)`` event with the served context, as ``eventContext``
-    /// allows; an empty name is ignored. Returns the event sent.
+    /// Sends and returns a ``FlagEvent/tracked(_:)`` event with the served context.
     @discardableResult
     package func track(_ eventName: String, value: Double?, attributes: [String: FlagValue]) -> FlagTrackingEvent? {
         publisher.track(eventName, value: value, attributes: attributes, context: state.read { EventContext(of: $0.served, detail: eventContext) })
@@ -57,8 +54,7 @@ package final class FlagServing: Sendable {
     @inline(__always)
     package func lookup(_ name: String, hash: Int) -> FlagValue? { state.lookup(name, hash: hash) }
 
-    /// The read with its explanation, between the client's hooks when it has any. (No empty
-    /// hints dictionary is built for a read without hooks: that was a tenth of its time.)
+    /// The read with its explanation, between the client's hooks when it has any.
     package func details<Value>(_ key: FlagKey<Value>) -> FlagDetails<Value> {
         guard hooks.areIdle else { return details(key, hooks: [], hints: [:]) }
         return state.details(key, base: base, now: clock()) { noteUnknownValues($0, in: $1) }
@@ -83,8 +79,7 @@ package final class FlagServing: Sendable {
     /// Whether the kill switch is on now.
     package var isKillSwitchActive: Bool { state.read { $0.served.killed } }
 
-    /// Serves `next` (prepared by ``base``) from `source` from now on (with `status`, and the
-    /// kill hold `held`, when given), then reports the flags whose values changed. Returns them.
+    /// Serves `next` (prepared by ``base``), then reports and returns the flags that changed.
     @discardableResult
     package func serve(
         _ next: PreparedSnapshot, source: FlagSource, status: ProviderStatus? = nil, reasonOverride: FlagReason?,
@@ -100,8 +95,7 @@ package final class FlagServing: Sendable {
         }
     }
 
-    /// Starts serving `overrides` (when given) and following their changes; returns the
-    /// registration to end with ``FlagOverrides/detach(_:)``.
+    /// Serves and follows `overrides`; returns the id for ``FlagOverrides/detach(_:)``.
     package func carry(_ overrides: FlagOverrides?) -> Int? {
         guard let overrides else { return nil }
         let (id, _) = overrides.attach(killSwitchKey: base.killSwitchKey) { [weak self] layer in
@@ -116,8 +110,7 @@ package final class FlagServing: Sendable {
         change { $0.overrides = overrides }
     }
 
-    /// Applies `body` to the served state, then tells subscribers which flags' values changed
-    /// (in the order the changes were made) and returns them.
+    /// Applies `body`, then reports and returns the flags that changed, in order.
     @discardableResult
     private func change(_ body: (inout ServedState) -> Void) -> Set<String> {
         writers.withLock { _ in
@@ -138,8 +131,7 @@ package final class FlagServing: Sendable {
         state.withLock { $0.status = status }
     }
 
-    /// Reports list members of `flag` that the app's enum does not know — once per flag
-    /// until the served values change.
+    /// Reports `flag`'s unknown list members once per flag until the values change.
     package func noteUnknownValues(_ values: [String], in flag: String) {
         guard !values.isEmpty else { return }
         if state.withLock({ $0.noteUnknown(flag) }) { publisher.emit(.unknownValues(flag: flag, values: values)) }

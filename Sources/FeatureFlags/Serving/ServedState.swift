@@ -1,7 +1,6 @@
 package import Foundation
 
-/// What lies beneath every snapshot a client serves, fixed for the client's life: the bundled
-/// defaults and the kill-switch key.
+/// The bundled defaults and kill-switch key beneath every snapshot a client serves.
 package struct ServingBase: Sendable {
     /// The bundled defaults, served for flags the snapshot lacks.
     package let defaults: [String: FlagEntry]
@@ -14,11 +13,8 @@ package struct ServingBase: Sendable {
         self.killSwitchKey = killSwitchKey
     }
 
-    /// `snapshot` ready to serve: what plain reads return, precomputed (the defaults overlaid
-    /// by the snapshot's values; an entry without a value removes the name), and whether the
-    /// kill switch is on. Built before taking any lock: the lock only swaps it in. Over a
-    /// snapshot whose missing flags are off, `Bool` defaults are left out: the service turned
-    /// those flags off by leaving them out.
+    /// `snapshot` over the defaults, ready to serve; built outside any lock. Where missing
+    /// flags are off, `Bool` defaults are left out (the service turned them off).
     package func prepare(_ snapshot: FlagSnapshot) -> PreparedSnapshot {
         let under = snapshot.missingFlagsAreOff ? defaults.filter { $0.value.value?.boolValue == nil } : defaults
         return PreparedSnapshot(
@@ -31,8 +27,7 @@ package struct ServingBase: Sendable {
 package struct PreparedSnapshot: Sendable {
     /// The snapshot.
     package let snapshot: FlagSnapshot
-    /// The snapshot's entries over the bundled defaults, as reads look them up: what a plain
-    /// read of each name returns (before the kill switch), and what details report.
+    /// The snapshot's entries over the bundled defaults, as reads look them up.
     package let table: FlagTable
     /// Whether the snapshot turns the kill switch on.
     package let killed: Bool
@@ -40,47 +35,38 @@ package struct PreparedSnapshot: Sendable {
     /// No flags: code defaults (and bundled defaults, once prepared by a base).
     package static let empty = PreparedSnapshot(snapshot: .empty, table: .empty, killed: false)
 
-    /// The same values, killed when `held` (the kill switch held on the device) even if the
-    /// snapshot itself does not say so.
+    /// The same values, killed when `held` (kill switch held on the device).
     package func holding(_ held: Bool) -> PreparedSnapshot {
         held && !killed ? PreparedSnapshot(snapshot: snapshot, table: table, killed: true) : self
     }
 
-    /// The reason these values read with at `now` when served from the device rather than a
-    /// fresh answer: `STALE` past their TTL; else `CACHED` for stored values, and nil for values
-    /// evaluated on the device from held rules, which keep the reasons the evaluation gave
-    /// (`TARGETING_MATCH`, `STATIC`…) — they were worked out for this context, not recalled.
+    /// The reason for values served from the device: `STALE` past their TTL, else `CACHED`;
+    /// nil for values evaluated from held rules, which keep their evaluation's reasons.
     package func reasonOnDevice(at now: Date) -> FlagReason? {
         if snapshot.isExpired(at: now) { return .stale }
         return snapshot.heldRules == nil ? .cached : nil
     }
 }
 
-/// What a client serves at one instant — values, where they come from, the status — replaced
-/// as one value under the client's lock, so a reader can never see half of a change.
+/// What a client serves at one instant, replaced whole under the client's lock.
 package struct ServedState: Sendable {
     /// The snapshot and its read-ready values.
     package var prepared: PreparedSnapshot { didSet { revision &+= 1 } }
-    /// Where the snapshot's values come from: `network`, `fallback`, `override`, or
-    /// `code_default` for the empty snapshot.
+    /// Where the snapshot's values come from (`code_default` for the empty snapshot).
     package var source: FlagSource { didSet { revision &+= 1 } }
     /// The status.
     package var status: ProviderStatus { didSet { revision &+= 1 } }
     /// Set while serving cached or stale data: every snapshot value reports this reason.
     package var reasonOverride: FlagReason? { didSet { revision &+= 1 } }
-    /// The kill switch held on the device (``KillHold``): reads are killed even when the
-    /// snapshot served does not say so.
+    /// The kill switch held on the device (``KillHold``), whatever the snapshot says.
     package var held: Bool { didSet { revision &+= 1 } }
-    /// The overrides a tester set (``FlagOverrides``), over the snapshot and beneath the kill
-    /// switch; nil when there are none (or the provider is in safe mode).
+    /// Tester overrides, over the snapshot and beneath the kill switch; nil when none.
     var overrides: OverrideLayer? { didSet { revision &+= 1 } }
-    /// The context the values are for (hooks and exposure events name it).
+    /// The context the values are for.
     package var context: EvaluationContext { didSet { revision &+= 1 } }
-    /// The fingerprint of the context the values are for when the client was not told the
-    /// context itself (a fallback client serving its store's most recent context); nil otherwise.
+    /// The fingerprint of the values' context when the client was not told it; nil otherwise.
     package var unnamedContext: String? { didSet { revision &+= 1 } }
-    /// Counts the changes of everything above: a ``ServingCell`` publishes the state to its
-    /// readers when this moves.
+    /// Counts changes above; a ``ServingCell`` republishes when it moves.
     package private(set) var revision: UInt64 = 0
     /// Flags whose unknown list members were reported since the values last changed.
     package var unknownReported: Set<String> = []
@@ -104,8 +90,7 @@ package struct ServedState: Sendable {
     /// What readers get: the snapshot's values, killed by the hold too, and the overrides.
     var effective: ServedValues { ServedValues(prepared: prepared.holding(held), overrides: overrides) }
 
-    /// Serves `next` from `source` with the given reason; the status is kept unless given.
-    /// Returns what readers got before, for the change notification.
+    /// Serves `next`, keeping the status unless given; returns what readers got before.
     @discardableResult
     mutating func serve(
         _ next: PreparedSnapshot, source: FlagSource, status: ProviderStatus? = nil, reasonOverride: FlagReason?
@@ -123,9 +108,7 @@ package struct ServedState: Sendable {
         ServedLabels(status: status, source: source, reasonOverride: reasonOverride, killed: killed)
     }
 
-    /// The non-generic half of a read: the flag's value, or nil when the kill switch is on
-    /// (and `name` is not the kill-switch key), the flag is missing or it carries no value.
-    /// While the kill is held, the kill-switch key itself reads `true`.
+    /// The flag's raw value; nil when killed (except the kill-switch key), missing or valueless.
     @inline(__always)
     package func lookup(_ name: String, hash: Int, killSwitchKey: String) -> FlagValue? {
         if prepared.killed || held { return killedLookup(name, killSwitchKey: killSwitchKey, hash: hash) }
@@ -134,9 +117,7 @@ package struct ServedState: Sendable {
         return slot.pointee.value
     }
 
-    /// What a read of a flag the table lacks starts from: `false` where the snapshot's missing
-    /// flags are off (it converts to nothing but `Bool`, so reads of other types take their
-    /// default), else nothing. Plain and explained reads both ask here.
+    /// The value of a flag the table lacks: `false` where missing flags are off, else nil.
     @inline(never)
     package func missingValue() -> FlagValue? {
         prepared.snapshot.missingFlagsAreOff ? .bool(false) : nil
@@ -158,13 +139,11 @@ package struct ServedState: Sendable {
     /// Forgets which flags' unknown list members were reported (their values changed).
     package mutating func valuesChanged() { unknownReported.removeAll() }
 
-    /// Records that `flag`'s unknown list members are being reported; false if they already were
-    /// since the values last changed.
+    /// Marks `flag`'s unknown members reported; false if they already were.
     package mutating func noteUnknown(_ flag: String) -> Bool { unknownReported.insert(flag).inserted }
 }
 
-/// What a client's readers get, for telling subscribers what changed: the snapshot's values
-/// (killed by the hold too) and the overrides over them.
+/// What a client's readers get: the snapshot's values (with the kill hold) and overrides.
 internal struct ServedValues: Sendable {
     /// The snapshot's values, with the kill hold applied.
     package let prepared: PreparedSnapshot

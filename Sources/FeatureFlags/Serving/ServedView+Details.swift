@@ -1,18 +1,13 @@
 import Foundation
 
-/// A read with its explanation, answered from the published view itself: every field is read
-/// where it is used, through the view's reference. (A method of ``ServedState`` would be given
-/// the state as a copy — 256 bytes moved on every `details(_:)`.)
+/// Explained reads, answered through the view's reference to avoid copying the state.
 extension ServedView {
-    /// The untyped read with its explanation (see ``FeatureFlagClient/flagDetails(_:nameHash:)``):
-    /// `value` is the raw value a typed read converts, or nil where the key's default applies.
+    /// The untyped read with its explanation (see ``FeatureFlagClient/flagDetails(_:nameHash:)``).
     package func rawDetails(_ name: String, hash: Int, base: ServingBase, now: Date) -> FlagDetails<FlagValue?> {
         explain(name, hash: hash, default: nil, base: base, now: now) { .some($0) }
     }
 
-    /// The read of `key` with its explanation. Specialised for the common types: reads through
-    /// `any FeatureFlagClient` reach it generic at run time, and unspecialised generic code
-    /// costs more than the read itself.
+    /// The read of `key` with its explanation, specialised for the common types.
     @_specialize(exported: false, where Value == Bool)
     @_specialize(exported: false, where Value == String)
     @_specialize(exported: false, where Value == Int)
@@ -28,14 +23,12 @@ extension ServedView {
         }
     }
 
-    /// A read with its explanation: `convert` turns the raw value into the read's type (nil:
-    /// TYPE_MISMATCH), `defaultValue` stands where there is none.
+    /// A read with its explanation; `convert` returning nil means TYPE_MISMATCH.
     @inline(__always)
     func explain<Value>(
         _ name: String, hash: Int, default defaultValue: Value, base: ServingBase, now: Date, convert: (FlagValue) -> Value?
     ) -> FlagDetails<Value> {
-        // Fields are read where they are used, not bound to locals: a local copy of the snapshot
-        // or of the entry would retain each of their references, on every call.
+        // Fields are read in place: local copies would retain their references on every call.
         let version = served.prepared.snapshot.version
         let age = served.source == .codeDefault ? nil : served.prepared.snapshot.age(at: now)
         if served.prepared.killed || served.held, name != base.killSwitchKey {

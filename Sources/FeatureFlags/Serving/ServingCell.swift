@@ -19,23 +19,16 @@ extension ServedState: ServesValues {
     package var served: ServedState { self }
 }
 
-/// A ``ServingCell``'s locked part. Not nested in the cell: a type nested in a generic type
-/// with a protocol requirement makes the runtime look that conformance up (a scan of every
-/// conformance in the process, ~50 µs) the first time its metadata is needed — at launch.
+/// A ``ServingCell``'s locked part; not nested, to avoid a conformance scan at launch.
 private struct ServingCellInner<State> {
     var state: State
     /// The revision of `state.served` that readers see.
     var published: UInt64
 }
 
-/// A client's state under one lock, with its served part published to readers: every change
-/// made under the lock that touches the served state is published before the lock is released,
-/// so a reader sees each change whole (values, labels and status together) and never contends
-/// with other readers or waits for a writer's work (see ``ReadPublication``).
-///
-/// A struct over reference-backed parts (copies share the state): built at every client's
-/// launch, a generic class would cost the runtime a metadata instantiation and a conformance
-/// lookup the first time.
+/// A client's state under one lock; changes to its served part are published before the lock
+/// is released, so readers see each change whole without locking (see ``ReadPublication``).
+/// A struct over shared reference-backed parts, cheaper at launch than a generic class.
 internal struct ServingCell<State: ServesValues>: Sendable {
     private let inner: Locked<ServingCellInner<State>>
     private let publication: ReadPublication<ServedView>
@@ -52,8 +45,7 @@ internal struct ServingCell<State: ServesValues>: Sendable {
         self.exposures = exposures
     }
 
-    /// Runs `body` with exclusive access to the state; publishes the served part if it changed,
-    /// still holding the lock.
+    /// Runs `body` under the lock; publishes the served part, if changed, before unlocking.
     package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         try inner.withLock { inner in
             defer {
@@ -67,8 +59,7 @@ internal struct ServingCell<State: ServesValues>: Sendable {
         }
     }
 
-    /// Runs `body` with the state under the lock, read-only: what a client asks of the state
-    /// its transitions decided (a provider changes it only with `withLock { $0.apply(…) }`).
+    /// Runs `body` with the state under the lock, read-only.
     package func inspect<R>(_ body: (State) -> R) -> R {
         inner.withLock { body($0.state) }
     }
@@ -81,11 +72,7 @@ internal struct ServingCell<State: ServesValues>: Sendable {
     @inline(__always)
     package func lookup(_ name: String) -> FlagValue? { lookup(name, hash: FlagNameHash.of(name)) }
 
-    /// The read of `key` with its explanation; `report` is given the list members its value holds
-    /// that the key's enum does not know, and the flag's name (keys that audit them only). The
-    /// name is passed, not captured: a closure capturing the generic key copies it whole on
-    /// every read. No tuple is returned: this runs generic at run time, where a tuple of a
-    /// generic type is looked up on every call.
+    /// The read of `key` with its explanation; `report` gets unknown list members and the name.
     @inline(__always)
     package func details<Value>(
         _ key: FlagKey<Value>, base: ServingBase, now: Date, report: (_ unknownMembers: [String], _ flag: String) -> Void
@@ -115,8 +102,7 @@ internal struct ServingCell<State: ServesValues>: Sendable {
         return publication.read { $0.served.lookup(name, hash: hash, killSwitchKey: key) }
     }
 
-    /// ``lookup(_:hash:)`` reporting first reads: a filter check when known, the exposure log
-    /// otherwise (out of line, so the plain path stays small).
+    /// ``lookup(_:hash:)`` reporting first reads, out of line so the plain path stays small.
     @inline(never)
     private func reportingLookup(_ name: String, hash: Int, _ exposures: ExposureLog) -> FlagValue? {
         let key = killSwitchKey

@@ -1,6 +1,4 @@
-/// Base64url (RFC 4648 section 5) without padding, as JWS (RFC 7515) and LaunchDarkly's
-/// context paths use it. Decoding is strict: only the URL alphabet, no padding, no spaces,
-/// and the unused bits of the last character must be zero (one string per byte sequence).
+/// Unpadded base64url (RFC 4648 §5), as JWS (RFC 7515) uses; strict decoding: no padding, zero unused tail bits.
 package enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
@@ -26,9 +24,7 @@ package enum Base64URL {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// The bytes `text` encodes, or nil when it is not strict unpadded base64url. Not generic:
-    /// other modules (signature checks at launch) would run it unspecialised, building its
-    /// types at run time.
+    /// The bytes `text` encodes, or nil unless strict unpadded base64url. Non-generic on purpose.
     package static func decode(_ text: ArraySlice<UInt8>) -> [UInt8]? {
         guard text.count % 4 != 1 else { return nil }
         var out: [UInt8] = []
@@ -53,7 +49,6 @@ package enum Base64URL {
                 accumulator &= (1 << UInt32(bits)) - 1
             }
         }
-        // The leftover bits of the last character must be zero.
         guard accumulator == 0 else { return nil }
         return out
     }

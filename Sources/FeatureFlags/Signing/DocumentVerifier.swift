@@ -1,7 +1,6 @@
 package import Foundation
 
-/// A flag document whose signature verified: the document's own bytes and what the protected
-/// header said of it.
+/// A flag document whose signature verified: its bytes and what the protected header said.
 package struct VerifiedDocument: Sendable, Equatable {
     /// The signed bytes: the document exactly as the operator wrote it.
     package let payload: [UInt8]
@@ -11,8 +10,7 @@ package struct VerifiedDocument: Sendable, Equatable {
     package var issuedAt: Date? { issuedAtSeconds.map(Date.init(timeIntervalSinceReferenceDate:)) }
     /// When it stops being current (`exp`), if the header says.
     package var expiresAt: Date? { expiresAtSeconds.map(Date.init(timeIntervalSinceReferenceDate:)) }
-    // Seconds since the reference date: a stored `Date` has no fixed layout on Apple
-    // platforms (`Support/FixedLayout.swift`).
+    // Seconds since the reference date, not `Date`: see `Support/FixedLayout.swift`.
     private let issuedAtSeconds: TimeInterval?
     private let expiresAtSeconds: TimeInterval?
 
@@ -25,26 +23,20 @@ package struct VerifiedDocument: Sendable, Equatable {
     }
 }
 
-/// Why a signed document was refused. The text names the key id and the problem, never the
-/// document's values.
+/// Why a signed document was refused; names the key id and problem, never the document's values.
 package struct SignatureFailure: Error, Equatable, CustomStringConvertible {
     package let description: String
     /// A refusal saying `description`.
     package init(_ description: String) { self.description = description }
 }
 
-/// What checks a signed flag document before anything reads it: the seam through which the
-/// fetcher (answers, stored snapshots, held rules) and bundled defaults verify signatures
-/// without naming the algorithm. FeatureFlagsSigning's trusted Ed25519 keys are the one kind.
+/// Checks a signed flag document before anything reads it, without naming the algorithm (FeatureFlagsSigning: Ed25519).
 package protocol DocumentVerifier: Sendable {
     /// `bytes` (a signed envelope) verified: the document it carries, or why it is refused.
     func verify(_ bytes: [UInt8]) -> Result<VerifiedDocument, SignatureFailure>
 }
 
-/// What verifies documents, or why nothing can. A `Result`'s two cases in a type of its own:
-/// the runtime builds a `Result<any DocumentVerifier, FlagError>` from its name wherever it is
-/// copied, and checks `FlagError: Error` by searching every conformance the process holds —
-/// work every signed launch would pay.
+/// What verifies documents, or why nothing can; not a `Result`, whose runtime type set-up every signed launch would pay.
 package enum TrustedVerifier: Sendable {
     /// The keys are usable: this verifies documents against them.
     case ready(any DocumentVerifier)
@@ -60,8 +52,7 @@ package enum TrustedVerifier: Sendable {
     }
 }
 
-/// The signing keys a configuration trusts: as configured (key id: key text), and the
-/// verifier made from them — or why they are unusable (every check then fails with it).
+/// The signing keys a configuration trusts (key id: key text) and the verifier made from them.
 package struct SignatureTrust: Sendable {
     /// The keys as configured.
     package let keys: [String: String]

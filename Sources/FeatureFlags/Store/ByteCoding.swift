@@ -49,8 +49,7 @@ struct ByteDecodingError: Error, Equatable {
     let offset: Int
 }
 
-/// Reads what ``ByteWriter`` wrote, bounds-checked: every read of corrupt or truncated
-/// bytes throws instead of trapping, and no count can ask for more elements than bytes remain.
+/// Reads what ``ByteWriter`` wrote; corrupt or truncated bytes throw instead of trapping, counts never exceed the bytes left.
 struct ByteReader {
     let buffer: UnsafeRawBufferPointer
     private(set) var offset: Int
@@ -76,9 +75,7 @@ struct ByteReader {
 
     mutating func u64() throws(ByteDecodingError) -> UInt64 { try fixed(8) }
 
-    /// A time or an age in seconds (its bit pattern), which must be finite: the stores write
-    /// only finite ones, so NaN or infinity is a damaged or forged file — and an infinite age
-    /// would reach every caller that shows it.
+    /// A time or age in seconds, which must be finite: NaN or infinity means a damaged or forged file.
     mutating func finiteDouble() throws(ByteDecodingError) -> Double {
         let value = Double(bitPattern: try fixed(8))
         guard value.isFinite else { throw fail("a stored number is not finite") }
@@ -126,9 +123,7 @@ struct ByteReader {
         return String(decoding: raw, as: UTF8.self)
     }
 
-    /// A flag name and its ``FlagNameHash``, hashed from the bytes in place when they are
-    /// ASCII (the usual case; other bytes may be repaired into the string, whose own bytes are
-    /// then hashed).
+    /// A flag name and its ``FlagNameHash``, hashed from the bytes in place when they are ASCII.
     mutating func flagName() throws(ByteDecodingError) -> (name: String, hash: Int) {
         let n = try varint()
         let raw = try bytes(n)

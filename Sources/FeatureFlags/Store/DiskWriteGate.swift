@@ -1,16 +1,7 @@
 import Foundation
 
-/// Decides whether a write of the fallback file may start now, and keeps the process from
-/// being suspended until it ends.
-///
-/// iOS kills an app that is suspended while it holds a file lock in an App Group container
-/// (exception code `0xdead10cc`). The store's lock is only ever held inside one synchronous
-/// write — taken, the file read, merged and replaced, released, all in one call, never across
-/// an `await` — so the one danger is a suspension in the middle of that call. The gate closes
-/// it: on Apple platforms each write runs inside `ProcessInfo.performExpiringActivity`, which
-/// asks the system for time to finish (apps and extensions alike); when the system answers
-/// that no time is left, the write does not start, the lock is not taken, and the change stays
-/// in memory, written with the next write (after the app returns to the foreground and fetches).
+/// Gates fallback-file writes so iOS never suspends the app holding a file lock (`0xdead10cc`): the lock lives inside one
+/// synchronous write, never across `await`; without granted time the write does not start (the change stays in memory).
 internal struct DiskWriteGate: Sendable {
     /// Runs `write` if it may run now and returns true, or returns false without running it.
     package let perform: @Sendable (_ name: String, _ write: () -> Void) -> Bool
@@ -36,23 +27,14 @@ internal struct DiskWriteGate: Sendable {
     }
 
     #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-    /// Each write inside `ProcessInfo.performExpiringActivity(withReason:using:)`, which exists
-    /// on iOS, tvOS, watchOS and visionOS (a Mac app is not suspended in the middle of a call).
+    /// Each write inside `ProcessInfo.performExpiringActivity` (a Mac app is not suspended mid-call).
     package static let expiringActivity = DiskWriteGate.activity { name, block in
         ProcessInfo.processInfo.performExpiringActivity(withReason: name, using: block)
     }
     #endif
 
-    /// Each write inside an expiring activity started by `begin` — `performExpiringActivity`'s
-    /// contract: the activity calls its block (on a thread of its own) with `expired` false while
-    /// the process may keep running until the block returns, or true when it may not; it may
-    /// call the block a second time, with true, while the first call still runs.
-    ///
-    /// The write runs on the caller's thread, and only after the activity granted time; the
-    /// activity's block waits until the write has returned, so the system keeps the process
-    /// running for all of it, and the block never holds the (non-escaping) write. A first call
-    /// with `expired` true refuses the write; a later call returns at once. The platform seam is
-    /// `begin` alone, so the Linux tests drive this logic with activities of their own.
+    /// Each write inside an activity started by `begin` (whose block may be called twice, the second time expired); the
+    /// write runs on the caller's thread only once granted, while the block waits. `begin` is the only platform seam.
     package static func activity(
         _ begin: @escaping @Sendable (_ name: String, _ block: @escaping @Sendable (_ expired: Bool) -> Void) -> Void
     ) -> DiskWriteGate {

@@ -1,22 +1,15 @@
-/// The fallback file: several contexts' snapshots, most recently used first.
-///
+/// The fallback file: contexts' snapshots, most recently used first; the length catches truncation, checksums corruption.
 /// ```
-/// header := "FFLK" u16 formatVersion(=1) u16 reserved(=0) u64 fileLength u32 entryCount
-///           u64 checksum(of the 20 bytes before it)
-/// entry  := string contextFingerprint u32 payloadLength u64 checksum payload
-///           (checksum = sum(payload) + 31 × sum(fingerprint), see ``Checksum``)
+/// header := "FFLK" u16 formatVersion(=1) u16 reserved(=0) u64 fileLength u32 entryCount u64 checksum(of the 20 bytes before)
+/// entry  := string contextFingerprint u32 payloadLength u64 checksum payload  (checksum = sum(payload) + 31 × sum(fingerprint))
 /// ```
-///
-/// The file length in the header catches truncation at any byte; the checksums catch
-/// corruption; the format version lets a future release refuse or migrate old files.
 enum FallbackFileFormat {
     static let magic: [UInt8] = Array("FFLK".utf8)
     static let formatVersion: UInt16 = 1
     static let headerSize = 28
     /// Upper bound on entries a file may claim; far above any capacity in use.
     static let maxEntries = 1024
-    /// The most contexts a file holds: ``maxEntries`` less the two reserved entries (the kill
-    /// hold and the held rules). A store's capacity is cut to it.
+    /// The most contexts a file holds: ``maxEntries`` less the kill-hold and held-rules entries.
     static let maxContexts = maxEntries - 2
 
     /// The bytes `entries` take in the file, header included (what ``encode(_:)`` returns).
@@ -87,8 +80,7 @@ enum FallbackFileFormat {
     /// Checks the whole file and returns its entries, most recently used first.
     static func decode(_ bytes: [UInt8]) throws(Problem) -> [Entry] {
         if bytes.isEmpty { throw .empty }
-        // Typed throws and a non-generic location type: this runs at launch, where each generic
-        // type met for the first time (a `Result`, a tuple of a `Range`) costs a lookup.
+        // Typed throws and a non-generic `Location`: at launch each new generic type costs a lookup.
         var problem: Problem?
         let located: [Location] = bytes.withUnsafeBytes { raw in
             do throws(Problem) {

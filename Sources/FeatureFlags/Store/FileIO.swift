@@ -38,8 +38,7 @@ package enum FileIOError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// Small POSIX file helpers: whole-file reads that never block on special files, and
-/// atomic replacement (temp file, fsync, rename, directory fsync) with mode 0600.
+/// POSIX file helpers: whole-file reads that never block on special files, and atomic replacement with mode 0600.
 package enum FileIO {
     /// Files larger than this are refused rather than read into memory.
     package static let maxReadSize = 64 << 20
@@ -77,9 +76,7 @@ package enum FileIO {
         return bytes
     }
 
-    /// Replaces the file at `path` with `bytes` so that a crash at any moment leaves either
-    /// the old or the new content: write a temp file beside it (mode 0600), fsync, rename
-    /// over, fsync the directory. Creates the directory (mode 0700) when missing.
+    /// Replaces `path` crash-safely (temp file 0600, fsync, rename, directory fsync); creates the directory (0700) if missing.
     package static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileIOError) {
         let directory = parentDirectory(of: path)
         try makeDirectory(directory)
@@ -116,9 +113,7 @@ package enum FileIO {
         }
     }
 
-    /// Removes the temp files `writeAtomically` left beside `path` when a process died while
-    /// writing (`.<name>.tmp-*`). Call it only while holding the file's lock: a temp file that
-    /// exists then belongs to no write in progress. Best effort; returns how many were removed.
+    /// Removes temp files a dead writer left beside `path`; call only under the file's lock. Returns the count.
     @discardableResult
     package static func removeStaleTempFiles(besides path: String) -> Int {
         let directory = parentDirectory(of: path)
@@ -137,8 +132,7 @@ package enum FileIO {
         return names.filter { unlink("\(directory)/\($0)") == 0 }.count
     }
 
-    /// A free path to set an unusable file aside at: `<path>.corrupt`, else `<path>.corrupt-2`
-    /// … `-9`; when all are taken, `<path>.corrupt-9` is replaced (the oldest kept stay).
+    /// A free path for an unusable file: `<path>.corrupt`, else `-2` … `-9` (`-9` is reused).
     package static func quarantinePath(for path: String) -> String {
         var info = stat()
         let candidates = [path + ".corrupt"] + (2...9).map { "\(path).corrupt-\($0)" }
@@ -176,8 +170,7 @@ package enum FileIO {
         if mkdir(path, 0o700) != 0, errno != EEXIST { throw .from(errno, "mkdir") }
     }
 
-    /// What is wrong with who may change the file at `path`, as ssh checks its keys: owned by
-    /// another user, or readable or writable by others (the store creates it 0600). Nil when fine.
+    /// A warning when `path` is owned by another user or open to others (as ssh checks keys).
     package static func ownershipWarning(_ path: String) -> String? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }

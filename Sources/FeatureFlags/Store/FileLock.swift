@@ -6,14 +6,11 @@ import Musl
 import Darwin
 #endif
 
-/// An exclusive advisory lock (`flock`) on a lock file beside the fallback file, held while
-/// one process reads, merges and replaces the file. Waits up to two seconds for another
-/// process to finish, then gives up with an error rather than block the caller forever.
+/// An exclusive `flock` on a lock file beside the fallback file, held while one process reads, merges and replaces it.
 struct FileLock {
     let fd: Int32
 
-    /// Takes the lock, waiting at most `timeout`. The lock file is never followed through a
-    /// symbolic link (a link there is refused), so it cannot be used to create a file elsewhere.
+    /// Takes the lock, waiting at most `timeout`; a symbolic link at `path` is refused (no file created elsewhere).
     static func acquire(_ path: String, timeout: Duration = .seconds(2), create: Bool = true) throws(FileIOError) -> FileLock {
         let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0o600)
         guard fd >= 0 else {

@@ -1,8 +1,6 @@
 import Foundation
 
-/// Held rules (``HeldRules``) as an entry of the fallback file: the store's format, kept with
-/// the store. The store keeps the entry's bytes and reads the rules again through the
-/// fetcher's ``LocalEvaluationEndpoint`` when they are first asked for.
+/// Held rules as a fallback-file entry; the fetcher's ``LocalEvaluationEndpoint`` reads them again on first use.
 struct HeldRulesEntry {
     /// The reserved entry name (context fingerprints are 32 hex digits).
     static let name = "local-rules"
@@ -13,8 +11,7 @@ struct HeldRulesEntry {
     let etag: EntityTag?
     /// When the document was fetched.
     var fetchedAt: Date { Date(timeIntervalSinceReferenceDate: fetchedAtSeconds) }
-    /// Seconds since the reference date: a stored `Date` has no fixed layout on Apple
-    /// platforms (`Support/FixedLayout.swift`).
+    /// Seconds since the reference date (a `Date` has no fixed layout: `Support/FixedLayout.swift`).
     let fetchedAtSeconds: TimeInterval
     /// The document, as the service sent it.
     let document: [UInt8]
@@ -22,10 +19,7 @@ struct HeldRulesEntry {
     let envelope: [UInt8]?
 
     /// `u8 version(=1) string options u8 hasTag [string value string endpoint] f64 fetchedAt varint count bytes document`;
-    /// version 2 adds `varint count bytes envelope` (the signed answer) after the document
-    /// (a build before it does not read such an entry: it fetches the rules again). Written
-    /// by builds that held flagd's rules in the core, `options` their bucketing mode: the
-    /// same bytes.
+    /// version 2 appends `varint count bytes envelope` (the signed answer).
     static func encoded(_ rules: any HeldRules) -> [UInt8] {
         let document = rules.document, envelope = rules.envelope
         var w = ByteWriter(capacity: document.count + (envelope?.count ?? 0) + 96)
@@ -48,8 +42,7 @@ struct HeldRulesEntry {
         return w.bytes
     }
 
-    /// The entity tag of the rules in `payload`, read from its header without reading the
-    /// document (nil when there is none, or the entry is not one this build reads).
+    /// The rules' entity tag, from the entry's header only (nil: none, or an unreadable entry).
     static func tag(of payload: ArraySlice<UInt8>) -> EntityTag? {
         payload.withUnsafeBytes { raw -> EntityTag? in
             var r = ByteReader(raw)
@@ -74,8 +67,7 @@ struct HeldRulesEntry {
         }
     }
 
-    /// The rules in `payload`, read again by `endpoint`; nil when the entry is not one this
-    /// build reads or the document no longer reads.
+    /// The rules in `payload`, read again by `endpoint`; nil when the entry or document is unreadable.
     static func rules(in payload: ArraySlice<UInt8>, readBy endpoint: any LocalEvaluationEndpoint) -> (any HeldRules)? {
         guard let entry = decode(payload) else { return nil }
         return endpoint.rules(

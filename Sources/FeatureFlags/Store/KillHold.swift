@@ -1,14 +1,11 @@
 import Foundation
 
-/// The kill switch, held on the device: once a service turned it on for any context, every
-/// context is killed — offline, after a relaunch, in an app extension — until a successful
-/// fetch for the context being served says it is off. Stored in the fallback file as one
-/// reserved entry beside the contexts' snapshots (not counted against the capacity).
+/// The kill switch held on the device: once on for any context, every context is killed until a successful fetch for
+/// the served context says off. A reserved fallback-file entry, outside the capacity.
 internal struct KillHold: Sendable, Equatable {
     /// When the hold began.
     package var since: Date { Date(timeIntervalSinceReferenceDate: sinceSeconds) }
-    /// Seconds since the reference date: a stored `Date` has no fixed layout on Apple
-    /// platforms (`Support/FixedLayout.swift`).
+    /// Seconds since the reference date (a `Date` has no fixed layout: `Support/FixedLayout.swift`).
     private let sinceSeconds: TimeInterval
     /// The fingerprint of the context whose answer turned it on.
     package let context: String

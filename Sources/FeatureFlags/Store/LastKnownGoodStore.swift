@@ -1,36 +1,18 @@
 public import Foundation
 
-/// The Last-Known-Good store: per context, the last snapshot a service gave and the entity
-/// tag that validates it, in one key-value file on disk, with the kill held on the device and
-/// the flag rules held for evaluation on the device. It fetches nothing and reports nothing:
-/// ``FeatureFlagProvider`` and ``FallbackClient`` decide what of it may be served, and say
-/// what they found.
-///
-/// - **Start.** Creating a store reads the file synchronously — meant for launch, before the
-///   first frame — and never fails: an unusable file is moved aside to `<file>.corrupt`, the
-///   store starts empty, and ``loadOutcome`` says why.
-/// - **The file.** A versioned binary format with checksums, replaced atomically with mode
-///   0600, holding up to ``capacity`` contexts (least recently used evicted first).
-/// - **Writes** go to memory at once, then to disk under an exclusive file lock, merged with
-///   what other processes (an app and its extension) wrote meanwhile. The file I/O never runs
-///   under the store's own lock: reading the store never waits on the disk.
-/// - **Merged identities** (``FeatureFlagProvider/identify(merging:)``) keep each member
-///   context's snapshot and tag here too, in memory only.
-/// - **Nothing on disk** — ``inMemory(capacity:)`` — for an app whose policy forbids keeping
-///   flag values on the device (OFREP ADR-0009's `disabled` cache mode).
+/// The Last-Known-Good store: per context, the last snapshot and entity tag, plus the held kill switch and local rules.
+/// Creating it reads the file synchronously and never fails (an unusable file moves to `<file>.corrupt`). Writes go to
+/// memory, then to disk under a file lock, merged with other processes' writes, never under the store's own lock.
 public final class LastKnownGoodStore: Sendable {
     /// What loading the file found.
     internal enum LoadOutcome: Sendable, Equatable {
         /// The file was read: how many contexts it holds and its size in bytes.
         case loaded(contexts: Int, bytes: Int)
-        /// There was no file yet (first launch): the store starts empty.
+        /// No file yet (first launch).
         case noFile
-        /// The file could not be used; the store starts empty. `keptAt` is where the file was
-        /// moved for diagnosis (nil when it could not or should not be moved).
+        /// The file was unusable; `keptAt` is where it was moved for diagnosis, if it was.
         case rejected(reason: String, keptAt: String?)
-        /// The file exists but cannot be read now (permission denied — on iOS, before the first
-        /// unlock after a reboot). It is kept in place, untouched; the store starts empty, and a
-        /// write succeeds only once the file reads again, merging with what it holds.
+        /// The file exists but is unreadable now (iOS before first unlock): left untouched; writes wait until it reads.
         case unavailable(reason: String)
     }
 
@@ -44,8 +26,7 @@ public final class LastKnownGoodStore: Sendable {
     let fileLimit: Int
     /// What loading the file found.
     let loadOutcome: LoadOutcome
-    /// What deserves attention about a file that was loaded (owned by another user, or open
-    /// to others), if anything. Its flags are used all the same.
+    /// A warning about the loaded file's owner or permissions, if any; its flags are used anyway.
     public let loadWarning: String?
 
     /// A change not yet on disk, in the order it was made.
@@ -56,8 +37,7 @@ public final class LastKnownGoodStore: Sendable {
 
     private struct State {
         var content: StoreContent
-        /// Changes made in memory and not yet written, oldest first. A writer writes every
-        /// change up to its own, in order, so a later change is never overwritten by an older one.
+        /// Unwritten changes, oldest first; a writer writes every change up to its own, in order.
         var unwritten: [Change] = []
         var nextSequence = 0
         /// The members of the merged identity last fetched, by identity fingerprint.
@@ -67,51 +47,36 @@ public final class LastKnownGoodStore: Sendable {
     private let state: Locked<State>
     /// Whether a write may start now (see ``DiskWriteGate``).
     private let gate: DiskWriteGate
-    /// How many times this store replaced its file (each an fsync'd write).
+    /// How many times this store replaced its file.
     private let fileWrites = Locked(0)
-    /// How many times this store replaced its file: for tests that count writes.
+    /// How many times this store replaced its file (for tests).
     package var fileWriteCount: Int { fileWrites.withLock { $0 } }
 
-    /// The name that makes the default location per app: the main bundle's identifier on
-    /// Apple platforms (`com.example.pos`), else the process's name. Two apps of one Mac user
-    /// or one Linux account therefore never share a file by default.
+    /// The per-app folder name: the main bundle identifier, else the process name.
     public static var defaultAppName: String {
         StoreLocation.folderName(Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName)
     }
 
-    /// The file's default place, `<base>/<appName>/flags.lkg`, where `<base>` is Application
-    /// Support on iOS, macOS, watchOS and visionOS, Caches on tvOS (the only writable place
-    /// there; the system may purge it — see `Docs/iOS.md`), and `$XDG_STATE_HOME` (else
-    /// `~/.local/state`) on Linux. `appName` defaults to ``defaultAppName``. This function only
-    /// computes the URL.
+    /// The default file, `<base>/<appName>/flags.lkg`: Application Support (Caches on tvOS, purgeable), or
+    /// `$XDG_STATE_HOME` (else `~/.local/state`) on Linux. Only computes the URL.
     public static func defaultFileURL(appName: String = LastKnownGoodStore.defaultAppName) -> URL {
         StoreLocation.file(in: StoreLocation.base(), appName: appName)
     }
 
-    /// Loads the store at `fileURL` (any path; the directory is created on first write),
-    /// keeping up to `capacity` contexts (at least 1, at most 1,022), and the most recent of
-    /// them only while the file stays within 64 MiB (the largest file a launch reads).
+    /// Loads the store at `fileURL` (directory created on first write), keeping up to `capacity` contexts (1…1,022).
     public convenience init(fileURL: URL = LastKnownGoodStore.defaultFileURL(), capacity: Int = 5) {
         self.init(fileURL: fileURL, capacity: capacity, read: FileIO.read)
     }
 
-    /// A store that keeps up to `capacity` contexts' snapshots for this process only: nothing
-    /// is read when it is created and nothing is ever written — OFREP ADR-0009's `disabled`
-    /// cache mode, for an app whose policy forbids keeping flag values on the device. What it
-    /// costs: a launch serves bundled and code defaults until the first fetch (a launch offline
-    /// serves only those), a kill switch holds for the session only, and a provider given this
-    /// store runs without its crash-loop guard (the guard's journal is a file beside the
-    /// store's; ``FeatureFlagProvider`` says so with a `fallback_warning` event).
-    /// ``fileURL`` is `/dev/null`, never opened.
+    /// A store that reads and writes nothing (OFREP ADR-0009 `disabled`): defaults until the first fetch, a kill switch
+    /// for the session only, no crash-loop guard. ``fileURL`` is `/dev/null`.
     public static func inMemory(capacity: Int = 5) -> LastKnownGoodStore {
-        // It finds no file (the one reader it is given) and its changes stay in memory (`commit`).
         LastKnownGoodStore(
             fileURL: URL(fileURLWithPath: "/dev/null"), capacity: capacity, read: { _ throws(FileIOError) in throw .notFound },
             persists: false)
     }
 
-    /// The designated initialiser, with the file reader, the write gate and the largest file
-    /// written as seams for tests; `persists: false` keeps every change in memory.
+    /// Designated initialiser with test seams; `persists: false` keeps every change in memory.
     init(
         fileURL: URL, capacity: Int, read: (String) throws(FileIOError) -> [UInt8], gate: DiskWriteGate = .system,
         fileLimit: Int = FileIO.maxReadSize, persists: Bool = true
@@ -126,10 +91,7 @@ public final class LastKnownGoodStore: Sendable {
         self.loadOutcome = outcome
         self.loadWarning = content.warning
         self.state = Locked(State(content: content))
-        // Temp files of a process that died while writing are removed by the next write, under
-        // the file lock and inside the write gate: opening the store only reads (no lock taken
-        // at launch, where an app may be suspended at any moment, and nothing the first read
-        // does not need).
+        // Stale temp files are removed by the next write (under lock and gate): opening takes no lock at launch.
     }
 
     // MARK: Reading (memory only, never the disk)
@@ -140,8 +102,7 @@ public final class LastKnownGoodStore: Sendable {
         return nil
     }
 
-    /// What is stored for `fingerprint`: found, nothing, or an entry that does not decode
-    /// (dropped; the caller reports it).
+    /// What is stored for `fingerprint`; an entry that does not decode is dropped (caller reports).
     func lookup(_ fingerprint: String) -> StoredLookup? {
         state.withLock { $0.content.lookup(fingerprint) }
     }
@@ -158,12 +119,10 @@ public final class LastKnownGoodStore: Sendable {
     /// Fingerprints of the stored contexts, most recently used first.
     package var fingerprints: [String] { state.withLock { $0.content.fingerprints } }
 
-    /// The kill switch held on this device, if a service turned it on and no successful fetch
-    /// for the context served has turned it off since.
+    /// The kill switch held on this device until a successful fetch for the served context.
     var killHold: KillHold? { state.withLock { $0.content.killHold } }
 
-    /// The flag definitions held for evaluation on the device (the last a local-evaluation
-    /// endpoint fetched), if any.
+    /// The flag definitions held for on-device evaluation, if any.
     package func localRules(readBy endpoint: any LocalEvaluationEndpoint) -> (any HeldRules)? {
         state.withLock { $0.content.localRules(readBy: endpoint) }
     }
@@ -174,8 +133,7 @@ public final class LastKnownGoodStore: Sendable {
     /// The held definitions' entity tag, read without parsing them.
     package var localRulesTag: EntityTag? { state.withLock { $0.content.localRulesTag } }
 
-    /// Holds the kill switch on the device (`hold`) or releases it (nil), and writes the file.
-    /// Nothing is written when nothing changes.
+    /// Holds (`hold`) or releases (nil) the kill switch and writes the file, if anything changed.
     func setKillHold(_ hold: KillHold?) throws(FlagError) {
         let unchanged = state.withLock { !$0.content.changesKillHold(to: hold) }
         if unchanged { return }
@@ -187,34 +145,21 @@ public final class LastKnownGoodStore: Sendable {
         state.withLock { s in s.members?.identity == identity ? s.members?.flags ?? [:] : [:] }
     }
 
-    /// Keeps `flags` as the members' snapshots of the merged identity `identity` (memory only),
-    /// replacing those of any other identity.
+    /// Keeps `flags` as `identity`'s member snapshots (memory only), replacing any other identity's.
     func keepMembers(_ flags: [String: StoredFlags], of identity: String) {
         state.withLock { $0.members = (identity, flags) }
     }
 
     // MARK: Writing
 
-    /// Stores `snapshot` and its entity tag as `context`'s Last-Known-Good (most recently
-    /// used), evicting the least recently used context beyond capacity. Blocking file I/O
-    /// (lock, read, write, fsync, rename; up to 2 s waiting for another process): call it off
-    /// the main thread. Readers of the store never wait for it.
-    /// - Throws: ``FlagError`` when the file cannot be written; the snapshot is still kept in
-    ///   memory for this session.
+    /// Stores `snapshot` as `context`'s Last-Known-Good. Blocking file I/O (up to 2 s): call off the main thread.
+    /// - Throws: ``FlagError`` when the file cannot be written; the snapshot stays in memory.
     package func save(_ snapshot: FlagSnapshot, etag: EntityTag?, for context: EvaluationContext) throws(FlagError) {
         try save(StoredFlags(snapshot: snapshot, etag: etag), for: context)
     }
 
-    /// Stores `stored` as `context`'s Last-Known-Good, as ``save(_:etag:for:)`` does — or, when
-    /// the store already holds the same content for `context` (``StoredFlags/sameContent(as:)``:
-    /// a 200 that repeats what is stored), only marks it used: no file I/O.
-    /// With `killHold` (when not nil), the kill hold is set (or released, `.some(nil)`) in the
-    /// same commit: one write of the file for a kill and the snapshot that carried it.
-    /// With `members` (a merged identity's members' answers, by context fingerprint), those are
-    /// stored too, in the same commit and before it (the merged identity is the most recently
-    /// used): a relaunch asks the service for each member conditionally, and with trusted keys
-    /// rebuilds the merge from the members' signed answers. The merge decides whether anything
-    /// is written: it is made from them.
+    /// As ``save(_:etag:for:)``, or only marks it used when the same content is held (no I/O). `killHold` (`.some(nil)`
+    /// releases) and `members` (member answers by fingerprint) go in the same commit.
     func save(
         _ stored: StoredFlags, for context: EvaluationContext, killHold: KillHold?? = nil, members: [String: StoredFlags] = [:]
     ) throws(FlagError) {
@@ -240,9 +185,7 @@ public final class LastKnownGoodStore: Sendable {
         }
     }
 
-    /// Keeps a copy of the file as it is now beside it (`<file>.corrupt`, `-2` … `-9`), for
-    /// diagnosis, then forgets `context`'s snapshot: for a snapshot that must not be served
-    /// (one whose signature no longer matches). Returns where the copy went, if it was made.
+    /// Copies the file to `<file>.corrupt`, then forgets `context`'s snapshot; returns the copy's path, if made.
     package func setAside(_ context: EvaluationContext) -> String? {
         let keptAt = keepCopy()
         try? remove(context)
@@ -276,15 +219,10 @@ public final class LastKnownGoodStore: Sendable {
         try commit { $0.removeAll() }
     }
 
-    /// Applies `change` in memory at once, then writes it: under the file lock, every change
-    /// not yet written up to this one is applied in order to the file's current content, the
-    /// result replaces the file, and memory adopts it (with the changes still unwritten applied
-    /// on top). Only the two short memory steps hold the store's lock. A store that does not
-    /// persist stops after the change in memory.
+    /// Applies `change` in memory, then writes all unwritten changes up to it; only the memory steps take the store's lock.
     private func commit(_ apply: @escaping @Sendable (inout StoreContent) -> Void) throws(FlagError) {
         guard persists else {
-            // Nothing on disk: the change in memory is the whole of it (and the uses noted for
-            // the next write are dropped: there is none).
+            // Nothing on disk: drop the uses noted for a next write.
             state.withLock { s in
                 apply(&s.content)
                 _ = s.content.takeTouches()
@@ -321,8 +259,7 @@ public final class LastKnownGoodStore: Sendable {
     static let notStartedReason =
         "not written now: the system gave no time to finish before suspending the app; kept in memory, written with the next save"
 
-    /// Under the file lock, taken and released within this call: applies every unwritten
-    /// change up to `sequence` to the file's current content, replaces the file, and adopts it.
+    /// Under the file lock (taken and released here): applies unwritten changes up to `sequence` to the file, adopts it.
     private func write(upTo sequence: Int, path: String) throws(FileIOError) {
         try FileIO.makeDirectory(FileIO.parentDirectory(of: path))
         let lock = try FileLock.acquire(path + ".lock")
@@ -340,8 +277,6 @@ public final class LastKnownGoodStore: Sendable {
         try written.fit(within: fileLimit)
         try FileIO.writeAtomically(FallbackFileFormat.encode(written.fileEntries), to: path)
         fileWrites.withLock { $0 += 1 }
-        // The changes queued since the last write, usually one: a list, not a `Set` (no
-        // hashing code for one use).
         let done = batch.map(\.sequence)
         state.withLock { s in
             s.unwritten.removeAll { done.contains($0.sequence) }
@@ -352,15 +287,13 @@ public final class LastKnownGoodStore: Sendable {
     }
 }
 
-/// A stored snapshot, the entity tag that validates it, and what else the full answer said
-/// that a 304 cannot repeat: the change streams it advertised.
+/// A stored snapshot, its entity tag, and the change streams the full answer advertised.
 internal struct StoredFlags: Sendable, Equatable {
     /// The flags as the service gave them.
     package let snapshot: FlagSnapshot
     /// The tag to send as `If-None-Match`, if the service gave one.
     package let etag: EntityTag?
-    /// The change streams the answer advertised (empty: none); nil when not known (stored by
-    /// an earlier version, or by a caller that did not say).
+    /// The change streams the answer advertised (empty: none); nil when not known.
     package let streams: [EventStreamLink]?
 
     /// A stored snapshot.
@@ -370,12 +303,7 @@ internal struct StoredFlags: Sendable, Equatable {
         self.streams = streams
     }
 
-    /// Whether `other` stores the same thing, whenever each was fetched: same flags, version,
-    /// TTL, context, tag, streams, signature (a document signed again with the same values is
-    /// new: its signing time and expiry are) and reading of missing flags. Storing it again
-    /// would rewrite the file with the same content (only the fetch time would differ, which a
-    /// 304 does not record either). Rules held for local evaluation are stored apart and not
-    /// compared.
+    /// Whether `other` stores the same content, ignoring fetch time; held local-evaluation rules are not compared.
     package func sameContent(as other: StoredFlags) -> Bool {
         etag == other.etag && streams == other.streams && snapshot.version == other.snapshot.version
             && snapshot.ttl == other.snapshot.ttl && snapshot.contextFingerprint == other.snapshot.contextFingerprint

@@ -1,25 +1,14 @@
 import Foundation
 
-/// The compact binary form of one stored snapshot and its entity tag inside the fallback file.
-///
-/// Binary rather than JSON so that start-up reads 1,000 flags in well under a millisecond
-/// (see Docs/Performance.md): no tokenising, no number guessing, counts known up front.
-///
+/// One stored snapshot and its entity tag in the fallback file, binary so launch reads 1,000 flags in under a millisecond.
 /// ```
-/// snapshot := u8 version(=1) u8 presence f64 fetchedAt [string version] [f64 ttl] [string etag]
-///             [string contextFingerprint] [string etagEndpoint] [streams] varint flagCount flag*
-/// streams  := varint n (string url, u64 inactivityDelayNanoseconds, u8 bits (1 endpoint,
-///             2 same origin), [string endpoint])*n      (presence bit 32; absent: not known)
-/// signed   := u8 bits (1 issuedAt, 2 expiresAt) [f64 issuedAt] [f64 expiresAt] string keyID
-///             varint n byte*n (the signed answer, the JWS)
-///             (presence bit 64, after streams: the verified signature's stamp; a build
-///             before it refuses such a snapshot as having unknown fields)
-///             (presence bit 128, no bytes: missing flags are off; a build before it refuses
-///             such a snapshot as having unknown fields, rather than read disabled flags as on)
-/// flag     := string name u8 presence [value] [string variant] [string reason] [string errorCode]
-///             [varint n (string value)*n metadata]
-/// value    := u8 tag (0 null, 1 false, 2 true, 3 int i64, 4 double f64, 5 string,
-///             6 list varint n value*n, 7 object varint n (string value)*n)
+/// snapshot := u8 version(=1) u8 presence f64 fetchedAt [string version] [f64 ttl] [string etag] [string contextFingerprint]
+///             [string etagEndpoint] [streams (bit 32)] [signed (bit 64)] varint flagCount flag*  (bit 128: missing flags off)
+/// streams  := varint n (string url, u64 inactivityDelayNanoseconds, u8 bits (1 endpoint, 2 same origin), [string endpoint])*n
+/// signed   := u8 bits (1 issuedAt, 2 expiresAt) [f64 issuedAt] [f64 expiresAt] string keyID varint n byte*n (the JWS)
+/// flag     := string name u8 presence [value] [string variant] [string reason] [string errorCode] [varint n (string value)*n]
+/// value    := u8 tag (0 null, 1 false, 2 true, 3 int i64, 4 double f64, 5 string, 6 list varint n value*n,
+///             7 object varint n (string value)*n)
 /// ```
 enum SnapshotCodec {
     static let version: UInt8 = 1
@@ -108,8 +97,7 @@ enum SnapshotCodec {
         }
     }
 
-    /// Decodes a stored snapshot. A tag written without its endpoint (the first file version)
-    /// is kept with an empty endpoint, which matches none: the next fetch is unconditional.
+    /// Decodes a stored snapshot; a tag stored without endpoint gets an empty one, matching none.
     static func decode(_ buffer: UnsafeRawBufferPointer) throws(ByteDecodingError) -> StoredFlags {
         var r = ByteReader(buffer)
         guard try r.u8() == version else { throw r.fail("unknown snapshot encoding") }
@@ -154,12 +142,7 @@ enum SnapshotCodec {
         return StoredFlags(snapshot: snapshot, etag: etag.map { EntityTag($0, endpoint: etagEndpoint) }, streams: streams)
     }
 
-    /// Links kept with the snapshot. The same-origin bit is stored for a faithful round trip;
-    /// the provider decides again, from its own configuration, which stream gets credentials.
-    /// Streams an endpoint opens itself (LaunchDarkly's) are not kept: their credentials and
-    /// context are the endpoint's, and it builds them again at launch.
-    /// At most ``maxStoredStreams`` are written: a read refuses more, and would lose the snapshot
-    /// with them (several endpoints' answers together may advertise more).
+    /// Writes kept stream links: not endpoint-opened ones (rebuilt at launch), at most ``maxStoredStreams`` (a read refuses more).
     private static func encodeStreams(_ all: [EventStreamLink], into w: inout ByteWriter) {
         let links = all.filter { $0.connection == nil }.prefix(maxStoredStreams)
         w.varint(links.count)
@@ -171,8 +154,7 @@ enum SnapshotCodec {
         }
     }
 
-    /// At most this many links are read back (an answer advertising more is unusual; a file
-    /// that claims more is damaged).
+    /// At most this many links are read back; a file claiming more is damaged.
     static let maxStoredStreams = 64
 
     private static func decodeStreams(_ r: inout ByteReader) throws(ByteDecodingError) -> [EventStreamLink] {

@@ -1,6 +1,4 @@
-/// The fallback file's content in memory: encoded snapshots per context fingerprint, most
-/// recently used first, decoded lazily. A value: ``LastKnownGoodStore`` keeps one under its
-/// lock and works on copies of the file's content outside it.
+/// The fallback file's content in memory, most recently used first, decoded lazily; the store keeps one under its lock.
 struct StoreContent {
     let path: String
     let capacity: Int
@@ -12,14 +10,12 @@ struct StoreContent {
     /// ``rulesPayload`` decoded, on first use.
     private var decodedRules: (any HeldRules)?
     private var decoded: [String: StoredFlags] = [:]
-    /// What deserves attention about a file that was used (another user's, open to others).
+    /// A warning about the loaded file's owner or permissions, if any.
     var warning: String?
     /// Set when an unusable file could not be moved aside: writing would destroy it.
     private(set) var writeBlockedReason: String?
-    /// Contexts used since the last write, in order: replayed on the file's current content at
-    /// the next write, so the order of use survives merging.
+    /// Contexts used since the last write, in order: replayed on the file at the next write.
     private var pendingTouches: [String] = []
-
 
     init(path: String, capacity: Int) {
         self.path = path
@@ -40,8 +36,7 @@ struct StoreContent {
             // Never move someone's directory; writes will fail and say so.
             return (content, .rejected(reason: FileIOError.isDirectory.description, keptAt: nil))
         } catch .permissionDenied {
-            // Unreadable is not corrupt: on iOS a file is unreadable until the first unlock after
-            // a reboot (Data Protection). Keep it where it is; writes merge with it once it reads.
+            // Unreadable is not corrupt (iOS Data Protection before first unlock): keep it in place.
             return (content, .unavailable(reason: "unreadable for now: \(FileIOError.permissionDenied)"))
         } catch {
             let outcome = content.setAside(reason: "unreadable: \(error)")
@@ -72,12 +67,10 @@ struct StoreContent {
     /// Fingerprints, most recently used first.
     var fingerprints: [String] { entries.map(\.fingerprint) }
 
-    /// Whether holding `hold` (nil: no hold) changes whether the kill switch is held. Only
-    /// that is written: a hold already in place keeps its time and context.
+    /// Whether `hold` changes whether the kill switch is held (an existing hold keeps its time).
     func changesKillHold(to hold: KillHold?) -> Bool { (killHold != nil) != (hold != nil) }
 
-    /// The stored snapshot for `fingerprint`, decoded on first use. An entry whose checksum
-    /// held but whose content does not decode is dropped and reported as `.unreadable`.
+    /// The snapshot for `fingerprint`, decoded on first use; an undecodable entry is dropped.
     mutating func lookup(_ fingerprint: String) -> StoredLookup? {
         if let cached = decoded[fingerprint] { return .found(cached) }
         guard let index = entries.firstIndex(where: { $0.fingerprint == fingerprint }) else { return nil }
@@ -95,8 +88,7 @@ struct StoreContent {
         return result
     }
 
-    /// Stores `payload` (the encoding of `stored`) as the most recent entry, evicting the least
-    /// recently used beyond capacity.
+    /// Stores `payload` (`stored` encoded) as most recent, evicting beyond capacity.
     mutating func put(payload: [UInt8], stored: StoredFlags, for fingerprint: String) {
         entries.removeAll { $0.fingerprint == fingerprint }
         entries.insert(.init(fingerprint: fingerprint, payload: ArraySlice(payload)), at: 0)
@@ -134,8 +126,7 @@ struct StoreContent {
         decoded.removeAll()
     }
 
-    /// The file as it is now (empty when missing). Called with the file lock held, never the
-    /// store's; an unusable file is moved aside first, so the write that follows cannot destroy it.
+    /// The file as it is now (empty when missing); call with the file lock held, never the store's. Moves an unusable file aside.
     func onDisk() throws(FileIOError) -> StoreContent {
         var fresh = StoreContent(path: path, capacity: capacity)
         let bytes: [UInt8]
@@ -165,10 +156,7 @@ struct StoreContent {
         entries = Array(contexts.prefix(capacity))
     }
 
-    /// Drops the least recently used contexts until the file is at most `limit` bytes, so that
-    /// a read accepts it (a file it refuses would lose every context, not only the oldest).
-    /// - Throws: ``FileIOError/refused(_:)`` when the most recent context and the reserved
-    ///   entries alone exceed `limit`: nothing is written and the file keeps what it held.
+    /// Drops least recently used contexts until the file fits `limit`; throws ``FileIOError/refused(_:)`` if it never does.
     mutating func fit(within limit: Int) throws(FileIOError) {
         var size = FallbackFileFormat.encodedSize(fileEntries)
         while size > limit, entries.count > 1 {
@@ -181,7 +169,7 @@ struct StoreContent {
         }
     }
 
-    /// The entries to write: the contexts, then the kill hold if there is one.
+    /// The entries to write: the contexts, then the kill hold and held rules, if any.
     var fileEntries: [FallbackFileFormat.Entry] {
         var all = entries
         if let killHold { all.append(.init(fingerprint: KillHold.entryName, payload: ArraySlice(killHold.encoded()))) }
@@ -189,8 +177,7 @@ struct StoreContent {
         return all
     }
 
-    /// The flag rules held for local evaluation, read by `endpoint` on first use (nil when
-    /// none, or when the entry no longer reads).
+    /// The held local-evaluation rules, read by `endpoint` on first use (nil: none or unreadable).
     mutating func localRules(readBy endpoint: any LocalEvaluationEndpoint) -> (any HeldRules)? {
         if let decodedRules { return decodedRules }
         guard let rulesPayload else { return nil }
@@ -216,8 +203,7 @@ struct StoreContent {
         decodedRules = rules
     }
 
-    /// Takes `written`'s entries (what is on disk now), keeping decoded snapshots whose bytes
-    /// did not change, and keeping the touches not yet written.
+    /// Adopts `written` (on disk now), keeping unchanged decoded snapshots and unwritten touches.
     mutating func adopt(_ written: StoreContent) {
         var keep: [String: StoredFlags] = written.decoded
         for entry in written.entries where keep[entry.fingerprint] == nil {
@@ -242,12 +228,10 @@ struct StoreContent {
     }
 }
 
-/// What the store holds for a context: its snapshot, or an entry that does not decode. A plain
-/// enum rather than `Result`: every launch looks a snapshot up, and `Result`'s `Failure: Error`
-/// requirement would cost the runtime a conformance lookup at that moment.
+/// What the store holds for a context; not `Result`, whose `Failure: Error` check costs a conformance lookup at launch.
 indirect enum StoredLookup {
     /// The snapshot.
     case found(StoredFlags)
-    /// The entry's checksum held but its content does not decode (it was dropped).
+    /// The entry's content does not decode (it was dropped).
     case unreadable(ByteDecodingError)
 }

@@ -3,57 +3,32 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A server-sent-events change stream kept open: connects, turns the flag document's
-/// `refetchEvaluation` events (or, for a stream an endpoint opens, what its reader makes of
-/// its events) into signals, notices a half-open connection by a heartbeat deadline (no byte at all
-/// for that long), and reconnects with full-jitter backoff, sending `Last-Event-ID`.
-///
-/// Every (re)connection signals `opened`: what changed while the stream was down is unknown,
-/// so the owner fetches at once. Events reach the owner in
-/// order on one queue of the stream's own. Bytes arrive through a session delegate (Linux has
-/// no `URLSession.bytes(for:)`), and every call into `URLSession` happens on the package's one
-/// serial queue for them (``SessionCalls``), never on the caller's thread.
-///
-/// An answer is a stream when its status is 200 and its media type's essence is
-/// `text/event-stream` (any case, any parameters); any other answer is cancelled at once, even
-/// while the server keeps its connection open.
-///
-/// Deviations from the WHATWG `EventSource`, on purpose: an answer other than 200 with
-/// `text/event-stream` (other than 204) is retried with backoff instead of failing the stream for
-/// good — a flag service's error is usually brief, and polling carries on meanwhile; 204 stops
-/// the stream as the standard says. The stream URL is held to the fetcher's HTTPS rule and never
-/// appears in a signal (it may carry a token).
+/// An SSE change stream kept open: heartbeat deadline, full-jitter reconnection with `Last-Event-ID`,
+/// `opened` on each connect; signals arrive in order on the stream's own queue. Deviation from WHATWG
+/// `EventSource`: a non-stream answer (but 204) is retried, not fatal. The URL never appears in a signal.
 final class ChangeStream: SessionEventHandler, Sendable {
     /// What the owner hears.
     indirect enum Signal: Sendable, Equatable {
         /// Connected (again): fetch now.
         case opened
-        /// The service says flags changed: fetch, passing these as `flagConfigEtag` /
-        /// `flagConfigLastModified`.
+        /// Flags changed: fetch, passing these as `flagConfigEtag` / `flagConfigLastModified`.
         case refetch(etag: String?, lastModified: String?)
-        /// The stream ended or could not be opened; the next attempt is in `retryIn` (nil: the
-        /// stream has stopped for good). `halfOpen`: the heartbeat deadline closed a connection
-        /// that had gone silent, so a change may have been missed — the owner fetches at once
-        /// (the service itself is likely reachable; only this connection was deaf). `refused`:
-        /// the service answered the stream's URL itself with "no" (204, or a client error other
-        /// than 408 and 429) — the link may have expired.
+        /// Ended; retry in `retryIn` (nil: stopped). `halfOpen`: silent connection closed, fetch now. `refused`: 204 or 4xx but 408/429.
         case closed(reason: String, retryIn: Duration?, halfOpen: Bool = false, refused: Bool = false)
         /// What the reader of a stream an endpoint opens made of an event.
         case event(StreamEvent)
     }
 
     struct Configuration: Sendable {
-        /// No byte for this long (events and heartbeat comments alike) means the connection is
-        /// half-open: it is closed and opened again.
+        /// No byte for this long means the connection is half-open: it is reopened.
         var heartbeatDeadline: Duration = .seconds(45)
-        /// Reconnection delays (full jitter), added to the reconnection time a stream asked
-        /// for with `retry:` (at most an hour).
+        /// Reconnection delays (full jitter), added to the stream's `retry:` (at most an hour).
         var backoff = Backoff(initial: .seconds(1), maximum: .seconds(60))
         /// Header fields sent with each connection (credentials).
         var headers: [String: String] = [:]
         /// Plain HTTP off loopback (refused by default).
         var allowInsecureHTTP = false
-        /// The clock the heartbeat deadline runs on (the provider's: tests advance it by hand).
+        /// The clock the heartbeat deadline runs on.
         var clock: any ElapsedClock = ContinuousElapsedClock()
         /// The largest event (or line) accepted; a larger one drops the connection.
         var maxEventBytes = 64 << 10
@@ -72,18 +47,18 @@ final class ChangeStream: SessionEventHandler, Sendable {
         var answered = false
         var failures = 0
         var parser: EventStreamParser
-        /// The connection's reader, for a stream an endpoint opens (a new one per connection).
+        /// The connection's reader, for an endpoint's own stream.
         var reader: (any StreamEventReader)?
-        /// The reconnections' jitter (``Configuration/random``).
+        /// The reconnections' jitter.
         var random: JitterSource
         /// When the last byte came, on ``Configuration/clock``.
         var lastActivity: Duration = .zero
         var failure: String?
-        /// The heartbeat deadline closed the connection: changes may have been missed.
+        /// The heartbeat deadline closed the connection.
         var halfOpen = false
-        /// The service refused the stream's URL (204, or a 4xx other than 408 and 429).
+        /// The service refused the stream's URL.
         var refused = false
-        /// The open connection's heartbeat watchdog, or the wait before the next connection.
+        /// The heartbeat watchdog, or the wait before reconnecting.
         var timer: Task<Void, Never>?
         var session: URLSession?
     }
@@ -92,7 +67,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
     let configuration: Configuration
     private let onSignal: @Sendable (Signal) -> Void
     private let state: Locked<State>
-    /// Where every `URLSession` call is made: the process's one queue for them (``SessionCalls``).
+    /// Where every `URLSession` call is made.
     private let control = SessionCalls.queue
     private let signals = DispatchQueue(label: "FeatureFlags.ChangeStream.signals")
 
@@ -166,8 +141,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
         if let session { control.async { session.invalidateAndCancel() } }
     }
 
-    /// The connection's heartbeat deadline, bounded: URLSession on Linux traps on a timeout
-    /// of more than about 10¹⁵ seconds, and the deadline sets its idle timeout.
+    /// The heartbeat deadline, bounded (URLSession on Linux traps on huge timeouts).
     private var heartbeatDeadline: Duration {
         (configuration.connection?.heartbeatDeadline ?? configuration.heartbeatDeadline).boundedWait
     }
@@ -175,12 +149,10 @@ final class ChangeStream: SessionEventHandler, Sendable {
     /// Whether the stream is meant to be open (connected, connecting or waiting to reconnect).
     var isRunning: Bool { state.withLock { $0.running } }
 
-    /// When the last byte came, on ``Configuration/clock`` (tests: a heartbeat was heard).
+    /// When the last byte came, on ``Configuration/clock``.
     var lastActivity: Duration { state.withLock { $0.lastActivity } }
 
-    /// Returns once every call queued so far on the stream's queues — the shared `URLSession`
-    /// queue and its signal queue — has run (tests: after ``stop()``, nothing the stream had
-    /// queued is still to come).
+    /// Returns once everything queued so far on the session and signal queues has run.
     func settle() {
         control.sync {}
         signals.sync {}
@@ -220,9 +192,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
         started.resume()
     }
 
-    /// Wakes when the deadline has passed since the last byte: sleeps until `lastActivity +
-    /// deadline` on the configured clock and, when bytes came meanwhile, sleeps again until the
-    /// new mark. A silent connection is therefore noticed at the deadline itself.
+    /// Sleeps until `lastActivity + deadline`, again while bytes keep coming; then closes the connection.
     private func startWatchdog(for task: URLSessionDataTask, generation: Int) {
         let deadline = heartbeatDeadline
         let clock = configuration.clock
@@ -256,8 +226,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
         install(watch, for: nil)
     }
 
-    /// Makes `timer` the stream's one timer, cancelling the one it replaces; when `generation`
-    /// is given and is not the running stream's (it stopped or moved on), cancels `timer` instead.
+    /// Makes `timer` the stream's one timer, cancelling the old; cancels `timer` if `generation` is stale.
     private func install(_ timer: Task<Void, Never>, for generation: Int?) {
         let replaced = state.withLock { s -> Task<Void, Never>? in
             if let generation, !s.running || s.generation != generation { return timer }
@@ -267,8 +236,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
         replaced?.cancel()
     }
 
-    /// Connects again once `delay` has passed on the configured clock (a test's clock moves by
-    /// hand, so a test sees the wait and ends it at once). ``stop()`` cancels the wait.
+    /// Connects again after `delay` on the configured clock; ``stop()`` cancels the wait.
     private func scheduleReconnection(after delay: Duration, generation: Int) {
         let clock = configuration.clock
         let due = clock.now() + delay
@@ -298,17 +266,13 @@ final class ChangeStream: SessionEventHandler, Sendable {
         signals.async { [onSignal] in onSignal(signal) }
     }
 
-    // MARK: Session events (from `WeakSessionDelegate`)
-
     func session(
         received response: URLResponse, for task: URLSessionDataTask,
         decide: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         let disposition = disposition(of: response, for: task)
         decide(disposition)
-        // FoundationNetworking does not end a task it was told to cancel here while the server
-        // keeps the connection open (the stream would wait for its heartbeat deadline): cancel
-        // it outright, as every other refusal does.
+        // FoundationNetworking does not end a task cancelled here while the server keeps it open.
         if disposition == .cancel { control.async { task.cancel() } }
     }
 
@@ -349,7 +313,6 @@ final class ChangeStream: SessionEventHandler, Sendable {
             s.lastActivity = configuration.clock.now()
             return Result { () throws(EventStreamParser.Overflow) in
                 let events = try s.parser.feed(data)
-                // A stream an endpoint opens: its reader says what each event means.
                 if s.reader != nil { return events.compactMap { s.reader?.read($0).map(Signal.event) } }
                 // Routed on the data's `type`, whatever the SSE `event:` name.
                 return events.compactMap(Self.refetch(in:))
@@ -375,8 +338,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
             guard s.running else { return (reason, nil, s.halfOpen, s.refused, s.generation) }
             s.failures += 1
             var delay = configuration.backoff.delay(afterFailures: s.failures, using: &s.random)
-            // The stream's reconnection time (`retry:`) is the least wait (WHATWG: wait that long,
-            // then optionally more); the jitter comes on top, so streams still spread out.
+            // `retry:` is the least wait (WHATWG allows more); jitter on top spreads streams out.
             if let retry = s.parser.retry { delay += min(retry, .seconds(3_600)) }
             return (reason, delay, s.halfOpen, s.refused, s.generation)
         }
@@ -385,9 +347,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
         if let delay = next.delay { scheduleReconnection(after: delay, generation: next.generation) }
     }
 
-    /// Follows a redirect only where the HTTPS rule allows, and to another origin without the
-    /// request's credentials; a refused one ends this connection (and is said as the reason),
-    /// and the stream tries again later.
+    /// Follows a redirect only under the HTTPS rule, stripping credentials off-origin; a refusal ends this connection.
     func session(redirecting task: URLSessionTask, to request: URLRequest, decide: @escaping @Sendable (URLRequest?) -> Void) {
         if let refusal = refusal(ofRedirectTo: request, allowInsecureHTTP: configuration.allowInsecureHTTP) {
             state.withLock { s in
@@ -400,8 +360,7 @@ final class ChangeStream: SessionEventHandler, Sendable {
         decide(credentialsLeftBehind(in: request, redirecting: task))
     }
 
-    /// A `refetchEvaluation` in an event's JSON data (the flag document's change protocol,
-    /// Docs/FlagDocument.md); nil for anything else (unknown types are ignored).
+    /// A `refetchEvaluation` in an event's JSON data (Docs/FlagDocument.md); nil for anything else.
     static func refetch(in event: ServerSentEvent) -> Signal? {
         guard let value = try? FlagJSON.parse(Array(event.data.utf8)), case .object(let data) = value,
             data["type"] == "refetchEvaluation"

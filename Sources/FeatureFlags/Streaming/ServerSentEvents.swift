@@ -1,21 +1,6 @@
-/// Parses a `text/event-stream` fed in pieces of any size, exactly as the WHATWG HTML
-/// standard's "Interpreting an event stream" says: UTF-8 (one leading BOM dropped, invalid
-/// sequences replaced), lines ended by CRLF, LF or CR (a CR at the end of one piece and an LF
-/// at the start of the next are one line end), `:` comments, `field: value` with one leading
-/// space dropped, `event`, `data` (joined with LF), `id` (ignored if it holds NUL), `retry`
-/// (ASCII digits only), unknown fields ignored, an event dispatched at an empty line unless its
-/// data is empty, and an event left incomplete at the end of the stream never dispatched. An
-/// `id:` takes effect at the next empty line (the standard's last event ID buffer becomes the
-/// stream's last event ID there, with or without data): an `id:` line the stream ended after is
-/// not sent back on reconnection. What the standard keeps for the event source across
-/// connections (the last event ID and the reconnection time) passes to ``forNextConnection()``.
-///
-/// Two deviations. For safety, a line or an event's data longer than `maxEventBytes` is an
-/// error (``Overflow``) instead of growing without bound; the caller drops the stream. And a
-/// connection's last event ID buffer starts as the stream's last event ID, as browsers start
-/// it, not as the empty string the standard's text says: read literally, the first event
-/// without an `id:` after a reconnection would clear the ID, and the reconnection after it
-/// would resume from the beginning.
+/// Parses `text/event-stream` in pieces of any size per WHATWG HTML "Interpreting an event stream". Deviations:
+/// a line or data over `maxEventBytes` throws ``Overflow``; a connection's last event ID buffer starts
+/// as the stream's last event ID (as browsers do), not empty, so a reconnection keeps the ID.
 internal struct EventStreamParser: Sendable {
     /// A line or an event's data exceeded the parser's limit.
     internal struct Overflow: Error, Equatable, CustomStringConvertible {
@@ -25,10 +10,9 @@ internal struct EventStreamParser: Sendable {
 
     /// The largest line, and the largest event data, accepted.
     package let maxEventBytes: Int
-    /// The stream's last event ID: set from the last event ID buffer at every empty line,
-    /// carried from event to event, sent back as `Last-Event-ID` on reconnection.
+    /// The stream's last event ID, sent back as `Last-Event-ID` on reconnection.
     package private(set) var lastEventID = ""
-    /// The last event ID buffer: what `id:` lines set, the last event ID from the next empty line.
+    /// The last event ID buffer, set by `id:` lines.
     private var idBuffer: String
     /// The reconnection time the stream asked for with `retry:`, if it did.
     package private(set) var retry: Duration?
@@ -49,11 +33,7 @@ internal struct EventStreamParser: Sendable {
         self.idBuffer = lastEventID
     }
 
-    /// A parser for the stream's next connection: what the standard keeps for the event
-    /// source — the last event ID and the reconnection time — carried over; the connection's
-    /// own state (a partial line or event, its `id:` lines, the byte-order mark) starts afresh.
-    /// An `id:` of an event the connection ended inside was never delivered: it neither goes
-    /// back as `Last-Event-ID` nor becomes the ID of the next connection's first event.
+    /// A parser for the next connection, keeping last event ID and `retry`; an undelivered event's `id:` is dropped.
     package func forNextConnection() -> EventStreamParser {
         var next = EventStreamParser(maxEventBytes: maxEventBytes, lastEventID: lastEventID)
         next.retry = retry

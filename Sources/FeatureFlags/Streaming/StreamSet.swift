@@ -1,10 +1,8 @@
 import Foundation
 
-/// The change streams a provider keeps open, one ``ChangeStream`` per advertised link:
-/// ``set(_:)`` opens the new ones and shuts the others.
+/// The change streams a provider keeps open, one ``ChangeStream`` per advertised link.
 final class StreamSet: Sendable {
-    /// The open streams by link, in a struct: a provider builds its stream set at launch, and a
-    /// lock over a dictionary keyed by links would cost a conformance lookup at that moment.
+    /// The open streams by link (in a struct to spare a launch-time conformance lookup).
     private struct Open {
         var streams: [EventStreamLink: ChangeStream] = [:]
         /// Where signals go; weak, so that open streams do not keep their owner alive.
@@ -14,15 +12,10 @@ final class StreamSet: Sendable {
     private let open = Locked(Open())
     private let configuration: ChangeStream.Configuration
     private let sameOriginHeaders: [String: String]
-    /// The largest event a stream that carries values may send: the fetcher's answer cap.
+    /// The largest event a value-carrying stream may send (the fetcher's answer cap).
     private let maxValueBytes: Int
 
-    /// - Parameters:
-    ///   - configuration: each stream's heartbeat deadline, backoff and HTTPS rule.
-    ///   - sameOriginHeaders: credentials, sent only to streams on the flag service's own origin
-    ///     (a stream elsewhere carries its own credentials in its URL).
-    ///   - maxValueBytes: the largest event a stream that carries values may send (the
-    ///     fetcher's answer cap).
+    /// `sameOriginHeaders` (credentials) go only to streams on the flag service's own origin.
     init(configuration: ChangeStream.Configuration, sameOriginHeaders: [String: String], maxValueBytes: Int = 1 << 20) {
         self.configuration = configuration
         self.sameOriginHeaders = sameOriginHeaders

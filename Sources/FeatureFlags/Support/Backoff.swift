@@ -1,8 +1,6 @@
 import Foundation
 
-/// Exponential backoff with full jitter: after the `n`-th consecutive failure wait a random
-/// time between zero and `min(maximum, initial × multiplier^n)`. Full jitter spreads a fleet
-/// of clients that failed together, so they do not return together.
+/// Exponential backoff with full jitter: after failure `n`, wait a random time in `0...min(maximum, initial × multiplier^n)`.
 struct Backoff: Sendable, Equatable {
     /// The ceiling after the first failure.
     var initial: Duration
@@ -11,7 +9,7 @@ struct Backoff: Sendable, Equatable {
     /// The largest ceiling — normally the poll interval.
     var maximum: Duration
 
-    /// A backoff; `maximum` is usually the poll interval.
+    /// A backoff; `multiplier` is at least 1.
     init(initial: Duration = .seconds(1), multiplier: Double = 2, maximum: Duration = .seconds(300)) {
         self.initial = initial
         self.multiplier = max(1, multiplier)

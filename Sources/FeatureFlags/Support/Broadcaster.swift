@@ -1,27 +1,12 @@
-/// Fan-out of values to any number of `AsyncStream` subscribers.
-///
-/// `yield` copies the continuations out under the lock and resumes them after unlocking,
-/// so a slow consumer never blocks a publisher; each subscriber keeps the newest
-/// `bufferSize` values it has not read yet. With `replay > 0` a new subscriber first
-/// receives up to that many of the most recent values. Publishers that need a strict
-/// order across threads serialise their own calls. With a `fold`, a subscriber that fell
-/// behind reads, in place of the values it lost, one value made of them (how many events, the
-/// keys of the changes) where it lost them: the values dropped are always the oldest unread,
-/// so that value comes at its next read, before the values it kept.
-///
-/// Its methods run as generic code, not specialised per element type (events, changes,
-/// values, the network path …): one copy instead of one per type saves about 11 KB of an
-/// app's binary, and a broadcast happens per change, not per read.
+/// Fan-out to any number of `AsyncStream` subscribers; continuations resume outside the lock, so slow consumers never block.
+/// Each keeps its newest `bufferSize` unread values, new ones get the last `replay`; cross-thread order is the caller's job.
+/// Deliberately unspecialised per element type (saves ~11 KB of binary).
 package final class Broadcaster<Element: Sendable>: Sendable {
     private struct Subscribers {
         var next = 0
-        /// By subscription id, in subscription order. An array, not a dictionary: there are a
-        /// handful, and a dictionary of a new type costs a process ~10 µs to set up the first
-        /// time — at launch, where every broadcaster is made.
+        /// By subscription id, in order; an array, as a new dictionary type costs ~10 µs at launch.
         var all: [(id: Int, continuation: AsyncStream<Element>.Continuation)] = []
-        /// What each subscriber that fell behind lost since its last read, folded into one
-        /// value (kept past ``finish()``: a reader still reads what its stream holds, and hears
-        /// of the loss).
+        /// What each lagging subscriber lost since its last read, folded (kept past ``finish()``).
         var missed: [(id: Int, lost: Element)] = []
         var history: [Element] = []
         var finished = false
@@ -32,10 +17,7 @@ package final class Broadcaster<Element: Sendable>: Sendable {
     private let replay: Int
     private let fold: (@Sendable (Element?, Element) -> Element)?
 
-    /// A broadcaster whose subscribers buffer up to `bufferSize` unread values and start
-    /// with the last `replay` values; `fold` makes what a subscriber that fell behind reads in
-    /// place of the values it lost: the first lost value folded into nil, each later one into
-    /// the result (nil: values are lost without a word).
+    /// `fold` combines what a lagging subscriber lost (first into nil) into one value it reads next; nil: lost silently.
     package init(bufferSize: Int = 128, replay: Int = 0, fold: (@Sendable (Element?, Element) -> Element)? = nil) {
         self.bufferSize = bufferSize
         self.replay = replay
@@ -67,8 +49,7 @@ package final class Broadcaster<Element: Sendable>: Sendable {
             }
         }
         guard fold != nil else { return stream }
-        // Read through a stream of the reader's pace: each read first asks whether values were
-        // lost since the last one (taken under the lock: each loss is told once).
+        // Each read first takes any loss since the last (under the lock: each loss is told once).
         let reader = StreamReader(stream)
         return AsyncStream { [weak self] in
             let lost = self?.subscribers.withLock { s -> Element? in
@@ -80,13 +61,11 @@ package final class Broadcaster<Element: Sendable>: Sendable {
         }
     }
 
-    /// Sends `value` to every current subscriber; unless `remember` is false, it is also kept
-    /// for replay to later subscribers.
+    /// Sends `value` to every current subscriber, and keeps it for replay unless `remember` is false.
     @_semantics("optimize.sil.specialize.generic.never")
     package func yield(_ value: Element, remember: Bool = true) {
         let replay = remember ? self.replay : 0
-        // Without subscribers nothing of the continuations' types is touched: values yielded
-        // at a client's launch, before anyone subscribes, cost the runtime no type set-up.
+        // Without subscribers no continuation type is touched: no runtime type set-up at launch.
         let subscribed = subscribers.withLock { s -> Int? in
             if replay > 0 {
                 s.history.append(value)
@@ -97,8 +76,7 @@ package final class Broadcaster<Element: Sendable>: Sendable {
         if let subscribed { deliver(value, toIDsBelow: subscribed) }
     }
 
-    /// Sends `value` to the subscribers whose id is below `limit` — those subscribed when it
-    /// was yielded (a later one had it replayed, or subscribed after it).
+    /// Sends `value` to subscribers with id below `limit`: those subscribed when it was yielded.
     @inline(never)
     @_semantics("optimize.sil.specialize.generic.never")
     private func deliver(_ value: Element, toIDsBelow limit: Int) {
@@ -152,11 +130,7 @@ package final class Broadcaster<Element: Sendable>: Sendable {
     }
 }
 
-/// A value's updates for any number of subscribers — each starts with the latest value, then
-/// gets every change — whose ``Broadcaster`` is made at the first subscription. Reachability
-/// monitors and lifecycles are built at every app's launch, and their streams are first wanted
-/// by the provider's run loop: a generic class made at launch costs the runtime its type's
-/// set-up before the first read.
+/// A value's updates for many subscribers, each starting with the latest; the ``Broadcaster`` is made lazily (cheaper launch).
 internal struct LatestValueStream<Element: Sendable>: Sendable {
     private struct State {
         var latest: Element?
@@ -166,12 +140,10 @@ internal struct LatestValueStream<Element: Sendable>: Sendable {
 
     private let state: Locked<State>
 
-    /// A stream with no value yet (subscribers wait for the first ``yield(_:)``), or starting
-    /// with `initial`.
+    /// A stream starting with `initial`, or with no value until the first ``yield(_:)``.
     package init(_ initial: Element? = nil) { state = Locked(State(latest: initial)) }
 
-    /// Makes `value` the latest and sends it to the subscribers (in order: callers that yield
-    /// from several threads serialise their calls, as with ``Broadcaster``).
+    /// Makes `value` the latest and sends it; callers on several threads serialise their calls.
     @_semantics("optimize.sil.specialize.generic.never")
     package func yield(_ value: Element) {
         state.withLock { s in
@@ -180,8 +152,7 @@ internal struct LatestValueStream<Element: Sendable>: Sendable {
         }
     }
 
-    /// A stream that receives the latest value, then every later one; finished at once after
-    /// ``finish()``.
+    /// A stream of the latest value, then every later one; finished at once after ``finish()``.
     @_semantics("optimize.sil.specialize.generic.never")
     package func subscribe() -> AsyncStream<Element> {
         let broadcaster = state.withLock { s -> Broadcaster<Element> in
@@ -205,9 +176,7 @@ internal struct LatestValueStream<Element: Sendable>: Sendable {
     }
 }
 
-/// An `AsyncStream`'s iterator shared with the closure of the stream that reads through it.
-/// Safe to send because that closure is its only user and runs for one read at a time: an
-/// `AsyncStream` has one reader, and a read waits for the one before it to return.
+/// An `AsyncStream` iterator; `@unchecked Sendable` is safe: only its stream's closure uses it, one read at a time.
 private final class StreamReader<Element: Sendable>: @unchecked Sendable {
     private var iterator: AsyncStream<Element>.Iterator
 

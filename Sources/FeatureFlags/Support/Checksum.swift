@@ -1,6 +1,4 @@
-/// A fast 64-bit checksum for the fallback file: detects torn writes and bit rot, not
-/// tampering. FNV-1a's xor-multiply step applied to little-endian 64-bit words, then a
-/// final avalanche, so a multi-kilobyte snapshot costs microseconds at start-up.
+/// A fast 64-bit checksum (FNV-1a over 64-bit words, then avalanche) for torn writes and bit rot, not tampering.
 internal enum Checksum {
     private static let prime: UInt64 = 0x0000_0100_0000_01B3
     private static let offsetBasis: UInt64 = 0xcbf2_9ce4_8422_2325

@@ -1,8 +1,4 @@
-/// Dates and times of day in UTC on the proleptic Gregorian calendar, as plain arithmetic:
-/// what `Retry-After` and RFC 3339 timestamps need, without Foundation's `Calendar` or date
-/// formatters (each of those is set up afresh per use, costs tens of microseconds, and reads
-/// the platform's locale and time-zone data). The day counts are Howard Hinnant's
-/// `days_from_civil` and `civil_from_days`.
+/// UTC Gregorian date arithmetic without `Calendar`'s cost (Howard Hinnant's `days_from_civil` / `civil_from_days`).
 enum CivilTime {
     /// A date and a time of day, UTC.
     struct Fields {
@@ -14,9 +10,7 @@ enum CivilTime {
         var second = 0
     }
 
-    /// Seconds since 1970-01-01T00:00:00Z of `fields`; nil when the date does not exist
-    /// (month 13, 31 November, 29 February of a common year) or the time is out of range. A
-    /// second of 60 (a leap second) is the first second of the next minute.
+    /// Seconds since the epoch of `fields`; nil if the date does not exist or a field is out of range (second 60 rolls over).
     static func seconds(_ fields: Fields) -> Int64? {
         guard (1...12).contains(fields.month), (1...daysIn(fields.month, of: fields.year)).contains(fields.day),
             (0...23).contains(fields.hour), (0...59).contains(fields.minute), (0...60).contains(fields.second),

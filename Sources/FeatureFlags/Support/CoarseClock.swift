@@ -6,10 +6,7 @@ import Musl
 import Darwin
 #endif
 
-/// A monotonic clock read in a few nanoseconds at the price of a coarse resolution (a few
-/// milliseconds): what timing hook stages against a 50 ms limit needs, on a path where a
-/// precise clock read (about 60 ns here) would cost more than the hooks themselves. Never
-/// sleeps: hooks only measure.
+/// A monotonic clock, cheap to read with millisecond resolution, for timing hook stages against a 50 ms limit.
 struct CoarseElapsedClock: ElapsedClock {
     let start: Duration
 

@@ -1,17 +1,11 @@
 extension Duration {
-    /// The longest wait any timer of the library takes: 2³² seconds, about 136 years — never,
-    /// in practice. Durations given to the library (configuration, timeouts, `Retry-After`) are
-    /// cut to it, so that adding one to a clock's reading, scaling it by a jitter or counting it
-    /// in nanoseconds stays far from overflowing (which would trap).
+    /// The longest wait a library timer takes, 2³² s (~136 years); durations are cut to it so clock arithmetic never traps.
     package static let longestWait = Duration.seconds(Int64(1) << 32)
 
-    /// This duration cut into `0...longestWait`: a negative one is no wait, a longer one is the
-    /// longest wait.
+    /// This duration cut into `0...longestWait`.
     package var boundedWait: Duration { min(max(self, .zero), .longestWait) }
 
-    /// `seconds` (from a header, a file or a caller) as a wait in `0...longestWait`; NaN and
-    /// negative values are no wait, infinity and anything longer the longest wait. Never traps,
-    /// where `Duration.seconds(_:)` does beyond about 1.7 × 10²⁰ seconds.
+    /// `seconds` as a wait in `0...longestWait` (NaN, negatives: zero); never traps, unlike `Duration.seconds(_:)`.
     package static func boundedWait(seconds: Double) -> Duration {
         guard seconds > 0 else { return .zero }  // also NaN
         guard seconds < Double(Int64(1) << 32) else { return .longestWait }
@@ -44,8 +38,7 @@ extension Duration {
 }
 
 extension Double {
-    /// The whole number nearest this one (halves away from zero), clamped to `Int`; NaN is 0.
-    /// For showing seconds that came from outside (a header, a file), where `Int(_:)` traps.
+    /// The nearest whole number (halves away from zero), clamped to `Int`; NaN is 0. Never traps.
     package var roundedClampedToInt: Int {
         guard !isNaN else { return 0 }
         let whole = rounded()

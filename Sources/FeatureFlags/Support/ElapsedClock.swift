@@ -1,13 +1,10 @@
-/// Any `Clock<Duration>` seen as "time since creation", so that instants can be stored and
-/// passed around without making the provider and the fetcher generic over their clock.
+/// Any `Clock<Duration>` as "time since creation", so the provider and fetcher need not be generic.
 protocol ElapsedClock: Sendable {
     /// Time since creation.
     func now() -> Duration
-    /// Sleeps until `now() >= deadline`; a deadline further than `Duration.longestWait` ahead
-    /// (about 136 years) is that far ahead, so that no caller's duration can trap the clock.
+    /// Sleeps until `now() >= deadline`, capped at `Duration.longestWait` ahead so nothing traps.
     func sleep(until deadline: Duration) async throws
-    /// Whether this is the system's continuous clock (not one a test injected). Asked instead
-    /// of a dynamic cast, which costs the runtime an existential type's set-up at launch.
+    /// Whether this is the system's continuous clock; asked instead of a dynamic cast (costly at launch).
     var isSystemClock: Bool { get }
 }
 
@@ -15,8 +12,7 @@ extension ElapsedClock {
     /// Not the system's clock, unless the clock says so.
     var isSystemClock: Bool { false }
 
-    /// `deadline`, or `now() + Duration.longestWait` when it lies further ahead: what every
-    /// `sleep(until:)` sleeps until (a clock traps on an instant whose seconds do not fit `Int64`).
+    /// `deadline`, capped at `now() + Duration.longestWait` (a clock traps on out-of-range instants).
     func boundedDeadline(_ deadline: Duration) -> Duration { min(deadline, now() + .longestWait) }
 }
 
@@ -36,8 +32,7 @@ struct ClockAdapter<C: Clock>: ElapsedClock where C.Duration == Duration {
     }
 }
 
-/// The system's continuous clock, without the generic adapter (whose first use in a process
-/// costs a conformance lookup at launch).
+/// The system's continuous clock, sparing launch the generic adapter's conformance lookup.
 struct ContinuousElapsedClock: ElapsedClock {
     let start = ContinuousClock.now
     var isSystemClock: Bool { true }

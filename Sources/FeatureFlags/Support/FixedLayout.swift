@@ -1,15 +1,9 @@
 package import Foundation
 
-// Foundation's `Date` and `URL` are resilient on Apple platforms: their size is known only at
-// run time. A value type that stores one has no fixed layout either, and neither has anything
-// that stores that type — every copy, move and destroy of them then goes through runtime value
-// witnesses, which multiplies the machine code of every function that handles them (on Linux,
-// where Foundation is not resilient, none of this shows). The package's value types therefore
-// store a date as seconds (`TimeInterval` since the reference date) and a URL by reference
-// (`URLReference`), and give the `Date` or `URL` back from a computed property.
+// `Date` and `URL` are resilient on Apple platforms: a value type storing one loses its fixed layout, bloating code.
+// Package value types therefore store dates as seconds since the reference date and URLs via `URLReference`.
 
-/// A URL held by reference, so that the value type holding it keeps a fixed layout. Equal and
-/// hashed as the URL it holds.
+/// A URL held by reference, keeping its holder's layout fixed; equal and hashed as the URL.
 package struct URLReference: Hashable, Sendable {
     private final class Box: Sendable {
         let url: URL

@@ -1,7 +1,6 @@
 package import Foundation
 
-/// Text for terminals, logs and debug screens: aligned columns, short ages, and escaping
-/// that keeps text from a server or a file from moving a cursor or forging a line.
+/// Text for terminals, logs and debug screens, escaped so server or file text cannot move a cursor or forge a line.
 package enum FlagText {
     /// `text` with control characters (ESC, CR, LF, DEL, C1 …) as `\u{…}` escapes.
     package static func printable(_ text: String) -> String {

@@ -1,10 +1,7 @@
 package import Foundation
 
-/// RFC 3339 internet date-times (`2026-11-21T14:30:00Z`, `1994-11-06T09:51:37.5+01:00`): the one
-/// parser for `Retry-After` values and the schema's `iso8601` format, and the form messages
-/// and flagctl print instants in. Exactly RFC 3339 §5.6's `date-time`: four-digit year, `T` (or `t`),
-/// seconds required, optional fraction, `Z` (or `z`) or a `±hh:mm` offset; a date that does not
-/// exist (31 November) is refused. Plain arithmetic on the bytes (``CivilTime``), no formatter.
+/// RFC 3339 §5.6 `date-time` (`2026-11-21T14:30:00Z`): the one parser for `Retry-After` and `iso8601` values;
+/// nonexistent dates are refused. Plain arithmetic (``CivilTime``), no formatter.
 package enum ISO8601 {
     /// `2026-11-26T16:52:08Z` for messages and tools (whole seconds, UTC).
     package static func string(_ date: Date) -> String {
@@ -72,8 +69,7 @@ package enum ISO8601 {
             return value
         }
 
-        /// The fraction of a second that one or more digits make (digits past the 15th, below
-        /// a double's precision, are read and ignored).
+        /// The fraction of a second the next digits make (digits past the 15th are ignored).
         mutating func fraction() -> Double? {
             var value = 0.0, scale = 1.0, count = 0
             while position < bytes.count, (0x30...0x39).contains(bytes[position]) {

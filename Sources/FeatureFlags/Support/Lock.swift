@@ -1,18 +1,9 @@
 import Foundation
 
-/// A mutex around one value. `NSLock` rather than `Synchronization.Mutex`, which needs
-/// iOS 18 / macOS 15; measured on Linux it is also the faster of the two (7–11 ns against 17–21 ns).
-///
-/// The value lives in memory the lock's storage allocates and owns, not in a stored `var`, so
-/// accesses skip Swift's dynamic exclusivity bookkeeping — the lock already guarantees it.
-/// A struct with one non-generic storage object, not a generic class: each generic class is
-/// instantiated at run time the first time a process uses it with a new type, about 1.5 µs
-/// apiece — and a provider's start met about twenty of them. Copies share the storage (the
-/// same lock, the same value). Never hold it across `await`, never call out to user code while
-/// holding it.
+/// A mutex around one value (`NSLock`: `Mutex` needs iOS 18); copies share lock and value. Non-generic storage avoids
+/// runtime generic instantiation. Never hold it across `await` or while calling user code.
 package struct Locked<State>: @unchecked Sendable {
-    // @unchecked: the value is dereferenced only inside `withLock`, which holds the storage's
-    // lock for the whole access, so no two threads ever touch it at once.
+    // @unchecked: the value is dereferenced only inside `withLock`, under the storage's lock.
     private let storage: LockedStorage
 
     /// Wraps `initial`.
@@ -37,8 +28,7 @@ package struct Locked<State>: @unchecked Sendable {
 
 /// The lock and the memory of a ``Locked`` value, and how to destroy that value.
 final class LockedStorage: @unchecked Sendable {
-    // @unchecked: `value` is only dereferenced by `Locked.withLock` under `lock`, and by
-    // `deinit`, when no other reference exists.
+    // @unchecked: `value` is dereferenced only under `lock` (`Locked.withLock`) or in `deinit`.
     let lock = NSLock()
     let value: UnsafeMutableRawPointer
     private let destroy: (UnsafeMutableRawPointer) -> Void

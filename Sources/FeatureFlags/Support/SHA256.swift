@@ -1,6 +1,4 @@
-/// SHA-256 (FIPS 180-4), small and dependency-free: CryptoKit is Apple-only and the
-/// package takes no dependencies. Used for context fingerprints, payload fingerprints
-/// and ETags — identity, not secrecy.
+/// SHA-256 (FIPS 180-4), dependency-free, for fingerprints and ETags: identity, not secrecy.
 package struct SHA256 {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19

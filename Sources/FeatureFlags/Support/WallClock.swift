@@ -5,8 +5,7 @@ import Musl
 #endif
 public import Foundation
 
-/// The default wall clock: on Linux the cheap coarse real-time clock (millisecond resolution),
-/// elsewhere `Date()`. It is read on every `details(_:)` call, for ages and TTL checks.
+/// The default wall clock, read on every `details(_:)`: Linux's cheap coarse real-time clock, elsewhere `Date()`.
 @usableFromInline
 @Sendable package func coarseWallClockNow() -> Date {
     #if canImport(Glibc) || canImport(Musl)

@@ -1,9 +1,6 @@
 public import Foundation
 
-/// An app version `X.Y.Z` or `X.Y.Z.a` — major, minor, patch and an optional build number —
-/// as many iOS apps structure `CFBundleVersion`; `X` and `X.Y` (Xcode's defaults are `1` and
-/// `1.0`) read with the missing parts as 0. Ordered component by component; a missing build
-/// number counts as 0, so `1.2.3` is older than `1.2.3.400`.
+/// An app version `X.Y.Z[.a]` (as in `CFBundleVersion`; missing parts 0), ordered by component, a missing build as 0.
 public struct AppVersion: Sendable, Hashable, Comparable, CustomStringConvertible, LosslessStringConvertible {
     /// X.
     public let major: Int
@@ -22,9 +19,7 @@ public struct AppVersion: Sendable, Hashable, Comparable, CustomStringConvertibl
         self.build = build.map { max(0, $0) }
     }
 
-    /// Parses `X`, `X.Y`, `X.Y.Z` or `X.Y.Z.a`: one to four dot-separated runs of ASCII digits
-    /// (at most 9 each), missing parts 0; nil for anything else — `v1.2.3`, `1.2.3-beta`,
-    /// `1..3`, `1.2.3.4.5`, empty.
+    /// Parses `X`, `X.Y`, `X.Y.Z` or `X.Y.Z.a` (ASCII digits, at most 9 per part); nil otherwise, e.g. `1.2.3-beta`.
     public init?(_ text: String) {
         let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard (1...4).contains(parts.count) else { return nil }
@@ -37,10 +32,8 @@ public struct AppVersion: Sendable, Hashable, Comparable, CustomStringConvertibl
         self.init(major: numbers[0], minor: numbers[1], patch: numbers[2], build: numbers.count == 4 ? numbers[3] : nil)
     }
 
-    /// The version an app's two bundle values describe: `CFBundleVersion` when it has the
-    /// `X.Y.Z[.a]` form; else `CFBundleShortVersionString` (`1.0` → 1.0.0) with a plain-number
-    /// `CFBundleVersion` as its build number (Xcode's defaults `1.0` and `1` → 1.0.0.1); else
-    /// whichever of the two parses.
+    /// The version the bundle values describe: `CFBundleVersion` if it is `X.Y.Z[.a]`; else
+    /// `CFBundleShortVersionString` with a plain-number `CFBundleVersion` as build; else either that parses.
     public static func from(bundleVersion: String?, shortVersion: String?) -> AppVersion? {
         if let text = bundleVersion, text.split(separator: ".").count >= 3, let full = AppVersion(text) { return full }
         if let short = shortVersion.flatMap(AppVersion.init) {
@@ -50,8 +43,7 @@ public struct AppVersion: Sendable, Hashable, Comparable, CustomStringConvertibl
         return bundleVersion.flatMap(AppVersion.init)
     }
 
-    /// The running app's version from its bundle (see ``from(bundleVersion:shortVersion:)``);
-    /// nil when neither value parses (as in a command-line tool on Linux, which has no Info.plist).
+    /// The running app's version, per ``from(bundleVersion:shortVersion:)``; nil if neither parses.
     public static func current(bundle: Bundle = .main) -> AppVersion? {
         from(
             bundleVersion: bundle.object(forInfoDictionaryKey: "CFBundleVersion") as? String,
@@ -63,8 +55,7 @@ public struct AppVersion: Sendable, Hashable, Comparable, CustomStringConvertibl
         (lhs.major, lhs.minor, lhs.patch, lhs.build ?? 0) < (rhs.major, rhs.minor, rhs.patch, rhs.build ?? 0)
     }
 
-    /// Equal when neither is older: a missing build number equals 0 (`1.2.3 == 1.2.3.0`), as
-    /// the order has it.
+    /// Equal when neither is older (`1.2.3 == 1.2.3.0`).
     public static func == (lhs: AppVersion, rhs: AppVersion) -> Bool {
         (lhs.major, lhs.minor, lhs.patch, lhs.build ?? 0) == (rhs.major, rhs.minor, rhs.patch, rhs.build ?? 0)
     }

@@ -1,15 +1,7 @@
 public import Foundation
 
-/// A required or recommended app update published as a flag:
-///
-/// ```json
-/// { "version": "1.2.3.500", "download": "https://apps.apple.com/app/id000000000" }
-/// ```
-///
-/// The update applies when its version is newer than the app's (see ``AppVersion``): for an
-/// app at `1.2.3.400`, `1.2.3.500` and `1.2.4` apply, `1.2.3` does not (its build counts as
-/// 0). How to present it — a blocking dialog for required updates, a dismissible one for
-/// recommended ones — is the app's decision.
+/// A required or recommended app update published as a flag, `{"version": "1.2.3.500", "download": "https://…"}`;
+/// it applies when its version is newer than the app's (see ``AppVersion``).
 public struct ApplicationUpdate: Sendable, Hashable, FlagValueConvertible {
     /// The version the update brings.
     public let version: AppVersion
@@ -27,16 +19,13 @@ public struct ApplicationUpdate: Sendable, Hashable, FlagValueConvertible {
     /// Whether the update is newer than `appVersion`.
     public func isApplicable(to appVersion: AppVersion) -> Bool { version > appVersion }
 
-    /// Whether the update is newer than the running app (``AppVersion/current(bundle:)``);
-    /// false when the app's version cannot be read.
+    /// Whether the update is newer than the running app; false when its version cannot be read.
     public var isApplicable: Bool {
         guard let current = AppVersion.current() else { return false }
         return isApplicable(to: current)
     }
 
-    /// From `{"version": "X.Y.Z[.a]", "download": "<absolute URL>"}` (or text holding that
-    /// JSON, as Firebase sends it). Nil — TYPE_MISMATCH — when the version does not parse or
-    /// the download is not an absolute URL with a scheme and something after it.
+    /// From `{"version": "X.Y.Z[.a]", "download": "<absolute URL>"}` or text holding it; nil (TYPE_MISMATCH) otherwise.
     public init?(flagValue: FlagValue) {
         guard case .object(let members) = flagValue.unwrappingText,
             let versionText = members["version"]?.stringValue, let version = AppVersion(versionText),
@@ -71,9 +60,7 @@ extension FlagKey where Value == ApplicationUpdate? {
     /// The flag `ios_recommended_update`: an update the app suggests.
     public static var recommendedUpdate: FlagKey { .update(named: "ios_recommended_update") }
 
-    /// An update key under another name (e.g. `android_required_update`); default nil.
-    /// `null` or an empty string reads as "no update"; anything else that is not an update
-    /// is a TYPE_MISMATCH (and reads as nil too).
+    /// An update key under another name (e.g. `android_required_update`), default nil; `null` or `""` means no update.
     public static func update(named name: String) -> FlagKey {
         FlagKey(name, default: nil, sharing: .applicationUpdate) {
             FlagKeyConversions(
@@ -88,10 +75,7 @@ extension FlagKey where Value == ApplicationUpdate? {
 }
 
 extension FeatureFlagClient {
-    /// The update to offer an app at `appVersion`: a required one if it applies (`required`
-    /// true: block until the user installs it), else a recommended one if it applies (offer
-    /// it), else nil. Under the kill switch both keys read as their default (nil): no update
-    /// is advised.
+    /// The required update if it applies to `appVersion`, else the recommended one if it does, else nil (always under a kill).
     public func updateAdvice(
         for appVersion: AppVersion, required: FlagKey<ApplicationUpdate?> = .requiredUpdate,
         recommended: FlagKey<ApplicationUpdate?> = .recommendedUpdate

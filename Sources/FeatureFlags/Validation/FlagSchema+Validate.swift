@@ -1,8 +1,7 @@
 import Foundation
 
 extension FlagSchema {
-    /// Checks `flags` (a whole payload: required keys apply) and, when given, its size.
-    /// Violations come sorted by path; unknown keys sorted by name.
+    /// Checks a whole payload (required keys apply) and its size; findings sorted by path, unknown keys by name.
     package func validate(_ flags: [String: FlagEntry], payloadBytes: Int? = nil, path: String = "flags") -> FlagValidationReport {
         var report = FlagValidationReport()
         if let maxPayloadBytes, let payloadBytes, payloadBytes > maxPayloadBytes {
@@ -23,8 +22,7 @@ extension FlagSchema {
         return report
     }
 
-    /// Checks every flag present, then puts the findings in a stable order. Paths are only
-    /// built for violations: a valid payload costs no string building.
+    /// Checks every flag present, then sorts the findings stably.
     private func check(_ flags: [String: FlagEntry], path: String, into report: inout FlagValidationReport) {
         for (name, entry) in flags {
             guard let value = entry.value else { continue }
@@ -39,7 +37,6 @@ extension FlagSchema {
         }
         report.unknownKeys.sort()
         if report.violations.count > 1 {
-            // Stable: a value's several violations keep the order they were found in.
             let found = report.violations
             report.violations = found.indices.sorted { (found[$0].path, $0) < (found[$1].path, $1) }.map { found[$0] }
         }
@@ -48,8 +45,7 @@ extension FlagSchema {
     static func check(
         _ value: FlagValue, against rule: Rule, path: ValuePath, into violations: inout [FlagViolation]
     ) {
-        // Text holding JSON counts as what it holds when the rule wants another type, the
-        // same leniency keys apply when reading (Firebase and Unleash send every value as text).
+        // Text holding JSON counts as its content, as when reading (Firebase, Unleash send text).
         var value = value
         if case .string = value, let type = rule.type, type != "string" { value = value.readingText }
         func fail(_ message: String) { violations.append(FlagViolation(path: path.text, message: message)) }
@@ -79,8 +75,7 @@ extension FlagSchema {
         }
     }
 
-    /// Whether `text` has fewer than `limit` characters. A character takes 1 to 4 UTF-8 bytes
-    /// (more only for clusters), so the byte count usually settles it without counting.
+    /// Whether `text` has fewer than `limit` characters (the byte count usually settles it).
     private static func characters(_ text: String, below limit: Int) -> Bool {
         if text.utf8.count < limit { return true }
         return text.count < limit
@@ -128,9 +123,7 @@ extension FlagSchema {
     }
 }
 
-/// Where a value sits in a payload (`flags.name`, `flags.name[2]`), spelled out only when a
-/// violation names it. A value rather than a closure, so that one copy of the check serves
-/// every caller.
+/// Where a value sits in a payload (`flags.name[2]`), spelled out only for a violation.
 enum ValuePath: Sendable {
     /// `parent.name` (no allocation: most values are flags).
     case member(String, String)

@@ -1,26 +1,8 @@
 import Foundation
 
-/// Config as data: what each flag may hold, checked before a fetched payload is activated
-/// (``FeatureFlagProvider/Configuration/schema``) and by `flagctl lint`. A JSON document —
-///
-/// ```json
-/// { "max_payload_bytes": 16384,
-///   "unknown_keys": "allow",
-///   "flags": {
-///     "plan_themeColor":   { "type": "string", "format": "hex-color", "required": true },
-///     "plan_displayName":  { "type": "string", "minLength": 1, "maxLength": 40 },
-///     "plan_data_limit":   { "type": "int", "min": 0, "max": 100000 },
-///     "plan_feature_list": { "type": "list", "maxItems": 20,
-///                            "items": { "type": "string", "enum": ["usage", "billing"] } },
-///     "kill_switch":       { "type": "bool", "required": true } } }
-/// ```
-///
-/// Types: `bool`, `int`, `double` (accepts integers), `number` (same), `string`, `list`,
-/// `object`, `any`. Constraints: `min`/`max` (numbers), `minLength`/`maxLength` (strings,
-/// in characters), `pattern` (a regular expression the whole string must match), `format`
-/// (`hex-color` = `#RRGGBB`, `iso8601`), `enum` (allowed values), `items` (a rule for every
-/// list element), `minItems`/`maxItems`, `required`. `unknown_keys`: `allow` (default;
-/// counted) or `reject`.
+/// What each flag may hold, checked before activation (``FeatureFlagProvider/Configuration/schema``). Types: `bool`, `int`,
+/// `double`/`number`, `string`, `list`, `object`, `any`; constraints: `min`/`max`, `minLength`/`maxLength`, `pattern`,
+/// `format` (`hex-color`, `iso8601`), `enum`, `items`, `minItems`/`maxItems`, `required`; `unknown_keys`: `allow`/`reject`.
 public struct FlagSchema: Sendable {
     /// One flag's rule.
     package struct Rule: Sendable {
@@ -57,8 +39,7 @@ public struct FlagSchema: Sendable {
     /// Whether flags without a rule are errors.
     public var rejectUnknownKeys: Bool
 
-    /// Reads a schema document.
-    /// - Throws: ``FlagError`` naming the offending rule.
+    /// Reads a schema document; throws ``FlagError`` naming the offending rule.
     public init(parsing value: FlagValue) throws(FlagError) {
         guard case .object(let top) = value, case .object(let flags)? = top["flags"] else {
             throw FlagError(.parseError, "a schema is an object with a \"flags\" object")
@@ -74,8 +55,7 @@ public struct FlagSchema: Sendable {
         }
     }
 
-    /// Reads a schema from JSON bytes.
-    /// - Throws: ``FlagError`` when the bytes are not JSON or not a schema.
+    /// Reads a schema from JSON bytes; throws ``FlagError`` if not JSON or not a schema.
     public init(json bytes: some Sequence<UInt8>) throws(FlagError) {
         let value: FlagValue
         do {

@@ -1,7 +1,4 @@
-/// A JSON-like flag value: what a flag service sends and what the fallback file keeps.
-///
-/// Integers and doubles are distinct cases: `1` decodes as `.int(1)` and `1.0` as
-/// `.double(1.0)` when parsed by ``FlagJSON``, so a service's number form survives.
+/// A JSON flag value; ``FlagJSON`` parses `1` as `.int(1)` and `1.0` as `.double(1.0)`, keeping the number's form.
 public enum FlagValue: Sendable, Hashable {
     /// JSON `true` / `false`.
     case bool(Bool)
@@ -20,8 +17,7 @@ public enum FlagValue: Sendable, Hashable {
 }
 
 extension FlagValue {
-    /// Hashes the case and its payload. Written out and kept out of line, so that sets of
-    /// values call it rather than each carrying an inlined copy of the whole recursive hash.
+    /// Hashes the case and its payload (out of line: avoids inlined copies of the recursive hash).
     @inline(never)
     public func hash(into hasher: inout Hasher) {
         switch self {
@@ -100,8 +96,7 @@ extension FlagValue: ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral, E
 }
 
 extension FlagValue: Codable {
-    /// Decodes any JSON value. Through `JSONDecoder` a whole number such as `2.0` arrives as
-    /// `.int(2)` because Codable hides the number's form; ``FlagJSON/parse(_:limits:)`` keeps it.
+    /// Decodes any JSON value; via `JSONDecoder`, `2.0` becomes `.int(2)` (``FlagJSON/parse(_:limits:)`` keeps the form).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()
         if c.decodeNil() { self = .null; return }

@@ -1,14 +1,4 @@
-/// A Swift type that maps to and from ``FlagValue`` directly, without Codable.
-///
-/// Bool, Int, Double, String, ``FlagValue`` and arrays / string-keyed dictionaries of
-/// these conform. Conversions are strict about types: an `Int` flag does not accept `2.5`,
-/// a `String` flag does not accept `7`; a `Double` flag accepts a JSON integer.
-///
-/// One leniency: a *string* holding the JSON text of the wanted type converts — `"true"` for
-/// a `Bool`, `"150"` for an `Int`, `"[\"a\"]"` for a `[String]`. Services that carry every
-/// value as text (Firebase Remote Config, Unleash payloads) are typed this way, by the key
-/// that reads them. Text that is not exactly such JSON (`"yes"`, `"1.0"` for an `Int`) is
-/// still a TYPE_MISMATCH.
+/// A type converting to and from ``FlagValue`` strictly, except that a string holding the wanted type's JSON (`"150"`) converts.
 public protocol FlagValueConvertible: Codable, Sendable {
     /// The Swift value for `flagValue`, or nil when its type does not fit.
     init?(flagValue: FlagValue)

@@ -1,16 +1,11 @@
 import Foundation
 
-/// Decodes any `Decodable` type straight from a ``FlagValue`` (no JSON round trip).
-///
-/// Numbers follow ``FlagValueConvertible``: integer types accept `.int` in range, floating
-/// types accept `.int` and `.double`. `URL` decodes from a string. Missing optional members
-/// decode as nil.
+/// Decodes any `Decodable` straight from a ``FlagValue``; numbers convert as ``FlagValueConvertible`` does.
 struct FlagValueDecoder: Sendable {
     /// A decoder.
     init() {}
 
-    /// Decodes `type` from `value`.
-    /// - Throws: `DecodingError` with the coding path of the first mismatch.
+    /// Decodes `type` from `value`; throws `DecodingError` with the coding path of the first mismatch.
     func decode<T: Decodable>(_ type: T.Type, from value: FlagValue) throws -> T {
         try ValueDecoder(value: value, codingPath: []).decodeValue(type)
     }
