@@ -148,15 +148,29 @@ struct SlowClientTests {
     }
 
     @Test func aClientThatReadsSlowlyButSteadilyGetsItsWholeAnswer() async throws {
-        let size = 1 << 20
-        let server = try FlagServer(document: Self.largeDocument(bytes: size), configuration: .init(sendTimeout: .milliseconds(500)))
+        // The whole answer takes longer than the send timeout, each pause far less: the timeout
+        // is for a stalled reader, not a slow one. The timeout is generous against a loaded
+        // machine's scheduling stalls; the pauses make the reading outlast it.
+        let size = 512 << 10
+        let timeout = Duration.seconds(2)
+        let server = try FlagServer(document: Self.largeDocument(bytes: size), configuration: .init(sendTimeout: timeout))
         defer { server.stop() }
         let reader = try #require(RawConnection(port: server.port, receiveBufferBytes: 4_096))
         reader.send("GET /flags?venue=v1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        // Each read is well within the send timeout, so the write keeps going.
-        let answer = try await blocking { reader.receive(timeout: Int32(TestTiming.scaled(.seconds(5)).milliseconds)) }
-        #expect(answer.hasPrefix("HTTP/1.1 200 "))
-        #expect(answer.utf8.count > size)
+        let (answer, took) = try await blocking { () -> ([UInt8], Duration) in
+            let started = ContinuousClock.now
+            var received: [UInt8] = []
+            // Bounded: at most 4,096 reads, each waiting at most 5 s (scaled).
+            for _ in 0..<4_096 {
+                guard let bytes = reader.receiveSome(timeout: Int32(TestTiming.scaled(.seconds(5)).milliseconds)), !bytes.isEmpty else { break }
+                received += bytes
+                usleep(25_000)
+            }
+            return (received, ContinuousClock.now - started)
+        }
+        #expect(String(decoding: answer.prefix(16), as: UTF8.self).hasPrefix("HTTP/1.1 200 "))
+        #expect(answer.count > size)
+        #expect(took > timeout, "the reading took \(took), not longer than the send timeout: it proved nothing")
     }
 }
 

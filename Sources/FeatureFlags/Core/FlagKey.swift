@@ -1,22 +1,11 @@
 import Foundation
 
-// `FlagKey`, the type apps use, is further down. The two types first are how a key holds the
-// closures that convert its values without reference counting: a key is copied on every read
-// (from a `static let`, an array, a dictionary), and a retain and release on a shared object
-// would cost more than the lookup itself. That is safe because every conversions object is
-// kept alive for the life of the process — one per value type, shared (`SharedKeyConversions`),
-// or one per key built with closures of its own (held once, never released: declare such keys
-// once, in `static let`s). The `Unmanaged` below is only that: a reference not counted, and
-// lent to a call without a retain (`_withUnsafeGuaranteedRef`).
-
-/// The conversions of a ``FlagKey``: from and to ``FlagValue``, and for lists of enums the
-/// members a build does not know.
+/// The conversions of a ``FlagKey``: to and from ``FlagValue``, and unknown enum list members.
 @usableFromInline
 final class FlagKeyConversions<Value: Sendable>: Sendable {
     @usableFromInline let convert: @Sendable (FlagValue) -> Value?
     @usableFromInline let encode: @Sendable (Value) -> FlagValue?
-    /// For keys whose values may hold members this build does not know (lists of enums):
-    /// those members' raw values, so that a read can report them. Nil for other keys.
+    /// Raw values of list members this build does not know (enum lists); nil for other keys.
     @usableFromInline let unknownMembers: (@Sendable (FlagValue) -> [String])?
 
     @usableFromInline
@@ -30,11 +19,8 @@ final class FlagKeyConversions<Value: Sendable>: Sendable {
     }
 }
 
-/// How a ``FlagKey`` holds its conversions: unretained, so that copying a key touches no
-/// reference count (a key kept in an array, a dictionary or a `static let` is copied on every
-/// read). Every conversions object lives as long as the process: the package's initialisers
-/// share one per value type (``SharedKeyConversions``); a key built with closures of its own
-/// keeps them (see ``FlagKey/init(_:default:convert:encode:)``).
+/// How a ``FlagKey`` holds its conversions: unretained, so copying a key costs no refcounting.
+/// Safe because no conversions object is ever released.
 @usableFromInline
 struct FlagKeyConversionsReference<Value: Sendable>: Sendable {
     /// A `FlagKeyConversions` (Sendable, immutable) that is never released.
@@ -50,21 +36,18 @@ struct FlagKeyConversionsReference<Value: Sendable>: Sendable {
     @usableFromInline
     init(kept object: FlagKeyConversions<Value>) { self.object = Unmanaged.passUnretained(object) }
 
-    /// Runs `body` with the conversions, without retaining them for the call (they are never
-    /// released, so the reference is valid throughout).
+    /// Runs `body` with the conversions, unretained (safe: they are never released).
     @inlinable @inline(__always)
     func with<R>(_ body: (FlagKeyConversions<Value>) -> R) -> R { object._withUnsafeGuaranteedRef(body) }
 }
 
-/// Which of the package's initialisers built a shared conversions object (together with the
-/// value type, it names the object).
+/// Which package initialiser built a shared conversions object.
 @usableFromInline
 enum SharedConversionsKind: UInt8, Sendable {
     case convertible, rawValue, decodable, forwardCompatibleList, applicationUpdate
 }
 
-/// The conversions objects shared by keys: one per value type and initialiser, created on first
-/// use and kept for the life of the process (a handful of objects: one per flag type an app reads).
+/// Conversions shared per value type and initialiser, created on first use, never released.
 @usableFromInline
 enum SharedKeyConversions {
     /// One shared object: the value type and initialiser it is for.
@@ -74,13 +57,10 @@ enum SharedKeyConversions {
         let object: Unmanaged<AnyObject>
     }
 
-    /// A list, searched linearly: it holds one entry per value type an app reads (a handful),
-    /// and a list of a plain struct costs nothing to set up at launch, unlike a dictionary keyed
-    /// by a type of our own.
+    /// A linearly searched list: a handful of entries, cheaper at launch than a dictionary.
     private static let table = Locked<[Shared]>([])
 
-    /// The shared conversions for `Value` built by `kind`'s initialiser; `make` builds them the
-    /// first time.
+    /// The shared conversions for `Value` built by `kind`; `make` builds them the first time.
     @usableFromInline
     static func conversions<Value: Sendable>(
         _ kind: SharedConversionsKind, for _: Value.Type, make: () -> FlagKeyConversions<Value>
@@ -99,19 +79,12 @@ enum SharedKeyConversions {
 /// A typed flag key with its code default, declared once and read everywhere:
 ///
 /// ```swift
-/// extension FlagKey where Value == Bool {
-///     static let newCheckout = FlagKey("new_checkout", default: false)
-/// }
+/// extension FlagKey where Value == Bool { static let newCheckout = FlagKey("new_checkout", default: false) }
 /// let on = flags.value(.newCheckout)
 /// ```
 ///
-/// The default is what a read returns when the flag is missing or has the wrong type, and
-/// it is the **safe value** every read returns while the kill switch is on.
-///
-/// Keys are free to copy: keep them in `static let`s, arrays or dictionaries alike. Apart from
-/// the name (and a default that is itself reference-counted, such as a long `String`), a key
-/// holds nothing whose reference count a copy changes, and it carries its name's hash, so a read
-/// does not hash the name again.
+/// The default is returned when the flag is missing or mistyped, and is the **safe value**
+/// every read returns while the kill switch is on. Keys are cheap to copy.
 public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
     /// The flag's name on the wire and on disk.
     public let name: String
@@ -119,20 +92,14 @@ public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
     @usableFromInline let nameHash: Int
     /// The conversions, shared by every key of `Value` unless custom.
     @usableFromInline let conversions: FlagKeyConversionsReference<Value>
-    /// Whether the conversion is `Value(flagValue:)` (``FlagValueConvertible``): then a read
-    /// specialised for `Value` converts inline without touching ``conversions``.
+    /// Whether the conversion is `Value(flagValue:)`, which specialised reads inline.
     @usableFromInline let convertsByType: Bool
-    /// Whether reads must look for unknown list members (``FlagKeyConversions/unknownMembers``
-    /// is set): one byte the read path tests without touching ``conversions``.
+    /// Whether reads look for unknown list members, tested without touching ``conversions``.
     @usableFromInline let auditsMembers: Bool
     /// The code default, also the safe value under the kill switch.
     public let defaultValue: Value
 
-    /// A key with custom conversions, for types none of the other initialisers fit.
-    ///
-    /// Declare such a key once (a `static let`): its closures are kept for the life of the
-    /// process, so that copying the key costs nothing — building one per read would keep one
-    /// small object per call.
+    /// A key with custom conversions; declare it once (a `static let`): its closures are never freed.
     /// - Parameters:
     ///   - convert: the Swift value for a flag value, or nil when it does not fit (TYPE_MISMATCH).
     ///   - encode: the flag value for a Swift value, used by overrides and test clients.
@@ -192,8 +159,7 @@ extension FlagKey where Value: FlagValueConvertible {
 }
 
 extension FlagKey where Value: RawRepresentable, Value.RawValue: FlagValueConvertible {
-    /// A key for an enum (or any `RawRepresentable`) carried as its raw value; an unknown
-    /// raw value is a TYPE_MISMATCH and reads as the default.
+    /// A key for an enum (or any `RawRepresentable`) by raw value; unknown ones read as the default.
     @inlinable
     public init(_ name: String, default defaultValue: Value) {
         self.init(rawValueKey: name, default: defaultValue)
@@ -210,8 +176,7 @@ extension FlagKey where Value: RawRepresentable, Value.RawValue: FlagValueConver
 }
 
 extension FlagKey where Value: RawRepresentable & Decodable, Value.RawValue: FlagValueConvertible {
-    /// A key for a `Codable` enum with raw values: read by raw value, like any `RawRepresentable`.
-    /// (This overload only settles which of the two others applies.)
+    /// A key for a `Codable` enum with raw values, read by raw value.
     @inlinable
     public init(_ name: String, default defaultValue: Value) {
         self.init(rawValueKey: name, default: defaultValue)
@@ -219,8 +184,7 @@ extension FlagKey where Value: RawRepresentable & Decodable, Value.RawValue: Fla
 }
 
 extension FlagKey where Value: Decodable {
-    /// A key for a `Decodable` struct or collection, decoded with ``FlagValueDecoder``.
-    /// A value that does not decode is a TYPE_MISMATCH and reads as the default.
+    /// A key for a `Decodable` type via ``FlagValueDecoder``; undecodable values read as the default.
     public init(_ name: String, default defaultValue: Value) {
         self.init(name, default: defaultValue, sharing: .decodable) {
             FlagKeyConversions(

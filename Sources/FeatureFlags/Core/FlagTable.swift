@@ -1,22 +1,11 @@
-/// The flags a client serves, in the form reads look them up: an immutable open-addressing hash
-/// table from name to entry, built once per activation (before any lock is taken) and read
-/// without copying anything but the value asked for.
-///
-/// Why not a `Dictionary`: a `[String: …]` lookup hashes the name with SipHash on every read,
-/// which is most of a read's cost. Here the hash is a short seeded multiply-xor over the name's
-/// UTF-8 bytes, and a ``FlagKey`` computes it once, when it is created: a typed read probes
-/// the table with the key's hash and compares one string. The seed is random per process, so
-/// names a service chooses cannot be made to collide on purpose; probing is linear, the table
-/// at most half full.
-///
-/// Each slot also says whether its entry comes from the snapshot or from the bundled defaults
-/// beneath it, which is what ``FeatureFlagClient/details(_:)`` reports.
+/// The flags a client serves: an immutable open-addressing hash table from name to entry, built
+/// once per activation outside any lock. Not a `Dictionary` (SipHash dominates a read): a
+/// ``FlagKey`` precomputes a cheap hash, seeded randomly per process so a service cannot force
+/// collisions. Probing is linear, the table at most half full.
 package final class FlagTable: @unchecked Sendable {
     // @unchecked: every field is written by `init` only, before the table is shared.
 
-    /// One flag: its name's hash, name, value, what else its entry says (nil for most flags:
-    /// only entries with a variant, a reason, an error code or metadata have it), and whether
-    /// the entry is the snapshot's. Kept small: a slot per flag is most of a table's memory.
+    /// One flag: hash, name, value, rare extras, and whether it is the snapshot's. Kept small.
     package struct Slot {
         let hash: Int
         package let name: String
@@ -41,8 +30,7 @@ package final class FlagTable: @unchecked Sendable {
     /// No flags.
     package static let empty = FlagTable(snapshot: [:], defaults: [:])
 
-    /// The table of `snapshot`'s entries over `defaults` (a snapshot entry wins, valueless
-    /// ones included: they hide a default of the same name).
+    /// `snapshot`'s entries over `defaults`; valueless snapshot entries hide defaults too.
     package convenience init(snapshot: [String: FlagEntry], defaults: [String: FlagEntry]) {
         var total = snapshot.count
         for name in defaults.keys where snapshot[name] == nil { total += 1 }
@@ -52,8 +40,7 @@ package final class FlagTable: @unchecked Sendable {
         }
     }
 
-    /// `base`'s entries (all the snapshot's) over `defaults`: a base entry wins. Copies the
-    /// base's slots, hashing only the defaults' names.
+    /// `base`'s entries (all the snapshot's) over `defaults`, hashing only the defaults' names.
     package convenience init(_ base: FlagTable, over defaults: [String: FlagEntry]) {
         var hidden = 0
         for name in defaults.keys where base.slot(name, hash: FlagNameHash.of(name)) != nil { hidden += 1 }
@@ -69,9 +56,7 @@ package final class FlagTable: @unchecked Sendable {
         }
     }
 
-    /// A table of at most `capacity` flags, filled by `fill`, which calls its argument once per
-    /// entry (name, its ``FlagNameHash``, value, extras, whether the snapshot's); a name added
-    /// again replaces the earlier entry. What `fill` throws is thrown, nothing kept.
+    /// A table of at most `capacity` flags added by `fill`; a name added again replaces its entry.
     package init<Failure: Error>(
         capacity total: Int,
         fill: (_ add: (String, Int, FlagValue?, FlagExtras?, Bool) -> Void) throws(Failure) -> Void
@@ -96,7 +81,6 @@ package final class FlagTable: @unchecked Sendable {
                     }
                     position = (position + 1) & mask
                 }
-                // Sized by every caller to what it adds: never reached.
                 guard filled < total else {
                     assertionFailure("more flags than the table was sized for")
                     return
@@ -117,8 +101,7 @@ package final class FlagTable: @unchecked Sendable {
         self.count = filled
     }
 
-    /// The `position`-th slot filled (the order `fill` added names in; a name added again
-    /// keeps its first place).
+    /// The `position`-th slot, in the order `fill` first added names.
     package func slot(at position: Int) -> UnsafePointer<Slot> {
         precondition(position >= 0 && position < count, "slot \(position) of \(count)")
         return UnsafePointer(slots + position)
@@ -174,9 +157,7 @@ package final class FlagTable: @unchecked Sendable {
         }
     }
 
-    /// The names whose entry differs between this table and `old` (value, variant, reason,
-    /// error code or metadata), or that only one of them has: what a change notification lists.
-    /// Uses the hashes the tables already hold, so no name is hashed again.
+    /// Names added, removed or with a different entry since `old`; no name is hashed again.
     package func changedNames(since old: FlagTable) -> Set<String> {
         var changed = Set<String>()
         for i in 0..<count {
@@ -216,8 +197,7 @@ package final class FlagTable: @unchecked Sendable {
     }
 }
 
-/// The hash the served table files a flag name under: seeded per process, computed once per
-/// ``FlagKey`` (and per untyped read).
+/// The per-process seeded hash a flag name is filed under, computed once per ``FlagKey``.
 @usableFromInline
 package enum FlagNameHash {
     /// Random per process: collisions cannot be chosen in advance.

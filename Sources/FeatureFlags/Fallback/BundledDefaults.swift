@@ -1,11 +1,9 @@
 public import Foundation
 
-/// Defaults shipped with the app: the layer beneath every snapshot, served when a flag is
-/// missing from the snapshot (source `bundled_defaults`, reason `STATIC`).
+/// Defaults shipped with the app, served for flags the snapshot lacks (`bundled_defaults`, `STATIC`).
 public struct BundledDefaults: Sendable {
     private enum Storage: Sendable {
         case values([String: FlagValue])
-        // URLs held by reference (`Support/FixedLayout.swift`).
         case file(URLReference)
         case signedFile(URLReference, trust: SignatureTrust)
     }
@@ -20,24 +18,13 @@ public struct BundledDefaults: Sendable {
         BundledDefaults(storage: .values(values))
     }
 
-    /// Defaults from a JSON file in either of two forms:
-    ///
-    /// - a **flag document** (`Docs/FlagDocument.md`), recognised by its `flags` object — the
-    ///   file `flagctl serve` serves and `flagctl lint` checks, so one file can be both:
-    ///   `{"meta_config_version": "2025-08-04", "flags": {"new_checkout": false}}`;
-    /// - a **flat map** of flag names to values: `{"new_checkout": false, "plan_themeColor": "#3498DB"}`.
-    ///
-    /// In both, a flag is its bare value or the document's full form (`{"value": …}`). The file
-    /// is read when a client is created. A file that is neither — missing, not JSON, not an
-    /// object, a `flags` member that is not a valid flag object, or no flags at all — yields no
-    /// defaults and a `PARSE_ERROR` error event naming the file and the problem (with line and
-    /// column for JSON errors): bundled defaults never vanish silently.
+    /// Defaults from a JSON file (a flag document or a flat name-to-value map), read at client
+    /// creation; an unusable file yields no defaults and a `PARSE_ERROR` event naming the problem.
     public static func jsonFile(_ url: URL) -> BundledDefaults {
         BundledDefaults(storage: .file(URLReference(url)))
     }
 
-    /// Defaults from a signed file, verified by `trust` (FeatureFlagsSigning's
-    /// `signedJSONFile(_:trustedKeys:)` makes it).
+    /// Defaults from a signed file, verified by `trust` (made by FeatureFlagsSigning).
     package static func signedJSONFile(_ url: URL, trust: SignatureTrust) -> BundledDefaults {
         BundledDefaults(storage: .signedFile(URLReference(url), trust: trust))
     }
@@ -105,8 +92,7 @@ public struct BundledDefaults: Sendable {
         } catch {
             return .failure(BundledDefaultsError(message: error.message))
         }
-        // What a default is: the value (and its variant and metadata); a service's reason or
-        // error code does not apply to a value the app shipped with.
+        // A default keeps value, variant and metadata; a service's reason or error code does not apply.
         let defaults = entries.compactMapValues { entry in
             entry.value.map { FlagEntry(value: $0, variant: entry.variant, metadata: entry.metadata) }
         }

@@ -1,22 +1,12 @@
 public import Foundation
 
-/// The offline client: serves one context's Last-Known-Good from a ``LastKnownGoodStore``
-/// over the bundled defaults, and never fetches. What an app extension, a widget or a
-/// command-line tool injects when the app's provider does the fetching:
-///
+/// The offline client for extensions, widgets and tools: serves one context's Last-Known-Good
+/// from a ``LastKnownGoodStore`` over the bundled defaults, and never fetches.
 /// ```swift
 /// let flags = FallbackClient(store: LastKnownGoodStore(fileURL: sharedContainerFile), context: user)
-/// let model = WidgetModel(flags: flags)
 /// ```
-///
-/// Values report source `fallback` and reason `CACHED` — `STALE` when they were past their TTL
-/// as the client served them (at its creation, and at each ``identify(_:)``) — with bundled and
-/// code defaults beneath. The status is `READY` once created: a fallback serves what it has.
-/// Problems found loading the store (an unusable file, unreadable bundled defaults) are
-/// events, never failures. Given the app's endpoints (`endpoints:`, and `trustedKeys:` from
-/// FeatureFlagsSigning), it reads the file as the app's provider reads it offline: flagd rules
-/// held on the device evaluated for its context, and with trusted keys only what a trusted key
-/// signed.
+/// Values report `fallback`/`CACHED` (`STALE` past TTL); the status is always `READY`; load
+/// problems are events. With endpoints and trusted keys, only what a trusted key signed is served.
 public final class FallbackClient: FeatureFlagClient {
     /// The store read from.
     public let store: LastKnownGoodStore
@@ -29,25 +19,12 @@ public final class FallbackClient: FeatureFlagClient {
     private let serving: FlagServing
     private let overridesObserver: Int?
 
-    /// Serves the store's snapshot for `context` — or, when `context` is nil, for the most
-    /// recently used context — over `bundledDefaults`.
+    /// Serves the store's snapshot for `context` (nil: the most recent one) over `bundledDefaults`.
     /// - Parameters:
-    ///   - killSwitchKey: the flag whose `true` forces every read to its safe default.
-    ///   - overrides: values testers force on this device, over the stored ones and beneath
-    ///     the kill switch.
-    ///   - exposures: report each context's first read of each flag as an exposure event.
-    ///   - eventContext: how much of the context exposure and tracking events carry.
-    ///   - endpoints: the app's endpoints, so that the file is read as the app's provider reads
-    ///     it offline: flag rules held for evaluation on the device (flagd) are evaluated for the
-    ///     context. With trusted keys (the `trustedKeys:` initialisers of FeatureFlagsSigning)
-    ///     only what a trusted key signed is served — otherwise bundled and code defaults, and a
-    ///     `fallback_tampered` event says why. This client never fetches, nor writes the file.
-    ///     Empty (the default): the stored snapshots are served as the app wrote them.
-    ///   - merge: with `endpoints`, how a merged identity (`ContextMerge.identity(of:)` given as
-    ///     `context`) is made again from its members — each evaluated from held rules, or each
-    ///     member's signed answer checked — as the app's provider does: give the provider's
-    ///     `Configuration.merge`. Default: `ContextMerge()` (top tier wins for every flag).
-    ///   - now: the clock used for ages and TTLs.
+    ///   - overrides: values testers force on this device, beneath the kill switch.
+    ///   - endpoints: the app's endpoints: held flagd rules are evaluated for the context, and with
+    ///     trusted keys only signed values are served (else defaults and `fallback_tampered`).
+    ///   - merge: how a merged identity is rebuilt; pass the provider's `Configuration.merge`.
     public convenience init(
         store: LastKnownGoodStore, context: EvaluationContext? = nil, bundledDefaults: BundledDefaults = .none,
         killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil, exposures: Bool = false,
@@ -59,8 +36,7 @@ public final class FallbackClient: FeatureFlagClient {
             exposures: exposures, eventContext: eventContext, endpoints: endpoints, trust: nil, merge: merge, now: now)
     }
 
-    /// The designated initialiser: ``init(store:context:bundledDefaults:killSwitchKey:overrides:exposures:eventContext:endpoints:merge:now:)``
-    /// with the signing keys stored answers must verify with (FeatureFlagsSigning passes them).
+    /// The designated initialiser, with the keys stored answers must verify with.
     package init(
         store: LastKnownGoodStore, context: EvaluationContext?, bundledDefaults: BundledDefaults, killSwitchKey: String,
         overrides: FlagOverrides?, exposures: Bool, eventContext: EventContextDetail, endpoints: [FlagEndpoint],
@@ -92,8 +68,7 @@ public final class FallbackClient: FeatureFlagClient {
         if let overridesObserver { overrides?.detach(overridesObserver) }
     }
 
-    /// Loads the store at `fileURL` (see ``LastKnownGoodStore/init(fileURL:capacity:)``) and
-    /// serves it as ``init(store:context:bundledDefaults:killSwitchKey:overrides:exposures:eventContext:endpoints:merge:now:)`` does.
+    /// Loads the store at `fileURL` (see ``LastKnownGoodStore/init(fileURL:capacity:)``) and serves it.
     public convenience init(
         fileURL: URL = LastKnownGoodStore.defaultFileURL(), context: EvaluationContext? = nil,
         bundledDefaults: BundledDefaults = .none, killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil,
@@ -116,8 +91,7 @@ public final class FallbackClient: FeatureFlagClient {
     public func details<Value>(_ key: FlagKey<Value>, hooks: [any FlagHook], hints: [String: FlagValue]) -> FlagDetails<Value> {
         serving.details(key, hooks: hooks, hints: hints)
     }
-    /// Runs `hooks` around every ``details(_:)`` from now on, after those added before
-    /// (see ``FlagHook``). Plain reads never run hooks.
+    /// Runs `hooks` around every later ``details(_:)``; plain reads never run hooks.
     public func addHooks(_ hooks: any FlagHook...) { serving.hooks.add(hooks) }
     /// The same, untyped: the raw value, or nil where a key's default applies.
     public func flagDetails(_ name: String, nameHash: Int) -> FlagDetails<FlagValue?> {
@@ -131,11 +105,9 @@ public final class FallbackClient: FeatureFlagClient {
     public var isKillSwitchActive: Bool { serving.isKillSwitchActive }
     /// Changes of served values (after ``identify(_:)``).
     public func changes() -> AsyncStream<FlagChange> { serving.publisher.changes.subscribe() }
-    /// Load results, kill-switch flips and value changes; a new stream first receives the
-    /// recent history, so problems found at load are never missed.
+    /// Load results, kill-switch flips and value changes, starting with recent history.
     public func events() -> AsyncStream<FlagEvent> { serving.publisher.events.subscribe() }
-    /// Reports unknown list members as ``FlagEvent/unknownValues(flag:values:)``, once per
-    /// flag until its values change.
+    /// Reports unknown list members, once per flag until its values change.
     public func noteUnknownValues(_ values: [String], in flag: String) { serving.noteUnknownValues(values, in: flag) }
     /// The most recent events (up to 32), oldest first: for debug screens and diagnostics.
     public var recentEvents: [FlagEvent] { serving.publisher.recentEvents }
@@ -144,9 +116,7 @@ public final class FallbackClient: FeatureFlagClient {
         serving.track(eventName, value: value, attributes: attributes)
     }
 
-    /// Serves what the store holds for `context` now — its Last-Known-Good, or, when it has
-    /// none, the bundled and code defaults, never another context's values. Identifying the
-    /// same context again picks up what the store saved since. No disk I/O. Read as at creation.
+    /// Serves what the store holds for `context` now (else defaults, never another context's); no I/O.
     public func identify(_ context: EvaluationContext) {
         let answer = LastKnownGoodReader.answer(
             for: context, fingerprint: context.fingerprint, in: store, base: serving.base, checkedBy: policy, merge: merge, at: serving.clock())

@@ -1,21 +1,14 @@
 import Foundation
 
-/// What the device may serve for a context: the one decision of the package, asked by the
-/// provider at launch, at an identify and when it leaves safe mode, and by ``FallbackClient`` —
-/// the same checks everywhere. Rules held for evaluation on the device are evaluated for the
-/// context (a context never fetched gets its values too); with trusted keys, a stored snapshot is
-/// served only when it is what a trusted key signed, and held rules only when they verify —
-/// whatever fails leaves bundled and code defaults, and is named in ``HeldAnswer/tampered`` for
-/// the asker to set aside (the provider) or only report (the fallback client, which never writes
-/// the file). A merged identity (``ContextMerge/identity(of:)``) is made again from its members,
-/// as its provider makes it: each evaluated from held rules, or with trusted keys each member's
-/// stored answer checked — never the stored merge, which no key signed and which older rules made.
+/// What the device may serve for a context, decided alike for the provider and ``FallbackClient``:
+/// with trusted keys only what a trusted key signed, else defaults and ``HeldAnswer/tampered``.
+/// A merged identity is rebuilt from its members, never served from the unsigned stored merge.
 struct HeldAnswer: Sendable {
     /// The values to serve, prepared.
     var prepared: PreparedSnapshot
     /// `fallback`, or `code_default` when nothing held may be served.
     var source: FlagSource
-    /// Whether the kill switch is held on the device (``KillHold``): set by ``LastKnownGoodReader/answer(for:fingerprint:in:base:checkedBy:merge:at:)``.
+    /// Whether the kill switch is held on the device (``KillHold``).
     var held = false
     /// What the reading found that is not tampering: an unreadable snapshot, or why defaults are served.
     var problem: FlagEvent?
@@ -29,15 +22,13 @@ struct HeldAnswer: Sendable {
 
     /// Something held that is not what a trusted key signed.
     enum Tampered: Sendable {
-        /// The stored snapshot of `context` (nil: a client given no context); `member`: a member
-        /// of the merged identity asked for.
+        /// The stored snapshot of `context` (nil: none given); `member`: of a merged identity.
         case snapshot(of: EvaluationContext?, member: Bool, problem: String)
         /// The flag rules held for evaluation on the device.
         case rules(problem: String)
     }
 
-    /// The events for ``tampered``, each after `setAside` set it aside (returning where it was
-    /// kept, or nil: only reported).
+    /// The events for ``tampered``, each after `setAside` (which returns where it was kept, or nil).
     func tamperedEvents(settingAside setAside: (Tampered) -> String?) -> [FlagEvent] {
         tampered.map { found in
             let reason: String
@@ -52,8 +43,7 @@ struct HeldAnswer: Sendable {
     }
 }
 
-/// How a client that serves from a ``LastKnownGoodStore`` starts: the bundled defaults beneath,
-/// the events that say what loading found, and ``answer(for:fingerprint:in:base:checkedBy:merge:at:)``.
+/// How a client serving from a ``LastKnownGoodStore`` starts: bundled defaults and load events.
 struct LastKnownGoodReader {
     /// The bundled defaults and the kill-switch key.
     let base: ServingBase
@@ -77,9 +67,7 @@ struct LastKnownGoodReader {
         base = ServingBase(defaults: defaults, killSwitchKey: killSwitchKey)
     }
 
-    /// What may be served for `context` (nil: the client was given none, and serves the stored
-    /// snapshot under `fingerprint`) as the app's provider reads the file offline — see
-    /// ``HeldAnswer``. Without a `policy`, the stored snapshot as it is. Marks the entry used.
+    /// What may be served for `context` (nil: the snapshot under `fingerprint`); marks it used.
     static func answer(
         for context: EvaluationContext?, fingerprint: String?, in store: LastKnownGoodStore, base: ServingBase,
         checkedBy policy: DevicePolicy?, merge: ContextMerge, at date: Date
@@ -110,8 +98,6 @@ struct LastKnownGoodReader {
         if !policy.evaluatesLocally, case .found(let stored)? = store.lookup(fingerprint), let stamp = stored.snapshot.signature,
             stamp.envelope.isEmpty
         {
-            // What a merge of signed answers carries (`identify(merging:)`), read without the
-            // merged identity that names its members (a client given no context).
             return defaults(.fallbackWarning(
                 reason: "the stored values for this context carry no signed answer of their own (a merge of several contexts' values, checked only when the merged identity is given as the context): bundled and code defaults are served"))
         }
@@ -122,7 +108,6 @@ struct LastKnownGoodReader {
             return defaults(tampered: tampered)
         }
         if policy.evaluatesLocally, store.holdsLocalRules {
-            // Evaluated on the device: a stored evaluation is never served as it is.
             guard let evaluated = evaluated() else {
                 return defaults(.fallbackWarning(
                     reason: "the flag rules held for evaluation on the device verify, but this client was given no context to evaluate them for: bundled and code defaults are served"))
@@ -132,8 +117,7 @@ struct LastKnownGoodReader {
         return stored()
     }
 
-    /// The snapshot stored under `fingerprint` as it is, marked used — or the defaults alone
-    /// (`code_default`), with the reason when it could not be read.
+    /// The snapshot stored under `fingerprint`, marked used, or the defaults alone with why.
     private static func storedAnswer(_ fingerprint: String?, in store: LastKnownGoodStore, base: ServingBase) -> HeldAnswer {
         let none = HeldAnswer.defaults(base)
         guard let fingerprint else { return none }
@@ -147,11 +131,7 @@ struct LastKnownGoodReader {
         }
     }
 
-    /// What is wrong with what the fallback file holds under `fingerprint` — its snapshot, and
-    /// the rules held for evaluation on the device — when keys are trusted: nil for each part
-    /// that is what a trusted key signed (or when no keys are configured). `context` decodes the
-    /// stored signed answer (a client given no context reads the most recent fingerprint's:
-    /// decoding a signed answer does not depend on the context).
+    /// Why the snapshot and held rules under `fingerprint` fail the signature check (nil: verified).
     static func unsignedHoldings(
         of fingerprint: String, decodingFor context: EvaluationContext, policy: DevicePolicy, store: LastKnownGoodStore
     ) -> (snapshot: String?, rules: String?) {
@@ -168,12 +148,7 @@ struct LastKnownGoodReader {
         return (policy.storedSignatureProblem(stored.snapshot, for: context), rules)
     }
 
-    /// `context`'s values from the flag definitions held for local evaluation, so a context
-    /// never fetched is served correctly without the network. Nil when the store holds no
-    /// definitions (asked first: nothing is parsed or cast for apps that evaluate remotely),
-    /// when the policy does not evaluate locally, or — without trusted keys — when the
-    /// context's stored snapshot was fetched under the held definitions' tag (served as it is:
-    /// no parse at launch).
+    /// `context`'s values from held rules; nil if none apply or the unsigned stored snapshot is current.
     static func evaluateHeldRules(
         for context: EvaluationContext, policy: DevicePolicy, store: LastKnownGoodStore, base: ServingBase, at date: Date
     ) -> PreparedSnapshot? {
@@ -185,8 +160,7 @@ struct LastKnownGoodReader {
         return base.prepare(rules.snapshot(for: context, at: date))
     }
 
-    /// The members of the merged identity `identity` (``ContextMerge/identity(of:)``), ranked;
-    /// nil for a single context.
+    /// The ranked members of a merged identity (``ContextMerge/identity(of:)``); nil for one context.
     static func members(of identity: EvaluationContext) -> [EvaluationContext]? {
         guard case .list(let values)? = identity.attributes["merged_contexts"], values.count > 1 else { return nil }
         let members = values.compactMap(EvaluationContext.init(flagValue:))
@@ -215,8 +189,7 @@ struct LastKnownGoodReader {
                 reason: "no flag rules are held to evaluate this merged identity's members on the device: bundled and code defaults are served"))
         }
         guard policy.checksSignatures else { return stored() }
-        // Its stored snapshot is a merge, signed by no one: made again from the members' stored
-        // snapshots, each checked as a single context's is.
+        // The stored merge is signed by no one: rebuild it from the members' checked snapshots.
         var snapshots: [(context: EvaluationContext, snapshot: FlagSnapshot)] = []
         var tampered: [HeldAnswer.Tampered] = []
         for member in members {
@@ -235,8 +208,7 @@ struct LastKnownGoodReader {
         return HeldAnswer(prepared: base.prepare(merged), source: .fallback)
     }
 
-    /// The merged identity `identity` of `members`, each member's values evaluated from the held
-    /// rules and merged by `merge`; nil when no rules are held or `policy` does not evaluate locally.
+    /// `members` evaluated from held rules and merged as `identity`; nil without held rules.
     static func evaluateHeldRules(
         merging members: [EvaluationContext], as identity: EvaluationContext, policy: DevicePolicy, store: LastKnownGoodStore,
         base: ServingBase, merge: ContextMerge, at date: Date

@@ -1,44 +1,25 @@
 public import Foundation
 
-/// Fetches a context's flags from a flag service, through an ordered chain of
-/// ``FlagEndpoint``s and a ``FlagTransport`` (URLSession by default). Stateless: it keeps no
-/// entity tags and no snapshots — the caller says what it holds (`ifNoneMatch`) and gets back
-/// what the service said. ``FeatureFlagProvider`` is the caller in an app; the fetcher is also
-/// usable alone, from scripts and tools.
+/// Fetches a context's flags through an ordered chain of ``FlagEndpoint``s and a
+/// ``FlagTransport`` (URLSession by default). Stateless: the caller passes what it holds.
 ///
-/// - **One budget for the whole fetch** (default 2 s), enforced by the fetcher itself by racing
-///   each request against its clock and cancelling the loser — Linux URLSession timeouts are
-///   whole, idle-based seconds. In a chain, each endpoint gets an equal share of what is left
-///   (`remaining ÷ endpoints left`): one that fails fast leaves the rest to the next, and one
-///   that hangs is cut off at its share, so the last endpoint always gets time before the
-///   budget ends. A single endpoint gets the whole budget.
-/// - **Entity tags** are scoped to the endpoint that sent them: `If-None-Match` goes only to
-///   that endpoint. A "not modified" answer to a request that carried no tag is a broken
-///   service, reported as a decode error.
-/// - **Stamping in one place**: the fetch time, the entity tag and the context's fingerprint
-///   are set here, on what the endpoint decoded.
+/// - **One budget** (default 2 s) per fetch, shared equally among the endpoints still to try.
+/// - **Entity tags** go only to the endpoint that sent them.
 /// - **HTTPS** is required except for loopback hosts, unless ``Configuration/allowInsecureHTTP``.
-/// - **Headers** from the configuration (authorisation) go with every request and never
-///   appear in errors or events.
+/// - **Headers** (e.g. authorisation) go with every request and never appear in errors or events.
 public final class FlagFetcher: Sendable {
     /// How the fetcher fetches.
     public struct Configuration: Sendable {
-        /// The budget of one whole fetch, every endpoint of the chain included. Default 2 s;
-        /// a longer one than 2³² seconds (about 136 years) counts as that.
+        /// The budget of one whole fetch, all endpoints included. Default 2 s.
         public var budget: Duration
         /// The largest body accepted, counted on the bytes received. Default 1 MiB.
         public var maxResponseBytes: Int
         /// Allow plain HTTP to hosts that are not loopback. Default off.
         public var allowInsecureHTTP: Bool
-        /// Extra header fields for every request of every endpoint, whatever its host (e.g.
-        /// `Authorization`); never logged. In a chain of services, give each endpoint its own
-        /// credentials instead. A redirect to another origin carries none of them. A field
-        /// whose name is not a token, or whose value holds a line break or another control
-        /// character, fails the fetch before anything is sent (``FetchError/Kind/invalidRequest``,
-        /// naming the field, never its value).
+        /// Extra header fields (e.g. `Authorization`) sent to every endpoint's host, never logged nor
+        /// sent on cross-origin redirects. Invalid fields fail the fetch (``FetchError/Kind/invalidRequest``).
         public var headers: [String: String]
-        /// The keys answers must be signed with, and what verifies them; nil (the default):
-        /// answers are not checked. Set through `trustedKeys` (FeatureFlagsSigning).
+        /// The keys answers must be signed with; nil (default): unchecked. Set via FeatureFlagsSigning.
         package var signatureTrust: SignatureTrust?
 
         /// A configuration.
@@ -53,13 +34,10 @@ public final class FlagFetcher: Sendable {
         }
     }
 
-    /// The wire formats spoken, in order of preference: a fetch tries them in turn and the
-    /// first successful answer wins.
+    /// The endpoints, in order of preference; the first successful answer wins.
     public let endpoints: [FlagEndpoint]
 
-    /// Whether every endpoint's request for `context` goes to this machine (`localhost`,
-    /// `127.0.0.0/8`, `::1`): no network path is needed for it. False when a request cannot be
-    /// made (the fetch will say why).
+    /// Whether every endpoint's request for `context` goes to a loopback host; false if unbuildable.
     func asksOnlyThisMachine(for context: EvaluationContext) -> Bool {
         endpoints.allSatisfy { endpoint in
             guard let request = try? endpoint.request(for: context, etag: nil), let host = request.url.host else { return false }
@@ -69,8 +47,7 @@ public final class FlagFetcher: Sendable {
     /// How fetches are made.
     public let configuration: Configuration
 
-    /// The keys answers must be signed with (nil: answers are not checked), or why the
-    /// configured ones are unusable (every fetch then fails with it).
+    /// The keys answers must be signed with (nil: unchecked), or why they are unusable.
     var trust: TrustedVerifier? { policy.trust }
     /// Whether answers must be signed (``trust`` is set).
     var checksSignatures: Bool { policy.checksSignatures }
@@ -79,11 +56,7 @@ public final class FlagFetcher: Sendable {
     private let clock: any ElapsedClock
     private let now: @Sendable () -> Date
 
-    /// A fetcher for one endpoint.
-    /// - Parameters:
-    ///   - transport: nil for a private `URLSession` transport, shut down with this fetcher.
-    ///   - clock: measures the budget (inject a test clock in tests).
-    ///   - now: stamps `fetchedAt` and resolves HTTP-date `Retry-After` values.
+    /// A fetcher for one endpoint; a nil `transport` means a private URLSession shut down with it.
     public convenience init(
         endpoint: FlagEndpoint, configuration: Configuration = Configuration(), transport: (any FlagTransport)? = nil,
         clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = { Date() }
@@ -108,11 +81,8 @@ public final class FlagFetcher: Sendable {
             endpoints: endpoints.map { FlagEndpoint($0) }, configuration: configuration, transport: transport, clock: clock, now: now)
     }
 
-    /// A fetcher for an ordered chain of endpoints — for example OFREP first, a static CDN
-    /// document second. A fetch tries them in order within one budget and the first
-    /// successful answer wins; when every endpoint fails, the first one's error is reported
-    /// (it is the service the app is meant to talk to). An empty list fails every fetch with
-    /// a clear error.
+    /// A fetcher for an ordered chain of endpoints: the first success within the budget wins; if all
+    /// fail, the first endpoint's error is reported. An empty list fails every fetch.
     public init(
         endpoints: [FlagEndpoint], configuration: Configuration = Configuration(), transport: (any FlagTransport)? = nil,
         clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = { Date() }
@@ -120,8 +90,7 @@ public final class FlagFetcher: Sendable {
         self.endpoints = endpoints.isEmpty ? [FlagEndpoint(UnavailableEndpoint())] : endpoints
         self.configuration = configuration
         policy = DevicePolicy(trust: configuration.signatureTrust?.verifier, endpoints: endpoints)
-        // Unwrapped before storing: copying an optional existential makes the runtime set up
-        // its type the first time, at every app's launch.
+        // Unwrapped before storing: an optional existential costs runtime set-up at launch.
         if let transport {
             self.transport = transport
             ownsTransport = false
@@ -137,20 +106,15 @@ public final class FlagFetcher: Sendable {
         if ownsTransport { transport.shutdown() }
     }
 
-    /// How this fetcher's answers are checked and read on the device: the same policy the
-    /// Last-Known-Good reader applies to the file.
+    /// How answers are checked: the same policy the Last-Known-Good reader applies.
     let policy: DevicePolicy
     /// Whether an endpoint of the chain sends rules evaluated on the device.
     var evaluatesLocally: Bool { policy.evaluatesLocally }
     /// The chain's first endpoint that sends rules evaluated on the device.
     var localEvaluation: (any LocalEvaluationEndpoint)? { policy.localEvaluation }
 
-    /// `links` kept in the store by an earlier launch, as this fetcher trusts them: a link gets
-    /// the fetcher's credentials only when it is on the origin of a request this fetcher's
-    /// endpoints build for `context` — decided here, from the app's configuration, never from
-    /// the file.
-    /// The streams the chain's endpoints open themselves (LaunchDarkly's) are added: they are
-    /// never stored, but built again from the endpoint and `context`.
+    /// Stored `links` as this fetcher trusts them (credentials only on its own request's origin
+    /// for `context`, never as the file says), plus the endpoints' own streams.
     func restoring(_ links: [EventStreamLink], for context: EvaluationContext) -> [EventStreamLink] {
         let origins = Set(endpoints.compactMap { endpoint -> String? in
             guard let request = try? endpoint.request(for: context, etag: nil) else { return nil }
@@ -171,12 +135,9 @@ public final class FlagFetcher: Sendable {
         }
     }
 
-    /// Flag values a stream brought (a LaunchDarkly `put`, or the values after a `patch` or
-    /// `delete`), read as the endpoint at `scope` reads its polling answer: the same snapshot a
-    /// fetch would make, with no entity tag (no request validated it).
+    /// Values a stream pushed, read as the endpoint at `endpointScope` reads a poll (no entity tag).
     func streamed(_ flags: [String: FlagValue], from endpointScope: String?, for context: EvaluationContext) -> FetchResult {
-        // Values a stream pushes are not signed documents: with trusted keys they are refused
-        // (the stream's signals that ask for a fetch still work; the fetch is verified).
+        // Pushed values are unsigned: refused with trusted keys (triggered fetches are verified).
         if checksSignatures {
             return .failed(.signatureRejected("values pushed by a stream are not a signed document"))
         }
@@ -199,21 +160,15 @@ public final class FlagFetcher: Sendable {
         }
     }
 
-    /// Transfers of this fetcher's own transport not yet ended (nil for an injected transport):
-    /// see ``URLSessionTransport/transfersInFlight``.
+    /// Unfinished transfers of this fetcher's own transport (nil for an injected one).
     package var transfersInFlight: Int? { (transport as? URLSessionTransport)?.transfersInFlight }
 
     /// The scope an entity tag from the endpoint at `index` carries.
     func scope(of index: Int) -> String { "\(index)/\(endpoints[index].name)" }
 
-    /// Fetches `context`'s flags. `ifNoneMatch` is the tag of the snapshot the caller holds: it
-    /// is sent to the endpoint that issued it, and a "not modified" answer means that snapshot
-    /// is still current. Never throws: failures are ``FetchResult/failed(_:)``; a cancelled
-    /// caller gets ``FetchError/cancelled``.
-    ///
-    /// `hint` is the metadata of the change-stream event that triggered this fetch: it is sent
-    /// (as `flagConfigEtag` / `flagConfigLastModified` query parameters) to the endpoint whose
-    /// stream sent it, with this request only.
+    /// Fetches `context`'s flags; `ifNoneMatch` goes to the endpoint that issued it, `hint` (from a
+    /// change-stream event) to the endpoint whose stream sent it. Never throws: failures are
+    /// ``FetchResult/failed(_:)``, cancellation ``FetchError/cancelled``.
     package func fetch(
         _ context: EvaluationContext, ifNoneMatch: EntityTag? = nil, hint: RefetchHint? = nil, signedNoEarlierThan: Date? = nil
     ) async -> FetchResult {
@@ -222,7 +177,6 @@ public final class FlagFetcher: Sendable {
         let end = clock.now() + budget
         var firstError: FetchError?
         for index in endpoints.indices {
-            // The first endpoint starts with the whole budget; the others with what is left.
             let remaining = index == 0 ? budget : end - clock.now()
             guard remaining > .zero else { break }
             let left = endpoints.count - index
@@ -238,8 +192,7 @@ public final class FlagFetcher: Sendable {
         return .failed(firstError ?? .timeout(budget))
     }
 
-    /// Cancels nothing in flight by itself (callers cancel their tasks) but, if it owns it,
-    /// shuts the transport down: later fetches fail with ``FetchError/cancelled``. Idempotent.
+    /// Shuts an owned transport down; later fetches fail with ``FetchError/cancelled``. Idempotent.
     public func shutdown() {
         if ownsTransport { transport.shutdown() }
     }
@@ -306,8 +259,7 @@ public final class FlagFetcher: Sendable {
             streams: decoded.streams.map { $0.advertised(by: scope) })
     }
 
-    /// Rules instead of values: compiled, evaluated for `context`, and carried with the
-    /// snapshot so the caller can keep them.
+    /// Rules instead of values: evaluated for `context` and carried with the snapshot.
     private func evaluateLocally(
         _ response: FlagResponse, from endpoint: any LocalEvaluationEndpoint, for context: EvaluationContext, scope: String,
         stamp: SignatureStamp?
@@ -325,9 +277,7 @@ public final class FlagFetcher: Sendable {
         return .fetched(snapshot, etag: etag, streams: read.streams.map { $0.advertised(by: scope) })
     }
 
-    /// Refuses a document signed earlier than the one held (a rollback: an operator's
-    /// deliberate one is a new document, signed now), or one without a signing time when the
-    /// held one has one.
+    /// Refuses a rollback: a document signed before the held one, or with no signing time when it has one.
     static func checkNotRolledBack(_ issuedAt: Date?, heldSince held: Date?) throws(FetchError) {
         guard let held else { return }
         guard let issuedAt else {
@@ -353,10 +303,7 @@ public final class FlagFetcher: Sendable {
         let clock = self.clock
         let maxBytes = configuration.maxResponseBytes
         let deadline = clock.now() + share
-        // Linux URLSession timeouts are whole seconds, reset by every byte: a backstop only.
-        // With an injected clock (a test's), time is that clock's: the real-time backstop is
-        // then only for a transport that never answers, so that a machine that stalls for
-        // seconds does not end a fetch the clock has not ended.
+        // URLSession timeouts are a backstop only (on Linux whole seconds, reset by every byte).
         let backstop = clock.isSystemClock ? share.seconds.rounded(.up) + 1 : max(share.seconds.rounded(.up) + 1, 120)
         do {
             return try await withThrowingTaskGroup(of: FlagResponse?.self) { group in
@@ -381,9 +328,7 @@ public final class FlagFetcher: Sendable {
 
 /// What one fetch came to.
 package indirect enum FetchResult: Sendable, Equatable {
-    /// New flags, stamped with the fetch time and the context's fingerprint, the entity tag
-    /// that validates them (if the service sent one), and the change streams the answer
-    /// advertised, attributed to the endpoint that answered.
+    /// New stamped flags, their entity tag if any, and the change streams the answer advertised.
     case fetched(FlagSnapshot, etag: EntityTag?, streams: [EventStreamLink] = [])
     /// The service says the snapshot whose tag was sent is still current.
     case notModified

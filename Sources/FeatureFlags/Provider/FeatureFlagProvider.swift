@@ -238,7 +238,9 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     // MARK: Crash-loop guard
 
     /// Says this launch is healthy: its values become the ones to fall back on, and safe mode ends.
-    /// Does nothing without a ``Configuration/crashLoopGuard``. Never waits on the disk.
+    /// Does nothing without a ``Configuration/crashLoopGuard``. Never waits on the disk. Should
+    /// `identify` calls land between its read and its change eight times in a row, it changes
+    /// nothing (safe mode stays): call it again.
     public func markHealthy() {
         markHealthy(automatic: false)
     }

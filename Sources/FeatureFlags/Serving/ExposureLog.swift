@@ -1,8 +1,7 @@
 import Foundation
 
-/// Reports each context's first read of each flag value as a ``FlagEvent/exposure(_:)`` event.
-/// A lock-free filter of reported name hashes, cleared when the served values change, fronts
-/// the exact (context, flag, value) record kept under a lock.
+/// Reports each context's first read of each flag value as a ``FlagEvent/exposure(_:)`` event,
+/// behind a lock-free filter of reported name hashes cleared when the served values change.
 internal final class ExposureLog: Sendable {
     /// Name hashes known to be reported for what is served now. Immutable.
     private final class Filter: Sendable {

@@ -1,7 +1,5 @@
-/// The protocol app modules depend on: synchronous flag reads from any client (online
-/// provider, fallback, in-memory test client).
-///
-/// Reads never throw, block on I/O or crash: a missing flag returns the key's default with
+/// The protocol app modules depend on: synchronous flag reads from any client. Reads never
+/// throw, block on I/O or crash: a missing flag returns the key's default with
 /// `FLAG_NOT_FOUND`, a mistyped one with `TYPE_MISMATCH`.
 public protocol FeatureFlagClient: Sendable {
     /// The raw value of `name`; nil when the flag is missing, has no value or is killed.
@@ -20,16 +18,12 @@ public protocol FeatureFlagClient: Sendable {
     var status: ProviderStatus { get }
     /// Whether the kill switch is on: every read returns its key's safe default.
     var isKillSwitchActive: Bool { get }
-    /// Value changes from now on; ends when the client shuts down. A change names the flags
-    /// whose effective values changed (all when the kill switch flips); it may name none (a new
-    /// snapshot with equal values, or flags in no table changed) — then read your keys again.
-    /// A reader over 128 changes behind gets the lost ones merged into one: no key is lost.
+    /// Value changes until shutdown, naming the flags whose values changed (maybe none: re-read
+    /// your keys). A reader over 128 changes behind gets the lost ones merged into one.
     func changes() -> AsyncStream<FlagChange>
-    /// Events from now on; ends when the client shuts down. A reader over 128 events behind
-    /// loses the oldest and reads ``FlagEvent/eventsDropped(count:)`` instead.
+    /// Events until shutdown; a reader over 128 behind reads ``FlagEvent/eventsDropped(count:)``.
     func events() -> AsyncStream<FlagEvent>
-    /// Records an app event (e.g. `checkout_completed`) for experiments, sent as a
-    /// ``FlagEvent/tracked(_:)`` event (no attribute values by default). The default does nothing.
+    /// Records an app event for experiments as ``FlagEvent/tracked(_:)``. The default does nothing.
     func track(_ eventName: String, value: Double?, attributes: [String: FlagValue])
     /// Reports `flag`'s unknown list members, once per flag until its values change.
     func noteUnknownValues(_ values: [String], in flag: String)
@@ -159,8 +153,7 @@ extension FeatureFlagClient {
 }
 
 extension FlagDetails where Value == FlagValue? {
-    /// The typed details for `key`: its default where there is no value, and TYPE_MISMATCH
-    /// (source `code_default`) where the value does not convert.
+    /// The typed details for `key`: its default where there is no value, TYPE_MISMATCH if unconvertible.
     @inlinable
     public consuming func typed<Typed>(for key: FlagKey<Typed>) -> FlagDetails<Typed> {
         guard let raw = value else {

@@ -1,5 +1,4 @@
-/// A client's hooks, run in OpenFeature order (`before` as registered, client hooks first;
-/// `after`, `error`, `finally` in reverse), isolated, time-limited. Reads never lock.
+/// A client's hooks, run in OpenFeature's stack order, isolated and time-limited; reads never lock.
 package final class FlagHooks: Sendable {
     /// One registered hook.
     private final class Slot: Sendable {

@@ -43,9 +43,7 @@ package final class FlagPublisher: Sendable {
         return event
     }
 
-    /// Reports and returns the flags whose effective values differ between `old` and `new`
-    /// (all when the kill switch flips). Also reports, naming no key, a change of how missing
-    /// flags read or another snapshot with the same values.
+    /// Reports and returns the flags whose effective values differ (or a keyless change).
     @discardableResult
     func publish(from old: ServedValues, to new: ServedValues, base: ServingBase) -> Set<String> {
         var keys = new.prepared.table.changedNames(since: old.prepared.table)
@@ -62,7 +60,6 @@ package final class FlagPublisher: Sendable {
             for layer in [old.overrides, new.overrides] { if let layer { keys.formUnion(layer.values.keys) } }
             emit(.killSwitch(active: new.killed))
         }
-        // Flags in no table may have changed but cannot be named: announce so subscribers re-read.
         let missingReadingChanged = old.snapshot.missingFlagsAreOff != new.snapshot.missingFlagsAreOff && !new.killed
         let otherSnapshot = old.snapshot.version != new.snapshot.version || old.snapshot.contextFingerprint != new.snapshot.contextFingerprint
         if !keys.isEmpty || missingReadingChanged || otherSnapshot {

@@ -1,7 +1,6 @@
 package import Foundation
 
-/// The serving cell of the simple clients, read without locking. A writers-only lock keeps
-/// change notifications in the order the changes were made.
+/// The simple clients' serving cell: lock-free reads; a writers' lock keeps notifications in order.
 package final class FlagServing: Sendable {
     /// The defaults and the kill-switch key.
     package let base: ServingBase

@@ -13,8 +13,7 @@ package struct ServingBase: Sendable {
         self.killSwitchKey = killSwitchKey
     }
 
-    /// `snapshot` over the defaults, ready to serve; built outside any lock. Where missing
-    /// flags are off, `Bool` defaults are left out (the service turned them off).
+    /// `snapshot` over the defaults, ready to serve (no `Bool` defaults where missing flags are off).
     package func prepare(_ snapshot: FlagSnapshot) -> PreparedSnapshot {
         let under = snapshot.missingFlagsAreOff ? defaults.filter { $0.value.value?.boolValue == nil } : defaults
         return PreparedSnapshot(
@@ -40,8 +39,7 @@ package struct PreparedSnapshot: Sendable {
         held && !killed ? PreparedSnapshot(snapshot: snapshot, table: table, killed: true) : self
     }
 
-    /// The reason for values served from the device: `STALE` past their TTL, else `CACHED`;
-    /// nil for values evaluated from held rules, which keep their evaluation's reasons.
+    /// Reason for device-served values: `STALE` past TTL, else `CACHED`; nil if evaluated from held rules.
     package func reasonOnDevice(at now: Date) -> FlagReason? {
         if snapshot.isExpired(at: now) { return .stale }
         return snapshot.heldRules == nil ? .cached : nil
@@ -49,7 +47,7 @@ package struct PreparedSnapshot: Sendable {
 }
 
 /// What a client serves at one instant, replaced whole under the client's lock.
-package struct ServedState: Sendable {
+struct ServedState: Sendable {
     /// The snapshot and its read-ready values.
     package var prepared: PreparedSnapshot { didSet { revision &+= 1 } }
     /// Where the snapshot's values come from (`code_default` for the empty snapshot).

@@ -47,7 +47,6 @@ extension ServedView {
         }
         guard let slot = served.prepared.table.slot(name, hash: hash) else {
             if let off = served.missingValue() {
-                // The service left the flag out: it is off (`false` for a Bool read).
                 guard let typed = convert(off) else {
                     return FlagDetails(
                         key: name, value: defaultValue, reason: .disabled, source: .codeDefault, snapshotVersion: version, age: age)

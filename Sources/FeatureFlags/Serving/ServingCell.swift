@@ -28,7 +28,6 @@ private struct ServingCellInner<State> {
 
 /// A client's state under one lock; changes to its served part are published before the lock
 /// is released, so readers see each change whole without locking (see ``ReadPublication``).
-/// A struct over shared reference-backed parts, cheaper at launch than a generic class.
 internal struct ServingCell<State: ServesValues>: Sendable {
     private let inner: Locked<ServingCellInner<State>>
     private let publication: ReadPublication<ServedView>

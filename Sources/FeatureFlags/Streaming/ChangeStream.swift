@@ -308,22 +308,31 @@ final class ChangeStream: SessionEventHandler, Sendable {
     }
 
     func session(received data: Data, for task: URLSessionDataTask) {
-        let outcome: Result<[Signal], EventStreamParser.Overflow>? = state.withLock { s in
+        // Only the framing runs under the lock; the endpoint's reader (which may parse JSON)
+        // runs outside it, taken out and put back (deliveries for one task come one at a time).
+        let fed: Result<([ServerSentEvent], (any StreamEventReader)?), EventStreamParser.Overflow>? = state.withLock { s in
             guard s.task === task else { return nil }
             s.lastActivity = configuration.clock.now()
             return Result { () throws(EventStreamParser.Overflow) in
                 let events = try s.parser.feed(data)
-                if s.reader != nil { return events.compactMap { s.reader?.read($0).map(Signal.event) } }
-                // Routed on the data's `type`, whatever the SSE `event:` name.
-                return events.compactMap(Self.refetch(in:))
+                defer { s.reader = nil }
+                return (events, s.reader)
             }
         }
-        switch outcome {
+        switch fed {
         case nil: return
         case .failure(let overflow):
             state.withLock { $0.failure = overflow.description }
             control.async { task.cancel() }
-        case .success(let signals):
+        case .success(let (events, taken)):
+            let signals: [Signal]
+            if var reader = taken {
+                signals = events.compactMap { reader.read($0).map(Signal.event) }
+                state.withLock { s in if s.task === task { s.reader = reader } }
+            } else {
+                // Routed on the data's `type`, whatever the SSE `event:` name.
+                signals = events.compactMap(Self.refetch(in:))
+            }
             for meaning in signals { signal(meaning) }
         }
     }

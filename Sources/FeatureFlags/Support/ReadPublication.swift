@@ -1,39 +1,23 @@
 import Foundation
 
 /// An immutable object that one writer at a time replaces and any number of threads read
-/// without contending with each other: the read side of every client's served state. The same
-/// code on every OS the package supports — it needs no `Synchronization` (iOS 18 / macOS 15):
-/// its one atomic operation is the standard library's.
+/// without contending: the read side of every client's served state.
 ///
-/// Each thread keeps, per publication, the object it last read, retained, in a small
-/// thread-local table. The publication keeps the address of its current object in one word.
-/// A read loads that word (one atomic load, acquiring) and, when it is the address of the
-/// thread's cached object, uses the cached object: no lock, no reference-count traffic on
-/// shared memory, nothing written that another thread reads. Otherwise (after a publish, or the
-/// first read on a thread) it takes the lock, copies the current object into its table, and
-/// uses that.
+/// Each thread caches, per publication, the object it last read (retained; up to
+/// ``ThreadReadCache/slotCount`` per thread) in a thread-local table; the publication keeps its
+/// current object's address in one word. A read loads that word (acquiring) and, if it is the
+/// cached object's address, uses the cached object lock-free; otherwise it refreshes under the lock.
 ///
-/// Why an address is enough: a thread's table holds its object alive, so while it is cached no
-/// other object can have its address; if the word holds that address, the object published
-/// now is the cached one. The loaded address is only compared, never dereferenced.
-///
-/// `publish` replaces the object and stores its address inside the lock, so a thread that
-/// refreshes under the lock always caches the object with its own address; a writer pays the
-/// lock, readers after a publish pay it once each. Docs/Architecture.md gives the
-/// memory-ordering argument.
-///
-/// Memory: a thread's table holds up to ``ThreadReadCache/slotCount`` objects — of live or
-/// already released publications — until the thread reads again or exits.
+/// Why an address is enough: the table keeps the cached object alive, so no other object can
+/// have its address; the address is only compared, never dereferenced. `publish` stores it
+/// inside the lock, so a refresh caches the object matching its address (Docs/Architecture.md).
 internal struct ReadPublication<Object: AnyObject & Sendable>: Sendable {
-    // A struct over one non-generic class: built at every client's launch, a generic class
-    // costs the runtime a metadata instantiation (and a conformance lookup) the first time.
     private let storage: PublicationStorage
 
     /// Publishes `initial`.
     package init(_ initial: Object) { storage = PublicationStorage(initial) }
 
-    /// Runs `body` with the object published now. `body` must not keep the object beyond its
-    /// return (it is lent, not retained, on the fast path).
+    /// Runs `body` with the object published now; `body` must not keep it (lent, not retained).
     @inline(__always)
     package func read<R>(_ body: (Object) -> R) -> R {
         let storage = storage
@@ -52,19 +36,15 @@ internal struct ReadPublication<Object: AnyObject & Sendable>: Sendable {
     /// Replaces the object. Callers serialise their publishes (they hold their state lock).
     package func publish(_ object: Object) { storage.publish(object) }
 
-    /// Whether the object published now is the one `init` published — one atomic load (a
-    /// cheap "still the initial object?" for callers whose initial object means "nothing to
-    /// do").
+    /// Whether the object published now is the one `init` published (one atomic load).
     @inline(__always)
     package var isPristine: Bool { storage.publishedAddress.map(UnsafeRawPointer.init) == storage.initialAddress }
 }
 
 /// A ``ReadPublication``'s state: the current object, its address in one word, the lock.
 final class PublicationStorage: @unchecked Sendable {
-    // @unchecked: `current` is read and written only while holding `lock`; `id`, `cacheKey`,
-    // `initialAddress` and the `published` pointer never change; the word `published` points
-    // at is written inside `lock` and read only with the standard library's atomic load;
-    // thread caches are touched only by their own thread.
+    // @unchecked: `current` is only touched under `lock`, other properties never change, the
+    // `published` word is written under `lock` and read atomically; thread caches stay per-thread.
     /// Unique for the life of the process (never reused, unlike an address).
     let id: Int
     private let lock = NSLock()
@@ -97,8 +77,7 @@ final class PublicationStorage: @unchecked Sendable {
         lock.withLock {
             current = object
             let address = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
-            // A store with the standard library's only public atomic write: compare-and-swap
-            // until it takes (only publishes write the word, and they hold the lock: once).
+            // Atomic store via compare-and-swap, the stdlib's only public atomic write.
             var expected = published.pointee
             while !_stdlib_atomicCompareExchangeStrongPtr(object: published, expected: &expected, desired: address) {}
         }
@@ -106,8 +85,7 @@ final class PublicationStorage: @unchecked Sendable {
 
     deinit {
         published.deallocate()
-        // The thread that lets the publication go usually read it last: free its copy now
-        // rather than when another publication takes the slot (other threads' copies wait).
+        // Free this thread's copy now; other threads' copies wait for their slot's reuse.
         ThreadReadCache.forget(id: id, key: cacheKey)
     }
 
@@ -120,9 +98,7 @@ final class PublicationStorage: @unchecked Sendable {
     }
 }
 
-/// Each thread's table of the objects it last read from publications: ``slotCount`` slots,
-/// a publication's slot chosen by its id. Two publications sharing a slot only cost each other
-/// slow reads.
+/// Each thread's table of last-read objects: ``slotCount`` slots chosen by publication id.
 internal enum ThreadReadCache {
     /// A slot: which publication, and the object it read last (retained).
     struct Slot {
@@ -148,8 +124,7 @@ internal enum ThreadReadCache {
             slots.deinitialize(count: ThreadReadCache.slotCount)
             slots.deallocate()
         }
-        // Only when the process has used up its thread-local keys (1,024 on Linux): reads
-        // still work, through the slow path every time.
+        // Out of thread-local keys: reads still work, through the slow path every time.
         if status != 0 { key = Key(bitPattern: -1) }
         return key
     }()

@@ -1,9 +1,6 @@
 import Foundation
 
-/// How the device reads what it holds: which signatures it trusts and which endpoints decode
-/// a stored answer or evaluate held rules. The fetcher checks answers with it; the
-/// Last-Known-Good reader checks the file with it — the same policy for what arrives and what
-/// is served offline, with no fetcher needed to apply it.
+/// How the device checks what it holds: one policy for fetched answers and the fallback file.
 struct DevicePolicy: Sendable {
     /// The keys answers must be signed with (nil: nothing is checked), or why they are unusable.
     let trust: TrustedVerifier?
@@ -13,8 +10,7 @@ struct DevicePolicy: Sendable {
     /// Whether stored answers must be signed.
     var checksSignatures: Bool { trust != nil }
 
-    /// The first endpoint that sends rules evaluated on the device: the one that reads rules
-    /// the store kept.
+    /// The first endpoint that sends rules evaluated on the device.
     var localEvaluation: (any LocalEvaluationEndpoint)? {
         for endpoint in endpoints { if let local = endpoint.format.asLocalEvaluation { return local } }
         return nil
@@ -23,10 +19,7 @@ struct DevicePolicy: Sendable {
     /// Whether an endpoint sends rules evaluated on the device.
     var evaluatesLocally: Bool { localEvaluation != nil }
 
-    /// Why `stored` (a snapshot from the fallback file) is not what a trusted key signed, or nil
-    /// when it is: its signed answer must verify and decode, through one of the endpoints, to
-    /// exactly the flags stored. Nil without keys; rules evaluated on the device are checked by
-    /// ``heldRulesSignatureProblem(_:)`` instead.
+    /// Why `stored` is not what a trusted key signed (exactly its flags); nil when it is or without keys.
     func storedSignatureProblem(_ stored: FlagSnapshot, for context: EvaluationContext) -> String? {
         guard let trust, !evaluatesLocally else { return nil }
         guard case .ready(let keys) = trust else { return "the trusted keys are unusable" }
@@ -49,8 +42,7 @@ struct DevicePolicy: Sendable {
         return "its values differ from the signed document's"
     }
 
-    /// Why held `rules` are not what a trusted key signed, or nil when they are (or no keys are
-    /// configured): their signed answer must verify and hold exactly their document.
+    /// Why held `rules` are not what a trusted key signed; nil when they are or without keys.
     func heldRulesSignatureProblem(_ rules: any HeldRules) -> String? {
         guard let trust else { return nil }
         guard case .ready(let keys) = trust else { return "the trusted keys are unusable" }
