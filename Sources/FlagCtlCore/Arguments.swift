@@ -49,6 +49,11 @@ struct CommandSpec: Sendable {
 
 extension CommandSpec.Option {
     /// `--timeout SECONDS`: the fetch budget.
+    /// `--method get|post`: how the json format asks for its document.
+    static let method = CommandSpec.Option(
+        name: "method", value: "get|post",
+        help: "json: GET a static document (a CDN, a static host) or POST the context (the default; a {placeholder} URL is always GET)")
+
     static let timeout = CommandSpec.Option(
         name: "timeout", value: "SECONDS", help: "the fetch budget in seconds, \(acceptedTimeouts) (default 2)")
     /// The budgets `--timeout` takes, in words: "from 0.001 to 60".

@@ -15,10 +15,12 @@ enum EndpointChoice {
         var appName: String?
         /// LaunchDarkly's stream base URL (`--stream-endpoint`).
         var streamURL: String?
+        /// How `json` asks (`--method get|post`); nil: GET for a URL template, else POST.
+        var method: String?
     }
 
     /// The endpoint `name` for `url`. For `json`, a URL with `{placeholders}` is a GET template
-    /// (a CDN), any other URL receives the context by POST; for `flagd` it is the definitions
+    /// (a CDN), `--method get` GETs a static document, any other URL receives the context by POST; for `flagd` it is the definitions
     /// file's URL; for the others `url` is the service's base URL.
     static func make(
         _ name: String, url: String, credentials: Credentials = Credentials(), bucketing: FractionalBucketing? = nil
@@ -30,13 +32,24 @@ enum EndpointChoice {
             guard let value, !value.isEmpty else { throw UsageError(message: "--provider \(name) needs --\(option) (\(what))") }
             return value
         }
+        if credentials.method != nil, name != "json" {
+            throw UsageError(message: "--method applies to --provider json (the others ask as their service expects)")
+        }
         switch name {
         case "json":
+            switch credentials.method {
+            case nil, "get", "post": break
+            default: throw UsageError(message: "--method takes get or post, not '\(Formatting.printable(credentials.method ?? ""))'")
+            }
             if url.contains("{") {
+                if credentials.method == "post" {
+                    throw UsageError(message: "--method post cannot fill {placeholders}: a URL template is fetched by GET")
+                }
                 _ = try Formatting.url(url.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: ""), option: "endpoint")
                 return .json(urlTemplate: url)
             }
-            return .json(post: try Formatting.url(url, option: "endpoint"))
+            let endpoint = try Formatting.url(url, option: "endpoint")
+            return credentials.method == "get" ? .json(get: endpoint) : .json(post: endpoint)
         case "ofrep":
             return .ofrep(baseURL: try Formatting.url(url, option: "endpoint"))
         case "launchdarkly":

@@ -11,6 +11,7 @@ enum EvalCommand {
         options: [
             .init(name: "endpoint", value: "URL", help: "the flag endpoint (required; for ofrep, else OFREP_ENDPOINT)"),
             .init(name: "provider", value: "NAME", help: "wire format: \(EndpointChoice.names.joined(separator: ", ")) (default json)"),
+            .method,
             .init(name: "context", value: "KEY=VALUE", help: "one context attribute; targetingKey=… sets the key", repeatable: true),
             .init(name: "header", value: "'NAME: VALUE'", help: "an extra request header, e.g. authorisation", repeatable: true),
             .init(name: "key", value: "SECRET", help: "launchdarkly mobile key, firebase API key, unleash frontend key"),
@@ -53,7 +54,7 @@ enum EvalCommand {
             arguments, provider: arguments.value("provider") ?? "json", command: "eval", console: console)
         let credentials = EndpointChoice.Credentials(
             key: arguments.value("key"), project: arguments.value("project"), appID: arguments.value("app-id"),
-            appName: arguments.value("app-name"))
+            appName: arguments.value("app-name"), method: arguments.value("method"))
         let endpoint = try EndpointChoice.make(
             arguments.value("provider") ?? "json", url: endpointURL, credentials: credentials,
             bucketing: try EndpointChoice.bucketing(arguments.value("bucketing")))
@@ -94,6 +95,11 @@ enum EvalCommand {
             }
         }
         for problem in problems { console.err("flagctl eval: \(problem)") }
+        if case .failed(let error) = outcome, let status = error.httpStatus, [403, 405, 501].contains(status),
+            (arguments.value("provider") ?? "json") == "json", arguments.value("method") == nil, !endpointURL.contains("{")
+        {
+            console.err("flagctl eval: hint: the context was POSTed; a static host refuses that — for a static document add --method get")
+        }
         if arguments.has("json") {
             console.out(
                 Formatting.json([

@@ -14,6 +14,7 @@ enum WatchCommand {
             .init(
                 name: "provider", value: "NAME",
                 help: "wire format: json, ofrep (they advertise change streams) or launchdarkly (its client stream; default json)"),
+            .method,
             .init(name: "stream-endpoint", value: "URL", help: "launchdarkly: the stream base URL (default: LaunchDarkly's, or the --endpoint server)"),
             .init(name: "key", value: "SECRET", help: "launchdarkly: the mobile key"),
             .init(name: "context", value: "KEY=VALUE", help: "one context attribute; targetingKey=… sets the key", repeatable: true),
@@ -107,7 +108,8 @@ enum WatchCommand {
         let limit = count
         let endpoint = try EndpointChoice.make(
             format, url: endpointURL,
-            credentials: EndpointChoice.Credentials(key: arguments.value("key"), streamURL: arguments.value("stream-endpoint")))
+            credentials: EndpointChoice.Credentials(
+                key: arguments.value("key"), streamURL: arguments.value("stream-endpoint"), method: arguments.value("method")))
         let context = try Formatting.context(arguments.all("context"))
         let json = arguments.has("json")
         let journal = Journal()

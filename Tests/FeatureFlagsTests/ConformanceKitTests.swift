@@ -19,10 +19,13 @@ struct ConformanceKitTests {
         let endpoint: FlagEndpoint
         let format: WireFormat
         let expected: [String: FlagValue]
+        /// False for a static document: the same request for every context.
+        var contextTravels = true
     }
 
     static let shipped: [Shipped] = [
         Shipped(description: "json", endpoint: .json(post: base.appendingPathComponent("flags")), format: .json, expected: ["new_checkout": true, "limit": 750]),
+        Shipped(description: "json static", endpoint: .json(get: URL(string: "https://cdn.example.com/flags.json")!), format: .json, expected: ["new_checkout": true, "limit": 750], contextTravels: false),
         Shipped(description: "json template", endpoint: .json(urlTemplate: "https://cdn.example.com/flags/{venue}.json"), format: .json, expected: ["new_checkout": true, "limit": 750]),
         Shipped(description: "ofrep", endpoint: .ofrep(baseURL: base), format: .ofrep, expected: ["new_checkout": true, "limit": 750]),
         Shipped(description: "launchdarkly", endpoint: .launchDarkly(mobileKey: "mob-1", baseURL: base), format: .launchDarkly(withReasons: true), expected: ["new_checkout": true, "limit": 750]),
@@ -34,7 +37,8 @@ struct ConformanceKitTests {
 
     @Test(arguments: shipped)
     func everyShippedEndpointConforms(_ shipped: Shipped) async {
-        let sample = FlagEndpointConformance.Sample(context: Self.context, body: shipped.format.render(Self.document), expected: shipped.expected)
+        let sample = FlagEndpointConformance.Sample(
+            context: Self.context, body: shipped.format.render(Self.document), expected: shipped.expected, contextTravels: shipped.contextTravels)
         let report = await FlagEndpointConformance(endpoint: shipped.endpoint, sample: sample).run()
         #expect(report.failures == [], "\(report)")
         #expect(report.checks.count >= 20)

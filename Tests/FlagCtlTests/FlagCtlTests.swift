@@ -50,6 +50,9 @@ struct FlagCtlTests {
             (["eval", "--endpoint", "http://127.0.0.1:1", "--provider", "firebase", "--key", "k"], "flagctl eval: --provider firebase needs --project (the project number)"),
             (["eval", "--endpoint", "http://127.0.0.1:1/f", "--timeout", "1", "--timeout", "2"], "flagctl eval: --timeout given twice; give it once"),
             (["eval", "--json=yes", "--endpoint", "http://127.0.0.1:1/f"], "flagctl eval: --json takes no value"),
+            (["eval", "--endpoint", "http://127.0.0.1:1/f", "--method", "put"], "flagctl eval: --method takes get or post, not 'put'"),
+            (["eval", "--endpoint", "http://127.0.0.1:1/{venue}.json", "--method", "post"], "flagctl eval: --method post cannot fill {placeholders}: a URL template is fetched by GET"),
+            (["eval", "--endpoint", "http://127.0.0.1:1", "--provider", "ofrep", "--method", "get"], "flagctl eval: --method applies to --provider json (the others ask as their service expects)"),
             (["lint"], "flagctl lint: missing FILE"),
             (["serve"], "flagctl serve: missing FILE"),
             (["lint", "a.json", "b.json"], "flagctl lint: unexpected argument b.json"),
@@ -115,6 +118,31 @@ struct FlagCtlTests {
         #expect(again.first?["outcome"]?.stringValue?.contains("serving the fallback") == true)
         let cached = again.first { $0["flag"] == "plan_themeColor" }
         #expect(cached?["value"] == "#2C3E50" && cached?["source"] == "fallback" && cached?["reason"] == "CACHED")
+    }
+
+    /// A static host answers GET and refuses a POSTed context (501, as `python3 -m http.server`):
+    /// `--method get` reads the document; without it the refusal is said and nothing is served.
+    @Test func evalGetsAStaticDocumentWithMethodGet() async throws {
+        let host = try StaticHost(files: ["/flags.json": #"{"meta_config_version": "static-1", "flags": {"new_checkout": {"value": true}, "theme": {"value": "dark"}}}"#])
+        defer { host.stop() }
+        let state = TempDir()
+        let url = host.url("flags.json").absoluteString
+        let (status, out) = await run(["eval", "--method", "get", "--endpoint", url, "--state", state.path, "--json"] + budget)
+        #expect(status == 0, "\(out.err)")
+        let lines = jsonLines(out.out)
+        #expect(lines.first?["status"] == "READY" && lines.first?["source"] == "network")
+        #expect(lines.first { $0["flag"] == "new_checkout" }?["value"] == true)
+        #expect(lines.first { $0["flag"] == "theme" }?["value"] == "dark")
+        // Again, from the same state: a conditional GET, answered 304.
+        let (again, _) = await run(["eval", "--method", "get", "--endpoint", url, "--state", state.path, "--json"] + budget)
+        #expect(again == 0)
+        #expect(host.requests == ["GET /flags.json", "GET /flags.json"])
+
+        let (posted, postedOut) = await run(["eval", "--endpoint", url, "--state", TempDir().path, "--json"] + budget)
+        #expect(posted == 0, "the fallback (nothing) is printed")
+        #expect(jsonLines(postedOut.out).first?["status"] == "ERROR")
+        #expect(host.requests.last == "POST /flags.json")
+        #expect(postedOut.err.contains { $0.contains("add --method get") }, "\(postedOut.err)")
     }
 
     @Test func evalHoldsAKillForEveryContextUntilTheServedContextReleasesIt() async throws {

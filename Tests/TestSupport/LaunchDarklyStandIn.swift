@@ -31,48 +31,23 @@ package final class LaunchDarklyStandIn: @unchecked Sendable {
     }
 
     private let lock = NSLock()
-    private let listener: Int32
-    /// The port it listens on.
-    package let port: UInt16
+    private var listener: LoopbackListener!
     private var flags: String = "{}"
     private var revision = 1
     private var streams: [Int32] = []
-    private var connections: [Int32] = []
     private var log: [Request] = []
-    private var stopped = false
     private var contentType = "text/event-stream"
-    private let group = DispatchGroup()
+    private var stopped = false
 
+    /// The port it listens on.
+    package var port: UInt16 { listener.port }
     /// `http://127.0.0.1:<port>`.
-    package var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    package var baseURL: URL { listener.baseURL }
 
     /// A stand-in answering `flags` (a JSON object of LaunchDarkly flag objects).
     package init(flags: String) throws {
-        let fd = LoopbackSocket.make()
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 16) == 0 else {
-            close(fd)
-            throw CocoaError(.fileReadUnknown)
-        }
-        var actual = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        listener = fd
-        port = UInt16(bigEndian: actual.sin_port)
         self.flags = flags
-        let thread = Thread { [self] in acceptLoop() }
-        group.enter()
-        thread.start()
+        listener = try LoopbackListener { [weak self] request, fd in self?.serve(request, fd) }
     }
 
     deinit { stop() }
@@ -111,15 +86,8 @@ package final class LaunchDarklyStandIn: @unchecked Sendable {
 
     /// Stops listening and ends every connection and thread.
     package func stop() {
-        let (open, already) = lock.withLock { () -> ([Int32], Bool) in
-            defer { stopped = true }
-            return (connections, stopped)
-        }
-        guard !already else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-        for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
-        _ = group.wait(timeout: .now() + 5)
+        lock.withLock { stopped = true }
+        listener.stop()
     }
 
     private func write(_ text: String) {
@@ -129,62 +97,12 @@ package final class LaunchDarklyStandIn: @unchecked Sendable {
         }
     }
 
-    private func acceptLoop() {
-        defer { group.leave() }
-        while true {
-            let fd = accept(listener, nil, nil)
-            if fd < 0 { return }
-            let admitted = lock.withLock { () -> Bool in
-                if stopped { return false }
-                connections.append(fd)
-                return true
-            }
-            guard admitted else {
-                close(fd)
-                return
-            }
-            group.enter()
-            Thread { [self] in
-                serve(fd)
-                lock.withLock { connections.removeAll { $0 == fd } }
-                close(fd)
-                group.leave()
-            }.start()
-        }
-    }
-
-    /// Reads one request and answers it (a stream stays open until dropped or stopped).
-    private func serve(_ fd: Int32) {
-        var received: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16_384)
-        var headEnd: Int?
-        while headEnd == nil {
-            let n = recv(fd, &chunk, chunk.count, 0)
-            if n <= 0 { return }
-            received += chunk[0..<n]
-            headEnd = received.indices.dropLast(3).first {
-                received[$0] == 13 && received[$0 + 1] == 10 && received[$0 + 2] == 13 && received[$0 + 3] == 10
-            }
-        }
-        let head = String(decoding: received[..<headEnd!], as: UTF8.self)
-        let lines = head.components(separatedBy: "\r\n")
-        let parts = lines[0].split(separator: " ")
-        guard parts.count >= 2 else { return }
-        var headers: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        var body = Array(received[(headEnd! + 4)...])
-        let length = Int(headers["content-length"] ?? "0") ?? 0
-        while body.count < length {
-            let n = recv(fd, &chunk, chunk.count, 0)
-            if n <= 0 { return }
-            body += chunk[0..<n]
-        }
-        let method = String(parts[0])
-        let target = String(parts[1])
-        let path = String(target.split(separator: "?", maxSplits: 1)[0])
+    /// Answers one request (a stream stays open until dropped or stopped).
+    private func serve(_ received: LoopbackListener.Request, _ fd: Int32) {
+        let headers = received.headers
+        let body = received.body
+        let method = received.method
+        let path = received.path
         lock.withLock {
             log.append(
                 Request(
@@ -203,6 +121,7 @@ package final class LaunchDarklyStandIn: @unchecked Sendable {
             }
             guard admitted else { return }
             // Held until the peer or the test closes it.
+            var chunk = [UInt8](repeating: 0, count: 1_024)
             while recv(fd, &chunk, chunk.count, 0) > 0 {}
             lock.withLock { streams.removeAll { $0 == fd } }
             return

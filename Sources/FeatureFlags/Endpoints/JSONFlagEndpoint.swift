@@ -1,9 +1,10 @@
 import Foundation
 
-/// The project's own endpoint: a ``FlagDocument`` by POSTing the context or GETting a URL template.
+/// The project's own endpoint: a ``FlagDocument`` by POSTing the context, GETting a static URL or a URL template.
 internal struct JSONFlagEndpoint: EndpointFormat {
     private enum Mode: Sendable {
         case post(URLReference)  // by reference: `Support/FixedLayout.swift`
+        case get(URLReference)
         case template(String)
     }
 
@@ -16,6 +17,12 @@ internal struct JSONFlagEndpoint: EndpointFormat {
     /// POSTs the context to `url`; `headers` (authorisation …) go with every request.
     package init(post url: URL, headers: [String: String] = [:]) {
         mode = .post(URLReference(url))
+        self.headers = headers
+    }
+
+    /// GETs `url`, sending no context.
+    package init(get url: URL, headers: [String: String] = [:]) {
+        mode = .get(URLReference(url))
         self.headers = headers
     }
 
@@ -35,6 +42,8 @@ internal struct JSONFlagEndpoint: EndpointFormat {
             fields["Content-Type"] = "application/json"
             let body = FlagJSON.bytes(.object(["context": context.flagValue]), sortedKeys: true)
             return FlagRequest(url: url.url, method: "POST", headers: fields, body: body)
+        case .get(let url):
+            return FlagRequest(url: url.url, method: "GET", headers: fields)
         case .template(let template):
             let expanded = try URLTemplate.expand(template, with: context)
             guard let url = URL(string: expanded) else {
@@ -60,7 +69,7 @@ internal struct JSONFlagEndpoint: EndpointFormat {
     /// The URL whose origin a stream's `endpoint` without `origin` is relative to.
     private var origin: URL? {
         switch mode {
-        case .post(let url): return url.url
+        case .post(let url), .get(let url): return url.url
         case .template(let template): return URL(string: String(template.prefix { $0 != "{" }))
         }
     }
