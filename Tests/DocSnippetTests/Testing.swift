@@ -7,6 +7,33 @@ import FeatureFlags
 import FeatureFlagsTesting
 import FlagServer
 // end snippet
+// snippet: Testing past
+@Test func relaunchOfflineWithTheNewCheckoutHeld() async throws {
+    let store = LastKnownGoodStore.inMemory()
+    try await store.remember(["new_checkout": true], for: cashier, version: "v7", age: .seconds(3_600))
+    let flags = FeatureFlagProvider.forTesting(context: cashier, store: store, reachability: ManualReachability(false))
+    defer { flags.shutdown() }
+    #expect(flags.value(.newCheckout) && flags.details(.newCheckout).source == .fallback)
+}
+
+@Test func firstLaunchOfflineServesTheCodeDefaults() {
+    let flags = FeatureFlagProvider.forTesting(context: cashier, store: .inMemory(), reachability: ManualReachability(false))
+    defer { flags.shutdown() }
+    #expect(!flags.value(.newCheckout) && flags.details(.newCheckout).source == .codeDefault)
+}
+
+@Test func theKillHoldsAfterRelaunch() async throws {
+    let store = LastKnownGoodStore.inMemory()
+    try await store.remember(["new_checkout": true, "kill_switch": true], for: cashier)
+    let flags = FeatureFlagProvider.forTesting(context: cashier, store: store, reachability: ManualReachability(false))
+    defer { flags.shutdown() }
+    #expect(flags.isKillSwitchActive && !flags.value(.newCheckout))
+}
+// end snippet
+
+/// The cashier the past-launch snippets serve.
+let cashier = EvaluationContext(targetingKey: "cashier-7", attributes: ["venue": "venue-42"])
+
 // snippet: Testing conformance
 import FeatureFlags
 import FeatureFlagsTesting
