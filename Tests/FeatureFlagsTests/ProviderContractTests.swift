@@ -82,6 +82,24 @@ struct ProviderContractTests {
         #expect(server.requests.map(\.status) == [200, 200, 304])
     }
 
+    /// The kill switch on the server kills through every service's form — Firebase's text
+    /// `"true"` included — and off is off.
+    @Test(arguments: ServiceCase.all)
+    func theKillSwitchKillsThroughEveryService(_ service: ServiceCase) async throws {
+        let (server, client) = try setUp(service)
+        defer { server.stop(); client.shutdown() }
+        let name = service.name("kill_switch", isBool: true)
+        var killed = ServerDocument.seedExample
+        killed.base.flags["kill_switch"] = FlagEntry(value: true)
+        server.document = killed
+        let on = try #require(snapshot(of: await client.fetch(auraBusiness)))
+        #expect(on.isKillSwitchOn(key: name), "\(String(describing: on.flags[name]))")
+        killed.base.flags["kill_switch"] = FlagEntry(value: false)
+        server.document = killed
+        let off = try #require(snapshot(of: await client.fetch(auraBusiness)))
+        #expect(!off.isKillSwitchOn(key: name), "\(String(describing: off.flags[name]))")
+    }
+
     @Test(arguments: ServiceCase.all)
     func contextChanges(_ service: ServiceCase) async throws {
         let (server, client) = try setUp(service)

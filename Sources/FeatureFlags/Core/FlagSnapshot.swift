@@ -116,9 +116,14 @@ public struct FlagSnapshot: Sendable, Equatable {
         return remaining.flatMap { $0.isFinite ? max(0, $0) : nil }
     }
 
-    /// Whether `killSwitchKey` is `true` in this snapshot.
+    /// Whether `killSwitchKey` is `true` in this snapshot — the boolean, or the text `"true"` (any case) of a
+    /// service that sends every value as text (Firebase Remote Config): a kill is read the safe way.
     public func isKillSwitchOn(key killSwitchKey: String) -> Bool {
-        storage.entry(killSwitchKey)?.value == .bool(true)
+        switch storage.entry(killSwitchKey)?.value {
+        case .bool(true)?: return true
+        case .string(let text)?: return text.lowercased() == "true"
+        default: return false
+        }
     }
 
     /// The same data refetched at `date` (a 304); the signature stamp, expiry included, stays: a 304 is unsigned.

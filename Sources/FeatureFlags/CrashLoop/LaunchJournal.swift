@@ -35,14 +35,14 @@ struct LaunchJournal: Sendable, Equatable {
     }
 
     /// Writes atomically within `limit` bytes, dropping the oldest healthy snapshots until it fits.
-    func write(to path: String, limit: Int = FileIO.maxReadSize) throws(FileIOError) {
+    func write(to path: String, protection: FileProtectionType? = nil, limit: Int = FileIO.maxReadSize) throws(FileIOError) {
         var journal = self
         var bytes = FlagJSON.bytes(journal.flagValue, sortedKeys: true)
         while bytes.count > limit, let oldest = journal.healthy.min(by: { $0.value.fetchedAt < $1.value.fetchedAt })?.key {
             journal.healthy[oldest] = nil
             bytes = FlagJSON.bytes(journal.flagValue, sortedKeys: true)
         }
-        try FileIO.writeAtomically(bytes, to: path)
+        try FileIO.writeAtomically(bytes, to: path, protection: protection)
     }
 
     /// A stable digest of a snapshot's flags, to recognise the values the crashes happened under.

@@ -38,16 +38,21 @@ public final class FlagOverrides: Sendable {
     public let problems: [String]
 
     /// Overrides persisted at `fileURL` (nil: memory only), or the launch overrides, unpersisted; `allowed: false` forbids all.
+    /// On Apple platforms the file is written with the Data Protection class `protection`.
     public convenience init(
-        fileURL: URL? = FlagOverrides.defaultFileURL(), allowed: Bool, readsLaunchOverrides: Bool = true
+        fileURL: URL? = FlagOverrides.defaultFileURL(), allowed: Bool, readsLaunchOverrides: Bool = true,
+        protection: FileProtectionType = .completeUntilFirstUserAuthentication
     ) {
-        self.init(fileURL: fileURL, allowed: allowed, launch: readsLaunchOverrides ? Launch.current() : nil)
+        self.init(fileURL: fileURL, allowed: allowed, launch: readsLaunchOverrides ? Launch.current() : nil, protection: protection)
     }
 
     /// Overrides persisted at `fileURL`, or exactly `launch`'s for this run.
-    package convenience init(fileURL: URL?, allowed: Bool, launch: Launch?) {
+    package convenience init(
+        fileURL: URL?, allowed: Bool, launch: Launch?, protection: FileProtectionType = .completeUntilFirstUserAuthentication,
+        protect: @escaping @Sendable (String, FileProtectionType) -> Void = FileIO.protect
+    ) {
         self.init(fileURL: fileURL, allowed: allowed, launch: launch) { bytes, path throws(FileIOError) in
-            try FileIO.writeAtomically(bytes, to: path)
+            try FileIO.writeAtomically(bytes, to: path, protection: protection, protect: protect)
         }
     }
 

@@ -101,9 +101,10 @@ extension FeatureFlagProvider {
                 // Effects leave in transition order on a serial queue: the newest journal lands last.
                 let path = LaunchJournal.path(besides: store.fileURL)
                 let publisher = self.publisher
+                let protection = store.protection
                 io.async {
                     do throws(FileIOError) {
-                        try journal.write(to: path)
+                        try journal.write(to: path, protection: protection)
                     } catch {
                         publisher.emit(.fallbackWriteFailed(reason: "the launch journal: \(error.description)"))
                     }

@@ -110,7 +110,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             let launch = policy.launch(recorded, fingerprint: context.fingerprint, lastKnownGood: stored)
             journal = launch.journal
             do {
-                try launch.journal.write(to: path)
+                try launch.journal.write(to: path, protection: store.protection)
             } catch {
                 launchEvents.append(.fallbackWriteFailed(reason: "the launch journal: \(error.description)"))
             }

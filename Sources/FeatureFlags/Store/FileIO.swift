@@ -1,3 +1,4 @@
+package import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -76,8 +77,20 @@ package enum FileIO {
         return bytes
     }
 
+    /// Gives the file at `path` the Data Protection class `protection` (Apple platforms; elsewhere there is none).
+    /// Best effort: a volume without Data Protection (a Mac's, the simulator's) keeps the file as it is.
+    package static func protect(_ path: String, _ protection: FileProtectionType) {
+        #if canImport(Darwin)
+        try? FileManager.default.setAttributes([.protectionKey: protection], ofItemAtPath: path)
+        #endif
+    }
+
     /// Replaces `path` crash-safely (temp file 0600, fsync, rename, directory fsync); creates the directory (0700) if missing.
-    package static func writeAtomically(_ bytes: [UInt8], to path: String) throws(FileIOError) {
+    /// With `protection`, the temp file gets that Data Protection class (through `protect`) before a byte is written.
+    package static func writeAtomically(
+        _ bytes: [UInt8], to path: String, protection: FileProtectionType? = nil,
+        protect: (String, FileProtectionType) -> Void = FileIO.protect
+    ) throws(FileIOError) {
         let directory = parentDirectory(of: path)
         try makeDirectory(directory)
         let name = path.split(separator: "/").last.map(String.init) ?? "file"
@@ -86,6 +99,7 @@ package enum FileIO {
         guard fd >= 0 else { throw .from(errno, "create temp file") }
         var failure: FileIOError?
         if fchmod(fd, 0o600) != 0 { failure = .from(errno, "fchmod") }
+        if failure == nil, let protection { protect(temp, protection) }
         if failure == nil { failure = writeAll(fd, bytes) }
         if failure == nil, fsync(fd) != 0 { failure = .from(errno, "fsync") }
         if close(fd) != 0, failure == nil { failure = .from(errno, "close") }

@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -11,8 +12,18 @@ struct FileLock {
     let fd: Int32
 
     /// Takes the lock, waiting at most `timeout`; a symbolic link at `path` is refused (no file created elsewhere).
-    static func acquire(_ path: String, timeout: Duration = .seconds(2), create: Bool = true) throws(FileIOError) -> FileLock {
-        let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0o600)
+    /// A lock file this call creates gets the Data Protection class `protection` (through `protect`).
+    static func acquire(
+        _ path: String, timeout: Duration = .seconds(2), create: Bool = true, protection: FileProtectionType? = nil,
+        protect: (String, FileProtectionType) -> Void = FileIO.protect
+    ) throws(FileIOError) -> FileLock {
+        var fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if fd < 0, errno == ENOENT, create {
+            fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_CREAT | O_EXCL, 0o600)
+            if fd >= 0, let protection { protect(path, protection) }
+            // Another process created it in between: open theirs.
+            if fd < 0, errno == EEXIST { fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+        }
         guard fd >= 0 else {
             if errno == ELOOP { throw .refused("the lock file \(path) is a symbolic link; not following it") }
             throw .from(errno, "open lock file")

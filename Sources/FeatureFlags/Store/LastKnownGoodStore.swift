@@ -47,6 +47,10 @@ public final class LastKnownGoodStore: Sendable {
     private let state: Locked<State>
     /// Whether a write may start now (see ``DiskWriteGate``).
     private let gate: DiskWriteGate
+    /// The Data Protection class of the files this store creates.
+    public let protection: FileProtectionType
+    /// Applies it (a seam: tests record what would be protected where there is no Data Protection).
+    private let protect: @Sendable (String, FileProtectionType) -> Void
     /// How many times this store replaced its file.
     private let fileWrites = Locked(0)
     /// How many times this store replaced its file (for tests).
@@ -64,8 +68,14 @@ public final class LastKnownGoodStore: Sendable {
     }
 
     /// Loads the store at `fileURL` (directory created on first write), keeping up to `capacity` contexts (1…1,022).
-    public convenience init(fileURL: URL = LastKnownGoodStore.defaultFileURL(), capacity: Int = 5) {
-        self.init(fileURL: fileURL, capacity: capacity, read: FileIO.read)
+    /// On Apple platforms the file, its lock file and the copies it sets aside are created with the Data
+    /// Protection class `protection`: by default readable once the device was unlocked after a reboot, and
+    /// until it restarts — so a background refresh can use it while the device is locked (Docs/Security.md).
+    public convenience init(
+        fileURL: URL = LastKnownGoodStore.defaultFileURL(), capacity: Int = 5,
+        protection: FileProtectionType = .completeUntilFirstUserAuthentication
+    ) {
+        self.init(fileURL: fileURL, capacity: capacity, read: FileIO.read, protection: protection)
     }
 
     /// A store that reads and writes nothing (OFREP ADR-0009 `disabled`): defaults until the first fetch, a kill switch
@@ -79,8 +89,12 @@ public final class LastKnownGoodStore: Sendable {
     /// Designated initialiser with test seams; `persists: false` keeps every change in memory.
     init(
         fileURL: URL, capacity: Int, read: (String) throws(FileIOError) -> [UInt8], gate: DiskWriteGate = .system,
-        fileLimit: Int = FileIO.maxReadSize, persists: Bool = true
+        fileLimit: Int = FileIO.maxReadSize, persists: Bool = true,
+        protection: FileProtectionType = .completeUntilFirstUserAuthentication,
+        protect: @escaping @Sendable (String, FileProtectionType) -> Void = FileIO.protect
     ) {
+        self.protection = protection
+        self.protect = protect
         self.gate = gate
         self.fileURL = fileURL
         self.persists = persists
@@ -205,7 +219,7 @@ public final class LastKnownGoodStore: Sendable {
         let path = fileURL.fileSystemPath
         guard let bytes = try? FileIO.read(path) else { return nil }
         let destination = FileIO.quarantinePath(for: path)
-        return (try? FileIO.writeAtomically(bytes, to: destination)) != nil ? destination : nil
+        return (try? FileIO.writeAtomically(bytes, to: destination, protection: protection, protect: protect)) != nil ? destination : nil
     }
 
     /// Forgets `context`'s snapshot and rewrites the file.
@@ -262,7 +276,7 @@ public final class LastKnownGoodStore: Sendable {
     /// Under the file lock (taken and released here): applies unwritten changes up to `sequence` to the file, adopts it.
     private func write(upTo sequence: Int, path: String) throws(FileIOError) {
         try FileIO.makeDirectory(FileIO.parentDirectory(of: path))
-        let lock = try FileLock.acquire(path + ".lock")
+        let lock = try FileLock.acquire(path + ".lock", protection: protection, protect: protect)
         defer { lock.release() }
         let (batch, touches, empty) = state.withLock { s in
             (s.unwritten.filter { $0.sequence <= sequence }, s.content.takeTouches(), StoreContent(path: path, capacity: capacity))
@@ -275,7 +289,7 @@ public final class LastKnownGoodStore: Sendable {
         _ = written.takeTouches()
         for change in batch { change.apply(&written) }
         try written.fit(within: fileLimit)
-        try FileIO.writeAtomically(FallbackFileFormat.encode(written.fileEntries), to: path)
+        try FileIO.writeAtomically(FallbackFileFormat.encode(written.fileEntries), to: path, protection: protection, protect: protect)
         fileWrites.withLock { $0 += 1 }
         let done = batch.map(\.sequence)
         state.withLock { s in
