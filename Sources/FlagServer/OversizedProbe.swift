@@ -7,10 +7,12 @@ package import Foundation
 package enum OversizedProbe {
     /// Fetches `count` times, from each of `urls` in turn, through a provider per URL, after one
     /// first round that sets the sessions up; `say` receives "growth BYTES" after each answer's
-    /// transfer has ended and free memory went back to the system (above the mark after the
-    /// first round), then "refused R", the answers refused as too large. Returns false when
-    /// resident memory cannot be read here.
-    package static func run(urls: [URL], count: Int, say: (String) -> Void) async -> Bool {
+    /// transfer has ended (resident memory above the mark after the first round), then
+    /// "refused R", the answers refused as too large. With `returningFreeMemory`, free memory
+    /// goes back to the system before each reading (`malloc_trim`): what remains is what the
+    /// process holds live; without, resident memory as an app's process would show it.
+    /// Returns false when resident memory cannot be read here.
+    package static func run(urls: [URL], count: Int, returningFreeMemory: Bool, say: (String) -> Void) async -> Bool {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flag-stress-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         var configuration = FlagFetcher.Configuration()
@@ -36,7 +38,7 @@ package enum OversizedProbe {
                 await ended(fetchers[index])
             }
             if attempt > 0, outcome == .failed(.payloadTooLarge(limit: 1 << 20)) { refused += 1 }
-            ProcessMemory.releaseFreeMemory()
+            if returningFreeMemory { ProcessMemory.releaseFreeMemory() }
             guard let now = ProcessMemory.residentBytes() else { return false }
             // The first round sets up the sessions and their threads: growth is counted after it.
             if let before { say("growth \(now - before)") } else { before = now }
@@ -89,15 +91,5 @@ package enum OversizedProbe {
     /// The growth lines of a probe's output.
     package static func growth(in output: String) -> [Int] {
         output.split(separator: "\n").compactMap { $0.hasPrefix("growth ") ? Int($0.dropFirst(7)) : nil }
-    }
-
-    /// The environment a probe's child process runs with: glibc gives each thread that
-    /// allocates an arena of its own (up to 8 per core), and each keeps some memory after a
-    /// burst — a step whenever a new thread carries one. Two arenas take that noise out, so
-    /// what remains is what the process keeps.
-    package static var childEnvironment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["MALLOC_ARENA_MAX"] = "2"
-        return environment
     }
 }

@@ -14,8 +14,9 @@ if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--alloc-child"
     }
 }
 
-if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--oversized-child" {
-    await OversizedBenchmarks.child(urls: CommandLine.arguments[2], count: Int(CommandLine.arguments[3]) ?? 10)
+if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--oversized-child" {
+    await OversizedBenchmarks.child(
+        urls: CommandLine.arguments[2], count: Int(CommandLine.arguments[3]) ?? 10, returningFreeMemory: CommandLine.arguments[4] == "trim")
 }
 // For profilers: `--init-loop FLAGS N` starts a provider on a store of FLAGS flags and reads, N times.
 if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--init-loop" {

@@ -10,12 +10,13 @@ import Foundation
 // with K flags, and prints "saved P-i" after each save has returned (written, fsynced,
 // renamed). The tests kill it with SIGKILL at random moments, or run two at once.
 //
-//   flag-stress oversized URL[,URL…] --count N
+//   flag-stress oversized URL[,URL…] --count N [--trim yes|no]
 //
 // Fetches N times, from each URL in turn (servers answering more than the 1 MiB cap, one per
 // framing), through a provider
-// and prints, after each answer's transfer has ended and free memory went back to the system,
-// "growth BYTES": this process's resident memory above what it was after the first fetch.
+// and prints, after each answer's transfer has ended (and, with --trim yes, the default, free
+// memory went back to the system), "growth BYTES": this process's resident memory above what it
+// was after the first fetch.
 // Ends with "refused R" (answers refused as too large). Measured in a process of its own, so
 // that no other test's allocations are counted.
 
@@ -44,7 +45,8 @@ case "write":
 case "oversized":
     let urls = arguments[1].split(separator: ",").compactMap { URL(string: String($0)) }
     guard !urls.isEmpty else { fail("no URL in \(arguments[1])") }
-    guard await OversizedProbe.run(urls: urls, count: options["count"].flatMap(Int.init) ?? 10, say: say) else {
+    let trim = options["trim"] != "no"
+    guard await OversizedProbe.run(urls: urls, count: options["count"].flatMap(Int.init) ?? 10, returningFreeMemory: trim, say: say) else {
         fail("resident memory cannot be read here")
     }
 default:

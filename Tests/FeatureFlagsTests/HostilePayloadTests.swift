@@ -120,7 +120,6 @@ struct HostilePayloadTests {
                 let process = Process()
                 process.executableURL = binary
                 process.arguments = ["oversized", servers.map(\.flagsURL.absoluteString).joined(separator: ","), "--count", "\(count)"]
-                process.environment = OversizedProbe.childEnvironment
                 let pipe = Pipe()
                 process.standardOutput = pipe
                 process.standardError = FileHandle.nullDevice
