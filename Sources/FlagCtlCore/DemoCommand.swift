@@ -209,11 +209,14 @@ enum DemoCommand {
             }
 
             var start = ContinuousClock.now
+            let servedFirst = provider.details(themeColor).source
             _ = await provider.waitUntilReady(timeout: budget + .seconds(3))
             try record(
                 "The app launches, signed out, at venue-7",
-                explains: "It serves at once from its fallback file, then fetches the server's defaults.",
-                since: start, note: "fallback first, then the server's defaults")
+                explains: "It serves at once what it holds (an earlier run's fallback file, else its code defaults), then fetches the server's defaults.",
+                since: start,
+                note: servedFirst == .fallback
+                    ? "its fallback file first, then the server's defaults" : "code defaults first (no fallback file yet), then the server's defaults")
 
             start = ContinuousClock.now
             provider.identify(personal)
@@ -291,7 +294,8 @@ enum DemoCommand {
                 explains: "Every flag falls to its safe default at once: the app runs in limited mode.",
                 since: start,
                 note: provider.isKillSwitchActive
-                    ? "by stream: flip → safe default read in \(killMilliseconds) ms" : "no stream event came; not killed yet")
+                    ? "by stream: safe default read \(killMilliseconds) ms after the flip (the step's time adds the fetch that follows)"
+                    : "no stream event came; not killed yet")
 
             start = ContinuousClock.now
             document.base.flags["kill_switch"] = FlagEntry(value: false)
@@ -376,10 +380,10 @@ enum DemoCommand {
             // The new venue's fetch fails (the server is gone): the status settles on ERROR, and
             // the values stay those the rules gave on the device.
             let offline = await local.refresh()
-            let settled = offline.isSuccess ? "fetched after all" : "its fetch failed; evaluated on the device"
+            let settled = offline.isSuccess ? "fetched after all" : "the venue's fetch failed (the server is gone); evaluated on the device"
             try record(
                 "Offline at venue-51, from flagd rules",
-                explains: "Rules fetched once are evaluated on the device, for a venue never fetched.",
+                explains: "Rules fetched once are evaluated on the device, for a venue never fetched (the rules file sets its own plan values).",
                 since: start,
                 note: fetched.isSuccess ? "rules fetched once; \(settled)" : "rules not fetched: \(EvalCommand.describe(fetched))",
                 client: local)

@@ -64,7 +64,8 @@ struct DemoCommandTests {
         // 13 rules instead of values: a venue never fetched, offline, evaluated on the device.
         #expect(field(13, "new_checkout") == true && field(13, "plan_themeColor") == "#2C3E50")
         #expect(field(13, "source") == "fallback" && field(13, "reason") == "TARGETING_MATCH" && field(13, "version") == "rules-2025-08-04")
-        #expect(field(13, "note") == "rules fetched once; its fetch failed; evaluated on the device")
+        #expect(field(13, "note") == "rules fetched once; the venue's fetch failed (the server is gone); evaluated on the device")
+        #expect(field(1, "note") == "code defaults first (no fallback file yet), then the server's defaults", "a fresh state folder")
         #expect(field(13, "status") == "ERROR", "the offline fetch settles the status; the rules' values stay")
         #expect(steps.allSatisfy { $0["ms"]?.intValue != nil && $0["title"]?.stringValue != nil && $0["explains"]?.stringValue != nil })
         // Complete: every step carries every field the text shows.

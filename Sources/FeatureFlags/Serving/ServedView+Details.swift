@@ -53,7 +53,13 @@ extension ServedView {
                 }
                 return FlagDetails(key: name, value: typed, reason: .disabled, source: served.source, snapshotVersion: version, age: age)
             }
-            let code: FlagErrorCode = served.status == .notReady ? .providerNotReady : .flagNotFound
+            // OpenFeature 1.7.6 and 1.7.7: a provider not ready, or in FATAL, says so rather than "not found".
+            let code: FlagErrorCode =
+                switch served.status {
+                case .notReady: .providerNotReady
+                case .fatal: .providerFatal
+                default: .flagNotFound
+                }
             return FlagDetails(
                 key: name, value: defaultValue, reason: .error, errorCode: code, errorMessage: "no flag named \"\(name)\"",
                 source: .codeDefault, snapshotVersion: version)
@@ -70,8 +76,9 @@ extension ServedView {
                 snapshotVersion: layerVersion, age: layerAge)
         }
         guard let typed = convert(raw) else {
+            // The default is served: no variant or metadata of the value that was not (OpenFeature's hooks expect none).
             return FlagDetails(
-                key: name, value: defaultValue, extras: slot.pointee.extras, reason: .error, errorCode: .typeMismatch,
+                key: name, value: defaultValue, reason: .error, errorCode: .typeMismatch,
                 errorMessage: "expected \(Value.self), found \(raw.typeName)", source: .codeDefault, snapshotVersion: layerVersion,
                 age: layerAge)
         }
