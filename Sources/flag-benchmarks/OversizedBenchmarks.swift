@@ -5,10 +5,10 @@ import Foundation
 /// Answers far above the 1 MiB response cap, one after another — declared with a
 /// Content-Length, chunked, and delimited by closing the connection — against providers in an
 /// ordinary child process of this one (``OversizedProbe``; no allocator settings). Two runs: one
-/// reads resident memory as an app's process would show it; one returns free memory to the
-/// system before each reading, leaving what the process holds live — that one must stay within
-/// a bound and must not rise with the count (the test `aHundredHugeBodiesKeepTheProcessBounded`
-/// checks the same). The bytes the servers wrote per refused answer show how far the platform's
+/// reads resident memory as an app's process shows it; one returns free memory to the system
+/// before each reading, leaving what the process holds live (the test
+/// `aHundredHugeBodiesKeepTheProcessBounded` checks that one), which must stay within a bound and
+/// must not rise with the count; the other is shown. The bytes the servers wrote per refused answer show how far the platform's
 /// URLSession reads a transfer on after it was cancelled.
 enum OversizedBenchmarks {
     static func run(_ report: Report, quick: Bool) throws {
@@ -50,8 +50,11 @@ enum OversizedBenchmarks {
                                  budget: "≤ 2 MiB, or flat at the end", passed: !OversizedProbe.leaks(rise: rise, tailSlope: tailSlope)))
                 report.add(.init(section: "oversized", name: "live: growth per answer over the last third", value: Double(tailSlope), unit: "bytes"))
             } else {
-                report.add(.init(section: "oversized", name: "resident as it runs: peak growth over \(count) answers", value: Double(peak), unit: "bytes"))
-                report.add(.init(section: "oversized", name: "resident as it runs: growth per answer over the last third", value: Double(tailSlope), unit: "bytes"))
+                // Shown, not budgeted: what glibc keeps of the bytes libcurl read after the cancel
+                // varies with the machine's load; the live figure above is the library's share.
+                report.add(.init(section: "oversized", name: "as it runs: peak resident growth over \(count) answers", value: Double(peak), unit: "bytes"))
+                report.add(.init(section: "oversized", name: "as it runs: second half's mean above the first's", value: Double(max(0, rise)), unit: "bytes"))
+                report.add(.init(section: "oversized", name: "as it runs: growth per answer over the last third", value: Double(tailSlope), unit: "bytes"))
                 for (server, label) in zip(servers, ["Content-Length", "chunked", "close-delimited"]) {
                     let sent = server.requests.dropFirst().map(\.bytesSent).sorted()
                     guard !sent.isEmpty else { continue }

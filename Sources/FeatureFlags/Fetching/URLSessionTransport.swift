@@ -48,6 +48,8 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
         var exchanges: [Int: Exchange] = [:]
         /// Tasks resumed and not yet reported complete.
         var running = 0
+        /// Tasks refused as too large whose transfer has not ended yet.
+        var oversized: Set<Int> = []
     }
 
     private let shared = Locked(Shared())
@@ -156,7 +158,10 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
 
     /// Ends one task's exchange with `result` and cancels the task on `control`.
     private func abort(_ task: URLSessionTask, with error: FetchError) {
-        shared.withLock { $0.exchanges.removeValue(forKey: task.taskIdentifier) }?.finish(.failure(error))
+        shared.withLock { state -> Exchange? in
+            if case .payloadTooLarge = error.kind { state.oversized.insert(task.taskIdentifier) }
+            return state.exchanges.removeValue(forKey: task.taskIdentifier)
+        }?.finish(.failure(error))
         control.async { task.cancel() }
     }
 
@@ -213,10 +218,11 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
 
     /// Completes the waiter with the response or the mapped error.
     func session(completed task: URLSessionTask, error: (any Error)?) {
-        let exchange = shared.withLock { state -> Exchange? in
+        let (exchange, oversized) = shared.withLock { state -> (Exchange?, Bool) in
             state.running = max(0, state.running - 1)
-            return state.exchanges.removeValue(forKey: task.taskIdentifier)
+            return (state.exchanges.removeValue(forKey: task.taskIdentifier), state.oversized.remove(task.taskIdentifier) != nil)
         }
+        if oversized { Self.returnFreeMemory() }
         guard let exchange else { return }
         if let error {
             exchange.finish(.failure(Self.map(error)))
@@ -224,6 +230,16 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
             let response = exchange.state.withLock { FlagResponse(status: $0.status, headers: $0.headers, body: $0.body) }
             exchange.finish(.success(response))
         }
+    }
+
+    /// Once a transfer refused as too large has ended: on Linux, libcurl reads such a transfer on
+    /// after it was cancelled (tens of MB from a hostile service), and glibc keeps the memory that
+    /// churned; it goes back to the system here. Nothing elsewhere (Apple's allocator returns it).
+    private static func returnFreeMemory() {
+        #if canImport(Glibc)
+        typealias Trim = @convention(c) (Int) -> Int32
+        if let symbol = dlsym(dlopen(nil, RTLD_NOW), "malloc_trim") { _ = unsafeBitCast(symbol, to: Trim.self)(0) }
+        #endif
     }
 
     /// Follows redirects only where the HTTPS rule allows; to another origin without credentials.
