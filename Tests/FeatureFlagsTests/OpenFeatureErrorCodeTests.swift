@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// Error details as OpenFeature's specification gives them: a provider in FATAL says so for a
-/// flag it cannot answer (1.7.7), and a type mismatch carries no variant or metadata of the
+/// flag it cannot answer (2.2.7), and a type mismatch carries no variant or metadata of the
 /// value that was not served.
 @Suite("OpenFeature error codes")
 struct OpenFeatureErrorCodeTests {
@@ -23,7 +23,7 @@ struct OpenFeatureErrorCodeTests {
         #expect(flags.status == .fatal)
         let missing = flags.details(FlagKey("not_there", default: 7))
         #expect(missing.value == 7 && missing.errorCode == .providerFatal && missing.reason == .error)
-        // What the device holds is still served (the package's deviation from 1.7.7: Docs/Hooks.md).
+        // What the device holds is still served (beyond 2.2.7: Docs/Hooks.md).
         let held = flags.details(FlagKey("new_checkout", default: false))
         #expect(held.value && held.source == .fallback && held.errorCode == nil)
     }

@@ -53,7 +53,7 @@ extension ServedView {
                 }
                 return FlagDetails(key: name, value: typed, reason: .disabled, source: served.source, snapshotVersion: version, age: age)
             }
-            // OpenFeature 1.7.6 and 1.7.7: a provider not ready, or in FATAL, says so rather than "not found".
+            // OpenFeature 2.2.7: a provider not ready, or in FATAL, says so rather than "not found".
             let code: FlagErrorCode =
                 switch served.status {
                 case .notReady: .providerNotReady
