@@ -23,7 +23,7 @@ struct DemoCommandTests {
         #expect(steps.count == 13)
         func field(_ n: Int, _ name: String) -> FlagValue? { steps[n - 1][name] }
         // 1 launch: the server's defaults for an anonymous user.
-        #expect(field(1, "plan_themeColor") == "#7F8C8D" && field(1, "status") == "READY")
+        #expect(field(1, "plan_themeColor") == "#7F8C8D" && field(1, "status") == "READY", "step 1: \(steps[0]); stderr: \(out.err)")
         // 2 AuraLink Personal → Personal theme.
         #expect(field(2, "plan_themeColor") == "#3498DB" && field(2, "plan_displayName") == "AuraLink Personal")
         #expect(field(2, "source") == "network" && field(2, "reason") == "TARGETING_MATCH")
