@@ -43,8 +43,8 @@ extension LastKnownGoodStore {
             launch.shutdown()
             fetcher.shutdown()
         }
+        // Returns once the values are on disk; nothing here blocks a thread of the caller's pool.
         let outcome = await launch.refreshInBackground(deadline: .seconds(120))
-        launch.waitForWrites()
         if case .failed(let error) = outcome { throw error }
     }
 }
