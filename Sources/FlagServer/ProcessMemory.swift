@@ -1,3 +1,4 @@
+import FeatureFlags
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -32,12 +33,5 @@ package enum ProcessMemory {
     /// Hands memory the allocator holds free back to the system (glibc's `malloc_trim`; a
     /// no-op elsewhere), so that ``residentBytes()`` then counts what is still in use rather
     /// than what was used for a moment.
-    package static func releaseFreeMemory() {
-        #if canImport(Glibc)
-        typealias Trim = @convention(c) (Int) -> Int32
-        if let symbol = dlsym(dlopen(nil, RTLD_NOW), "malloc_trim") {
-            _ = unsafeBitCast(symbol, to: Trim.self)(0)
-        }
-        #endif
-    }
+    package static func releaseFreeMemory() { returnFreeMemoryToTheSystem() }
 }

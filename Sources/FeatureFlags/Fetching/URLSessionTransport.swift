@@ -222,7 +222,8 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
             state.running = max(0, state.running - 1)
             return (state.exchanges.removeValue(forKey: task.taskIdentifier), state.oversized.remove(task.taskIdentifier) != nil)
         }
-        if oversized { Self.returnFreeMemory() }
+        // libcurl reads a refused transfer on after the cancel (tens of MB from a hostile service).
+        if oversized { returnFreeMemoryToTheSystem() }
         guard let exchange else { return }
         if let error {
             exchange.finish(.failure(Self.map(error)))
@@ -230,16 +231,6 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
             let response = exchange.state.withLock { FlagResponse(status: $0.status, headers: $0.headers, body: $0.body) }
             exchange.finish(.success(response))
         }
-    }
-
-    /// Once a transfer refused as too large has ended: on Linux, libcurl reads such a transfer on
-    /// after it was cancelled (tens of MB from a hostile service), and glibc keeps the memory that
-    /// churned; it goes back to the system here. Nothing elsewhere (Apple's allocator returns it).
-    private static func returnFreeMemory() {
-        #if canImport(Glibc)
-        typealias Trim = @convention(c) (Int) -> Int32
-        if let symbol = dlsym(dlopen(nil, RTLD_NOW), "malloc_trim") { _ = unsafeBitCast(symbol, to: Trim.self)(0) }
-        #endif
     }
 
     /// Follows redirects only where the HTTPS rule allows; to another origin without credentials.
