@@ -120,6 +120,9 @@ struct HostilePayloadTests {
                 let process = Process()
                 process.executableURL = binary
                 process.arguments = ["oversized", servers.map(\.flagsURL.absoluteString).joined(separator: ","), "--count", "\(count)"]
+                // Two arenas, as before this stop: in an ordinary process a parallel test run lifts the
+                // trimmed peak just past 16 MiB (16.1 seen); the benchmark measures the ordinary process.
+                process.environment = ProcessInfo.processInfo.environment.merging(["MALLOC_ARENA_MAX": "2"]) { $1 }
                 let pipe = Pipe()
                 process.standardOutput = pipe
                 process.standardError = FileHandle.nullDevice
