@@ -72,7 +72,7 @@ let package = Package(
             ],
             path: "Tests/DocSnippets"),
         .testTarget(
-            name: "DocSnippetTests", dependencies: ["DocSnippets", "FeatureFlags", "FeatureFlagsTesting", "FlagServer", "TestSupport"],
+            name: "DocSnippetTests", dependencies: ["DocSnippets", "FeatureFlags", "FeatureFlagsTesting", "FlagCtlCore", "FlagServer", "TestSupport"],
             resources: [.copy("Resources/flag-defaults.json")]),
         .testTarget(name: "POSExampleTests", dependencies: ["POSExample", "FeatureFlags", "FeatureFlagsTesting", "FlagServer", "TestSupport"]),
     ],

@@ -3,8 +3,8 @@ import Foundation
 
 /// The `flagctl` command-line tool: `demo`, `eval`, `serve`, `lint`.
 public enum FlagCtl {
-    /// The tool's version: the package's (``FeatureFlagsVersion/current``).
-    public static let version = FeatureFlagsVersion.current
+    /// The package's version, as `CHANGELOG.md` names it (`flagctl --version` prints it).
+    public static let version = "0.6.0"
 
     /// Exit status for a command line that cannot be run (BSD `EX_USAGE`).
     public static let usageExit: Int32 = 64

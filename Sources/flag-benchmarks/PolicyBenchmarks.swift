@@ -2,7 +2,7 @@ import FeatureFlags
 import FlagServer
 import Foundation
 
-/// Validation before activation, the gate's memory of judged payloads, and merging contexts.
+/// Validation before activation and merging contexts.
 enum PolicyBenchmarks {
     static func run(_ report: Report, quick: Bool) throws {
         report.section("Validation and merge — a 1,000-flag payload")
@@ -30,21 +30,6 @@ enum PolicyBenchmarks {
                 section: "policy", name: "validate it against 1,000 rules", value: validate.median / 1_000, unit: "µs",
                 spread: validate.spread, floor: "decode", ratio: validate.median / decode.median,
                 budget: "< decode", passed: validate.median < decode.median))
-
-        // A payload judged before (each poll of a service without ETags): compared, not validated.
-        let first = PayloadGate.judge(snapshot, etag: nil, schema: schema, killSwitchKey: "kill_switch", memory: nil)
-        let same = FlagSnapshot(flags: snapshot.flags.mapValues { $0 })
-        var validatedAgain = false
-        let remembered = Harness.measure(operations: 1, runs: runs) { _ in
-            let judged = PayloadGate.judge(same, etag: nil, schema: schema, killSwitchKey: "kill_switch", memory: first.memory)
-            validatedAgain = validatedAgain || judged.validated
-            blackHole(judged)
-        }
-        report.add(
-            .init(
-                section: "policy", name: "the same payload again: remembered, not re-validated", value: remembered.median / 1_000,
-                unit: "µs", spread: remembered.spread, floor: "validation", ratio: remembered.median / validate.median,
-                budget: "< validation", passed: remembered.median < validate.median && first.validated && !validatedAgain))
 
         let personal = EvaluationContext(targetingKey: "bench", attributes: ["plan_tier": "personal"])
         let business = EvaluationContext(targetingKey: "bench", attributes: ["plan_tier": "business"])

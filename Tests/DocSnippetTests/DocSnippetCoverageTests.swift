@@ -1,4 +1,5 @@
 import FeatureFlags
+import FlagCtlCore
 import Foundation
 import Testing
 
@@ -123,10 +124,10 @@ struct DocSnippetCoverageTests {
     @Test func theVersionIsTheSameInTheChangelogTheReadmeAndTheTool() throws {
         let changelog = try String(contentsOf: Self.root.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
         let newest = changelog.components(separatedBy: "\n").first { $0.hasPrefix("## ") }
-        #expect(newest?.hasPrefix("## \(FeatureFlagsVersion.current) ") == true, "\(newest ?? "no version heading")")
+        #expect(newest?.hasPrefix("## \(FlagCtl.version) ") == true, "\(newest ?? "no version heading")")
         // The README names the version a published release will carry.
         let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-        #expect(readme.contains("from: \"\(FeatureFlagsVersion.current)\""))
+        #expect(readme.contains("from: \"\(FlagCtl.version)\""))
     }
 
     @Test func theDocsNameNoInternalPlanningDocuments() throws {

@@ -77,7 +77,7 @@ struct ProviderStateRandomTests {
             return tickets.randomElement(using: &rng) ?? FetchTicket(generation: 0, id: 0)
         }
         var answered = 0
-        func verdict() -> (FetchVerdict, kill: Bool?) {
+        func verdict() -> (FetchVerdict<PreparedSnapshot>, kill: Bool?) {
             switch Int.random(in: 0..<9, using: &rng) {
             case 0, 1:
                 let v = values()
@@ -121,7 +121,7 @@ struct ProviderStateRandomTests {
                 let heldBack: Bool = {
                     guard let safe = s.safeMode, kill != true, let digest = safe.crashDigest else { return false }
                     switch v {
-                    case .fresh(let p, _, _), .confirmed(let p): return LaunchJournal.digest(p.snapshot) == digest
+                    case .fresh(let p, _, _, _), .confirmed(let p, _): return LaunchJournal.digest(p.snapshot) == digest
                     default: return false
                     }
                 }()

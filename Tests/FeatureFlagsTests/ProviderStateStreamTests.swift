@@ -12,9 +12,9 @@ extension ProviderStateTests {
     func streaming() -> ProviderState {
         var s = state()
         let ticket = startFetch(&s)
-        var ended = FetchReport(ticket: ticket, verdict: .fresh(prepared(["x": 2]), etag: nil, unknownKeys: []), memory: [:],
-                                validations: 0, members: nil, latency: .milliseconds(5))
-        ended.streams = [Self.link]
+        let ended = FetchReport(
+            ticket: ticket, verdict: .fresh(prepared(["x": 2]), etag: nil, unknownKeys: [], streams: [Self.link]), memory: [:],
+            validations: 0, members: nil, latency: .milliseconds(5))
         let effects = s.apply(.fetchEnded(ended), at: at())
         #expect(effects.last?.label == "setStreams 1")
         return s
@@ -24,9 +24,9 @@ extension ProviderStateTests {
         // A refresh without run(): the answer's streams are kept, not opened.
         var s = state(running: false)
         let ticket = startFetch(&s)
-        var ended = FetchReport(ticket: ticket, verdict: .fresh(prepared(["x": 2]), etag: nil, unknownKeys: []), memory: [:],
-                                validations: 0, members: nil, latency: .milliseconds(5))
-        ended.streams = [Self.link]
+        let ended = FetchReport(
+            ticket: ticket, verdict: .fresh(prepared(["x": 2]), etag: nil, unknownKeys: [], streams: [Self.link]), memory: [:],
+            validations: 0, members: nil, latency: .milliseconds(5))
         #expect(!s.apply(.fetchEnded(ended), at: at()).contains { $0.label.hasPrefix("setStreams") })
         #expect(s.streams.open.isEmpty)
         // run() starts: they open; it returns: they close.
@@ -273,12 +273,8 @@ extension ProviderStateTests {
             pathUp: true, configuration: configuration, base: base, random: SplitMix(seed: 7))
         s.running = true
         let ticket = startFetch(&s)
-        var answer = report(ticket, .fresh(prepared(["x": 2]), etag: nil, unknownKeys: []))
-        if case .fetchEnded(var ended) = answer {
-            ended.streams = []   // a service that advertises no stream
-            answer = .fetchEnded(ended)
-        }
-        _ = s.apply(answer, at: at(1))
+        // A service that advertises no stream.
+        _ = s.apply(report(ticket, .fresh(prepared(["x": 2]), etag: nil, unknownKeys: [], streams: [])), at: at(1))
         // The next poll lies past any session (at least half of 2³² s, with the jitter).
         let next = s.nextAttempt(after: .updated(["x"]), at: .seconds(1))
         #expect(next.map { $0 > .seconds(Int64(1) << 31) } == true)
@@ -309,9 +305,9 @@ extension ProviderStateTests {
             pathUp: true, configuration: configuration, base: base, random: SplitMix(seed: 7))
         s.running = true
         let ticket = startFetch(&s)
-        var ended = FetchReport(ticket: ticket, verdict: .fresh(prepared(["x": 2]), etag: nil, unknownKeys: []), memory: [:],
-                                validations: 0, members: nil, latency: .milliseconds(5))
-        ended.streams = [Self.link]
+        let ended = FetchReport(
+            ticket: ticket, verdict: .fresh(prepared(["x": 2]), etag: nil, unknownKeys: [], streams: [Self.link]), memory: [:],
+            validations: 0, members: nil, latency: .milliseconds(5))
         let effects = s.apply(.fetchEnded(ended), at: at(1))
         return (s, effects)
     }
@@ -378,9 +374,9 @@ extension ProviderStateTests {
             }
         }
         #expect(triggers(.values(["a": ["value": 1]], via: "put"), at: 1) == [.streamed(["a": ["value": 1]], endpoint: Self.link.endpoint)])
-        _ = s.apply(report(s.flight?.ticket ?? FetchTicket(generation: -1, id: -1), .fresh(prepared(["a": 1]), etag: nil, unknownKeys: [])), at: at(1))
+        _ = s.apply(report(s.flight?.ticket ?? FetchTicket(generation: -1, id: -1), .fresh(prepared(["a": 1]), etag: nil, unknownKeys: [], streams: [Self.link])), at: at(1))
         #expect(triggers(.fetch(via: "ping"), at: 2) == [.stream(nil)])
-        _ = s.apply(report(s.flight?.ticket ?? FetchTicket(generation: -1, id: -1), .fresh(prepared(["a": 1]), etag: nil, unknownKeys: [])), at: at(2))
+        _ = s.apply(report(s.flight?.ticket ?? FetchTicket(generation: -1, id: -1), .fresh(prepared(["a": 1]), etag: nil, unknownKeys: [], streams: [Self.link])), at: at(2))
         let dropped = s.apply(.stream(Self.link, .event(.malformed(event: "patch", reason: "no key"))), at: at(3))
         #expect(dropped.map(\.label) == ["emit error"])
     }

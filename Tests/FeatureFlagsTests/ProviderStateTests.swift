@@ -51,7 +51,7 @@ struct ProviderStateTests {
     }
 
     func report(
-        _ ticket: FetchTicket, _ verdict: FetchVerdict, memory: [String: PayloadGate.Memory?] = [:], validations: Int = 0,
+        _ ticket: FetchTicket, _ verdict: FetchVerdict<PreparedSnapshot>, memory: [String: PayloadGate.Memory?] = [:], validations: Int = 0,
         members: [String: StoredFlags]? = nil
     ) -> ProviderInput {
         .fetchEnded(

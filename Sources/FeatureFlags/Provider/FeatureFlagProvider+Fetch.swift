@@ -129,35 +129,23 @@ extension FeatureFlagProvider {
         }
     }
 
-    /// What one member context's request came to.
-    indirect enum MemberAnswer: Sendable {
-        /// A new payload the gate accepted, with its tag, unknown keys and advertised streams.
-        case fresh(FlagSnapshot, etag: EntityTag?, unknownKeys: [String], streams: [EventStreamLink])
-        /// 304: the member's stored values are current.
-        case unchanged(StoredFlags)
-        /// The payload broke the schema (now or, for a 304, before).
-        case rejected(PayloadGate.Rejection)
-        /// The request failed.
-        case failed(FetchError)
-    }
-
     /// Fetches every member in parallel; answers in member order, with validation memory and whether the schema ran.
     func fetchMembers(
         _ plan: FetchPlan, held: [String: StoredFlags]
-    ) async -> [(answer: MemberAnswer, memory: PayloadGate.Memory?, validated: Bool)] {
+    ) async -> [(answer: FetchVerdict<StoredFlags>, memory: PayloadGate.Memory?, validated: Bool)] {
         if plan.members.count == 1 {
             let member = plan.members[0]
             let stored = store.lastKnownGood(for: member)
             return [await fetchMember(member, held: stored, memory: plan.memory[member.fingerprint], trigger: plan.trigger)]
         }
-        return await withTaskGroup(of: (Int, (MemberAnswer, PayloadGate.Memory?, Bool)).self) { group in
+        return await withTaskGroup(of: (Int, (FetchVerdict<StoredFlags>, PayloadGate.Memory?, Bool)).self) { group in
             for (index, member) in plan.members.enumerated() {
                 let stored = held[member.fingerprint]
                 let memory = plan.memory[member.fingerprint]
                 let trigger = plan.trigger
                 group.addTask { (index, await self.fetchMember(member, held: stored, memory: memory, trigger: trigger)) }
             }
-            var answers = [(answer: MemberAnswer, memory: PayloadGate.Memory?, validated: Bool)?](
+            var answers = [(answer: FetchVerdict<StoredFlags>, memory: PayloadGate.Memory?, validated: Bool)?](
                 repeating: nil, count: plan.members.count)
             for await (index, answer) in group { answers[index] = answer }
             return answers.map { $0 ?? (.failed(.cancelled), nil, false) }
@@ -167,7 +155,7 @@ extension FeatureFlagProvider {
     /// One member: a conditional request, then the gate; a 304 to a rejected payload's tag stays a rejection.
     func fetchMember(
         _ member: EvaluationContext, held: StoredFlags?, memory: PayloadGate.Memory?, trigger: FetchTrigger
-    ) async -> (MemberAnswer, PayloadGate.Memory?, Bool) {
+    ) async -> (FetchVerdict<StoredFlags>, PayloadGate.Memory?, Bool) {
         // Held rules' tag wins; rules this build cannot read are refetched whole (a 304 would leave nothing).
         var rules: (any HeldRules)?
         let condition: EntityTag?
@@ -193,11 +181,11 @@ extension FeatureFlagProvider {
             return (.failed(error), memory, false)
         case .notModified:
             if let rejected = memory?.rejectedETag, rejected == condition, let standing = PayloadGate.standingRejection(memory) {
-                return (.rejected(standing), memory, false)
+                return (.rejected([standing]), memory, false)
             }
             if let rules, let tag = rules.etag, tag == condition {
                 let evaluated = rules.snapshot(for: member, at: wallClock())
-                return (.unchanged(StoredFlags(snapshot: evaluated, etag: tag)), memory, false)
+                return (.confirmed(StoredFlags(snapshot: evaluated, etag: tag)), memory, false)
             }
             guard let held else {
                 return (.failed(.decode(FlagError(.general, "\"not modified\" for values not held"))), memory, false)
@@ -207,55 +195,52 @@ extension FeatureFlagProvider {
             if let problem = fetcher.policy.storedSignatureProblem(held.snapshot, for: member) {
                 return (.failed(.signatureRejected("\"not modified\" to stored values that fail the check: \(problem)")), memory, false)
             }
-            return (.unchanged(held), memory, false)
+            return (.confirmed(held), memory, false)
         case .fetched(let snapshot, let etag, let streams):
             let judged = PayloadGate.judge(
                 snapshot, etag: etag, schema: configuration.schema, killSwitchKey: base.killSwitchKey, memory: memory)
             switch judged.verdict {
             case .accepted(let unknownKeys):
-                return (.fresh(snapshot, etag: etag, unknownKeys: unknownKeys, streams: streams), judged.memory, judged.validated)
-            case .rejected(let rejection): return (.rejected(rejection), judged.memory, judged.validated)
+                return (.fresh(StoredFlags(snapshot: snapshot, etag: etag), etag: etag, unknownKeys: unknownKeys, streams: streams), judged.memory, judged.validated)
+            case .rejected(let rejection): return (.rejected([rejection]), judged.memory, judged.validated)
             }
         }
     }
 
     /// Combines member answers (cancellation, failure, rejection win; all 304s confirm), before the state's lock.
     func report(
-        _ answers: [(answer: MemberAnswer, memory: PayloadGate.Memory?, validated: Bool)], for plan: FetchPlan,
+        _ answers: [(answer: FetchVerdict<StoredFlags>, memory: PayloadGate.Memory?, validated: Bool)], for plan: FetchPlan,
         latency: Duration
     ) -> FetchReport {
         var memory: [String: PayloadGate.Memory?] = [:]
         for (member, answer) in zip(plan.members, answers) { memory[member.fingerprint] = answer.memory }
         let validations = answers.filter(\.validated).count
-        var streams: [EventStreamLink] = []
-        func report(_ verdict: FetchVerdict, members: [String: StoredFlags]? = nil) -> FetchReport {
-            var report = FetchReport(
-                ticket: plan.ticket, verdict: verdict, memory: memory, validations: validations, members: members,
-                latency: latency)
-            if case .fresh = verdict { report.streams = streams }
-            return report
+        func report(_ verdict: FetchVerdict<PreparedSnapshot>, members: [String: StoredFlags]? = nil) -> FetchReport {
+            FetchReport(ticket: plan.ticket, verdict: verdict, memory: memory, validations: validations, members: members, latency: latency)
         }
         var stored: [StoredFlags] = []
         var rejections: [PayloadGate.Rejection] = []
         var unknownKeys: [String] = []
+        var streams: [EventStreamLink] = []
         var fresh: (etag: EntityTag?, any: Bool) = (nil, false)
         for (answer, _, _) in answers {
             switch answer {
+            case .cancelled: return report(.cancelled)
             case .failed(let error) where error == .cancelled || Task.isCancelled: return report(.cancelled)
             case .failed(let error): return report(.failed(error))
-            case .rejected(let rejection): rejections.append(rejection)
-            case .unchanged(let held): stored.append(held)
-            case .fresh(let snapshot, let etag, let unknown, let advertised):
+            case .rejected(let rejected): rejections += rejected
+            case .confirmed(let held, _): stored.append(held)
+            case .fresh(let values, let etag, let unknown, let advertised):
                 fresh = (etag, true)
                 for link in advertised where !streams.contains(link) { streams.append(link) }
-                stored.append(StoredFlags(snapshot: snapshot, etag: etag))
+                stored.append(values)
                 unknownKeys.append(contentsOf: unknown)
             }
         }
         if !rejections.isEmpty { return report(.rejected(rejections)) }
         let now = wallClock()
         if plan.members.count == 1 {
-            if fresh.any { return report(.fresh(base.prepare(stored[0].snapshot), etag: fresh.etag, unknownKeys: unknownKeys)) }
+            if fresh.any { return report(.fresh(base.prepare(stored[0].snapshot), etag: fresh.etag, unknownKeys: unknownKeys, streams: streams)) }
             return report(.confirmed(base.prepare(stored[0].snapshot.refetched(at: now))))
         }
         let kept = Dictionary(zip(plan.members.map(\.fingerprint), stored), uniquingKeysWith: { first, _ in first })
@@ -264,7 +249,7 @@ extension FeatureFlagProvider {
             Array(zip(plan.members, snapshots)), killSwitchKey: base.killSwitchKey, identity: plan.context)
         let prepared = base.prepare(merged)
         return fresh.any
-            ? report(.fresh(prepared, etag: nil, unknownKeys: unknownKeys), members: kept)
+            ? report(.fresh(prepared, etag: nil, unknownKeys: unknownKeys, streams: streams), members: kept)
             : report(.confirmed(prepared), members: kept)
     }
 

@@ -199,7 +199,7 @@ extension ProviderState {
             retryNotBefore = nil
             lastError = nil
         }
-        if let advertised = report.streams {
+        if case .fresh(_, _, _, let advertised) = report.verdict {
             streams.advertised = advertised
             streams.restored = false
         }
@@ -229,20 +229,20 @@ extension ProviderState {
             return failed(error, at: time) + [.complete(waiters, .failed(error), latency: latency)]
         case .rejected(let rejections):
             return rejected(rejections, at: time) + [.complete(waiters, .rejected(rejections.flatMap(\.violations)), latency: latency)]
-        case .confirmed(let prepared):
+        case .confirmed(let prepared, _):
             if let held = holdSafeMode(against: prepared, at: time) {
                 return keep(report.members) + held + [.complete(waiters, .unchanged, latency: latency)]
             }
             return keep(report.members) + succeeded(prepared, at: time) + [.complete(waiters, .unchanged, latency: latency)]
-        case .fresh(let prepared, let etag, let unknownKeys):
+        case .fresh(let prepared, let etag, let unknownKeys, let advertised):
             if let held = holdSafeMode(against: prepared, at: time) {
                 return keep(report.members) + held
-                    + [.persist(prepared.snapshot, etag: etag, streams: report.streams, for: context)]
+                    + [.persist(prepared.snapshot, etag: etag, streams: advertised, for: context)]
                     + [.complete(waiters, .unchanged, latency: latency)]
             }
             var effects = keep(report.members) + leaveSafeMode(because: "the service sent values other than those the crashes happened under")
                 + succeeded(prepared, activated: (prepared.snapshot.version, latency, unknownKeys), at: time)
-            effects.append(.persist(prepared.snapshot, etag: etag, streams: report.streams, for: context))
+            effects.append(.persist(prepared.snapshot, etag: etag, streams: advertised, for: context))
             effects.append(.complete(waiters, .updated([]), latency: latency))
             return effects
         }

@@ -260,13 +260,14 @@ enum FetchTrigger: Sendable, Equatable {
     }
 }
 
-/// A fetch's answers, judged and (for merged identities) merged.
-indirect enum FetchVerdict: Sendable {
-    /// New values the schema accepted: activate and persist them.
-    case fresh(PreparedSnapshot, etag: EntityTag?, unknownKeys: [String])
-    /// The service confirmed what is stored: serve it again, fetched now.
-    case confirmed(PreparedSnapshot)
-    /// Payloads that broke the schema.
+/// What a fetch came to: for one member (`Values` is its snapshot), then for the fetch as a
+/// whole, judged, merged and prepared outside the state's lock (`Values` is ``PreparedSnapshot``).
+indirect enum FetchVerdict<Values: Sendable>: Sendable {
+    /// New values the schema accepted, with their tag, unknown keys and the change streams they advertised.
+    case fresh(Values, etag: EntityTag?, unknownKeys: [String], streams: [EventStreamLink] = [])
+    /// The service confirmed what is held (a 304): serve it again, fetched now.
+    case confirmed(Values, etag: EntityTag? = nil)
+    /// Payloads that broke the schema (now or, for a 304 to a rejected payload's tag, before).
     case rejected([PayloadGate.Rejection])
     /// The request failed.
     case failed(FetchError)
@@ -277,7 +278,7 @@ indirect enum FetchVerdict: Sendable {
 /// What a fetch reports when it ends.
 struct FetchReport: Sendable {
     let ticket: FetchTicket
-    let verdict: FetchVerdict
+    let verdict: FetchVerdict<PreparedSnapshot>
     /// The members' validation memory after judging.
     let memory: [String: PayloadGate.Memory?]
     /// How many payloads the schema checked.
@@ -286,8 +287,6 @@ struct FetchReport: Sendable {
     let members: [String: StoredFlags]?
     /// From start to answer.
     let latency: Duration
-    /// The change streams the answers advertised; nil when no full answer came (304, failure).
-    var streams: [EventStreamLink]? = nil
 }
 
 /// Something that happens to a provider.

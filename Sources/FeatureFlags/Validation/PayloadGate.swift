@@ -1,8 +1,8 @@
 /// Validation before activation, with memory: a payload breaking the ``FlagSchema`` is rejected whole; one equal (`==`,
 /// never a hash) to the last judged for the context is not validated again. Pure: the caller keeps the memory.
-package enum PayloadGate {
+enum PayloadGate {
     /// What the gate decided.
-    package enum Verdict: Sendable, Equatable {
+    enum Verdict: Sendable, Equatable {
         /// Serve it; `unknownKeys` (empty if judged before or no schema) lack a rule.
         case accepted(unknownKeys: [String])
         /// Keep the Last-Known-Good.
@@ -10,29 +10,29 @@ package enum PayloadGate {
     }
 
     /// A rejected payload, as remembered.
-    package struct Rejection: Sendable, Equatable {
+    struct Rejection: Sendable, Equatable {
         /// Every broken rule.
-        package let violations: [FlagViolation]
+        let violations: [FlagViolation]
         /// The payload's fingerprint.
-        package let fingerprint: String
+        let fingerprint: String
         /// Whether it turns the kill switch on: honoured even though the rest is rejected.
-        package let killSwitchOn: Bool
+        let killSwitchOn: Bool
         /// True when this payload was judged before (no event is due again).
-        package var remembered: Bool
+        var remembered: Bool
     }
 
     /// The last payload judged for one context, and the verdict.
-    package struct Memory: Sendable, Equatable {
+    struct Memory: Sendable, Equatable {
         /// The flags last judged.
-        package let flags: [String: FlagEntry]
+        let flags: [String: FlagEntry]
         /// The rejection, when they were rejected; nil when accepted.
-        package let rejection: Rejection?
+        let rejection: Rejection?
         /// A rejected payload's entity tag, sent next time so an unchanged service answers 304.
-        package let rejectedETag: EntityTag?
+        let rejectedETag: EntityTag?
     }
 
     /// Judges `snapshot` against `schema`: the verdict, the memory to keep, and whether the schema ran.
-    package static func judge(
+    static func judge(
         _ snapshot: FlagSnapshot, etag: EntityTag?, schema: FlagSchema?, killSwitchKey: String, memory: Memory?
     ) -> (verdict: Verdict, memory: Memory?, validated: Bool) {
         guard let schema else { return (.accepted(unknownKeys: []), nil, false) }
@@ -54,7 +54,7 @@ package enum PayloadGate {
     }
 
     /// The rejection in `memory`: what a 304 to the rejected payload's tag means.
-    package static func standingRejection(_ memory: Memory?) -> Rejection? {
+    static func standingRejection(_ memory: Memory?) -> Rejection? {
         guard var rejection = memory?.rejection else { return nil }
         rejection.remembered = true
         return rejection
@@ -65,7 +65,7 @@ package enum PayloadGate {
     }
 
     /// The first 64 bits of a SHA-256 over the values in canonical JSON, as 16 hex digits.
-    package static func fingerprint(_ flags: [String: FlagEntry]) -> String {
+    static func fingerprint(_ flags: [String: FlagEntry]) -> String {
         String(SHA256.hex(Array("featureflags.payload.v1\n".utf8) + FlagJSON.bytes(values(flags), sortedKeys: true)).prefix(16))
     }
 }
