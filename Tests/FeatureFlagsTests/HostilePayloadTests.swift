@@ -120,9 +120,6 @@ struct HostilePayloadTests {
                 let process = Process()
                 process.executableURL = binary
                 process.arguments = ["oversized", servers.map(\.flagsURL.absoluteString).joined(separator: ","), "--count", "\(count)"]
-                // Two arenas, as before this stop: in an ordinary process a parallel test run lifts the
-                // trimmed peak just past 16 MiB (16.1 seen); the benchmark measures the ordinary process.
-                process.environment = ProcessInfo.processInfo.environment.merging(["MALLOC_ARENA_MAX": "2"]) { $1 }
                 let pipe = Pipe()
                 process.standardOutput = pipe
                 process.standardError = FileHandle.nullDevice
@@ -142,12 +139,15 @@ struct HostilePayloadTests {
         // or, on a loaded machine, land late enough to look like a rise (seen: 2.3 MB and
         // 21 KB per answer at the end). A leak rises in every run: a verdict of "leak" is
         // checked by a second child before it fails the test.
-        if OversizedProbe.leaks(rise: rise, tailSlope: tailSlope) {
+        let mib = 1 << 20
+        // An ordinary process, as an app's: under a full parallel test run glibc's per-thread
+        // arenas have lifted the trimmed peak just past the bound (16.1–16.9 MiB seen, 9 MiB on a
+        // quiet machine), so a peak over it is also checked by a second child before it fails.
+        if OversizedProbe.leaks(rise: rise, tailSlope: tailSlope) || peak > 16 * mib {
             (output, growth) = try await probe()
             try #require(growth.count == count, "\(output.suffix(300))")
             (peak, rise, tailSlope) = OversizedProbe.summary(growth)
         }
-        let mib = 1 << 20
         #expect(peak <= 16 * mib, "peak growth \(peak) bytes: \(growth)")
         #expect(
             !OversizedProbe.leaks(rise: rise, tailSlope: tailSlope),
