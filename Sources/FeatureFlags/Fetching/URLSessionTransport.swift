@@ -50,6 +50,8 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
         var running = 0
         /// Tasks refused as too large whose transfer has not ended yet.
         var oversized: Set<Int> = []
+        /// A refused transfer ended since the last request: free memory goes back before the next.
+        var trimDue = false
     }
 
     private let shared = Locked(Shared())
@@ -89,6 +91,8 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
 
     /// Sends `request`; see ``FlagTransport``.
     func send(_ request: FlagRequest, maxBytes: Int, timeout: TimeInterval) async throws(FetchError) -> FlagResponse {
+        // What libcurl freed after a refused transfer's end goes back too (see `session(completed:)`).
+        if shared.withLock({ state in defer { state.trimDue = false }; return state.trimDue }) { returnFreeMemoryToTheSystem() }
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
         urlRequest.httpBody = request.body.map { Data($0) }
@@ -220,7 +224,9 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
     func session(completed task: URLSessionTask, error: (any Error)?) {
         let (exchange, oversized) = shared.withLock { state -> (Exchange?, Bool) in
             state.running = max(0, state.running - 1)
-            return (state.exchanges.removeValue(forKey: task.taskIdentifier), state.oversized.remove(task.taskIdentifier) != nil)
+            let oversized = state.oversized.remove(task.taskIdentifier) != nil
+            if oversized { state.trimDue = true }
+            return (state.exchanges.removeValue(forKey: task.taskIdentifier), oversized)
         }
         // libcurl reads a refused transfer on after the cancel (tens of MB from a hostile service).
         if oversized { returnFreeMemoryToTheSystem() }
