@@ -62,7 +62,7 @@ extension FallbackClient {
     /// those of `FallbackClient(store:…)`.
     public convenience init(
         store: LastKnownGoodStore, context: EvaluationContext? = nil, bundledDefaults: BundledDefaults = .none,
-        killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil, exposures: Bool = false,
+        killSwitchKey: String = "kill_switch", overrides: (any FlagOverrideSource)? = nil, exposures: Bool = false,
         eventContext: EventContextDetail = .fingerprint, endpoints: [FlagEndpoint], trustedKeys: [String: String],
         merge: ContextMerge = ContextMerge(), now: @escaping @Sendable () -> Date = coarseWallClockNow
     ) {
@@ -75,7 +75,7 @@ extension FallbackClient {
     /// The same, loading the store at `fileURL`.
     public convenience init(
         fileURL: URL = LastKnownGoodStore.defaultFileURL(), context: EvaluationContext? = nil,
-        bundledDefaults: BundledDefaults = .none, killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil,
+        bundledDefaults: BundledDefaults = .none, killSwitchKey: String = "kill_switch", overrides: (any FlagOverrideSource)? = nil,
         endpoints: [FlagEndpoint], trustedKeys: [String: String], merge: ContextMerge = ContextMerge(),
         now: @escaping @Sendable () -> Date = coarseWallClockNow
     ) {

@@ -13,7 +13,7 @@ public import FeatureFlags
 /// Values report source `override` and reason `STATIC`.
 public final class InMemoryFlagClient: FeatureFlagClient {
     /// The overrides this client carries, if any (a debug menu under test).
-    public let overrides: FlagOverrides?
+    public let overrides: (any FlagOverrideSource)?
     private let serving: FlagServing
     private let mutations = Locked(())
     private let now: @Sendable () -> Date
@@ -27,7 +27,7 @@ public final class InMemoryFlagClient: FeatureFlagClient {
     ///   - now: the clock used for ages.
     public init(
         _ values: [String: FlagValue] = [:], status: ProviderStatus = .ready, version: String? = nil,
-        killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil, now: @escaping @Sendable () -> Date = { Date() }
+        killSwitchKey: String = "kill_switch", overrides: (any FlagOverrideSource)? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.now = now
         self.overrides = overrides

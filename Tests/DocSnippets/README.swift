@@ -2,6 +2,7 @@
 import FeatureFlags
 import Foundation
 // end snippet
+import FeatureFlagsUI
 
 // snippet: README keys
 extension FlagKey where Value == Bool {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import FeatureFlags
+@testable import FeatureFlagsUI
 
 /// Files at rest get a Data Protection class before a byte of them is written. Linux has no
 /// Data Protection: these tests record, through the seam the Apple code path goes through, what

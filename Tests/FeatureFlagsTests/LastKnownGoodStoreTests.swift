@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import FeatureFlags
+@testable import FeatureFlagsUI
 
 @Suite("LastKnownGoodStore")
 struct LastKnownGoodStoreTests {

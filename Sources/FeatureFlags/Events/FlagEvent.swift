@@ -62,7 +62,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         public static let safeModeEntered = Kind("safe_mode_entered")
         /// The provider left safe mode.
         public static let safeModeLeft = Kind("safe_mode_left")
-        /// The overrides file or the launch overrides could not be used (see ``FlagOverrides``).
+        /// The overrides file or the launch overrides could not be used (see ``FlagOverrideSource``).
         public static let overridesRejected = Kind("overrides_rejected")
         /// A hook's stage threw (reported once per hook and stage).
         public static let hookFailed = Kind("hook_failed")

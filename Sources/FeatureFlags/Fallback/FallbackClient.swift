@@ -11,7 +11,7 @@ public final class FallbackClient: FeatureFlagClient {
     /// The store read from.
     public let store: LastKnownGoodStore
     /// The overrides this client carries, if any.
-    public let overrides: FlagOverrides?
+    public let overrides: (any FlagOverrideSource)?
     /// How the file is read (held rules, trusted keys), when the app's endpoints were given.
     private let policy: DevicePolicy?
     /// How a merged identity's members are merged when it is made again from them.
@@ -27,7 +27,7 @@ public final class FallbackClient: FeatureFlagClient {
     ///   - merge: how a merged identity is rebuilt; pass the provider's `Configuration.merge`.
     public convenience init(
         store: LastKnownGoodStore, context: EvaluationContext? = nil, bundledDefaults: BundledDefaults = .none,
-        killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil, exposures: Bool = false,
+        killSwitchKey: String = "kill_switch", overrides: (any FlagOverrideSource)? = nil, exposures: Bool = false,
         eventContext: EventContextDetail = .fingerprint, endpoints: [FlagEndpoint] = [], merge: ContextMerge = ContextMerge(),
         now: @escaping @Sendable () -> Date = coarseWallClockNow
     ) {
@@ -39,7 +39,7 @@ public final class FallbackClient: FeatureFlagClient {
     /// The designated initialiser, with the keys stored answers must verify with.
     package init(
         store: LastKnownGoodStore, context: EvaluationContext?, bundledDefaults: BundledDefaults, killSwitchKey: String,
-        overrides: FlagOverrides?, exposures: Bool, eventContext: EventContextDetail, endpoints: [FlagEndpoint],
+        overrides: (any FlagOverrideSource)?, exposures: Bool, eventContext: EventContextDetail, endpoints: [FlagEndpoint],
         trust: SignatureTrust?, merge: ContextMerge, now: @escaping @Sendable () -> Date
     ) {
         self.store = store
@@ -71,7 +71,7 @@ public final class FallbackClient: FeatureFlagClient {
     /// Loads the store at `fileURL` (see ``LastKnownGoodStore/init(fileURL:capacity:)``) and serves it.
     public convenience init(
         fileURL: URL = LastKnownGoodStore.defaultFileURL(), context: EvaluationContext? = nil,
-        bundledDefaults: BundledDefaults = .none, killSwitchKey: String = "kill_switch", overrides: FlagOverrides? = nil,
+        bundledDefaults: BundledDefaults = .none, killSwitchKey: String = "kill_switch", overrides: (any FlagOverrideSource)? = nil,
         endpoints: [FlagEndpoint] = [], merge: ContextMerge = ContextMerge(), now: @escaping @Sendable () -> Date = coarseWallClockNow
     ) {
         self.init(

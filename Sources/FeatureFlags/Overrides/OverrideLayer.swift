@@ -30,7 +30,7 @@ internal final class OverrideLayer: Sendable {
     }
 }
 
-extension FlagOverrides {
+extension FlagOverrideSource {
     /// Attaches a client: `apply` gets its layer on every change; returns the observer's id and the layer now.
     func attach(
         killSwitchKey: String, _ apply: @escaping @Sendable (OverrideLayer?) -> Void

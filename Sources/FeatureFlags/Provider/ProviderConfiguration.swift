@@ -46,7 +46,7 @@ extension FeatureFlagProvider {
         /// Start in safe mode after a crash loop (see ``CrashLoopGuard``). Default nil (off); for apps, not tools.
         public var crashLoopGuard: CrashLoopGuard?
         /// Values testers force on this device, over fetched ones and beneath the kill switch; ignored in safe mode.
-        public var overrides: FlagOverrides?
+        public var overrides: (any FlagOverrideSource)?
         /// Hooks run around every ``FeatureFlagProvider/details(_:)`` (see ``FlagHook``); plain reads never run them.
         public var hooks: [any FlagHook] = []
         /// A hook stage slower than this disables the hook for the provider's life (reported). Default 50 ms.
@@ -64,7 +64,7 @@ extension FeatureFlagProvider {
             eventHandler: (@Sendable (FlagEvent) -> Void)? = nil, changeStreams: Bool = true,
             heartbeatDeadline: Duration = .seconds(45), foregroundRefreshAge: Duration = .seconds(60),
             backgroundStreamGrace: Duration = .seconds(10), crashLoopGuard: CrashLoopGuard? = nil,
-            overrides: FlagOverrides? = nil
+            overrides: (any FlagOverrideSource)? = nil
         ) {
             self.pollInterval = Self.boundedPollInterval(pollInterval)
             self.jitter = Self.boundedJitter(jitter)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import FeatureFlags
+@testable import FeatureFlagsUI
 import FeatureFlagsTesting
 import FlagServer
 

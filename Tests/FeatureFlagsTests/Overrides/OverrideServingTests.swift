@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import FeatureFlags
+@testable import FeatureFlagsUI
 import FeatureFlagsTesting
 import FlagServer
 
@@ -100,12 +101,12 @@ struct OverrideServingTests {
     @Test func theProviderServesOverridesOverFetchedValuesAcrossARelaunch() async throws {
         let dir = TempDir()
         let file = dir.url("overrides.json")
-        let fixture = try ProviderFixture(
-            context: venue42, dir: dir, configuration: .init(overrides: FlagOverrides(fileURL: file, allowed: true, launch: nil)))
+        let overrides = FlagOverrides(fileURL: file, allowed: true, launch: nil)
+        let fixture = try ProviderFixture(context: venue42, dir: dir, configuration: .init(overrides: overrides))
         defer { fixture.stop() }
         _ = await fixture.provider.refresh()
         #expect(fixture.provider.value(Self.newCheckout) == true, "the service's value for venue-42")
-        try fixture.provider.configuration.overrides?.override(Self.newCheckout, false)
+        try overrides.override(Self.newCheckout, false)
         #expect(fixture.provider.value(Self.newCheckout) == false)
         #expect(fixture.provider.details(Self.newCheckout).source == FlagSource.override)
         fixture.provider.shutdown()

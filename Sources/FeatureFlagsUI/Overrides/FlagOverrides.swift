@@ -1,9 +1,10 @@
+public import FeatureFlags
 public import Foundation
 
 /// Values a tester forces on this device over the service's (debug menus, UI tests): source `override`, reason `STATIC`.
 /// The kill switch always wins; safe mode ignores them. Persisted in ``fileURL``; release builds pass `allowed: false`.
 /// UI tests use ``launchArgument`` or ``launchEnvironmentVariable``. A change reaches every carrying client before returning.
-public final class FlagOverrides: Sendable {
+public final class FlagOverrides: FlagOverrideSource {
     /// The most overrides held at once.
     public static let maximumCount = 1_000
 
@@ -182,7 +183,7 @@ public final class FlagOverrides: Sendable {
     }
 
     /// Registers `observer` (called in order on the changing thread); returns its id and the overrides now, atomically.
-    package func attach(_ observer: @escaping @Sendable ([String: FlagValue]) -> Void) -> (id: Int, values: [String: FlagValue]) {
+    public func attach(_ observer: @escaping @Sendable ([String: FlagValue]) -> Void) -> (id: Int, values: [String: FlagValue]) {
         state.withLock { s in
             let id = s.nextObserver
             s.nextObserver += 1
@@ -192,12 +193,12 @@ public final class FlagOverrides: Sendable {
     }
 
     /// Runs `body` with the overrides now, holding off changes until it returns.
-    package func whileUnchanged(_ body: ([String: FlagValue]) -> Void) {
+    public func whileUnchanged(_ body: ([String: FlagValue]) -> Void) {
         changes.withLock { _ in body(state.withLock { $0.values }) }
     }
 
     /// Unregisters the observer `id`.
-    package func detach(_ id: Int) {
+    public func detach(_ id: Int) {
         state.withLock { _ = $0.observers.removeValue(forKey: id) }
     }
 

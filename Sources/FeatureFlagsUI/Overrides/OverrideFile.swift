@@ -1,3 +1,4 @@
+import FeatureFlags
 import Foundation
 
 /// The persisted and launch overrides file format: one JSON object, flag name to value.
