@@ -7,12 +7,11 @@ extension ServedView {
         explain(name, hash: hash, default: nil, base: base, now: now) { .some($0) }
     }
 
-    /// The read of `key` with its explanation, specialised for the common types.
+    /// The read of `key` with its explanation, specialised for the commonest flag types (each
+    /// specialisation costs about 2 KB of every app; other types take the generic path).
     @_specialize(exported: false, where Value == Bool)
     @_specialize(exported: false, where Value == String)
     @_specialize(exported: false, where Value == Int)
-    @_specialize(exported: false, where Value == Double)
-    @_specialize(exported: false, where Value == FlagValue)
     package func details<Value>(_ key: FlagKey<Value>, base: ServingBase, now: Date) -> FlagDetails<Value> {
         // The key's fields are taken out first: a closure that reads `key` copies all of it.
         let name = key.name

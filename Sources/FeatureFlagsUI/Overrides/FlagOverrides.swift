@@ -22,7 +22,8 @@ public final class FlagOverrides: FlagOverrideSource {
 
     private struct State {
         var values: [String: FlagValue]
-        var observers: [Int: @Sendable ([String: FlagValue]) -> Void] = [:]
+        /// In registration order (ids rise).
+        var observers: [(id: Int, call: @Sendable ([String: FlagValue]) -> Void)] = []
         var nextObserver = 0
         /// Counts the changes made.
         var version = 0
@@ -157,10 +158,11 @@ public final class FlagOverrides: FlagOverrideSource {
                 return .failure(error)
             }
             let observers: [@Sendable ([String: FlagValue]) -> Void]? = state.withLock { s in
-                guard s.values != next else { return nil }
+                // Compared as one value: FlagValue's equality is the core's, not specialised again here.
+                guard FlagValue.object(s.values) != FlagValue.object(next) else { return nil }
                 s.values = next
                 s.version += 1
-                return s.observers.keys.sorted().compactMap { s.observers[$0] }
+                return s.observers.map(\.call)
             }
             guard let observers else { return .success(false) }
             for observer in observers { observer(next) }
@@ -187,7 +189,7 @@ public final class FlagOverrides: FlagOverrideSource {
         state.withLock { s in
             let id = s.nextObserver
             s.nextObserver += 1
-            s.observers[id] = observer
+            s.observers.append((id, observer))
             return (id, s.values)
         }
     }
@@ -199,7 +201,7 @@ public final class FlagOverrides: FlagOverrideSource {
 
     /// Unregisters the observer `id`.
     public func detach(_ id: Int) {
-        state.withLock { _ = $0.observers.removeValue(forKey: id) }
+        state.withLock { $0.observers.removeAll { $0.id == id } }
     }
 
     /// How many clients are attached now (tests).
