@@ -57,6 +57,8 @@ package final class FlagTable: @unchecked Sendable {
     }
 
     /// A table of at most `capacity` flags added by `fill`; a name added again replaces its entry.
+    /// One generic copy for every kind of failure (the work is in `fill` and the slots).
+    @_semantics("optimize.sil.specialize.generic.never")
     package init<Failure: Error>(
         capacity total: Int,
         fill: (_ add: (String, Int, FlagValue?, FlagExtras?, Bool) -> Void) throws(Failure) -> Void

@@ -45,6 +45,8 @@ internal struct ServingCell<State: ServesValues>: Sendable {
     }
 
     /// Runs `body` under the lock; publishes the served part, if changed, before unlocking.
+    /// One generic copy for every state and result (writes only: not on the read path).
+    @_semantics("optimize.sil.specialize.generic.never")
     package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         try inner.withLock { inner in
             defer {
