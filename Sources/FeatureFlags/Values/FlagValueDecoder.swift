@@ -42,6 +42,8 @@ private struct ValueDecoder: Decoder {
         .typeMismatch(expected, .init(codingPath: codingPath, debugDescription: "expected \(expected), found \(value.typeName)"))
     }
 
+    /// One generic copy for every type the containers decode (a `Decodable` flag's path, not a read's).
+    @_semantics("optimize.sil.specialize.generic.never")
     func decodeValue<T: Decodable>(_ type: T.Type) throws -> T {
         if T.self == URL.self {
             guard case .string(let s) = value, let url = URL(string: s) as? T else { throw mismatch(URL.self) }
