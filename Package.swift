@@ -20,7 +20,8 @@ let package = Package(
     targets: [
         // The privacy manifest travels with the library into every app that links it.
         .target(name: "FeatureFlags", resources: [.copy("PrivacyInfo.xcprivacy")]),
-        // What a screen shows: observable flags for SwiftUI and UIKit, and the debug inspector.
+        // What a screen shows: observable flags for SwiftUI and UIKit, the debug inspector, and the
+        // testers' overrides it edits (`FlagOverrides`: a file, launch arguments for UI tests).
         .target(name: "FeatureFlagsUI", dependencies: ["FeatureFlags"]),
         // flagd rule files evaluated on the device: the `.flagd` endpoint and its evaluator.
         .target(name: "FeatureFlagsFlagd", dependencies: ["FeatureFlags"]),
