@@ -82,7 +82,7 @@ struct ProviderStateRandomTests {
             case 0, 1:
                 let v = values()
                 answered = v["x"]?.intValue ?? -1
-                return (.fresh(helper.prepared(v), etag: nil, unknownKeys: []), v["kill_switch"] == true)
+                return (.fresh(helper.prepared(v), etag: nil, unknownKeys: [], streams: []), v["kill_switch"] == true)
             case 2:
                 let v = values()
                 answered = v["x"]?.intValue ?? -1
@@ -121,7 +121,7 @@ struct ProviderStateRandomTests {
                 let heldBack: Bool = {
                     guard let safe = s.safeMode, kill != true, let digest = safe.crashDigest else { return false }
                     switch v {
-                    case .fresh(let p, _, _, _), .confirmed(let p, _): return LaunchJournal.digest(p.snapshot) == digest
+                    case .fresh(let p, _, _, _), .confirmed(let p): return LaunchJournal.digest(p.snapshot) == digest
                     default: return false
                     }
                 }()

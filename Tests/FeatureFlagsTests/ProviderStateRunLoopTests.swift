@@ -201,7 +201,7 @@ extension ProviderStateTests {
         // Served from the network (READY): no expiry wake-up either.
         var ready = state(ttl: 3_600)
         let second = startFetch(&ready)
-        _ = ready.apply(report(second, .fresh(prepared(["x": 2]), etag: nil, unknownKeys: [])), at: at(1))
+        _ = ready.apply(report(second, .fresh(prepared(["x": 2]), etag: nil, unknownKeys: [], streams: [])), at: at(1))
         ready.pathUp = false
         #expect(ready.expiryDeadline(at: at(2)) == nil)
     }
@@ -258,7 +258,7 @@ extension ProviderStateTests {
     @Test func aSignedExpiryBetweenPollsTurnsTheValuesStaleWhenItPasses() {
         var s = state()
         let ticket = startFetch(&s)
-        _ = s.apply(report(ticket, .fresh(signed(expiresIn: 100), etag: nil, unknownKeys: [])), at: at(0))
+        _ = s.apply(report(ticket, .fresh(signed(expiresIn: 100), etag: nil, unknownKeys: [], streams: [])), at: at(0))
         #expect(s.served.status == .ready)
         // The poll is about 300 s away; the expiry comes first and is what the loop wakes for.
         guard case .sleep(let wake?) = plan(&s, after: .updated(["x"]), at: 0), let poll = s.plannedPoll else {
@@ -283,18 +283,18 @@ extension ProviderStateTests {
         // Unsigned values with a TTL, served READY: a TTL matters only when a fetch fails.
         var unsigned = state()
         let first = startFetch(&unsigned)
-        _ = unsigned.apply(report(first, .fresh(prepared(["x": 2], ttl: 60), etag: nil, unknownKeys: [])), at: at(0))
+        _ = unsigned.apply(report(first, .fresh(prepared(["x": 2], ttl: 60), etag: nil, unknownKeys: [], streams: [])), at: at(0))
         #expect(unsigned.expiryDeadline(at: at(1)) == nil)
         #expect(timerDue(&unsigned, at: 120).effects.isEmpty && unsigned.served.status == .ready)
         // Signed, but expired already when served: STALE from the start, nothing to wait for.
         var late = state()
         let second = startFetch(&late)
-        _ = late.apply(report(second, .fresh(signed(expiresIn: 100), etag: nil, unknownKeys: [])), at: at(200))
+        _ = late.apply(report(second, .fresh(signed(expiresIn: 100), etag: nil, unknownKeys: [], streams: [])), at: at(200))
         #expect(late.served.status == .stale && late.expiryDeadline(at: at(200)) == nil)
         // In the background: no timer; the return to the foreground relabels.
         var away = state()
         let third = startFetch(&away)
-        _ = away.apply(report(third, .fresh(signed(expiresIn: 100), etag: nil, unknownKeys: [])), at: at(0))
+        _ = away.apply(report(third, .fresh(signed(expiresIn: 100), etag: nil, unknownKeys: [], streams: [])), at: at(0))
         _ = away.apply(.lifecycle(foreground: false), at: at(10))
         #expect(away.expiryDeadline(at: at(10)) == nil)
         let back = away.apply(.lifecycle(foreground: true), at: at(500)).map(\.label)

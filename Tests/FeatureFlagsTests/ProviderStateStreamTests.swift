@@ -184,7 +184,7 @@ extension ProviderStateTests {
         var s = streaming()
         let ticket = startFetch(&s)
         _ = s.apply(.lifecycle(foreground: false), at: at(1))
-        let ended = s.apply(report(ticket, .fresh(prepared(["x": 3]), etag: nil, unknownKeys: [])), at: at(2))
+        let ended = s.apply(report(ticket, .fresh(prepared(["x": 3]), etag: nil, unknownKeys: [], streams: [])), at: at(2))
         #expect(ended.contains { $0.label.hasPrefix("persist") })
         #expect(s.served.status == .ready && !s.streams.fetchOnForeground)
 

@@ -104,7 +104,7 @@ struct ProviderStateTests {
         #expect(answers.all == [.discarded])
         #expect(s.flight == nil)
         // The old fetch's answer arrives late: nothing happens.
-        let late = s.apply(report(ticket, .fresh(prepared(["x": 9]), etag: nil, unknownKeys: [])), at: at())
+        let late = s.apply(report(ticket, .fresh(prepared(["x": 9]), etag: nil, unknownKeys: [], streams: [])), at: at())
         #expect(late.isEmpty)
         #expect(s.served.status == .reconciling && s.served.lookup("x", killSwitchKey: "kill_switch") == nil)
     }
@@ -188,7 +188,7 @@ struct ProviderStateTests {
         s.failures = 2
         s.lastError = .timeout(.seconds(2))
         let ticket = startFetch(&s)
-        let effects = s.apply(report(ticket, .fresh(prepared(["x": 5]), etag: EntityTag("\"e\"", endpoint: "0/json"), unknownKeys: ["z", "y", "z"])), at: at())
+        let effects = s.apply(report(ticket, .fresh(prepared(["x": 5]), etag: EntityTag("\"e\"", endpoint: "0/json"), unknownKeys: ["z", "y", "z"], streams: [])), at: at())
         #expect(effects.map(\.label) == ["publish", "emit activated", "emit unknown_keys", "emit ready", "persist", "complete updated"])
         #expect(effects.contains { if case .emit(let e) = $0 { e == .unknownKeys(["y", "z"]) } else { false } })
         #expect(s.served.labels == ServedLabels(status: .ready, source: .network, reasonOverride: nil, killed: false))
@@ -307,7 +307,7 @@ struct ProviderStateTests {
     @Test func aKillHoldsForEveryContextUntilTheServedContextsAnswerReleasesIt() {
         var s = state()
         // The service kills A: held on the device.
-        let killed = s.apply(report(startFetch(&s), .fresh(prepared(["x": 1, "kill_switch": true]), etag: nil, unknownKeys: [])), at: at())
+        let killed = s.apply(report(startFetch(&s), .fresh(prepared(["x": 1, "kill_switch": true]), etag: nil, unknownKeys: [], streams: [])), at: at())
         #expect(killed.map(\.label) == ["publish", "emit activated", "emit ready", "holdKill", "persist", "complete updated"])
         guard case .holdKill(let hold?)? = killed.first(where: { $0.label == "holdKill" }) else { return }
         #expect(hold.context == a.fingerprint && hold.since == Self.start)
@@ -321,7 +321,7 @@ struct ProviderStateTests {
         let rejected = s.apply(report(startFetch(&s), .rejected([rejection])), at: at())
         #expect(!rejected.contains { $0.label == "releaseKill" } && s.served.killed)
         // B's own service answers without a kill: released, for every context.
-        let released = s.apply(report(startFetch(&s), .fresh(prepared(["x": 2]), etag: nil, unknownKeys: [])), at: at())
+        let released = s.apply(report(startFetch(&s), .fresh(prepared(["x": 2]), etag: nil, unknownKeys: [], streams: [])), at: at())
         #expect(released.map(\.label) == ["publish", "emit activated", "emit ready", "releaseKill", "persist", "complete updated"])
         #expect(!s.served.killed && s.served.lookup("x", killSwitchKey: "kill_switch") == 2)
         // A 304 confirming values that kill holds again; one that does not, releases.
@@ -344,7 +344,7 @@ struct ProviderStateTests {
         let details = ServedView(s.served).rawDetails(x.name, hash: x.nameHash, base: base, now: Self.start).typed(for: x)
         #expect(details.value == 0 && details.source == .killSwitch && details.reason == .disabled)
         // The first successful answer without a kill releases it.
-        let effects = s.apply(report(startFetch(&s), .fresh(prepared(["x": 1]), etag: nil, unknownKeys: [])), at: at())
+        let effects = s.apply(report(startFetch(&s), .fresh(prepared(["x": 1]), etag: nil, unknownKeys: [], streams: [])), at: at())
         #expect(effects.contains { $0.label == "releaseKill" })
         #expect(effects.contains { if case .publish(let old, let new) = $0 { old.killed && !new.killed } else { false } })
     }

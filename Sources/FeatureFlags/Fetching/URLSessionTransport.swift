@@ -91,8 +91,12 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
 
     /// Sends `request`; see ``FlagTransport``.
     func send(_ request: FlagRequest, maxBytes: Int, timeout: TimeInterval) async throws(FetchError) -> FlagResponse {
-        // What libcurl freed after a refused transfer's end goes back too (see `session(completed:)`).
-        if shared.withLock({ state in defer { state.trimDue = false }; return state.trimDue }) { returnFreeMemoryToTheSystem() }
+        // What libcurl freed after a refused transfer had ended goes back too (see `session(completed:)`).
+        let trimDue = shared.withLock { state -> Bool in
+            defer { state.trimDue = false }
+            return state.trimDue
+        }
+        if trimDue { returnFreeMemoryToTheSystem() }
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
         urlRequest.httpBody = request.body.map { Data($0) }

@@ -229,7 +229,7 @@ extension FeatureFlagProvider {
             case .failed(let error) where error == .cancelled || Task.isCancelled: return report(.cancelled)
             case .failed(let error): return report(.failed(error))
             case .rejected(let rejected): rejections += rejected
-            case .confirmed(let held, _): stored.append(held)
+            case .confirmed(let held): stored.append(held)
             case .fresh(let values, let etag, let unknown, let advertised):
                 fresh = (etag, true)
                 for link in advertised where !streams.contains(link) { streams.append(link) }

@@ -229,7 +229,7 @@ extension ProviderState {
             return failed(error, at: time) + [.complete(waiters, .failed(error), latency: latency)]
         case .rejected(let rejections):
             return rejected(rejections, at: time) + [.complete(waiters, .rejected(rejections.flatMap(\.violations)), latency: latency)]
-        case .confirmed(let prepared, _):
+        case .confirmed(let prepared):
             if let held = holdSafeMode(against: prepared, at: time) {
                 return keep(report.members) + held + [.complete(waiters, .unchanged, latency: latency)]
             }

@@ -263,10 +263,11 @@ enum FetchTrigger: Sendable, Equatable {
 /// What a fetch came to: for one member (`Values` is its snapshot), then for the fetch as a
 /// whole, judged, merged and prepared outside the state's lock (`Values` is ``PreparedSnapshot``).
 indirect enum FetchVerdict<Values: Sendable>: Sendable {
-    /// New values the schema accepted, with their tag, unknown keys and the change streams they advertised.
-    case fresh(Values, etag: EntityTag?, unknownKeys: [String], streams: [EventStreamLink] = [])
+    /// New values the schema accepted, with their tag, unknown keys and the change streams they
+    /// advertised (empty: none; the streams open are closed).
+    case fresh(Values, etag: EntityTag?, unknownKeys: [String], streams: [EventStreamLink])
     /// The service confirmed what is held (a 304): serve it again, fetched now.
-    case confirmed(Values, etag: EntityTag? = nil)
+    case confirmed(Values)
     /// Payloads that broke the schema (now or, for a 304 to a rejected payload's tag, before).
     case rejected([PayloadGate.Rejection])
     /// The request failed.
