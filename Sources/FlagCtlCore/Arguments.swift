@@ -48,6 +48,10 @@ struct CommandSpec: Sendable {
 }
 
 extension CommandSpec.Option {
+    /// `--strategy NAME`: how a set of endpoints combines.
+    static let strategy = CommandSpec.Option(
+        name: "strategy", value: "NAME",
+        help: "with several --endpoint: chain (default), first-match, first-successful or comparison (the first endpoint answers a disagreement)")
     /// `--timeout SECONDS`: the fetch budget.
     /// `--method get|post`: how the json format asks for its document.
     static let method = CommandSpec.Option(

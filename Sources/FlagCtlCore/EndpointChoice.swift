@@ -86,6 +86,22 @@ extension EndpointChoice {
     /// `legacy-percent` (flagd's earlier float bucketing).
     static let bucketingNames = ["string", "cbor", "legacy-percent"]
 
+    /// The strategy `--strategy` names (default `chain`); a strategy needs more than one endpoint.
+    static func strategy(_ text: String?, endpoints: Int) throws(UsageError) -> ServiceStrategy {
+        let strategy: ServiceStrategy
+        switch text {
+        case nil, "chain": strategy = .chain
+        case "first-match": strategy = .firstMatch
+        case "first-successful": strategy = .firstSuccessful
+        case "comparison": strategy = .comparison(answering: 0)
+        default:
+            throw UsageError(
+                message: "--strategy takes chain, first-match, first-successful or comparison, not '\(Formatting.printable(text ?? ""))'")
+        }
+        if text != nil, endpoints < 2 { throw UsageError(message: "--strategy combines several services: give --endpoint more than once") }
+        return strategy
+    }
+
     /// The bucketing `--bucketing` names; nil when it is not given.
     static func bucketing(_ text: String?) throws(UsageError) -> FractionalBucketing? {
         switch text {

@@ -9,7 +9,10 @@ enum EvalCommand {
         name: "eval", summary: "evaluate every flag for a context, falling back to the last good values",
         positionals: [],
         options: [
-            .init(name: "endpoint", value: "URL", help: "the flag endpoint (required; for ofrep, else OFREP_ENDPOINT)"),
+            .init(
+                name: "endpoint", value: "URL",
+                help: "the flag endpoint (required; for ofrep, else OFREP_ENDPOINT); again for a set of services", repeatable: true),
+            .strategy,
             .init(name: "provider", value: "NAME", help: "wire format: \(EndpointChoice.names.joined(separator: ", ")) (default json)"),
             .method,
             .init(name: "context", value: "KEY=VALUE", help: "one context attribute; targetingKey=… sets the key", repeatable: true),
@@ -34,6 +37,7 @@ enum EvalCommand {
             "flagctl eval --endpoint http://127.0.0.1:8080/flags --schema flags.schema.json --state ~/.flags",
             "flagctl eval --provider launchdarkly --endpoint https://clientsdk.launchdarkly.com --key mob-… --context targetingKey=u1",
             "flagctl eval --provider flagd --bucketing cbor --endpoint http://127.0.0.1:8080/flagd/flags.json --context targetingKey=u1",
+            "flagctl eval --method get --endpoint https://a.example.com/flags.json --endpoint https://b.example.com/flags.json --strategy first-match",
         ],
         exitStatuses: [
             (0, "flags printed: fetched, or served from the fallback because the network or the payload failed (the status line says which)"),
@@ -55,9 +59,16 @@ enum EvalCommand {
         let credentials = EndpointChoice.Credentials(
             key: arguments.value("key"), project: arguments.value("project"), appID: arguments.value("app-id"),
             appName: arguments.value("app-name"), method: arguments.value("method"))
-        let endpoint = try EndpointChoice.make(
-            arguments.value("provider") ?? "json", url: endpointURL, credentials: credentials,
-            bucketing: try EndpointChoice.bucketing(arguments.value("bucketing")))
+        let bucketing = try EndpointChoice.bucketing(arguments.value("bucketing"))
+        var endpoints: [FlagEndpoint] = []
+        let urls = arguments.all("endpoint").count > 1 ? arguments.all("endpoint") : [endpointURL]
+        for url in urls {
+            let endpoint = try EndpointChoice.make(arguments.value("provider") ?? "json", url: url, credentials: credentials, bucketing: bucketing)
+            // A set's services are named by their host (and port), as each flag's line shows them.
+            let host = URL(string: url).flatMap { url in url.host.map { host in url.port.map { "\(host):\($0)" } ?? host } }
+            endpoints.append(urls.count > 1 ? endpoint.named(host ?? endpoint.name) : endpoint)
+        }
+        let strategy = try EndpointChoice.strategy(arguments.value("strategy"), endpoints: endpoints.count)
         let context = try Formatting.context(arguments.all("context"))
         var schema: FlagSchema?
         if let schemaFile = arguments.value("schema") {
@@ -71,11 +82,11 @@ enum EvalCommand {
         defer { if stateDirectory == nil { TemporaryDirectories.remove(directory) } }
 
         let store = LastKnownGoodStore(fileURL: directory.appendingPathComponent("flags.lkg"))
-        let fetcher = FlagFetcher(
-            endpoint: endpoint,
-            configuration: .init(
-                budget: budget, allowInsecureHTTP: arguments.has("allow-http"), headers: headers,
-                trustedKeys: try SigningCommands.trustedKeys(arguments)))
+        var fetch = FlagFetcher.Configuration(
+            budget: budget, allowInsecureHTTP: arguments.has("allow-http"), headers: headers,
+            trustedKeys: try SigningCommands.trustedKeys(arguments))
+        fetch.strategy = strategy
+        let fetcher = FlagFetcher(endpoints: endpoints, configuration: fetch)
         let provider = FeatureFlagProvider(
             context: context, fetcher: fetcher, store: store, configuration: .init(schema: schema),
             reachability: AlwaysReachable())
@@ -109,11 +120,21 @@ enum EvalCommand {
                     "problems": .list(problems.map(FlagValue.string)),
                 ]))
             for name in names { console.out(Formatting.json(Formatting.describe(name, in: provider))) }
+            for event in provider.recentEvents where event.kind == .servicesDisagree {
+                console.out(Formatting.json([
+                    "mismatch": .string(event.flag ?? "-"),
+                    "values": .object(event.serviceValues ?? [:]),
+                ]))
+            }
         } else {
             let kill = provider.isKillSwitchActive ? " · KILL SWITCH ON: every flag reads its safe default" : ""
             console.out("status \(provider.status.rawValue) · \(provider.labels.source.rawValue) · \(summary)\(kill)")
             console.out("context \(context.fingerprint) · \(names.count) flags · fallback file \(store.fileURL.path)")
             for line in Formatting.flagTable(names, in: provider) { console.out(line) }
+            for line in Formatting.disagreements(provider.recentEvents) { console.out(line) }
+            if provider.status == .error, let last = provider.recentEvents.last(where: { $0.kind == .error }) {
+                console.out("(\(Formatting.printable(last.message ?? "-")))")
+            }
             if provider.snapshot.missingFlagsAreOff {
                 console.out("(the service leaves disabled flags out: a flag not listed reads false)")
             }

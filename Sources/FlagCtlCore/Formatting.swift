@@ -43,7 +43,18 @@ enum Formatting {
         json["version"] = d.snapshotVersion.map(FlagValue.string)
         json["age_seconds"] = d.age.map { FlagValue.int($0.roundedClampedToInt) }
         json["error"] = d.errorCode.map { FlagValue.string($0.rawValue) }
+        json["service"] = d.service.map(FlagValue.string)
         return json
+    }
+
+    /// One line per disagreement among a set's services (``ServiceStrategy/comparison(answering:)``), e.g.
+    /// `mismatch shared: a=1 b=2 (served: a)`.
+    static func disagreements(_ events: [FlagEvent]) -> [String] {
+        events.filter { $0.kind == .servicesDisagree }.map { event in
+            let values = event.serviceValues ?? [:]
+            let pairs = values.keys.sorted().map { "\($0)=\(FlagJSON.string(values[$0]!))" }.joined(separator: " ")
+            return printable("mismatch \(event.flag ?? "-"): \(pairs)")
+        }
     }
 
     /// `key=value` pairs into a context; `targetingKey=…` sets the targeting key.

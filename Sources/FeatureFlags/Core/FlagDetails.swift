@@ -94,6 +94,8 @@ public struct FlagDetails<Value: Sendable>: Sendable {
     public let age: TimeInterval?
     /// Metadata the service attached to the flag.
     public var metadata: [String: FlagValue] { extras?.metadata ?? [:] }
+    /// The service of a set (``ServiceStrategy``) the value came from; nil for one service or a chain.
+    public var service: String? { extras?.service }
     /// Variant, metadata and error message, shared with the flag table (nil for most reads): fewer fields to copy.
     @usableFromInline let extras: FlagExtras?
 
@@ -141,14 +143,17 @@ package final class FlagExtras: Sendable {
     let reason: FlagReason?
     let errorCode: FlagErrorCode?
     let metadata: [String: FlagValue]
+    /// The service of a set the value came from.
+    let service: String?
     /// The message of a read that failed (never set in a flag table's extras).
     let errorMessage: String?
 
-    init(variant: String?, reason: FlagReason?, errorCode: FlagErrorCode?, metadata: [String: FlagValue]) {
+    init(variant: String?, reason: FlagReason?, errorCode: FlagErrorCode?, metadata: [String: FlagValue], service: String? = nil) {
         self.variant = variant
         self.reason = reason
         self.errorCode = errorCode
         self.metadata = metadata
+        self.service = service
         errorMessage = nil
     }
 
@@ -158,12 +163,16 @@ package final class FlagExtras: Sendable {
         reason = extras?.reason
         errorCode = extras?.errorCode
         metadata = extras?.metadata ?? [:]
+        service = extras?.service
         self.errorMessage = errorMessage
     }
 
     /// The extras of `entry`, or nil when it has none.
     package static func of(_ entry: FlagEntry) -> FlagExtras? {
-        of(variant: entry.variant, reason: entry.reason, errorCode: entry.errorCode, metadata: entry.metadata)
+        if let service = entry.service {
+            return FlagExtras(variant: entry.variant, reason: entry.reason, errorCode: entry.errorCode, metadata: entry.metadata, service: service)
+        }
+        return of(variant: entry.variant, reason: entry.reason, errorCode: entry.errorCode, metadata: entry.metadata)
     }
 
     /// The extras of an entry saying these, or nil when it says none of them.

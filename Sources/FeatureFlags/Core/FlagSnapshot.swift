@@ -12,17 +12,20 @@ public struct FlagEntry: Sendable, Hashable {
     public let errorCode: FlagErrorCode?
     /// Free-form metadata the service attached.
     public let metadata: [String: FlagValue]
+    /// The service (endpoint) of a set the entry came from (``ServiceStrategy``); nil for a single service or a chain.
+    public let service: String?
 
     /// An entry.
     public init(
         value: FlagValue?, variant: String? = nil, reason: FlagReason? = nil,
-        errorCode: FlagErrorCode? = nil, metadata: [String: FlagValue] = [:]
+        errorCode: FlagErrorCode? = nil, metadata: [String: FlagValue] = [:], service: String? = nil
     ) {
         self.value = value
         self.variant = variant
         self.reason = reason
         self.errorCode = errorCode
         self.metadata = metadata
+        self.service = service
     }
 }
 

@@ -21,8 +21,19 @@ public struct FlagEndpoint: Sendable {
         format = ClosureFormat(name: name, makeRequest: request, read: decode, detail: failureDetail)
     }
 
-    /// A short name for events and logs, e.g. `"json"` or `"ofrep"`.
-    public var name: String { format.name }
+    /// The name ``named(_:)`` gave, if any.
+    private var label: String?
+
+    /// A short name for events, logs and a set's services: the one ``named(_:)`` gave, else the format's (`"json"`, `"ofrep"`).
+    public var name: String { label ?? format.name }
+
+    /// The same endpoint under `name`: how a set of services (``ServiceStrategy``) names it in details, events and the
+    /// fallback file. Keep a service's name from release to release: its held values are found by it.
+    public func named(_ name: String) -> FlagEndpoint {
+        var named = self
+        named.label = name
+        return named
+    }
 
     /// The request for `context`; `etag` is the entity tag of the snapshot the caller holds.
     public func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {

@@ -74,6 +74,8 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         public static let tracked = Kind("tracked")
         /// An event handler or an `events()` stream fell behind and missed events (see ``FlagEvent/eventsDropped(count:)``).
         public static let eventsDropped = Kind("events_dropped")
+        /// Under ``ServiceStrategy/comparison(answering:)`` the services answered a flag differently.
+        public static let servicesDisagree = Kind("services_disagree")
 
         /// The name.
         public var description: String { name }
@@ -112,6 +114,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         var exposure: FlagExposure?
         var tracking: FlagTrackingEvent?
         var dropped: Int?
+        var serviceValues: [String: FlagValue]?
     }
 
     /// Boxed: an event is two words wherever it is copied.
@@ -223,6 +226,11 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     /// A slow reader missed `count` events (beyond 1,024 waiting for a handler or 128 in a stream), told before the next.
     public static func eventsDropped(count: Int) -> FlagEvent { FlagEvent(.eventsDropped, Details(dropped: count)) }
 
+    /// The services of a set answered `flag` differently for the context with `fingerprint`: each service's value by name.
+    public static func servicesDisagree(flag: String, fingerprint: String, values: [String: FlagValue]) -> FlagEvent {
+        FlagEvent(.servicesDisagree, Details(fingerprint: fingerprint, flag: flag, serviceValues: values))
+    }
+
     /// The exposure an ``Kind/exposure`` event reports.
     public var exposure: FlagExposure? { details.exposure }
 
@@ -280,6 +288,12 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     /// How many events an ``Kind/eventsDropped`` event says its reader missed.
     public var droppedCount: Int? { details.dropped }
 
+    /// The flag a ``Kind/servicesDisagree``, ``Kind/unknownValues`` or ``Kind/hookFailed`` event is about.
+    public var flag: String? { details.flag }
+
+    /// Each service's value (by service name) a ``Kind/servicesDisagree`` event reports.
+    public var serviceValues: [String: FlagValue]? { details.serviceValues }
+
     /// The list members a ``Kind/unknownValues`` event reports.
     public var unknownValues: [String]? { details.values }
 
@@ -320,6 +334,10 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
         if let contexts = d.contexts { fields.append(("contexts", "\(contexts)")) }
         if let bytes = d.bytes { fields.append(("bytes", "\(bytes)")) }
         if let dropped = d.dropped { fields.append(("count", "\(dropped)")) }
+        if let values = d.serviceValues {
+            fields.append(("context", d.fingerprint ?? "-"))
+            for name in values.keys.sorted() { fields.append((name, values[name].map { "\($0)" } ?? "-")) }
+        }
         if let version = d.version { fields.append(("version", version)) }
         if let latency = d.latencyMilliseconds { fields.append(("latency", "\(latency)ms")) }
         if let via = d.via { fields.append(("via", via)) }
@@ -346,6 +364,7 @@ public struct FlagEvent: Sendable, Equatable, CustomStringConvertible {
     /// What an event is about, for its log line.
     private static func subject(of d: Details) -> String? {
         if let active = d.active { return active ? "on" : "off" }
+        if d.serviceValues != nil { return d.flag }
         if d.fetchError == nil, let code = d.errorCode { return code.rawValue }
         if let outcome = d.outcome { return outcome.name }
         if let subject = d.fingerprint ?? d.stream ?? d.flag ?? d.hook ?? d.tracking?.name { return subject }

@@ -55,6 +55,8 @@ extension FlagEvent {
             return FlagMetric(name: "rc_safe_mode", kind: "gauge", value: 1)
         case .safeModeLeft:
             return FlagMetric(name: "rc_safe_mode", kind: "gauge", value: 0)
+        case .servicesDisagree:
+            return FlagMetric(name: "rc_service_mismatches", kind: "counter", value: 1, dimensions: ["flag": d.flag ?? "-"])
         case .eventsDropped:
             return FlagMetric(name: "rc_events_dropped", kind: "counter", value: Double(d.dropped ?? 0))
         default:

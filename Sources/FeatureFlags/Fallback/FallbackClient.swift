@@ -24,27 +24,29 @@ public final class FallbackClient: FeatureFlagClient {
     ///   - overrides: values testers force on this device, beneath the kill switch.
     ///   - endpoints: the app's endpoints: held flagd rules are evaluated for the context, and with
     ///     trusted keys only signed values are served (else defaults and `fallback_tampered`).
+    ///   - strategy: how the endpoints combine; pass the fetcher's `Configuration.strategy` (a set's services
+    ///     each serve their own held values).
     ///   - merge: how a merged identity is rebuilt; pass the provider's `Configuration.merge`.
     public convenience init(
         store: LastKnownGoodStore, context: EvaluationContext? = nil, bundledDefaults: BundledDefaults = .none,
         killSwitchKey: String = "kill_switch", overrides: (any FlagOverrideSource)? = nil, exposures: Bool = false,
-        eventContext: EventContextDetail = .fingerprint, endpoints: [FlagEndpoint] = [], merge: ContextMerge = ContextMerge(),
-        now: @escaping @Sendable () -> Date = coarseWallClockNow
+        eventContext: EventContextDetail = .fingerprint, endpoints: [FlagEndpoint] = [], strategy: ServiceStrategy = .chain,
+        merge: ContextMerge = ContextMerge(), now: @escaping @Sendable () -> Date = coarseWallClockNow
     ) {
         self.init(
             store: store, context: context, bundledDefaults: bundledDefaults, killSwitchKey: killSwitchKey, overrides: overrides,
-            exposures: exposures, eventContext: eventContext, endpoints: endpoints, trust: nil, merge: merge, now: now)
+            exposures: exposures, eventContext: eventContext, endpoints: endpoints, strategy: strategy, trust: nil, merge: merge, now: now)
     }
 
     /// The designated initialiser, with the keys stored answers must verify with.
     package init(
         store: LastKnownGoodStore, context: EvaluationContext?, bundledDefaults: BundledDefaults, killSwitchKey: String,
         overrides: (any FlagOverrideSource)?, exposures: Bool, eventContext: EventContextDetail, endpoints: [FlagEndpoint],
-        trust: SignatureTrust?, merge: ContextMerge, now: @escaping @Sendable () -> Date
+        strategy: ServiceStrategy = .chain, trust: SignatureTrust?, merge: ContextMerge, now: @escaping @Sendable () -> Date
     ) {
         self.store = store
         self.overrides = overrides
-        policy = endpoints.isEmpty && trust == nil ? nil : DevicePolicy(trust: trust?.verifier, endpoints: endpoints)
+        policy = endpoints.isEmpty && trust == nil ? nil : DevicePolicy(trust: trust?.verifier, endpoints: endpoints, strategy: strategy)
         self.merge = merge
         let reader = LastKnownGoodReader(store: store, bundledDefaults: bundledDefaults, killSwitchKey: killSwitchKey)
         let served = context?.fingerprint ?? store.fingerprints.first
@@ -72,11 +74,12 @@ public final class FallbackClient: FeatureFlagClient {
     public convenience init(
         fileURL: URL = LastKnownGoodStore.defaultFileURL(), context: EvaluationContext? = nil,
         bundledDefaults: BundledDefaults = .none, killSwitchKey: String = "kill_switch", overrides: (any FlagOverrideSource)? = nil,
-        endpoints: [FlagEndpoint] = [], merge: ContextMerge = ContextMerge(), now: @escaping @Sendable () -> Date = coarseWallClockNow
+        endpoints: [FlagEndpoint] = [], strategy: ServiceStrategy = .chain, merge: ContextMerge = ContextMerge(),
+        now: @escaping @Sendable () -> Date = coarseWallClockNow
     ) {
         self.init(
             store: LastKnownGoodStore(fileURL: fileURL), context: context, bundledDefaults: bundledDefaults,
-            killSwitchKey: killSwitchKey, overrides: overrides, endpoints: endpoints, merge: merge, now: now)
+            killSwitchKey: killSwitchKey, overrides: overrides, endpoints: endpoints, strategy: strategy, merge: merge, now: now)
     }
 
     // MARK: FeatureFlagClient

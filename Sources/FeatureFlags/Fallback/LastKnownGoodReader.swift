@@ -87,6 +87,9 @@ struct LastKnownGoodReader {
         func served(_ prepared: PreparedSnapshot) -> HeldAnswer { HeldAnswer(prepared: prepared, source: .fallback) }
         func stored() -> HeldAnswer { storedAnswer(fingerprint, in: store, base: base) }
         guard let policy, let fingerprint else { return stored() }
+        if let context, policy.servesSet {
+            return setAnswer(for: context, in: store, base: base, policy: policy, merge: merge) ?? (policy.checksSignatures ? defaults() : stored())
+        }
         if let context, let members = members(of: context) {
             return mergedAnswer(of: members, as: context, fingerprint: fingerprint, store: store, base: base, policy: policy, merge: merge, at: date)
         }
@@ -115,6 +118,37 @@ struct LastKnownGoodReader {
             return served(evaluated)
         }
         return stored()
+    }
+
+    /// A set's values (``ServiceStrategy``), each service's from its own held values, combined as a fetch combines them;
+    /// nil when no service holds any. Held values that may not stand in for their service (unsigned) are left out.
+    private static func setAnswer(
+        for context: EvaluationContext, in store: LastKnownGoodStore, base: ServingBase, policy: DevicePolicy, merge: ContextMerge
+    ) -> HeldAnswer? {
+        let names = policy.serviceNames
+        var perContext: [(context: EvaluationContext, snapshot: FlagSnapshot)] = []
+        var any = false
+        var problem: FlagEvent?
+        for member in members(of: context) ?? [context] {
+            let services = policy.endpoints.indices.map { index -> ServiceValues in
+                guard case .found(let stored)? = store.use(policy.serviceKey(member.fingerprint, service: index)) else {
+                    return ServiceValues(name: names[index], snapshot: nil)
+                }
+                if let reason = policy.heldServiceProblem(stored.snapshot, service: index, for: member) {
+                    problem = .fallbackWarning(reason: "the values held for service \(names[index]) are not served: \(reason)")
+                    return ServiceValues(name: names[index], snapshot: nil)
+                }
+                any = true
+                return ServiceValues(name: names[index], snapshot: stored.snapshot)
+            }
+            perContext.append((member, policy.strategy.combine(services, killSwitchKey: base.killSwitchKey, fingerprint: member.fingerprint).snapshot))
+        }
+        guard any else { return nil }
+        let snapshot = perContext.count > 1
+            ? merge.merge(perContext, killSwitchKey: base.killSwitchKey, identity: context) : perContext[0].snapshot
+        var answer = HeldAnswer(prepared: base.prepare(snapshot), source: .fallback)
+        answer.problem = problem
+        return answer
     }
 
     /// The snapshot stored under `fingerprint`, marked used, or the defaults alone with why.

@@ -6,6 +6,44 @@ struct DevicePolicy: Sendable {
     let trust: TrustedVerifier?
     /// The endpoints whose answers the file holds, in the app's order.
     let endpoints: [FlagEndpoint]
+    /// How the endpoints combine.
+    var strategy: ServiceStrategy = .chain
+
+    /// A policy; `strategy` says whether each endpoint is a service of a set with its own stored values.
+    init(trust: TrustedVerifier?, endpoints: [FlagEndpoint], strategy: ServiceStrategy = .chain) {
+        self.trust = trust
+        self.endpoints = endpoints
+        self.strategy = strategy
+    }
+
+    /// Whether the endpoints are a set of services, each fetched and stored on its own, combined per flag.
+    var servesSet: Bool { strategy != .chain && endpoints.count > 1 }
+
+    /// The names of a set's services, unique: an endpoint's name, or `name_N` (from 1) when several share it.
+    var serviceNames: [String] {
+        let names = endpoints.map(\.name)
+        var counts: [String: Int] = [:]
+        return names.map { name in
+            guard names.filter({ $0 == name }).count > 1 else { return name }
+            counts[name, default: 0] += 1
+            return "\(name)_\(counts[name]!)"
+        }
+    }
+
+    /// Where the service at `index` keeps `fingerprint`'s values in the fallback file.
+    func serviceKey(_ fingerprint: String, service index: Int) -> String { "\(fingerprint)@\(index)/\(serviceNames[index])" }
+
+    /// Why the values stored for the service at `index` may not stand in for it (nil: they may). With trusted keys only
+    /// what a trusted key signed does; values evaluated on the device from rules cannot be checked without the rules.
+    func heldServiceProblem(_ stored: FlagSnapshot, service index: Int, for context: EvaluationContext) -> String? {
+        guard checksSignatures else { return nil }
+        let endpoint = endpoints[index]
+        if endpoint.format.asLocalEvaluation != nil { return "values evaluated on the device from rules are not checked apart from them" }
+        return DevicePolicy(trust: trust, endpoints: [endpoint]).storedSignatureProblem(stored, for: context)
+    }
+
+    /// The index of the set's service that sends rules evaluated on the device, if one does.
+    var localEvaluationIndex: Int? { endpoints.firstIndex { $0.format.asLocalEvaluation != nil } }
 
     /// Whether stored answers must be signed.
     var checksSignatures: Bool { trust != nil }

@@ -19,18 +19,21 @@ public final class FlagFetcher: Sendable {
         /// Extra header fields (e.g. `Authorization`) sent to every endpoint's host, never logged nor
         /// sent on cross-origin redirects. Invalid fields fail the fetch (``FetchError/Kind/invalidRequest``).
         public var headers: [String: String]
+        /// How several endpoints combine: a chain (default), or services asked at once and combined per flag.
+        public var strategy: ServiceStrategy
         /// The keys answers must be signed with; nil (default): unchecked. Set via FeatureFlagsSigning.
         package var signatureTrust: SignatureTrust?
 
         /// A configuration.
         public init(
             budget: Duration = .seconds(2), maxResponseBytes: Int = 1 << 20, allowInsecureHTTP: Bool = false,
-            headers: [String: String] = [:]
+            headers: [String: String] = [:], strategy: ServiceStrategy = .chain
         ) {
             self.budget = budget
             self.maxResponseBytes = maxResponseBytes
             self.allowInsecureHTTP = allowInsecureHTTP
             self.headers = headers
+            self.strategy = strategy
         }
     }
 
@@ -89,7 +92,7 @@ public final class FlagFetcher: Sendable {
     ) {
         self.endpoints = endpoints.isEmpty ? [FlagEndpoint(UnavailableEndpoint())] : endpoints
         self.configuration = configuration
-        policy = DevicePolicy(trust: configuration.signatureTrust?.verifier, endpoints: endpoints)
+        policy = DevicePolicy(trust: configuration.signatureTrust?.verifier, endpoints: endpoints, strategy: configuration.strategy)
         // Unwrapped before storing: an optional existential costs runtime set-up at launch.
         if let transport {
             self.transport = transport
@@ -190,6 +193,20 @@ public final class FlagFetcher: Sendable {
             }
         }
         return .failed(firstError ?? .timeout(budget))
+    }
+
+    /// Fetches `context`'s flags from the service at `index` alone, within the whole budget (a set's services are
+    /// asked at once). Never throws, as ``fetch(_:ifNoneMatch:hint:signedNoEarlierThan:)``.
+    func fetch(
+        _ context: EvaluationContext, service index: Int, ifNoneMatch: EntityTag?, hint: RefetchHint?, signedNoEarlierThan: Date?
+    ) async -> FetchResult {
+        let budget = configuration.budget.boundedWait
+        do throws(FetchError) {
+            return try await fetch(
+                context, from: index, within: budget, ifNoneMatch: ifNoneMatch, hint: hint, signedNoEarlierThan: signedNoEarlierThan)
+        } catch {
+            return .failed(error == .cancelled || Task.isCancelled ? .cancelled : error)
+        }
     }
 
     /// Shuts an owned transport down; later fetches fail with ``FetchError/cancelled``. Idempotent.

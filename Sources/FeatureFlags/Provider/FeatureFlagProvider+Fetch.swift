@@ -72,9 +72,14 @@ extension FeatureFlagProvider {
     /// One fetch, in its own task: members fetched in parallel, judged, merged, reported; then its writes and answers.
     func performFetch(_ plan: FetchPlan) async {
         let started = clock.now()
-        let held = plan.members.count > 1 ? heldMembers(of: plan) : [:]
-        let answers = await fetchMembers(plan, held: held)
-        let report = self.report(answers, for: plan, latency: clock.now() - started)
+        let report: FetchReport
+        if fetcher.policy.servesSet {
+            report = await fetchServices(plan, started: started)
+        } else {
+            let held = plan.members.count > 1 ? heldMembers(of: plan) : [:]
+            let answers = await fetchMembers(plan, held: held)
+            report = self.report(answers, for: plan, latency: clock.now() - started)
+        }
         // Counted before its answer is served, until its writes are on disk (`waitForWrites`).
         fetchWrites.enter()
         let effects = transition(.fetchEnded(report))
@@ -89,7 +94,7 @@ extension FeatureFlagProvider {
             }
         }
         let holdWithSnapshot = persists ? hold : nil
-        let members = plan.members.count > 1 ? report.members ?? [:] : [:]
+        let members = plan.members.count > 1 || fetcher.policy.servesSet ? report.members ?? [:] : [:]
         var writes: [@Sendable (LastKnownGoodStore) -> FlagError?] = []
         for effect in effects {
             switch effect {
@@ -154,7 +159,7 @@ extension FeatureFlagProvider {
 
     /// One member: a conditional request, then the gate; a 304 to a rejected payload's tag stays a rejection.
     func fetchMember(
-        _ member: EvaluationContext, held: StoredFlags?, memory: PayloadGate.Memory?, trigger: FetchTrigger
+        _ member: EvaluationContext, service: Int? = nil, held: StoredFlags?, memory: PayloadGate.Memory?, trigger: FetchTrigger
     ) async -> (FetchVerdict<StoredFlags>, PayloadGate.Memory?, Bool) {
         // Held rules' tag wins; rules this build cannot read are refetched whole (a 304 would leave nothing).
         var rules: (any HeldRules)?
@@ -163,15 +168,24 @@ extension FeatureFlagProvider {
             condition = nil
         } else if let rejected = memory?.rejectedETag {
             condition = rejected
-        } else if let local = fetcher.localEvaluation, store.holdsLocalRules {
+        } else if let local = fetcher.localEvaluation, store.holdsLocalRules,
+            service == nil || service == fetcher.policy.localEvaluationIndex
+        {
             rules = store.localRules(readBy: local)
             condition = rules?.etag
         } else {
             condition = held?.etag
         }
         let result: FetchResult
-        if case .streamed(let flags, let endpoint) = trigger {
+        if case .streamed(_, let endpoint) = trigger, let service, endpoint != fetcher.scope(of: service) {
+            // Another service's stream: this one's values stand as held.
+            if let held { return (.confirmed(held), memory, false) }
+            result = await fetcher.fetch(member, service: service, ifNoneMatch: nil, hint: nil, signedNoEarlierThan: nil)
+        } else if case .streamed(let flags, let endpoint) = trigger {
             result = fetcher.streamed(flags, from: endpoint, for: member)
+        } else if let service {
+            result = await fetcher.fetch(
+                member, service: service, ifNoneMatch: condition, hint: trigger.hint, signedNoEarlierThan: held?.snapshot.signature?.issuedAt)
         } else {
             result = await fetcher.fetch(
                 member, ifNoneMatch: condition, hint: trigger.hint, signedNoEarlierThan: held?.snapshot.signature?.issuedAt)

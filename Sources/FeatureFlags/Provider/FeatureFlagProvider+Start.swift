@@ -18,6 +18,22 @@ extension FeatureFlagProvider {
             reachability: nil, lifecycle: SystemAppLifecycle.make())
     }
 
+    /// A provider over several services, already running: a chain, or a set combined per flag as
+    /// `fetch.strategy` says (``ServiceStrategy``); otherwise as ``start(context:endpoint:fetch:configuration:store:)``.
+    public static func start(
+        context: EvaluationContext,
+        endpoints: [FlagEndpoint],
+        fetch: FlagFetcher.Configuration = FlagFetcher.Configuration(),
+        configuration: Configuration = Configuration(),
+        store: LastKnownGoodStore? = nil
+    ) -> FeatureFlagProvider {
+        let provider = FeatureFlagProvider(
+            context: context, fetcher: FlagFetcher(endpoints: endpoints, configuration: fetch), store: store ?? LastKnownGoodStore(),
+            configuration: configuration, reachability: nil, lifecycle: SystemAppLifecycle.make())
+        Task.detached(priority: .utility) { await provider.run() }
+        return provider
+    }
+
     /// ``start(context:endpoint:fetch:configuration:store:)`` with the path monitor and lifecycle given (tests).
     static func start(
         context: EvaluationContext, endpoint: FlagEndpoint, fetch: FlagFetcher.Configuration, configuration: Configuration,

@@ -165,7 +165,7 @@ extension ProviderState {
         flight = Flight(ticket: ticket, waiters: waiters, task: nil)
         var plan = FetchPlan(
             ticket: ticket, context: context, members: members,
-            memory: memory.filter { entry in members.contains { $0.fingerprint == entry.key } })
+            memory: memory.filter { entry in members.contains { entry.key == $0.fingerprint || entry.key.hasPrefix($0.fingerprint + "@") } })
         plan.trigger = trigger == .ask && configuration.changeStreams && streams.advertised == nil ? .unconditional : trigger
         if plan.trigger == .ask, streams.restored, !streams.openedOnce, !wantedStreams.isEmpty {
             streams.deferred = plan
@@ -206,7 +206,14 @@ extension ProviderState {
         if flight.spannedBackground, case .failed(let error) = report.verdict, !error.isFatal {
             return interrupted(waiters: flight.waiters, at: time) + fetchQueued(at: time)
         }
-        return settle(report, waiters: flight.waiters, at: time) + fetchQueued(at: time)
+        let notes = report.notes.map { ProviderEffect.emit($0) }
+        var settled = settle(report, waiters: flight.waiters, at: time)
+        if let partial = report.partial, served.status == .ready {
+            // Some services of a set failed: their flags are their last good values, the set's status ERROR.
+            served.status = .error
+            settled.insert(.emit(.error(.general, message: partial)), at: settled.firstIndex { if case .complete = $0 { true } else { false } } ?? settled.endIndex)
+        }
+        return notes + settled + fetchQueued(at: time)
     }
 
     /// A non-fatal failure of a fetch that spanned the background (likely a suspension): no `ERROR`,

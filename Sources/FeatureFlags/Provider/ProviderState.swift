@@ -288,6 +288,10 @@ struct FetchReport: Sendable {
     let members: [String: StoredFlags]?
     /// From start to answer.
     let latency: Duration
+    /// Events the fetch's answers call for whatever the verdict: a set's failed or rejected services, disagreements.
+    var notes: [FlagEvent] = []
+    /// Why some services of a set serve their held values while the others' values are fresh (status `ERROR`).
+    var partial: String?
 }
 
 /// Something that happens to a provider.

@@ -56,7 +56,8 @@ public struct FlagInspector: Sendable {
         }
         return FlagInspectorRow(
             key: name, value: value, declaredType: key?.valueType, source: source, reason: reason, errorCode: errorCode,
-            variant: details.variant, version: details.snapshotVersion, age: details.age, isOverridden: overridden)
+            variant: details.variant, version: details.snapshotVersion, age: details.age, isOverridden: overridden,
+            service: details.service)
     }
 
     /// The rows as a table, headed by the status line, followed by `events` (oldest first) —
@@ -86,11 +87,13 @@ public struct FlagInspector: Sendable {
     /// OVERRIDE when any row is overridden.
     public static func table(_ rows: [FlagInspectorRow]) -> [String] {
         let marks = rows.contains(where: \.isOverridden)
-        var cells = [["FLAG", "VALUE", "SOURCE", "REASON", "VARIANT", "VERSION", "AGE"] + (marks ? ["OVERRIDE"] : [])]
+        let services = rows.contains { $0.service != nil }
+        var cells = [["FLAG", "VALUE", "SOURCE"] + (services ? ["SERVICE"] : []) + ["REASON", "VARIANT", "VERSION", "AGE"] + (marks ? ["OVERRIDE"] : [])]
         for row in rows {
             let value = row.value.map { FlagJSON.string($0) } ?? "-"
-            var line = [
-                FlagText.printable(row.key), FlagText.clip(value), row.source.rawValue,
+            var line = [FlagText.printable(row.key), FlagText.clip(value), row.source.rawValue]
+            if services { line.append(FlagText.printable(row.service ?? "-")) }
+            line += [
                 row.errorCode.map { "\(row.reason.rawValue) \($0.rawValue)" } ?? row.reason.rawValue,
                 FlagText.printable(row.variant ?? "-"), FlagText.printable(row.version ?? "-"), FlagText.age(row.age),
             ]

@@ -25,6 +25,8 @@ public struct FlagInspectorRow: Sendable, Hashable, Identifiable {
     /// Whether a tester's override is set for it (it may still read its safe default while
     /// the kill switch is on).
     public let isOverridden: Bool
+    /// The service of a set (``ServiceStrategy``) the value came from; nil for one service or a chain.
+    public internal(set) var service: String? = nil
 
     /// The flag's name.
     public var id: String { key }

@@ -1,0 +1,243 @@
+import FeatureFlagsTesting
+import FlagServer
+import Foundation
+import Testing
+import TestSupport
+@testable import FeatureFlags
+
+/// OpenFeature's Multi-Provider strategies, per flag, over a set of services: the combination alone, then two static
+/// hosts on loopback through a provider, its fallback file and a ``FallbackClient``.
+@Suite("A set of services, combined per flag")
+struct ServiceSetTests {
+    static let fingerprint = "f"
+
+    static func service(_ name: String, _ flags: [String: FlagEntry]?, held: Bool = false) -> ServiceValues {
+        ServiceValues(name: name, snapshot: flags.map { FlagSnapshot(flags: $0, version: name) }, held: held)
+    }
+
+    static func combine(_ strategy: ServiceStrategy, _ services: [ServiceValues]) -> (snapshot: FlagSnapshot, disagreements: [FlagEvent]) {
+        strategy.combine(services, killSwitchKey: "kill_switch", fingerprint: fingerprint)
+    }
+
+    // MARK: The combination
+
+    @Test func firstMatchMovesOnPastNotFoundButAnErrorIsTheAnswer() {
+        let result = Self.combine(.firstMatch, [
+            Self.service("a", [
+                "shared": FlagEntry(value: 1),
+                "gone": FlagEntry(value: nil, reason: .error, errorCode: .flagNotFound),
+                "broken": FlagEntry(value: nil, reason: .error, errorCode: .parseError),
+            ]),
+            Self.service("b", ["shared": FlagEntry(value: 2), "gone": FlagEntry(value: "b"), "broken": FlagEntry(value: "b"), "only_b": FlagEntry(value: true)]),
+        ])
+        let flags = result.snapshot.flags
+        #expect(flags["shared"]?.value == 1 && flags["shared"]?.service == "a")
+        #expect(flags["gone"]?.value == "b" && flags["gone"]?.service == "b", "FLAG_NOT_FOUND moves on")
+        #expect(flags["broken"]?.errorCode == .parseError && flags["broken"]?.service == "a", "any other error is the answer")
+        #expect(flags["only_b"]?.service == "b")
+        #expect(result.disagreements.isEmpty)
+        #expect(result.snapshot.version == "a+b")
+    }
+
+    @Test func firstSuccessfulMovesOnPastAnyError() {
+        let result = Self.combine(.firstSuccessful, [
+            Self.service("a", ["broken": FlagEntry(value: nil, reason: .error, errorCode: .parseError), "both_fail": FlagEntry(value: nil, errorCode: .general)]),
+            Self.service("b", ["broken": FlagEntry(value: "b"), "both_fail": FlagEntry(value: nil, errorCode: .parseError)]),
+        ])
+        #expect(result.snapshot.flags["broken"]?.value == "b" && result.snapshot.flags["broken"]?.service == "b")
+        #expect(result.snapshot.flags["both_fail"]?.errorCode == .general, "no service succeeded: the first error is the answer")
+    }
+
+    @Test func aServiceWithoutValuesIsSkipped() {
+        let result = Self.combine(.firstMatch, [Self.service("a", nil), Self.service("b", ["x": FlagEntry(value: 1)])])
+        #expect(result.snapshot.flags["x"]?.service == "b")
+    }
+
+    @Test func comparisonServesAgreementAndReportsEachDisagreement() {
+        let services = [
+            Self.service("a", ["same": FlagEntry(value: true), "shared": FlagEntry(value: 1), "only_a": FlagEntry(value: "a")]),
+            Self.service("b", ["same": FlagEntry(value: true), "shared": FlagEntry(value: 2)]),
+        ]
+        let byFirst = Self.combine(.comparison(answering: 0), services)
+        #expect(byFirst.snapshot.flags["same"]?.value == true)
+        #expect(byFirst.snapshot.flags["shared"]?.value == 1)
+        #expect(byFirst.snapshot.flags["only_a"]?.value == nil && byFirst.snapshot.flags["only_a"]?.errorCode == .flagNotFound,
+            "a flag one service lacks is that service's error")
+        let event = byFirst.disagreements.first
+        #expect(byFirst.disagreements.count == 1)
+        #expect(event?.kind == .servicesDisagree && event?.flag == "shared" && event?.payloadFingerprint == Self.fingerprint)
+        #expect(event?.serviceValues == ["a": 1, "b": 2])
+        #expect(event?.metric?.name == "rc_service_mismatches")
+        #expect(event?.description == "services_disagree shared context=f a=1 b=2")
+        let bySecond = Self.combine(.comparison(answering: 1), services)
+        #expect(bySecond.snapshot.flags["shared"]?.value == 2 && bySecond.snapshot.flags["shared"]?.service == "b")
+    }
+
+    @Test(arguments: [ServiceStrategy.firstMatch, .firstSuccessful, .comparison(answering: 0)])
+    func aKillFromAnyServiceKills(strategy: ServiceStrategy) {
+        let result = Self.combine(strategy, [
+            Self.service("a", ["kill_switch": FlagEntry(value: false), "x": FlagEntry(value: 1)]),
+            Self.service("b", ["kill_switch": FlagEntry(value: true), "x": FlagEntry(value: 1)]),
+        ])
+        #expect(result.snapshot.flags["kill_switch"]?.value == true && result.snapshot.flags["kill_switch"]?.service == "b")
+        #expect(result.disagreements.isEmpty, "the kill switch is not compared: any kill kills")
+    }
+
+    @Test func heldValuesStandingInReadCached() {
+        let result = Self.combine(.firstMatch, [Self.service("a", ["x": FlagEntry(value: 1, reason: .targetingMatch)], held: true)])
+        #expect(result.snapshot.flags["x"]?.reason == .cached && result.snapshot.flags["x"]?.value == 1)
+    }
+
+    @Test func duplicateNamesAreNumbered() {
+        let policy = DevicePolicy(
+            trust: nil, endpoints: [.json(get: URL(string: "http://h/a")!), .json(get: URL(string: "http://h/b")!), .json(get: URL(string: "http://h/c")!).named("cdn")],
+            strategy: .firstMatch)
+        #expect(policy.serviceNames == ["json_1", "json_2", "cdn"])
+        #expect(policy.servesSet)
+        #expect(!DevicePolicy(trust: nil, endpoints: policy.endpoints).servesSet, "a chain is not a set")
+    }
+
+    // MARK: Two static hosts
+
+    static let documentA = #"{"flags": {"a": "a", "shared": 1}}"#
+    static let documentB = #"{"flags": {"b": "b", "shared": 2}}"#
+    static let context = EvaluationContext(targetingKey: "u1")
+
+    struct Set {
+        let a: StaticHost
+        let b: StaticHost
+        let dir = TempDir()
+
+        init() throws {
+            a = try StaticHost(files: ["/flags.json": ServiceSetTests.documentA])
+            b = try StaticHost(files: ["/flags.json": ServiceSetTests.documentB])
+        }
+
+        var endpoints: [FlagEndpoint] { [FlagEndpoint.json(get: a.url("flags.json")).named("A"), FlagEndpoint.json(get: b.url("flags.json")).named("B")] }
+
+        func provider(_ strategy: ServiceStrategy, reachable: Bool = true, schema: FlagSchema? = nil) -> FeatureFlagProvider {
+            var configuration = FlagFetcher.Configuration.loopback
+            configuration.strategy = strategy
+            return FeatureFlagProvider(
+                context: ServiceSetTests.context, fetcher: FlagFetcher(endpoints: endpoints, configuration: configuration),
+                store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), configuration: .init(schema: schema),
+                reachability: ManualReachability(reachable), lifecycle: ManualLifecycle(foreground: true))
+        }
+
+        func stop() {
+            a.stop()
+            b.stop()
+        }
+    }
+
+    @Test(.hangLimit())
+    func eachFlagComesFromTheServiceThatHasIt() async throws {
+        let set = try Set()
+        defer { set.stop() }
+        let provider = set.provider(.firstMatch)
+        defer { provider.shutdown() }
+        #expect(await provider.refresh().isSuccess)
+        #expect(provider.flagValue("a") == "a" && provider.flagValue("b") == "b" && provider.flagValue("shared") == 1)
+        #expect(provider.flagDetails("a").service == "A" && provider.flagDetails("b").service == "B")
+        #expect(provider.flagDetails("shared").service == "A")
+        #expect(provider.status == .ready)
+        #expect(set.a.requests == ["GET /flags.json"] && set.b.requests == ["GET /flags.json"], "both asked at once, once each")
+    }
+
+    @Test(.hangLimit())
+    func aServiceThatFailsServesItsOwnLastGoodValuesAndTheOthersTheirs() async throws {
+        let set = try Set()
+        defer { set.a.stop() }
+        let provider = set.provider(.firstMatch)
+        defer { provider.shutdown() }
+        #expect(await provider.refresh().isSuccess)
+        set.b.stop()
+        set.a.set("/flags.json", #"{"flags": {"a": "a2", "shared": 1}}"#)
+        #expect(await provider.refresh().isSuccess)
+        #expect(provider.flagValue("a") == "a2", "A's new value from the network")
+        #expect(provider.flagValue("b") == "b" && provider.flagDetails("b").reason == .cached, "B's from its last good values")
+        #expect(provider.status == .error)
+        #expect(provider.recentEvents.contains { $0.kind == .fetchFailed })
+        // Relaunched offline: each service's values come back from the one fallback file.
+        provider.shutdown()
+        let relaunched = set.provider(.firstMatch, reachable: false)
+        defer { relaunched.shutdown() }
+        #expect(relaunched.flagValue("a") == "a2" && relaunched.flagValue("b") == "b")
+        #expect(relaunched.flagDetails("b").service == "B" && relaunched.flagDetails("b").source == .fallback)
+        let fallback = FallbackClient(
+            store: LastKnownGoodStore(fileURL: set.dir.url("flags.lkg")), context: Self.context, endpoints: set.endpoints,
+            strategy: .firstMatch)
+        #expect(fallback.flagValue("a") == "a2" && fallback.flagValue("b") == "b" && fallback.flagValue("shared") == 1)
+    }
+
+    @Test(.hangLimit())
+    func aNotModifiedFromOneLeavesTheOthersUntouched() async throws {
+        let set = try Set()
+        defer { set.stop() }
+        let provider = set.provider(.firstSuccessful)
+        defer { provider.shutdown() }
+        #expect(await provider.refresh().isSuccess)
+        set.a.set("/flags.json", #"{"flags": {"a": "a3", "shared": 3}}"#)
+        #expect(await provider.refresh() == .updated(["a", "shared"]))
+        #expect(provider.flagValue("b") == "b" && provider.flagValue("shared") == 3)
+        #expect(provider.flagDetails("b").reason != .cached, "a 304 confirms B's values: they are not standing in")
+        let store = LastKnownGoodStore(fileURL: set.dir.url("flags.lkg"))
+        let keys = store.fingerprints
+        #expect(keys.contains { $0.hasSuffix("@1/B") } && keys.contains { $0.hasSuffix("@0/A") }, "\(keys)")
+    }
+
+    @Test(.hangLimit())
+    func aRejectedPayloadFromOneKeepsItsLastGoodValues() async throws {
+        let set = try Set()
+        defer { set.stop() }
+        let schema = try FlagSchema(json: Array(#"{"flags": {"b": {"type": "string"}}}"#.utf8))
+        let provider = set.provider(.firstMatch, schema: schema)
+        defer { provider.shutdown() }
+        #expect(await provider.refresh().isSuccess)
+        set.b.set("/flags.json", #"{"flags": {"b": 7, "shared": 2}}"#)
+        set.a.set("/flags.json", #"{"flags": {"a": "a4", "shared": 1}}"#)
+        #expect(await provider.refresh().isSuccess)
+        #expect(provider.flagValue("a") == "a4" && provider.flagValue("b") == "b")
+        #expect(provider.recentEvents.contains { $0.kind == .payloadRejected })
+        #expect(provider.status == .error)
+    }
+
+    @Test(.hangLimit())
+    func aKillFromTheSecondServiceKills() async throws {
+        let set = try Set()
+        defer { set.stop() }
+        let provider = set.provider(.firstMatch)
+        defer { provider.shutdown() }
+        #expect(await provider.refresh().isSuccess)
+        set.b.set("/flags.json", #"{"flags": {"b": "b", "kill_switch": true}}"#)
+        #expect(await provider.refresh().isSuccess)
+        #expect(provider.isKillSwitchActive)
+        #expect(provider.flagValue("a") == nil, "every flag reads its safe default")
+    }
+
+    @Test(.hangLimit())
+    func comparisonReportsTheMismatchAsAnEvent() async throws {
+        let set = try Set()
+        defer { set.stop() }
+        let provider = set.provider(.comparison(answering: 1))
+        defer { provider.shutdown() }
+        #expect(await provider.refresh().isSuccess)
+        #expect(provider.flagValue("shared") == 2)
+        let mismatch = try #require(provider.recentEvents.first { $0.kind == .servicesDisagree })
+        #expect(mismatch.flag == "shared" && mismatch.serviceValues == ["A": 1, "B": 2])
+        #expect(mismatch.payloadFingerprint == Self.context.fingerprint)
+    }
+
+    @Test(.hangLimit())
+    func whenNoServiceAnswersTheFetchFails() async throws {
+        let set = try Set()
+        set.stop()
+        let provider = set.provider(.firstMatch)
+        defer { provider.shutdown() }
+        guard case .failed = await provider.refresh() else {
+            Issue.record("a set with no service answering did not fail")
+            return
+        }
+        #expect(provider.status == .error)
+    }
+}
