@@ -56,3 +56,17 @@ func providersEndpoints(installationID: String) {
     // end snippet
     _ = (ofrep, launchDarkly, largeContexts, streaming, pollsOnly, firebase, unleash)
 }
+
+func providersServiceSet(user: EvaluationContext, newCheckout: FlagKey<Bool>) {
+    // snippet: Providers service set
+    let flags = FeatureFlagProvider.start(
+        context: user,
+        endpoints: [
+            FlagEndpoint.flagd(url: URL(string: "https://cdn.example.com/flags/flagd.json")!).named("rules"),  // the new service, first
+            FlagEndpoint.launchDarkly(mobileKey: "mob-…").named("launchdarkly"),
+        ],
+        fetch: FlagFetcher.Configuration(strategy: .firstMatch))
+    let from = flags.details(newCheckout).service   // "rules" or "launchdarkly"
+    // end snippet
+    _ = from
+}

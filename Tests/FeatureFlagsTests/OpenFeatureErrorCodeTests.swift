@@ -53,5 +53,8 @@ struct OpenFeatureErrorCodeTests {
         #expect(mismatch.value == 10 && mismatch.errorCode == .typeMismatch)
         #expect(mismatch.variant == nil && mismatch.metadata.isEmpty, "\(mismatch)")
         #expect(mismatch.errorMessage?.contains("expected Int") == true)
+        // The same through the untyped read a client implementation converts.
+        let converted = flags.flagDetails("limit").typed(for: FlagKey("limit", default: 10))
+        #expect(converted.value == 10 && converted.errorCode == .typeMismatch && converted.variant == nil && converted.metadata.isEmpty)
     }
 }

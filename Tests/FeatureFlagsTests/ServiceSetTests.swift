@@ -240,4 +240,35 @@ struct ServiceSetTests {
         }
         #expect(provider.status == .error)
     }
+
+    /// One budget: a service that never answers costs its own flags their freshness at the budget's end, never the
+    /// others' (on the test clock, so the figures are exact).
+    @Test(.hangLimit())
+    func aHangingServiceCostsOnlyItsOwnFlagsAndNoMoreThanTheBudget() async throws {
+        let a = try StaticHost(files: ["/flags.json": Self.documentA])
+        let hanging = try FlagServer(document: .seedExample)
+        defer { a.stop(); hanging.stop() }
+        hanging.fault = .hangBeforeHeaders
+        let clock = TestClock()
+        let dir = TempDir()
+        var configuration = FlagFetcher.Configuration(budget: .seconds(2))
+        configuration.strategy = .firstMatch
+        let fetcher = FlagFetcher(
+            endpoints: [FlagEndpoint.json(get: a.url("flags.json")), FlagEndpoint.json(post: hanging.flagsURL)],
+            configuration: configuration, clock: clock)
+        let provider = FeatureFlagProvider(
+            context: Self.context, fetcher: fetcher, store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")),
+            reachability: ManualReachability(true), clock: clock)
+        defer { provider.shutdown() }
+        let refresh = Task { await provider.refresh() }
+        // A answers at once; only the hanging service's budget is left waiting.
+        #expect(await eventually { hanging.requestCount == 1 && a.requests.count == 1 && clock.sleeperCount == 1 })
+        #expect(clock.sleeperDeadlines == [clock.now.advanced(by: .seconds(2))], "each service has the whole budget, from the start")
+        clock.advance(by: .seconds(2))
+        let outcome = await refresh.value
+        #expect(outcome.isSuccess, "\(outcome)")
+        #expect(provider.flagValue("a") == "a" && provider.flagDetails("a").reason != .cached)
+        #expect(provider.status == .error)
+        #expect(provider.recentEvents.contains { $0.kind == .fetchFailed && $0.fetchError?.kind == .timeout })
+    }
 }

@@ -162,8 +162,9 @@ extension FlagDetails where Value == FlagValue? {
                 errorMessage: errorMessage, source: source, snapshotVersion: snapshotVersion, age: age)
         }
         guard let typed = key.convert(raw) else {
+            // The default is served: no variant or metadata of the value that was not (OpenFeature's hooks expect none).
             return FlagDetails<Typed>(
-                key: self.key, value: key.defaultValue, extras: extras, reason: .error, errorCode: .typeMismatch,
+                key: self.key, value: key.defaultValue, extras: nil, reason: .error, errorCode: .typeMismatch,
                 errorMessage: "expected \(Typed.self), found \(raw.typeName)", source: .codeDefault, snapshotVersion: snapshotVersion,
                 age: age)
         }
