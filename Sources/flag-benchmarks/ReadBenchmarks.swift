@@ -60,6 +60,15 @@ enum ReadBenchmarks {
             blackHole(hits)
         }
         compare("typed Bool read, keys from an array", budget: 1.3, boolRead)
+        // The same flags from a set of three services combined per flag (first match): the combination happens
+        // when answers arrive, so a read is the same table lookup, within the same budget.
+        let set = try ServiceSetFixture()
+        defer { set.close() }
+        compare("typed Bool read, a set of three services", budget: 1.3) { n in
+            var hits = 0
+            for i in 0..<n where set.provider.value(boolKeys[i & 63]) { hits += 1 }
+            blackHole(hits)
+        }
         compare("typed Bool read, static let keys", budget: 1.3, floor: StaticKeys.floor(table)) { n in
             var hits = 0
             for i in 0..<n where client.value(StaticKeys.key(i)) { hits += 1 }
@@ -268,4 +277,56 @@ struct ReadFixture {
 struct BenchmarkError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// A provider over three services (``ServiceStrategy/firstMatch``), each answering a third of the sample's 1,000
+/// flags from memory (no sockets), fetched once before the reads.
+struct ServiceSetFixture {
+    /// Answers `/0`, `/1` and `/2` with a third of the sample each.
+    private struct ThirdsTransport: FlagTransport {
+        let documents: [String: [UInt8]]
+        func send(_ request: FlagRequest, maxBytes: Int, timeout: TimeInterval) async throws(FetchError) -> FlagResponse {
+            FlagResponse(status: 200, body: documents[request.url.path] ?? [])
+        }
+        func shutdown() {}
+    }
+
+    let directory = temporaryDirectory()
+    let provider: FeatureFlagProvider
+
+    init() throws {
+        let sample = sampleFlags(1_000)
+        var documents: [String: [UInt8]] = [:]
+        for part in 0..<3 {
+            let names = sample.keys.filter { (Int($0.split(separator: "_").last ?? "") ?? 0) % 3 == part }
+            var flags: [String: FlagValue] = [:]
+            for name in names { flags[name] = .object(["value": sample[name]?.value ?? .null]) }
+            documents["/\(part)"] = Array(FlagJSON.string(.object(["flags": .object(flags)])).utf8)
+        }
+        var configuration = FlagFetcher.Configuration(strategy: .firstMatch)
+        configuration.budget = .seconds(30)
+        let fetcher = FlagFetcher(
+            endpoints: (0..<3).map { FlagEndpoint.json(get: URL(string: "http://127.0.0.1/\($0)")!).named("service-\($0)") },
+            configuration: configuration, transport: ThirdsTransport(documents: documents))
+        provider = FeatureFlagProvider(
+            context: EvaluationContext(targetingKey: "bench"), fetcher: fetcher,
+            store: LastKnownGoodStore(fileURL: directory.appendingPathComponent("flags.lkg")), reachability: AlwaysReachable())
+        let done = DispatchSemaphore(value: 0)
+        let provider = self.provider
+        Task {
+            _ = await provider.refresh()
+            done.signal()
+        }
+        done.wait()
+        guard provider.value(FlagKey("feature_flag_0", default: false)), provider.flagDetails("feature_flag_1").service == "service-1",
+            provider.snapshot.flags.count == 1_000
+        else {
+            throw BenchmarkError("the set did not serve the sample: \(provider.status), \(provider.snapshot.flags.count) flags")
+        }
+    }
+
+    func close() {
+        provider.shutdown()
+        try? FileManager.default.removeItem(at: directory)
+    }
 }
