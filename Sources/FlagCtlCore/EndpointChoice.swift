@@ -86,6 +86,22 @@ extension EndpointChoice {
     /// `legacy-percent` (flagd's earlier float bucketing).
     static let bucketingNames = ["string", "cbor", "legacy-percent"]
 
+    /// The endpoints `--endpoint` gives (once, or more for a set of services named by host and port) and the
+    /// `--strategy` that combines them.
+    static func services(
+        _ arguments: ParsedArguments, format: String, url first: String, credentials: Credentials,
+        bucketing: FractionalBucketing? = nil
+    ) throws(UsageError) -> (endpoints: [FlagEndpoint], strategy: ServiceStrategy) {
+        let urls = arguments.all("endpoint").count > 1 ? arguments.all("endpoint") : [first]
+        var endpoints: [FlagEndpoint] = []
+        for url in urls {
+            let endpoint = try make(format, url: url, credentials: credentials, bucketing: bucketing)
+            let host = URL(string: url).flatMap { url in url.host.map { host in url.port.map { "\(host):\($0)" } ?? host } }
+            endpoints.append(urls.count > 1 ? endpoint.named(host ?? endpoint.name) : endpoint)
+        }
+        return (endpoints, try strategy(arguments.value("strategy"), endpoints: endpoints.count))
+    }
+
     /// The strategy `--strategy` names (default `chain`); a strategy needs more than one endpoint.
     static func strategy(_ text: String?, endpoints: Int) throws(UsageError) -> ServiceStrategy {
         let strategy: ServiceStrategy

@@ -59,16 +59,9 @@ enum EvalCommand {
         let credentials = EndpointChoice.Credentials(
             key: arguments.value("key"), project: arguments.value("project"), appID: arguments.value("app-id"),
             appName: arguments.value("app-name"), method: arguments.value("method"))
-        let bucketing = try EndpointChoice.bucketing(arguments.value("bucketing"))
-        var endpoints: [FlagEndpoint] = []
-        let urls = arguments.all("endpoint").count > 1 ? arguments.all("endpoint") : [endpointURL]
-        for url in urls {
-            let endpoint = try EndpointChoice.make(arguments.value("provider") ?? "json", url: url, credentials: credentials, bucketing: bucketing)
-            // A set's services are named by their host (and port), as each flag's line shows them.
-            let host = URL(string: url).flatMap { url in url.host.map { host in url.port.map { "\(host):\($0)" } ?? host } }
-            endpoints.append(urls.count > 1 ? endpoint.named(host ?? endpoint.name) : endpoint)
-        }
-        let strategy = try EndpointChoice.strategy(arguments.value("strategy"), endpoints: endpoints.count)
+        let (endpoints, strategy) = try EndpointChoice.services(
+            arguments, format: arguments.value("provider") ?? "json", url: endpointURL, credentials: credentials,
+            bucketing: try EndpointChoice.bucketing(arguments.value("bucketing")))
         let context = try Formatting.context(arguments.all("context"))
         var schema: FlagSchema?
         if let schemaFile = arguments.value("schema") {

@@ -10,7 +10,10 @@ enum WatchCommand {
         name: "watch", summary: "print every flag change as a change stream brings it, with its latency",
         positionals: [],
         options: [
-            .init(name: "endpoint", value: "URL", help: "the flag endpoint (required; for ofrep, else OFREP_ENDPOINT)"),
+            .init(
+                name: "endpoint", value: "URL",
+                help: "the flag endpoint (required; for ofrep, else OFREP_ENDPOINT); again for a set of services", repeatable: true),
+            .strategy,
             .init(
                 name: "provider", value: "NAME",
                 help: "wire format: json, ofrep (they advertise change streams) or launchdarkly (its client stream; default json)"),
@@ -106,8 +109,8 @@ enum WatchCommand {
             count = n
         }
         let limit = count
-        let endpoint = try EndpointChoice.make(
-            format, url: endpointURL,
+        let (endpoints, strategy) = try EndpointChoice.services(
+            arguments, format: format, url: endpointURL,
             credentials: EndpointChoice.Credentials(
                 key: arguments.value("key"), streamURL: arguments.value("stream-endpoint"), method: arguments.value("method")))
         let context = try Formatting.context(arguments.all("context"))
@@ -142,7 +145,7 @@ enum WatchCommand {
                     }
                 }
                 if let limit, journal.changes >= limit { done.fire() }
-            case .streamOpened, .streamClosed, .fetchFailed, .error:
+            case .streamOpened, .streamClosed, .fetchFailed, .error, .servicesDisagree:
                 if json {
                     console.out(Formatting.json(["time": .string(stamp), "event": .string(Formatting.printable(event.description))]))
                 } else {
@@ -152,11 +155,11 @@ enum WatchCommand {
                 break
             }
         })
-        let fetcher = FlagFetcher(
-            endpoint: endpoint,
-            configuration: .init(
-                budget: budget, allowInsecureHTTP: arguments.has("allow-http"), headers: headers,
-                trustedKeys: try SigningCommands.trustedKeys(arguments)))
+        var fetch = FlagFetcher.Configuration(
+            budget: budget, allowInsecureHTTP: arguments.has("allow-http"), headers: headers,
+            trustedKeys: try SigningCommands.trustedKeys(arguments))
+        fetch.strategy = strategy
+        let fetcher = FlagFetcher(endpoints: endpoints, configuration: fetch)
         let store = LastKnownGoodStore(fileURL: directory.appendingPathComponent("flags.lkg"))
         let provider = FeatureFlagProvider(
             context: context, fetcher: fetcher, store: store, configuration: configuration, reachability: AlwaysReachable(),

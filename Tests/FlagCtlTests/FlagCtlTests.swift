@@ -53,6 +53,8 @@ struct FlagCtlTests {
             (["eval", "--endpoint", "http://127.0.0.1:1/f", "--method", "put"], "flagctl eval: --method takes get or post, not 'put'"),
             (["eval", "--endpoint", "http://127.0.0.1:1/{venue}.json", "--method", "post"], "flagctl eval: --method post cannot fill {placeholders}: a URL template is fetched by GET"),
             (["eval", "--endpoint", "http://127.0.0.1:1", "--provider", "ofrep", "--method", "get"], "flagctl eval: --method applies to --provider json (the others ask as their service expects)"),
+            (["eval", "--endpoint", "http://127.0.0.1:1/f", "--strategy", "first-match"], "flagctl eval: --strategy combines several services: give --endpoint more than once"),
+            (["eval", "--endpoint", "http://127.0.0.1:1/f", "--endpoint", "http://127.0.0.1:2/f", "--strategy", "best"], "flagctl eval: --strategy takes chain, first-match, first-successful or comparison, not 'best'"),
             (["lint"], "flagctl lint: missing FILE"),
             (["serve"], "flagctl serve: missing FILE"),
             (["lint", "a.json", "b.json"], "flagctl lint: unexpected argument b.json"),
@@ -143,6 +145,43 @@ struct FlagCtlTests {
         #expect(jsonLines(postedOut.out).first?["status"] == "ERROR")
         #expect(host.requests.last == "POST /flags.json")
         #expect(postedOut.err.contains { $0.contains("add --method get") }, "\(postedOut.err)")
+    }
+
+    /// Two static hosts as a set of services: each flag from the host that has it, the down host's flags from its own
+    /// last good values, a mismatch on its own line, and a kill from the second host.
+    @Test func evalCombinesSeveralServicesPerFlag() async throws {
+        let a = try StaticHost(files: ["/flags.json": #"{"flags": {"a": "a", "shared": 1}}"#])
+        let b = try StaticHost(files: ["/flags.json": #"{"flags": {"b": "b", "shared": 2}}"#])
+        defer { a.stop() }
+        let state = TempDir()
+        let set = ["eval", "--method", "get", "--endpoint", a.url("flags.json").absoluteString, "--endpoint", b.url("flags.json").absoluteString,
+            "--state", state.path] + budget
+        let nameA = "127.0.0.1:\(a.url("x").port!)"
+        let nameB = "127.0.0.1:\(b.url("x").port!)"
+        let (status, out) = await run(set + ["--strategy", "first-match", "--json"])
+        #expect(status == 0, "\(out.err)")
+        var lines = jsonLines(out.out)
+        #expect(lines.first { $0["flag"] == "a" }?["service"] == .string(nameA))
+        #expect(lines.first { $0["flag"] == "b" }?["service"] == .string(nameB))
+        #expect(lines.first { $0["flag"] == "shared" }?["value"] == 1 && lines.first { $0["flag"] == "shared" }?["service"] == .string(nameA))
+        // B down: its flag from its own last good values, A's from the network.
+        b.stop()
+        a.set("/flags.json", #"{"flags": {"a": "a2", "shared": 1}}"#)
+        let (down, downOut) = await run(set + ["--strategy", "first-match", "--json"])
+        #expect(down == 0)
+        lines = jsonLines(downOut.out)
+        #expect(lines.first?["status"] == "ERROR")
+        #expect(lines.first { $0["flag"] == "a" }?["value"] == "a2")
+        #expect(lines.first { $0["flag"] == "b" }?["value"] == "b" && lines.first { $0["flag"] == "b" }?["reason"] == "CACHED")
+        // Comparison: the table, then the mismatch as its own line.
+        let c = try StaticHost(files: ["/flags.json": #"{"flags": {"shared": 2, "kill_switch": true}}"#])
+        defer { c.stop() }
+        let pair = ["eval", "--method", "get", "--endpoint", a.url("flags.json").absoluteString, "--endpoint", c.url("flags.json").absoluteString,
+            "--state", TempDir().path] + budget
+        let (_, compared) = await run(pair + ["--strategy", "comparison"])
+        let nameC = "127.0.0.1:\(c.url("x").port!)"
+        #expect(compared.out.contains { $0.hasPrefix("mismatch shared: ") && $0.contains("\(nameA)=1") && $0.contains("\(nameC)=2") }, "\(compared.out)")
+        #expect(compared.out.first?.contains("KILL SWITCH ON") == true, "a kill from the second service kills")
     }
 
     @Test func evalHoldsAKillForEveryContextUntilTheServedContextReleasesIt() async throws {

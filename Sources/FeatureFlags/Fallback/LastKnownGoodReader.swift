@@ -126,26 +126,21 @@ struct LastKnownGoodReader {
         for context: EvaluationContext, in store: LastKnownGoodStore, base: ServingBase, policy: DevicePolicy, merge: ContextMerge
     ) -> HeldAnswer? {
         let names = policy.serviceNames
-        var perContext: [(context: EvaluationContext, snapshot: FlagSnapshot)] = []
         var any = false
         var problem: FlagEvent?
-        for member in members(of: context) ?? [context] {
-            let services = policy.endpoints.indices.map { index -> ServiceValues in
-                guard case .found(let stored)? = store.use(policy.serviceKey(member.fingerprint, service: index)) else {
-                    return ServiceValues(name: names[index], snapshot: nil)
-                }
-                if let reason = policy.heldServiceProblem(stored.snapshot, service: index, for: member) {
-                    problem = .fallbackWarning(reason: "the values held for service \(names[index]) are not served: \(reason)")
-                    return ServiceValues(name: names[index], snapshot: nil)
-                }
-                any = true
-                return ServiceValues(name: names[index], snapshot: stored.snapshot)
+        let snapshot = policy.combinedSet(context, members: members(of: context) ?? [context], merge: merge, killSwitchKey: base.killSwitchKey) {
+            member, index in
+            guard case .found(let stored)? = store.use(policy.serviceKey(member.fingerprint, service: index)) else {
+                return ServiceValues(name: names[index], snapshot: nil)
             }
-            perContext.append((member, policy.strategy.combine(services, killSwitchKey: base.killSwitchKey, fingerprint: member.fingerprint).snapshot))
-        }
+            if let reason = policy.heldServiceProblem(stored.snapshot, service: index, for: member) {
+                problem = .fallbackWarning(reason: "the values held for service \(names[index]) are not served: \(reason)")
+                return ServiceValues(name: names[index], snapshot: nil)
+            }
+            any = true
+            return ServiceValues(name: names[index], snapshot: stored.snapshot)
+        }.snapshot
         guard any else { return nil }
-        let snapshot = perContext.count > 1
-            ? merge.merge(perContext, killSwitchKey: base.killSwitchKey, identity: context) : perContext[0].snapshot
         var answer = HeldAnswer(prepared: base.prepare(snapshot), source: .fallback)
         answer.problem = problem
         return answer

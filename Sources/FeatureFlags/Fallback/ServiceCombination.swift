@@ -15,55 +15,44 @@ extension ServiceStrategy {
         _ services: [ServiceValues], killSwitchKey: String, fingerprint: String
     ) -> (snapshot: FlagSnapshot, disagreements: [FlagEvent]) {
         let held = services.filter { $0.snapshot != nil }
+        let snapshots = held.map { $0.snapshot! }
         var names: [String] = []
         var seen = Set<String>()
-        for service in held {
-            for name in service.snapshot!.flags.keys.sorted() where seen.insert(name).inserted { names.append(name) }
+        for snapshot in snapshots {
+            for name in snapshot.flags.keys.sorted() where seen.insert(name).inserted { names.append(name) }
         }
         var flags: [String: FlagEntry] = [:]
         var disagreements: [FlagEvent] = []
         for name in names {
-            let answers = held.map { service in
-                (service: service.name, entry: service.snapshot!.flags[name].map { service.held ? $0.cached : $0 })
-            }
+            let entries = held.indices.map { index in snapshots[index].flags[name].map { held[index].held ? $0.cached : $0 } }
+            var chosen: Int?
             if name == killSwitchKey {
                 // The safe reading: any service that says "kill" kills.
-                let on = answers.first { $0.entry?.value?.boolValue == true } ?? answers.first { $0.entry != nil }
-                if let on, let entry = on.entry { flags[name] = entry.from(on.service) }
-                continue
+                chosen = entries.firstIndex { $0?.value?.boolValue == true } ?? entries.firstIndex { $0 != nil }
+            } else {
+                switch self {
+                case .chain, .firstMatch:
+                    // A missing flag or a `FLAG_NOT_FOUND` entry moves on; any other answer, error or not, is the answer.
+                    chosen = entries.firstIndex { $0 != nil && $0?.errorCode != .flagNotFound }
+                case .firstSuccessful:
+                    chosen = entries.firstIndex { $0?.value != nil && $0?.errorCode == nil } ?? entries.firstIndex { $0 != nil }
+                case .comparison(let answering):
+                    if let failed = entries.firstIndex(where: { $0?.value == nil || $0?.errorCode != nil }) {
+                        flags[name] = (entries[failed] ?? FlagEntry(value: nil, reason: .error, errorCode: .flagNotFound)).from(held[failed].name)
+                        continue
+                    }
+                    chosen = 0
+                    if entries.contains(where: { $0?.value != entries[0]?.value }) {
+                        let designated = services.indices.contains(answering) ? services[answering].name : held[0].name
+                        chosen = held.firstIndex { $0.name == designated } ?? 0
+                        var values: [String: FlagValue] = [:]
+                        for index in held.indices { values[held[index].name] = entries[index]?.value }
+                        disagreements.append(.servicesDisagree(flag: name, fingerprint: fingerprint, values: values))
+                    }
+                }
             }
-            switch self {
-            case .chain, .firstMatch:
-                // A missing flag or a `FLAG_NOT_FOUND` entry moves on; any other answer, error or not, is the answer.
-                if let found = answers.first(where: { $0.entry != nil && $0.entry?.errorCode != .flagNotFound }) {
-                    flags[name] = found.entry!.from(found.service)
-                }
-            case .firstSuccessful:
-                if let found = answers.first(where: { $0.entry?.value != nil && $0.entry?.errorCode == nil }) {
-                    flags[name] = found.entry!.from(found.service)
-                } else if let failed = answers.first(where: { $0.entry != nil }) {
-                    flags[name] = failed.entry!.from(failed.service)
-                }
-            case .comparison(let answering):
-                if let failed = answers.first(where: { $0.entry?.value == nil || $0.entry?.errorCode != nil }) {
-                    flags[name] = failed.entry?.from(failed.service)
-                        ?? FlagEntry(value: nil, reason: .error, errorCode: .flagNotFound, service: failed.service)
-                    continue
-                }
-                let first = answers[0]
-                if answers.allSatisfy({ $0.entry!.value == first.entry!.value }) {
-                    flags[name] = first.entry!.from(first.service)
-                    continue
-                }
-                let designated = services.indices.contains(answering) ? services[answering].name : first.service
-                let chosen = answers.first { $0.service == designated } ?? first
-                flags[name] = chosen.entry!.from(chosen.service)
-                var values: [String: FlagValue] = [:]
-                for answer in answers { values[answer.service] = answer.entry!.value }
-                disagreements.append(.servicesDisagree(flag: name, fingerprint: fingerprint, values: values))
-            }
+            if let chosen, let entry = entries[chosen] { flags[name] = entry.from(held[chosen].name) }
         }
-        let snapshots = held.map { $0.snapshot! }
         var seenVersions = Set<String>()
         let versions = snapshots.compactMap(\.version).filter { seenVersions.insert($0).inserted }
         let combined = FlagSnapshot(
@@ -71,6 +60,27 @@ extension ServiceStrategy {
             fetchedAt: snapshots.map(\.fetchedAt).min() ?? Date(), ttl: snapshots.compactMap(\.ttl).min(),
             contextFingerprint: fingerprint)
         return (combined, disagreements)
+    }
+}
+
+extension DevicePolicy {
+    /// `identity`'s values from a set: each member context's services (`values`: a context and a service's index)
+    /// combined by the strategy, then the members merged (``ContextMerge``) when there are several.
+    func combinedSet(
+        _ identity: EvaluationContext, members: [EvaluationContext], merge: ContextMerge, killSwitchKey: String,
+        values: (EvaluationContext, Int) -> ServiceValues
+    ) -> (snapshot: FlagSnapshot, disagreements: [FlagEvent]) {
+        var perContext: [(context: EvaluationContext, snapshot: FlagSnapshot)] = []
+        var disagreements: [FlagEvent] = []
+        for member in members {
+            let combined = strategy.combine(
+                endpoints.indices.map { values(member, $0) }, killSwitchKey: killSwitchKey, fingerprint: member.fingerprint)
+            perContext.append((member, combined.snapshot))
+            disagreements += combined.disagreements
+        }
+        let snapshot = perContext.count > 1
+            ? merge.merge(perContext, killSwitchKey: killSwitchKey, identity: identity) : perContext[0].snapshot
+        return (snapshot, disagreements)
     }
 }
 

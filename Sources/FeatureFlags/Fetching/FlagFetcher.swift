@@ -172,17 +172,19 @@ public final class FlagFetcher: Sendable {
     /// Fetches `context`'s flags; `ifNoneMatch` goes to the endpoint that issued it, `hint` (from a
     /// change-stream event) to the endpoint whose stream sent it. Never throws: failures are
     /// ``FetchResult/failed(_:)``, cancellation ``FetchError/cancelled``.
+    /// With `service`, only the endpoint at that index is asked, within the whole budget (a set's services are asked at once).
     package func fetch(
-        _ context: EvaluationContext, ifNoneMatch: EntityTag? = nil, hint: RefetchHint? = nil, signedNoEarlierThan: Date? = nil
+        _ context: EvaluationContext, service: Int? = nil, ifNoneMatch: EntityTag? = nil, hint: RefetchHint? = nil,
+        signedNoEarlierThan: Date? = nil
     ) async -> FetchResult {
         // Bounded: a budget of centuries is "no budget", and must not overflow the clock.
         let budget = configuration.budget.boundedWait
         let end = clock.now() + budget
         var firstError: FetchError?
-        for index in endpoints.indices {
+        for index in service.map({ [$0] }) ?? Array(endpoints.indices) {
             let remaining = index == 0 ? budget : end - clock.now()
             guard remaining > .zero else { break }
-            let left = endpoints.count - index
+            let left = service == nil ? endpoints.count - index : 1
             let share = left == 1 ? remaining : remaining / left
             do throws(FetchError) {
                 return try await fetch(
@@ -193,20 +195,6 @@ public final class FlagFetcher: Sendable {
             }
         }
         return .failed(firstError ?? .timeout(budget))
-    }
-
-    /// Fetches `context`'s flags from the service at `index` alone, within the whole budget (a set's services are
-    /// asked at once). Never throws, as ``fetch(_:ifNoneMatch:hint:signedNoEarlierThan:)``.
-    func fetch(
-        _ context: EvaluationContext, service index: Int, ifNoneMatch: EntityTag?, hint: RefetchHint?, signedNoEarlierThan: Date?
-    ) async -> FetchResult {
-        let budget = configuration.budget.boundedWait
-        do throws(FetchError) {
-            return try await fetch(
-                context, from: index, within: budget, ifNoneMatch: ifNoneMatch, hint: hint, signedNoEarlierThan: signedNoEarlierThan)
-        } catch {
-            return .failed(error == .cancelled || Task.isCancelled ? .cancelled : error)
-        }
     }
 
     /// Shuts an owned transport down; later fetches fail with ``FetchError/cancelled``. Idempotent.

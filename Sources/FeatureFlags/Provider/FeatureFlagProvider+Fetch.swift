@@ -60,11 +60,33 @@ extension FeatureFlagProvider {
         reported || (SystemReachability.made(reachability) && fetcher.asksOnlyThisMachine(for: context))
     }
 
-    /// What a merged identity's members hold, by fingerprint: this session's answers, else the stored ones.
-    private func heldMembers(of plan: FetchPlan) -> [String: StoredFlags] {
-        var held = store.members(of: plan.context.fingerprint)
-        for member in plan.members where held[member.fingerprint] == nil {
-            if let stored = store.lastKnownGood(for: member) { held[member.fingerprint] = stored }
+    /// One request of a fetch: a context through the chain (`service` nil) or one service of a set, and where its
+    /// values are kept (the context's fingerprint, or a service's key).
+    struct MemberRequest: Sendable {
+        let context: EvaluationContext
+        let service: Int?
+        let key: String
+    }
+
+    /// The plan's requests: each member context, through each service of a set.
+    func requests(of plan: FetchPlan) -> [MemberRequest] {
+        let policy = fetcher.policy
+        guard policy.servesSet else { return plan.members.map { MemberRequest(context: $0, service: nil, key: $0.fingerprint) } }
+        return plan.members.flatMap { context in
+            policy.endpoints.indices.map { MemberRequest(context: context, service: $0, key: policy.serviceKey(context.fingerprint, service: $0)) }
+        }
+    }
+
+    /// What each request holds, by key: this session's answers for a merged identity or a set, else the stored ones
+    /// (a set's only if they may stand in for their service).
+    private func held(for requests: [MemberRequest], of plan: FetchPlan) -> [String: StoredFlags] {
+        var held = requests.count > 1 ? store.members(of: plan.context.fingerprint) : [:]
+        for request in requests where held[request.key] == nil {
+            guard case .found(let stored)? = store.lookup(request.key) else { continue }
+            if let service = request.service, fetcher.policy.heldServiceProblem(stored.snapshot, service: service, for: request.context) != nil {
+                continue
+            }
+            held[request.key] = stored
         }
         return held
     }
@@ -72,14 +94,13 @@ extension FeatureFlagProvider {
     /// One fetch, in its own task: members fetched in parallel, judged, merged, reported; then its writes and answers.
     func performFetch(_ plan: FetchPlan) async {
         let started = clock.now()
-        let report: FetchReport
-        if fetcher.policy.servesSet {
-            report = await fetchServices(plan, started: started)
-        } else {
-            let held = plan.members.count > 1 ? heldMembers(of: plan) : [:]
-            let answers = await fetchMembers(plan, held: held)
-            report = self.report(answers, for: plan, latency: clock.now() - started)
-        }
+        let requests = requests(of: plan)
+        let held = held(for: requests, of: plan)
+        let answers = await fetchMembers(requests, held: held, plan: plan)
+        let report =
+            fetcher.policy.servesSet
+            ? servicesReport(answers, of: requests, held: held, for: plan, latency: clock.now() - started)
+            : self.report(answers, for: plan, latency: clock.now() - started)
         // Counted before its answer is served, until its writes are on disk (`waitForWrites`).
         fetchWrites.enter()
         let effects = transition(.fetchEnded(report))
@@ -134,24 +155,25 @@ extension FeatureFlagProvider {
         }
     }
 
-    /// Fetches every member in parallel; answers in member order, with validation memory and whether the schema ran.
+    /// Fetches every request in parallel; answers in request order, with validation memory and whether the schema ran.
     func fetchMembers(
-        _ plan: FetchPlan, held: [String: StoredFlags]
+        _ requests: [MemberRequest], held: [String: StoredFlags], plan: FetchPlan
     ) async -> [(answer: FetchVerdict<StoredFlags>, memory: PayloadGate.Memory?, validated: Bool)] {
-        if plan.members.count == 1 {
-            let member = plan.members[0]
-            let stored = store.lastKnownGood(for: member)
-            return [await fetchMember(member, held: stored, memory: plan.memory[member.fingerprint], trigger: plan.trigger)]
+        let trigger = plan.trigger
+        if requests.count == 1 {
+            let request = requests[0]
+            return [await fetchMember(request.context, held: held[request.key], memory: plan.memory[request.key], trigger: trigger)]
         }
         return await withTaskGroup(of: (Int, (FetchVerdict<StoredFlags>, PayloadGate.Memory?, Bool)).self) { group in
-            for (index, member) in plan.members.enumerated() {
-                let stored = held[member.fingerprint]
-                let memory = plan.memory[member.fingerprint]
-                let trigger = plan.trigger
-                group.addTask { (index, await self.fetchMember(member, held: stored, memory: memory, trigger: trigger)) }
+            for (index, request) in requests.enumerated() {
+                let stored = held[request.key]
+                let memory = plan.memory[request.key]
+                group.addTask {
+                    (index, await self.fetchMember(request.context, service: request.service, held: stored, memory: memory, trigger: trigger))
+                }
             }
             var answers = [(answer: FetchVerdict<StoredFlags>, memory: PayloadGate.Memory?, validated: Bool)?](
-                repeating: nil, count: plan.members.count)
+                repeating: nil, count: requests.count)
             for await (index, answer) in group { answers[index] = answer }
             return answers.map { $0 ?? (.failed(.cancelled), nil, false) }
         }
@@ -177,18 +199,13 @@ extension FeatureFlagProvider {
             condition = held?.etag
         }
         let result: FetchResult
-        if case .streamed(_, let endpoint) = trigger, let service, endpoint != fetcher.scope(of: service) {
-            // Another service's stream: this one's values stand as held.
-            if let held { return (.confirmed(held), memory, false) }
-            result = await fetcher.fetch(member, service: service, ifNoneMatch: nil, hint: nil, signedNoEarlierThan: nil)
-        } else if case .streamed(let flags, let endpoint) = trigger {
+        if case .streamed(let flags, let endpoint) = trigger, service.map({ endpoint == fetcher.scope(of: $0) }) ?? true {
             result = fetcher.streamed(flags, from: endpoint, for: member)
-        } else if let service {
-            result = await fetcher.fetch(
-                member, service: service, ifNoneMatch: condition, hint: trigger.hint, signedNoEarlierThan: held?.snapshot.signature?.issuedAt)
+        } else if case .streamed = trigger, let held {
+            return (.confirmed(held), memory, false)   // another service's stream: this one's values stand as held
         } else {
             result = await fetcher.fetch(
-                member, ifNoneMatch: condition, hint: trigger.hint, signedNoEarlierThan: held?.snapshot.signature?.issuedAt)
+                member, service: service, ifNoneMatch: condition, hint: trigger.hint, signedNoEarlierThan: held?.snapshot.signature?.issuedAt)
         }
         switch result {
         case .failed(let error):
