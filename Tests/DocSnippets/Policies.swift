@@ -1,4 +1,5 @@
 import FeatureFlags
+import FeatureFlagsUI
 import Foundation
 
 func policiesSchema(fetcher: FlagFetcher, store: LastKnownGoodStore, bundledSchemaBytes: [UInt8]) throws {

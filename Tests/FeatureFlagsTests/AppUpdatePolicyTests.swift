@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import FeatureFlags
+import FeatureFlagsUI
 import FeatureFlagsTesting
 import FlagServer
 

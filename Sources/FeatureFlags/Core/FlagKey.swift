@@ -44,7 +44,7 @@ struct FlagKeyConversionsReference<Value: Sendable>: Sendable {
 /// Which package initialiser built a shared conversions object.
 @usableFromInline
 enum SharedConversionsKind: UInt8, Sendable {
-    case convertible, rawValue, decodable, forwardCompatibleList, applicationUpdate
+    case convertible, rawValue, decodable, forwardCompatibleList, optionalConvertible
 }
 
 /// Conversions shared per value type and initialiser, created on first use, never released.
@@ -212,4 +212,20 @@ extension FlagKey {
     public var defaultFlagValue: FlagValue? { flagValue(for: defaultValue) }
     /// Whether the key's conversion accepts `value`.
     public func accepts(_ value: FlagValue) -> Bool { self.value(from: value) != nil }
+}
+
+extension FlagKey {
+    /// A key for an optional value, default nil: `null` or `""` reads as nil (none), a value that does not convert as
+    /// TYPE_MISMATCH (the app-update keys of FeatureFlagsUI).
+    package init<Wrapped: FlagValueConvertible>(optional name: String) where Value == Wrapped? {
+        self.init(name, default: nil, sharing: .optionalConvertible) {
+            FlagKeyConversions(
+                convert: { value -> Wrapped?? in
+                    if value == .null || value == .string("") { return .some(nil) }
+                    guard let converted = Wrapped(flagValue: value) else { return nil }
+                    return .some(converted)
+                },
+                encode: { $0?.flagValue ?? .null })
+        }
+    }
 }

@@ -113,7 +113,7 @@ extension FlagValue {
 
     /// For a string holding a JSON list or object, that list or object; otherwise `self`.
     @usableFromInline
-    var unwrappingText: FlagValue {
+    package var unwrappingText: FlagValue {
         guard case .string(let text) = self, let first = text.utf8.first,
             first == UInt8(ascii: "[") || first == UInt8(ascii: "{"), let parsed = FlagValue.parsedText(text)
         else { return self }

@@ -1,3 +1,4 @@
+public import FeatureFlags
 public import Foundation
 
 /// A required or recommended app update published as a flag, `{"version": "1.2.3.500", "download": "https://…"}`;
@@ -61,17 +62,7 @@ extension FlagKey where Value == ApplicationUpdate? {
     public static var recommendedUpdate: FlagKey { .update(named: "ios_recommended_update") }
 
     /// An update key under another name (e.g. `android_required_update`), default nil; `null` or `""` means no update.
-    public static func update(named name: String) -> FlagKey {
-        FlagKey(name, default: nil, sharing: .applicationUpdate) {
-            FlagKeyConversions(
-                convert: { value -> ApplicationUpdate?? in
-                    if value == .null || value == .string("") { return .some(nil) }
-                    guard let update = ApplicationUpdate(flagValue: value) else { return nil }
-                    return .some(update)
-                },
-                encode: { $0?.flagValue ?? .null })
-        }
-    }
+    public static func update(named name: String) -> FlagKey { FlagKey(optional: name) }
 }
 
 extension FeatureFlagClient {
