@@ -137,6 +137,7 @@ struct ServiceSetTests {
         let provider = set.provider(.firstMatch)
         defer { provider.shutdown() }
         #expect(await provider.refresh().isSuccess)
+        #expect(provider.status == .ready, "\(provider.recentEvents)")
         #expect(provider.flagValue("a") == "a" && provider.flagValue("b") == "b" && provider.flagValue("shared") == 1)
         #expect(provider.flagDetails("a").service == "A" && provider.flagDetails("b").service == "B")
         #expect(provider.flagDetails("shared").service == "A")
@@ -153,7 +154,8 @@ struct ServiceSetTests {
         #expect(await provider.refresh().isSuccess)
         set.b.stop()
         set.a.set("/flags.json", #"{"flags": {"a": "a2", "shared": 1}}"#)
-        #expect(await provider.refresh().isSuccess)
+        let outcome = await provider.refresh()
+        #expect(outcome.isSuccess, "\(outcome) \(provider.recentEvents) \(set.a.requests)")
         #expect(provider.flagValue("a") == "a2", "A's new value from the network")
         #expect(provider.flagValue("b") == "b" && provider.flagDetails("b").reason == .cached, "B's from its last good values")
         #expect(provider.status == .error)
@@ -222,6 +224,7 @@ struct ServiceSetTests {
         let provider = set.provider(.comparison(answering: 1))
         defer { provider.shutdown() }
         #expect(await provider.refresh().isSuccess)
+        #expect(provider.status == .ready, "\(provider.recentEvents)")
         #expect(provider.flagValue("shared") == 2)
         let mismatch = try #require(provider.recentEvents.first { $0.kind == .servicesDisagree })
         #expect(mismatch.flag == "shared" && mismatch.serviceValues == ["A": 1, "B": 2])
@@ -270,5 +273,22 @@ struct ServiceSetTests {
         #expect(provider.flagValue("a") == "a" && provider.flagDetails("a").reason != .cached)
         #expect(provider.status == .error)
         #expect(provider.recentEvents.contains { $0.kind == .fetchFailed && $0.fetchError?.kind == .timeout })
+    }
+
+    /// An identify asks every service for the new context; a merged identity asks every service for every member.
+    @Test(.hangLimit())
+    func anIdentifyAsksEveryServiceAndAMergedIdentityEveryMember() async throws {
+        let set = try Set()
+        defer { set.stop() }
+        let provider = set.provider(.firstMatch)
+        defer { provider.shutdown() }
+        #expect(await provider.refresh().isSuccess)
+        provider.identify(EvaluationContext(targetingKey: "u2"))
+        #expect(await provider.refresh().isSuccess)
+        #expect(set.a.requests.count == 2 && set.b.requests.count == 2)
+        provider.identify(merging: [EvaluationContext(targetingKey: "u3"), EvaluationContext(targetingKey: "u4")])
+        #expect(await provider.refresh().isSuccess)
+        #expect(set.a.requests.count == 4 && set.b.requests.count == 4, "\(set.a.requests) \(set.b.requests)")
+        #expect(provider.flagValue("a") == "a" && provider.flagValue("b") == "b" && provider.flagDetails("b").service == "B")
     }
 }

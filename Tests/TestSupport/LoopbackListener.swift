@@ -74,8 +74,9 @@ package final class LoopbackListener: @unchecked Sendable {
             return (connections, stopped)
         }
         guard !already else { return }
+        // Shut down, not closed: the accept loop closes the listener when it ends. Closed here, its number could be
+        // given to another test's socket before the loop's next `accept`, which would then take that test's requests.
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
         for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
         _ = group.wait(timeout: .now() + 5)
     }
@@ -87,7 +88,10 @@ package final class LoopbackListener: @unchecked Sendable {
     }
 
     private func acceptLoop() {
-        defer { group.leave() }
+        defer {
+            close(listener)
+            group.leave()
+        }
         while true {
             let fd = accept(listener, nil, nil)
             if fd < 0 { return }
