@@ -21,13 +21,23 @@ public struct AppVersion: Sendable, Hashable, Comparable, CustomStringConvertibl
 
     /// Parses `X`, `X.Y`, `X.Y.Z` or `X.Y.Z.a` (ASCII digits, at most 9 per part); nil otherwise, e.g. `1.2.3-beta`.
     public init?(_ text: String) {
-        let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard (1...4).contains(parts.count) else { return nil }
+        // One pass over the bytes (a split would add its own specialised copy to every app).
         var numbers: [Int] = []
-        for part in parts {
-            guard !part.isEmpty, part.count <= 9, part.allSatisfy({ (48...57).contains($0) }) else { return nil }
-            numbers.append(part.reduce(0) { $0 * 10 + Int($1 - 48) })
+        var current = 0
+        var digits = 0
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "."), digits > 0, numbers.count < 3 {
+                numbers.append(current)
+                (current, digits) = (0, 0)
+            } else if (48...57).contains(byte), digits < 9 {
+                current = current * 10 + Int(byte - 48)
+                digits += 1
+            } else {
+                return nil
+            }
         }
+        guard digits > 0 else { return nil }
+        numbers.append(current)
         while numbers.count < 3 { numbers.append(0) }
         self.init(major: numbers[0], minor: numbers[1], patch: numbers[2], build: numbers.count == 4 ? numbers[3] : nil)
     }
@@ -35,7 +45,7 @@ public struct AppVersion: Sendable, Hashable, Comparable, CustomStringConvertibl
     /// The version the bundle values describe: `CFBundleVersion` if it is `X.Y.Z[.a]`; else
     /// `CFBundleShortVersionString` with a plain-number `CFBundleVersion` as build; else either that parses.
     public static func from(bundleVersion: String?, shortVersion: String?) -> AppVersion? {
-        if let text = bundleVersion, text.split(separator: ".").count >= 3, let full = AppVersion(text) { return full }
+        if let text = bundleVersion, text.utf8.reduce(0, { $0 + ($1 == UInt8(ascii: ".") ? 1 : 0) }) >= 2, let full = AppVersion(text) { return full }
         if let short = shortVersion.flatMap(AppVersion.init) {
             let build = bundleVersion.flatMap { $0.contains(".") ? nil : AppVersion($0)?.major }
             return AppVersion(major: short.major, minor: short.minor, patch: short.patch, build: build ?? short.build)
