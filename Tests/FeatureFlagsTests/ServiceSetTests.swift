@@ -1,4 +1,6 @@
+import FeatureFlagsFlagd
 import FeatureFlagsTesting
+import FeatureFlagsUI
 import FlagServer
 import Foundation
 import Testing
@@ -290,5 +292,38 @@ struct ServiceSetTests {
         #expect(await provider.refresh().isSuccess)
         #expect(set.a.requests.count == 4 && set.b.requests.count == 4, "\(set.a.requests) \(set.b.requests)")
         #expect(provider.flagValue("a") == "a" && provider.flagValue("b") == "b" && provider.flagDetails("b").service == "B")
+    }
+
+    /// flagd rules on the device as one service of a set (rules for some flags, a JSON document for others), offline too,
+    /// and the inspector naming each value's service.
+    @Test(.hangLimit())
+    func flagdRulesAreOneServiceOfASet() async throws {
+        let rules = #"{"flags": {"rules_flag": {"state": "ENABLED", "variants": {"on": true, "off": false}, "defaultVariant": "off", "targeting": {"if": [{"==": [{"var": "targetingKey"}, "u1"]}, "on", "off"]}}}}"#
+        let host = try StaticHost(files: ["/flagd.json": rules, "/flags.json": Self.documentA])
+        defer { host.stop() }
+        let dir = TempDir()
+        var configuration = FlagFetcher.Configuration.loopback
+        configuration.strategy = .firstMatch
+        let endpoints = [FlagEndpoint.flagd(url: host.url("flagd.json")).named("rules"), FlagEndpoint.json(get: host.url("flags.json")).named("json")]
+        func provider(reachable: Bool) -> FeatureFlagProvider {
+            FeatureFlagProvider(
+                context: Self.context, fetcher: FlagFetcher(endpoints: endpoints, configuration: configuration),
+                store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: ManualReachability(reachable),
+                lifecycle: ManualLifecycle(foreground: true))
+        }
+        let online = provider(reachable: true)
+        let outcome = await online.refresh()
+        #expect(outcome.isSuccess, "\(outcome) \(online.recentEvents)")
+        #expect(online.flagValue("rules_flag") == true && online.flagDetails("rules_flag").service == "rules")
+        #expect(online.flagDetails("rules_flag").reason == .targetingMatch)
+        #expect(online.flagValue("a") == "a" && online.flagDetails("a").service == "json")
+        let rows = FlagInspector(client: online).rows()
+        #expect(rows.first { $0.key == "rules_flag" }?.service == "rules" && rows.first { $0.key == "a" }?.service == "json")
+        #expect(FlagInspector.table(rows).first?.contains("SERVICE") == true)
+        online.shutdown()
+        let offline = provider(reachable: false)
+        defer { offline.shutdown() }
+        #expect(offline.flagValue("rules_flag") == true && offline.flagValue("a") == "a")
+        #expect(offline.flagDetails("rules_flag").service == "rules")
     }
 }
