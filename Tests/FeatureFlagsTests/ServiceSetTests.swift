@@ -326,4 +326,43 @@ struct ServiceSetTests {
         #expect(offline.flagValue("rules_flag") == true && offline.flagValue("a") == "a")
         #expect(offline.flagDetails("rules_flag").service == "rules")
     }
+
+    /// The crash-loop guard over a set: the healthy values are the combined ones; a crash value from one service is
+    /// kept out until the service sends other values.
+    @Test(.hangLimit())
+    func theCrashLoopGuardKeepsASetsHealthyValues() async throws {
+        let set = try Set()
+        defer { set.stop() }
+        func launch() -> FeatureFlagProvider {
+            var fetch = FlagFetcher.Configuration.loopback
+            fetch.strategy = .firstMatch
+            var configuration = FeatureFlagProvider.Configuration(changeStreams: false, crashLoopGuard: CrashLoopGuard(launchesBeforeSafeMode: 2, healthyAfter: nil))
+            configuration.killSwitchKey = "kill_switch"
+            return FeatureFlagProvider(
+                context: ServiceSetTests.context, fetcher: FlagFetcher(endpoints: set.endpoints, configuration: fetch),
+                store: LastKnownGoodStore(fileURL: set.dir.url("flags.lkg")), configuration: configuration,
+                reachability: ManualReachability(true), lifecycle: ManualLifecycle(foreground: true))
+        }
+        let healthy = launch()
+        #expect(await healthy.refresh().isSuccess)
+        healthy.markHealthy()
+        healthy.waitForWrites()
+        healthy.shutdown()
+        set.b.set("/flags.json", #"{"flags": {"b": "crashy", "shared": 2}}"#)
+        for _ in 0..<2 {
+            let crashing = launch()
+            _ = await crashing.refresh()
+            crashing.waitForWrites()
+            crashing.shutdown()
+        }
+        let safe = launch()
+        defer { safe.shutdown() }
+        #expect(safe.safeMode != nil)
+        #expect(safe.flagValue("b") == "b" && safe.flagValue("a") == "a", "the set's healthy values, before any fetch")
+        _ = await safe.refresh()
+        #expect(safe.safeMode != nil && safe.flagValue("b") == "b", "the same crash values are kept, not served")
+        set.b.set("/flags.json", #"{"flags": {"b": "fixed", "shared": 2}}"#)
+        _ = await safe.refresh()
+        #expect(safe.safeMode == nil && safe.flagValue("b") == "fixed" && safe.flagDetails("b").service == "B")
+    }
 }
