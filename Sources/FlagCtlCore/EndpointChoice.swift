@@ -114,7 +114,9 @@ extension EndpointChoice {
             throw UsageError(
                 message: "--strategy takes chain, first-match, first-successful or comparison, not '\(Formatting.printable(text ?? ""))'")
         }
-        if text != nil, endpoints < 2 { throw UsageError(message: "--strategy combines several services: give --endpoint more than once") }
+        if strategy != .chain, endpoints < 2 {
+            throw UsageError(message: "--strategy combines several services: give --endpoint more than once")
+        }
         return strategy
     }
 

@@ -47,8 +47,8 @@ enum Formatting {
         return json
     }
 
-    /// One line per disagreement among a set's services (``ServiceStrategy/comparison(answering:)``), e.g.
-    /// `mismatch shared: a=1 b=2 (served: a)`.
+    /// One line per disagreement among a set's services (``ServiceStrategy/comparison(answering:)``) that `events`
+    /// (a client's recent events: the last 32) hold, e.g. `mismatch shared: a=1 b=2`.
     static func disagreements(_ events: [FlagEvent]) -> [String] {
         events.filter { $0.kind == .servicesDisagree }.map { event in
             let values = event.serviceValues ?? [:]

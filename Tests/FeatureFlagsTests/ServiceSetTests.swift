@@ -85,6 +85,42 @@ struct ServiceSetTests {
         #expect(result.disagreements.isEmpty, "the kill switch is not compared: any kill kills")
     }
 
+    @Test func aKillSaidAsTextKillsAndAnErrorsValueIsNotServed() {
+        let killed = Self.combine(.firstMatch, [
+            Self.service("a", ["kill_switch": FlagEntry(value: false)]),
+            Self.service("firebase", ["kill_switch": FlagEntry(value: "TRUE")]),
+        ])
+        #expect(killed.snapshot.isKillSwitchOn(key: "kill_switch") && killed.snapshot.flags["kill_switch"]?.service == "firebase")
+        let failed = Self.combine(.firstMatch, [Self.service("a", ["x": FlagEntry(value: 5, reason: .error, errorCode: .parseError)])])
+        #expect(failed.snapshot.flags["x"]?.value == nil && failed.snapshot.flags["x"]?.errorCode == .parseError,
+            "an error's value is not a result (Appendix A, \"Interpreting Errors\")")
+    }
+
+    @Test func aServicesEntriesCountWithTheirContextAgainstCapacity() throws {
+        let store = LastKnownGoodStore.inMemory(capacity: 2)
+        let policy = DevicePolicy(
+            trust: nil, endpoints: (0..<3).map { FlagEndpoint.json(get: URL(string: "http://h/\($0)")!) }, strategy: .firstMatch)
+        for user in ["u1", "u2", "u3"] {
+            let context = EvaluationContext(targetingKey: user)
+            var members: [String: StoredFlags] = [:]
+            for service in 0..<3 {
+                members[policy.serviceKey(context.fingerprint, service: service)] = StoredFlags(snapshot: FlagSnapshot(values: ["s": .int(service)]), etag: nil)
+            }
+            try store.save(StoredFlags(snapshot: FlagSnapshot(values: ["s": 0]), etag: nil), for: context, members: members)
+        }
+        let kept = ["u2", "u3"].map { EvaluationContext(targetingKey: $0).fingerprint }
+        #expect(store.fingerprints == kept.reversed(), "two contexts kept whole, the oldest left with its services")
+        for fingerprint in kept {
+            for service in 0..<3 {
+                guard case .found? = store.lookup(policy.serviceKey(fingerprint, service: service)) else {
+                    Issue.record("service \(service) of a kept context was evicted")
+                    continue
+                }
+            }
+        }
+        #expect(store.lookup(policy.serviceKey(EvaluationContext(targetingKey: "u1").fingerprint, service: 2)) == nil)
+    }
+
     @Test func heldValuesStandingInReadCached() {
         let result = Self.combine(.firstMatch, [Self.service("a", ["x": FlagEntry(value: 1, reason: .targetingMatch)], held: true)])
         #expect(result.snapshot.flags["x"]?.reason == .cached && result.snapshot.flags["x"]?.value == 1)
@@ -162,6 +198,11 @@ struct ServiceSetTests {
         #expect(provider.flagValue("b") == "b" && provider.flagDetails("b").reason == .cached, "B's from its last good values")
         #expect(provider.status == .error)
         #expect(provider.recentEvents.contains { $0.kind == .fetchFailed })
+        // Still down at the next poll: no `ready` and `error` again, only the failure.
+        let errorsBefore = provider.recentEvents.filter { $0.kind == .error || $0.kind == .ready }.count
+        _ = await provider.refresh()
+        #expect(provider.recentEvents.filter { $0.kind == .error || $0.kind == .ready }.count == errorsBefore)
+        #expect(provider.status == .error)
         // Relaunched offline: each service's values come back from the one fallback file.
         provider.shutdown()
         let relaunched = set.provider(.firstMatch, reachable: false)
@@ -185,9 +226,26 @@ struct ServiceSetTests {
         #expect(await provider.refresh() == .updated(["a", "shared"]))
         #expect(provider.flagValue("b") == "b" && provider.flagValue("shared") == 3)
         #expect(provider.flagDetails("b").reason != .cached, "a 304 confirms B's values: they are not standing in")
+        provider.waitForWrites()
         let store = LastKnownGoodStore(fileURL: set.dir.url("flags.lkg"))
-        let keys = store.fingerprints
-        #expect(keys.contains { $0.hasSuffix("@1/B") } && keys.contains { $0.hasSuffix("@0/A") }, "\(keys)")
+        let policy = provider.fetcher.policy
+        guard case .found(let a)? = store.lookup(policy.serviceKey(Self.context.fingerprint, service: 0)),
+            case .found(let b)? = store.lookup(policy.serviceKey(Self.context.fingerprint, service: 1))
+        else {
+            Issue.record("each service's values are not in the file")
+            return
+        }
+        #expect(a.snapshot.flags["a"]?.value == "a3" && b.snapshot.flags["b"]?.value == "b")
+        #expect(store.fingerprints == [Self.context.fingerprint], "a service's entry is not a context")
+        // A service's new value that another shadows changes nothing served, yet reaches the file.
+        set.b.set("/flags.json", #"{"flags": {"b": "b", "shared": 9}}"#)
+        #expect(await provider.refresh() == .unchanged)
+        provider.waitForWrites()
+        guard case .found(let b2)? = LastKnownGoodStore(fileURL: set.dir.url("flags.lkg")).lookup(policy.serviceKey(Self.context.fingerprint, service: 1)) else {
+            Issue.record("B's values left the file")
+            return
+        }
+        #expect(b2.snapshot.flags["shared"]?.value == 9)
     }
 
     @Test(.hangLimit())

@@ -28,7 +28,7 @@ extension ServiceStrategy {
             var chosen: Int?
             if name == killSwitchKey {
                 // The safe reading: any service that says "kill" kills.
-                chosen = entries.firstIndex { $0?.value?.boolValue == true } ?? entries.firstIndex { $0 != nil }
+                chosen = entries.firstIndex { $0.map(Self.kills) == true } ?? entries.firstIndex { $0 != nil }
             } else {
                 switch self {
                 case .chain, .firstMatch:
@@ -53,13 +53,17 @@ extension ServiceStrategy {
             }
             if let chosen, let entry = entries[chosen] { flags[name] = entry.from(held[chosen].name) }
         }
-        var seenVersions = Set<String>()
-        let versions = snapshots.compactMap(\.version).filter { seenVersions.insert($0).inserted }
-        let combined = FlagSnapshot(
-            flags: flags, version: versions.isEmpty ? nil : versions.joined(separator: "+"),
-            fetchedAt: snapshots.map(\.fetchedAt).min() ?? Date(), ttl: snapshots.compactMap(\.ttl).min(),
-            contextFingerprint: fingerprint)
-        return (combined, disagreements)
+        return (FlagSnapshot.joining(flags, of: snapshots, fingerprint: fingerprint), disagreements)
+    }
+
+    /// Whether an entry turns the kill switch on: `true`, or the text `"true"` (any case) of a service that sends
+    /// every value as text, as ``FlagSnapshot/isKillSwitchOn(key:)`` reads it.
+    static func kills(_ entry: FlagEntry) -> Bool {
+        switch entry.value {
+        case .bool(true)?: true
+        case .string(let text)?: text.lowercased() == "true"
+        default: false
+        }
     }
 }
 
@@ -90,8 +94,8 @@ extension FlagEntry {
         FlagEntry(value: value, variant: variant, reason: value == nil ? reason : .cached, errorCode: errorCode, metadata: metadata, service: service)
     }
 
-    /// The same entry, attributed to `service`.
+    /// The same entry, attributed to `service`; an error's value is dropped (OpenFeature: only nominal results count).
     func from(_ service: String) -> FlagEntry {
-        FlagEntry(value: value, variant: variant, reason: reason, errorCode: errorCode, metadata: metadata, service: service)
+        FlagEntry(value: errorCode == nil ? value : nil, variant: variant, reason: reason, errorCode: errorCode, metadata: metadata, service: service)
     }
 }

@@ -23,11 +23,18 @@ struct DevicePolicy: Sendable {
     var serviceNames: [String] {
         let names = endpoints.map(\.name)
         var counts: [String: Int] = [:]
-        return names.map { name in
-            guard names.filter({ $0 == name }).count > 1 else { return name }
-            counts[name, default: 0] += 1
-            return "\(name)_\(counts[name]!)"
+        var unique: [String] = []
+        for name in names {
+            var candidate = name
+            if names.filter({ $0 == name }).count > 1 {
+                counts[name, default: 0] += 1
+                candidate = "\(name)_\(counts[name]!)"
+            }
+            // A given name may equal a numbered one (`json_1`): numbered again, so no two services share a name.
+            while unique.contains(candidate) { candidate += "_\(unique.count + 1)" }
+            unique.append(candidate)
         }
+        return unique
     }
 
     /// Where the service at `index` keeps `fingerprint`'s values in the fallback file.

@@ -85,12 +85,7 @@ public struct ContextMerge: Sendable {
                 flags[name] = mergedEntry(name, members, policy: name == killSwitchKey ? .any : policies[name] ?? defaultPolicy)
             }
         }
-        var seenVersions = Set<String>()
-        let versions = members.compactMap(\.snapshot.version).filter { seenVersions.insert($0).inserted }
-        var merged = FlagSnapshot(
-            flags: flags, version: versions.isEmpty ? nil : versions.joined(separator: "+"),
-            fetchedAt: members.map(\.snapshot.fetchedAt).min() ?? Date(), ttl: members.compactMap(\.snapshot.ttl).min(),
-            contextFingerprint: identity.fingerprint)
+        var merged = FlagSnapshot.joining(flags, of: members.map(\.snapshot), fingerprint: identity.fingerprint)
         merged.missingFlagsAreOff = !members.isEmpty && members.allSatisfy(\.snapshot.missingFlagsAreOff)
         // Signed only if every member was (earliest expiry); it has no envelope: trusted keys rebuild it (Docs/Security.md).
         let stamps = given.compactMap(\.snapshot.signature)
@@ -120,5 +115,16 @@ public struct ContextMerge: Sendable {
             filled.missingFlagsAreOff = true
             return (context: member.context, snapshot: filled)
         }
+    }
+}
+
+extension FlagSnapshot {
+    /// `flags` chosen from `snapshots`: their versions joined with `+` (each once), the oldest fetch, the shortest TTL.
+    static func joining(_ flags: [String: FlagEntry], of snapshots: [FlagSnapshot], fingerprint: String) -> FlagSnapshot {
+        var seen = Set<String>()
+        let versions = snapshots.compactMap(\.version).filter { seen.insert($0).inserted }
+        return FlagSnapshot(
+            flags: flags, version: versions.isEmpty ? nil : versions.joined(separator: "+"),
+            fetchedAt: snapshots.map(\.fetchedAt).min() ?? Date(), ttl: snapshots.compactMap(\.ttl).min(), contextFingerprint: fingerprint)
     }
 }

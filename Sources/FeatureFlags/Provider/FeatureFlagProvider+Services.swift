@@ -19,13 +19,15 @@ extension FeatureFlagProvider {
         var unknownKeys: [String] = []
         var streams: [EventStreamLink] = []
         var fresh = false
+        var freshKeys = Set<String>()
+        if Task.isCancelled {
+            return FetchReport(ticket: plan.ticket, verdict: .cancelled, memory: memory, validations: 0, members: nil, latency: latency)
+        }
         for (request, answer) in zip(requests, answers) {
             memory[request.key] = answer.1
             let name = names[request.service ?? 0]
             switch answer.0 {
-            case .cancelled:
-                return FetchReport(ticket: plan.ticket, verdict: .cancelled, memory: memory, validations: 0, members: nil, latency: latency)
-            case .failed(let error) where error == .cancelled || Task.isCancelled:
+            case .cancelled, .failed(.cancelled):
                 return FetchReport(ticket: plan.ticket, verdict: .cancelled, memory: memory, validations: 0, members: nil, latency: latency)
             case .failed(let error):
                 firstError = firstError ?? error
@@ -40,6 +42,7 @@ extension FeatureFlagProvider {
                 kept[request.key] = values
             case .fresh(let values, _, let unknown, let advertised):
                 fresh = true
+                freshKeys.insert(request.key)
                 kept[request.key] = values
                 unknownKeys += unknown
                 for link in advertised where !streams.contains(link) { streams.append(link) }
@@ -62,7 +65,8 @@ extension FeatureFlagProvider {
         ) { context, service in
             let key = fetcher.policy.serviceKey(context.fingerprint, service: service)
             if let answered = kept[key] {
-                return ServiceValues(name: names[service], snapshot: fresh ? answered.snapshot : answered.snapshot.refetched(at: now))
+                // A 304 renews what it confirms: its age starts again, as a chain's does.
+                return ServiceValues(name: names[service], snapshot: freshKeys.contains(key) ? answered.snapshot : answered.snapshot.refetched(at: now))
             }
             return ServiceValues(name: names[service], snapshot: held[key]?.snapshot, held: true)
         }

@@ -207,11 +207,17 @@ extension ProviderState {
             return interrupted(waiters: flight.waiters, at: time) + fetchQueued(at: time)
         }
         let notes = report.notes.map { ProviderEffect.emit($0) }
+        let before = served.status
         var settled = settle(report, waiters: flight.waiters, at: time)
-        if let partial = report.partial, served.status == .ready {
-            // Some services of a set failed: their flags are their last good values, the set's status ERROR.
+        if let partial = report.partial, served.status == .ready || served.status == .stale {
+            // Some services of a set failed: their flags are their last good values, the set's status ERROR (above
+            // STALE, as OpenFeature ranks them) — announced once, not as a `ready` and an `error` at every poll.
             served.status = .error
-            settled.insert(.emit(.error(.general, message: partial)), at: settled.firstIndex { if case .complete = $0 { true } else { false } } ?? settled.endIndex)
+            settled.removeAll { if case .emit(let event) = $0 { event.kind == .ready } else { false } }
+            if before != .error {
+                let at = settled.firstIndex { if case .complete = $0 { true } else { false } } ?? settled.endIndex
+                settled.insert(.emit(.error(.general, message: partial)), at: at)
+            }
         }
         return notes + settled + fetchQueued(at: time)
     }

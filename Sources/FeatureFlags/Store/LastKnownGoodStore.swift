@@ -183,6 +183,10 @@ public final class LastKnownGoodStore: Sendable {
             guard stored.snapshot.heldRules == nil, case .found(let held)? = s.content.lookup(fingerprint),
                 held.sameContent(as: stored)
             else { return false }
+            // A member's own answer (a set's service, a merged identity's context) may change under an unchanged whole.
+            for (member, answer) in members {
+                guard case .found(let kept)? = s.content.lookup(member), kept.sameContent(as: answer) else { return false }
+            }
             for member in members.keys { s.content.touch(member) }
             s.content.touch(fingerprint)
             return true

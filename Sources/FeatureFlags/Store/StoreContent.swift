@@ -45,7 +45,7 @@ struct StoreContent {
         do {
             content.take(try FallbackFileFormat.decode(bytes))
             content.warning = FileIO.ownershipWarning(path)
-            return (content, .loaded(contexts: content.entries.count, bytes: bytes.count))
+            return (content, .loaded(contexts: content.fingerprints.count, bytes: bytes.count))
         } catch {
             let outcome = content.setAside(reason: error.description)
             return (content, outcome)
@@ -65,7 +65,8 @@ struct StoreContent {
     }
 
     /// Fingerprints, most recently used first.
-    var fingerprints: [String] { entries.map(\.fingerprint) }
+    /// The stored contexts' fingerprints, most recently used first (a set's service entries are not contexts).
+    var fingerprints: [String] { entries.map(\.fingerprint).filter { !$0.contains("@") } }
 
     /// Whether `hold` changes whether the kill switch is held (an existing hold keeps its time).
     func changesKillHold(to hold: KillHold?) -> Bool { (killHold != nil) != (hold != nil) }
@@ -93,10 +94,25 @@ struct StoreContent {
         entries.removeAll { $0.fingerprint == fingerprint }
         entries.insert(.init(fingerprint: fingerprint, payload: ArraySlice(payload)), at: 0)
         decoded[fingerprint] = stored
-        while entries.count > capacity {
-            decoded[entries.removeLast().fingerprint] = nil
+        evictBeyondCapacity()
+    }
+
+    /// Drops whole contexts, least recently used first, until at most `capacity` remain: a set's service entries
+    /// (`<fingerprint>@<service>`) count with their context and leave with it.
+    private mutating func evictBeyondCapacity() {
+        var contexts: [Substring] = []
+        for entry in entries {
+            let context = Self.context(of: entry.fingerprint)
+            if !contexts.contains(context) { contexts.append(context) }
+        }
+        while contexts.count > capacity || entries.count > FallbackFileFormat.maxContexts, let victim = contexts.popLast() {
+            for entry in entries where Self.context(of: entry.fingerprint) == victim { decoded[entry.fingerprint] = nil }
+            entries.removeAll { Self.context(of: $0.fingerprint) == victim }
         }
     }
+
+    /// The context an entry belongs to: its key up to a service's `@`.
+    static func context(of key: String) -> Substring { key.prefix { $0 != "@" } }
 
     /// Makes `fingerprint` the most recently used entry; false if it is not stored.
     @discardableResult
@@ -153,7 +169,8 @@ struct StoreContent {
             rulesPayload = contexts.remove(at: index).payload
             decodedRules = nil
         }
-        entries = Array(contexts.prefix(capacity))
+        entries = contexts
+        evictBeyondCapacity()
     }
 
     /// Drops least recently used contexts until the file fits `limit`; throws ``FileIOError/refused(_:)`` if it never does.
