@@ -135,27 +135,32 @@ struct HostilePayloadTests {
         #expect(output.hasSuffix("refused \(count)\n"), "\(output.suffix(300))")
         try #require(growth.count == count, "\(output.suffix(300))")
         var (peak, rise, tailSlope) = OversizedProbe.summary(growth)
-        // A leak of 45 KB per answer would put the halves' means 2.2 MB apart and keep rising;
-        // the allocator's own steps (seen: 2.3 MB once, under a full parallel test run) go flat —
-        // or, on a loaded machine, land late enough to look like a rise (seen: 2.3 MB and
-        // 21 KB per answer at the end). A leak rises in every run: a verdict of "leak" is
-        // checked by a second child before it fails the test.
+        // A leak of 45 KB per answer would put the halves' means 2.2 MB apart and keep rising; the
+        // allocator's own steps (2.3 MB once, under a full parallel test run) go flat, or on a
+        // loaded machine land late enough to look like a rise. And in an ordinary process, as an
+        // app's, glibc's per-thread arenas lift the trimmed peak just past the bound under a full
+        // parallel test run (16.1–16.9 MiB seen, 9 MiB on a quiet machine). So a peak over the
+        // bound is checked by a second child through as many answers, and a run that looks like a
+        // leak by one through twice as many: what leaks per answer grows with the count, its
+        // halves then at least half as far apart again. A backlog of cancelled transfers on a
+        // loaded machine does not scale so (seen: 4.6 MB over 99 answers, then 3.5 MB over 198).
         let mib = 1 << 20
-        // An ordinary process, as an app's: under a full parallel test run glibc's per-thread
-        // arenas have lifted the trimmed peak just past the bound (16.1–16.9 MiB seen, 9 MiB on a
-        // quiet machine), so a peak over it is also checked by a second child before it fails.
-        // The second child runs twice as long: a leak keeps rising to its last answer, while the allocator's steps
-        // (and a loaded machine's late ones) level off before the end of a longer run.
-        if OversizedProbe.leaks(rise: rise, tailSlope: tailSlope) || peak > 16 * mib {
+        if peak > 16 * mib {
+            (output, growth) = try await probe(count)
+            try #require(growth.count == count, "\(output.suffix(300))")
+            peak = OversizedProbe.summary(growth).peak
+        }
+        #expect(peak <= 16 * mib, "peak growth \(peak) bytes: \(growth)")
+        var leaked = false
+        if OversizedProbe.leaks(rise: rise, tailSlope: tailSlope) {
+            let first = rise
             count = 2 * count
             (output, growth) = try await probe(count)
             try #require(growth.count == count, "\(output.suffix(300))")
-            (peak, rise, tailSlope) = OversizedProbe.summary(growth)
+            (_, rise, tailSlope) = OversizedProbe.summary(growth)
+            leaked = OversizedProbe.leaks(rise: rise, tailSlope: tailSlope) && rise * 2 >= first * 3
         }
-        #expect(peak <= 16 * mib, "peak growth \(peak) bytes: \(growth)")
-        #expect(
-            !OversizedProbe.leaks(rise: rise, tailSlope: tailSlope),
-            "the growth rises with the count, twice (\(rise) bytes, \(tailSlope) bytes per answer at the end): \(growth)")
+        #expect(!leaked, "the growth rises with the count (\(rise) bytes over \(count) answers, \(tailSlope) bytes per answer at the end): \(growth)")
     }
 
     @Test func aBodyThatNeverEndsTimesOut() async throws {
