@@ -104,15 +104,10 @@ extension EndpointChoice {
 
     /// The strategy `--strategy` names (default `chain`); a strategy needs more than one endpoint.
     static func strategy(_ text: String?, endpoints: Int) throws(UsageError) -> ServiceStrategy {
-        let strategy: ServiceStrategy
-        switch text {
-        case nil, "chain": strategy = .chain
-        case "first-match": strategy = .firstMatch
-        case "first-successful": strategy = .firstSuccessful
-        case "comparison": strategy = .comparison(answering: 0)
-        default:
+        let strategies: [ServiceStrategy] = [.chain, .firstMatch, .firstSuccessful, .comparison(answering: 0)]
+        guard let strategy = strategies.first(where: { $0.name == text ?? "chain" }) else {
             throw UsageError(
-                message: "--strategy takes chain, first-match, first-successful or comparison, not '\(Formatting.printable(text ?? ""))'")
+                message: "--strategy takes \(strategies.dropLast().map(\.name).joined(separator: ", ")) or \(strategies.last!.name), not '\(Formatting.printable(text ?? ""))'")
         }
         if strategy != .chain, endpoints < 2 {
             throw UsageError(message: "--strategy combines several services: give --endpoint more than once")

@@ -18,17 +18,15 @@ extension FeatureFlagProvider {
         var killedBy: String?
         var unknownKeys: [String] = []
         var streams: [EventStreamLink] = []
-        var fresh = false
         var freshKeys = Set<String>()
-        if Task.isCancelled {
-            return FetchReport(ticket: plan.ticket, verdict: .cancelled, memory: memory, validations: 0, members: nil, latency: latency)
-        }
+        let cancelled = FetchReport(ticket: plan.ticket, verdict: .cancelled, memory: [:], validations: 0, members: nil, latency: latency)
+        if Task.isCancelled { return cancelled }
         for (request, answer) in zip(requests, answers) {
             memory[request.key] = answer.1
             let name = names[request.service ?? 0]
             switch answer.0 {
             case .cancelled, .failed(.cancelled):
-                return FetchReport(ticket: plan.ticket, verdict: .cancelled, memory: memory, validations: 0, members: nil, latency: latency)
+                return cancelled
             case .failed(let error):
                 firstError = firstError ?? error
                 problems.append("service \(name): \(error.description)")
@@ -41,7 +39,6 @@ extension FeatureFlagProvider {
             case .confirmed(let values):
                 kept[request.key] = values
             case .fresh(let values, _, let unknown, let advertised):
-                fresh = true
                 freshKeys.insert(request.key)
                 kept[request.key] = values
                 unknownKeys += unknown
@@ -80,7 +77,7 @@ extension FeatureFlagProvider {
         let prepared = base.prepare(combined.snapshot)
         let partial = problems.isEmpty ? nil : problems.joined(separator: "; ") + " (their flags are served from their last good values)"
         let verdict: FetchVerdict<PreparedSnapshot> =
-            fresh ? .fresh(prepared, etag: nil, unknownKeys: unknownKeys, streams: streams) : .confirmed(prepared)
+            freshKeys.isEmpty ? .confirmed(prepared) : .fresh(prepared, etag: nil, unknownKeys: unknownKeys, streams: streams)
         return report(verdict, notes: notes + combined.disagreements, partial: partial)
     }
 }

@@ -27,11 +27,9 @@ extension FeatureFlagProvider {
         configuration: Configuration = Configuration(),
         store: LastKnownGoodStore? = nil
     ) -> FeatureFlagProvider {
-        let provider = FeatureFlagProvider(
-            context: context, fetcher: FlagFetcher(endpoints: endpoints, configuration: fetch), store: store ?? LastKnownGoodStore(),
-            configuration: configuration, reachability: nil, lifecycle: SystemAppLifecycle.make())
-        Task.detached(priority: .utility) { await provider.run() }
-        return provider
+        start(
+            context: context, endpoints: endpoints, fetch: fetch, configuration: configuration, store: store,
+            reachability: nil, lifecycle: SystemAppLifecycle.make())
     }
 
     /// ``start(context:endpoint:fetch:configuration:store:)`` with the path monitor and lifecycle given (tests).
@@ -39,8 +37,18 @@ extension FeatureFlagProvider {
         context: EvaluationContext, endpoint: FlagEndpoint, fetch: FlagFetcher.Configuration, configuration: Configuration,
         store: LastKnownGoodStore?, reachability: (any Reachability)?, lifecycle: any AppLifecycle
     ) -> FeatureFlagProvider {
+        start(
+            context: context, endpoints: [endpoint], fetch: fetch, configuration: configuration, store: store,
+            reachability: reachability, lifecycle: lifecycle)
+    }
+
+    /// The one start every other calls: the provider, and its run loop on a task of its own.
+    static func start(
+        context: EvaluationContext, endpoints: [FlagEndpoint], fetch: FlagFetcher.Configuration, configuration: Configuration,
+        store: LastKnownGoodStore?, reachability: (any Reachability)?, lifecycle: any AppLifecycle
+    ) -> FeatureFlagProvider {
         let provider = FeatureFlagProvider(
-            context: context, fetcher: FlagFetcher(endpoint: endpoint, configuration: fetch), store: store ?? LastKnownGoodStore(),
+            context: context, fetcher: FlagFetcher(endpoints: endpoints, configuration: fetch), store: store ?? LastKnownGoodStore(),
             configuration: configuration, reachability: reachability, lifecycle: lifecycle)
         // Detached: cancelling the caller does not stop polling; `shutdown()` does.
         Task.detached(priority: .utility) { await provider.run() }
