@@ -103,44 +103,33 @@ extension FeatureFlagProvider {
             : self.report(answers, for: plan, latency: clock.now() - started)
         // Counted before its answer is served, until its writes are on disk (`waitForWrites`).
         fetchWrites.enter()
-        let effects = transition(.fetchEnded(report))
-        // A kill hold goes to the file with its snapshot in one commit (`.some(nil)`: release; nil: unchanged).
-        var persists = false
+        // At most one save and one kill hold; a hold goes to the file with its snapshot in one commit.
+        var save: (flags: StoredFlags, context: EvaluationContext)?
         var hold: KillHold?? = nil
-        for effect in effects {
-            switch effect {
-            case .persist: persists = true
-            case .holdKill(let change): hold = .some(change)
-            default: break
-            }
-        }
-        let holdWithSnapshot = persists ? hold : nil
-        let members = plan.members.count > 1 || fetcher.policy.servesSet ? report.members ?? [:] : [:]
-        var writes: [@Sendable (LastKnownGoodStore) -> FlagError?] = []
-        for effect in effects {
+        var rest: [ProviderEffect] = []
+        for effect in transition(.fetchEnded(report)) {
             switch effect {
             case .persist(let snapshot, let etag, let streams, let context):
-                let kept = keptStreams(streams)
-                writes.append { store in
-                    Self.failure { () throws(FlagError) in
-                        try store.save(
-                            StoredFlags(snapshot: snapshot, etag: etag, streams: kept), for: context, killHold: holdWithSnapshot,
-                            members: members)
-                    }
-                }
-            case .holdKill(let change) where !persists:   // else written with the snapshot
-                writes.append { store in Self.failure { () throws(FlagError) in try store.setKillHold(change) } }
-            default: break
+                save = (StoredFlags(snapshot: snapshot, etag: etag, streams: keptStreams(streams)), context)
+            case .holdKill(let change): hold = .some(change)
+            default: rest.append(effect)
+            }
+        }
+        let members = plan.members.count > 1 || fetcher.policy.servesSet ? report.members ?? [:] : [:]
+        let (saved, kill) = (save, hold)
+        let body: @Sendable (LastKnownGoodStore) throws(FlagError) -> Void = { store throws(FlagError) in
+            if let saved {
+                try store.save(saved.flags, for: saved.context, killHold: kill, members: members)
+            } else if let kill {
+                try store.setKillHold(kill)
             }
         }
         // Queued before this task suspends; left on the I/O queue, so `waitForWrites` never waits on this task.
-        await write(writes, leaving: fetchWrites)
+        await write(leaving: fetchWrites, saved == nil && kill == nil ? nil : body)
         var resumes: [@Sendable () -> Void] = []
         defer { for resume in resumes { resume() } }
-        for effect in effects {
+        for effect in rest {
             switch effect {
-            case .persist, .holdKill:
-                break   // written above
             case .complete(let waiters, let outcome, let latency):
                 if let latency {
                     let event = FlagEvent.fetchCompleted(latencyMilliseconds: Int(latency.milliseconds), outcome: outcome)
@@ -291,32 +280,23 @@ extension FeatureFlagProvider {
         return streams.contains { $0.connection == nil } ? nil : []
     }
 
-    /// Runs store writes in order on the I/O queue (queued before any suspension), then leaves `group`.
-    func write(_ bodies: [@Sendable (LastKnownGoodStore) -> FlagError?], leaving group: DispatchGroup) async {
-        guard !bodies.isEmpty else {
+    /// Runs `body` on the I/O queue (queued before any suspension), then leaves `group`; reports its failure.
+    func write(leaving group: DispatchGroup, _ body: (@Sendable (LastKnownGoodStore) throws(FlagError) -> Void)?) async {
+        guard let body else {
             group.leave()   // nothing to write: no trip through the queue
             return
         }
         let store = self.store
-        let failures: [FlagError] = await withCheckedContinuation { continuation in
+        let failure: FlagError? = await withCheckedContinuation { continuation in
             io.async {
-                let failures = bodies.compactMap { $0(store) }
+                var failure: FlagError?
+                do throws(FlagError) { try body(store) } catch { failure = error }
                 group.leave()
-                continuation.resume(returning: failures)
+                continuation.resume(returning: failure)
             }
         }
-        for failure in failures {
+        if let failure {
             order.withLock { _ in publisher.emit(.fallbackWriteFailed(reason: failure.message)) }
-        }
-    }
-
-    /// The error `write` threw, nil when it returned.
-    static func failure(_ write: () throws(FlagError) -> Void) -> FlagError? {
-        do throws(FlagError) {
-            try write()
-            return nil
-        } catch {
-            return error
         }
     }
 }

@@ -87,15 +87,9 @@ extension ProviderState {
 
     /// In safe mode, an answer repeating the crash values is held back (`ERROR`); nil when it may be served.
     mutating func holdSafeMode(against prepared: PreparedSnapshot, at time: ProviderTime) -> [ProviderEffect]? {
-        guard let safe = safeMode, !prepared.killed else { return nil }
-        guard let crash = safe.crashDigest, LaunchJournal.digest(prepared.snapshot) == crash else { return nil }
-        let previous = served.status
-        served.status = .error
-        var effects: [ProviderEffect] = []
-        if previous != .error {
-            effects.append(.emit(.error(.general, message: "safe mode: the service still sends the values the crashes happened under")))
-        }
-        return effects + releaseSafeSettleWaiters()
+        guard let crash = safeMode?.crashDigest, !prepared.killed, LaunchJournal.digest(prepared.snapshot) == crash else { return nil }
+        return relabel(.error, reason: "safe mode: the service still sends the values the crashes happened under", at: time)
+            + releaseSettleWaiters()
     }
 
     /// Leaves safe mode (when in it), saying why; the automatic healthy mark's wait starts again.
@@ -116,15 +110,9 @@ extension ProviderState {
         guard safeMode != nil, let held else { return effects }
         let (lastKnownGood, source) = (held.prepared, held.source)
         effects += leaveSafeMode(because: "the app marked itself healthy")
-        let old = served.serve(lastKnownGood, source: source, status: served.status, reasonOverride: lastKnownGood.reasonOnDevice(at: time.date))
+        let old = served.serve(lastKnownGood, source: source, reasonOverride: lastKnownGood.reasonOnDevice(at: time.date))
         effects.append(.publish(from: old, to: served.effective))
         return effects
-    }
-
-    private mutating func releaseSafeSettleWaiters() -> [ProviderEffect] {
-        guard !settleWaiters.isEmpty else { return [] }
-        defer { settleWaiters.removeAll() }
-        return settleWaiters.keys.sorted().compactMap { settleWaiters[$0].map(ProviderEffect.resume) }
     }
 
     /// Foreground: fetch (unconditionally after long inactivity, else if the last answer is older than

@@ -273,18 +273,14 @@ extension ProviderState {
     ) -> [ProviderEffect] {
         let previous = served.status
         let expired = prepared.snapshot.isExpired(at: time.date)
-        let old = served.serve(prepared, source: .network, status: expired ? .stale : .ready, reasonOverride: expired ? .stale : nil)
+        let old = served.serve(prepared, source: .network, reasonOverride: expired ? .stale : nil)
         let hold = holdKill(prepared.killed, at: time)
         var effects: [ProviderEffect] = [.publish(from: old, to: served.effective)]
         if let activated {
             effects.append(.emit(.activated(version: activated.version, latencyMilliseconds: Int(activated.latency.milliseconds))))
             if !activated.unknownKeys.isEmpty { effects.append(.emit(.unknownKeys(Array(Set(activated.unknownKeys)).sorted()))) }
         }
-        if expired {
-            if previous != .stale { effects.append(.emit(.stale(age: prepared.snapshot.signedAge(at: time.date)))) }
-        } else if previous != .ready {
-            effects.append(.emit(.ready))
-        }
+        effects += relabel(expired ? .stale : .ready, at: time)
         if previous == .reconciling { effects.append(.emit(.contextChanged)) }
         return effects + releaseSettleWaiters() + hold
     }
@@ -336,25 +332,26 @@ extension ProviderState {
 
     /// Keeps serving the Last-Known-Good with the failure status: `forced`, else `STALE` past the TTL, else `ERROR`.
     private mutating func fallBack(reason: String, forcing forced: ProviderStatus?, at time: ProviderTime) -> [ProviderEffect] {
-        var effects: [ProviderEffect] = []
-        let snapshot = served.prepared.snapshot
-        let expired = served.source != .codeDefault && snapshot.isExpired(at: time.date)
-        let next = forced ?? (expired ? .stale : .error)
-        let previous = served.status
-        served.status = next
+        let expired = served.source != .codeDefault && served.prepared.snapshot.isExpired(at: time.date)
         if served.source == .network || served.source == .fallback {
             served.source = .fallback
             served.reasonOverride = served.prepared.reasonOnDevice(at: time.date)
         }
-        if previous != next {
-            switch next {
-            // Unclamped: negative says the values were stamped after now (the clock was set back).
-            case .stale: effects.append(.emit(.stale(age: snapshot.signedAge(at: time.date))))
-            case .error: effects.append(.emit(.error(.general, message: reason)))
-            default: break
-            }
+        return relabel(forced ?? (expired ? .stale : .error), reason: reason, at: time) + releaseSettleWaiters()
+    }
+
+    /// Sets the status; a change to `READY`, `STALE` or `ERROR` (with `reason`) is announced.
+    mutating func relabel(_ next: ProviderStatus, reason: @autoclosure () -> String = "", at time: ProviderTime) -> [ProviderEffect] {
+        let previous = served.status
+        served.status = next
+        guard previous != next else { return [] }
+        switch next {
+        case .ready: return [.emit(.ready)]
+        // Unclamped: negative says the values were stamped after now (the clock was set back).
+        case .stale: return [.emit(.stale(age: served.prepared.snapshot.signedAge(at: time.date)))]
+        case .error: return [.emit(.error(.general, message: reason()))]
+        default: return []
         }
-        return effects + releaseSettleWaiters()
     }
 
     /// When the served label expires on the provider's clock (1 ms after); nil if never, or in the background.
@@ -382,9 +379,8 @@ extension ProviderState {
         }
         let snapshot = served.prepared.snapshot
         guard servesSignedNetworkValues, let expiresAt = snapshot.signature?.expiresAt, time.date >= expiresAt else { return [] }
-        served.status = .stale
         served.reasonOverride = .stale
-        return [.emit(.stale(age: snapshot.signedAge(at: time.date)))] + releaseSettleWaiters()
+        return relabel(.stale, at: time) + releaseSettleWaiters()
     }
 
     /// Whether the fallback is served after a failure (`ERROR`): its label can expire without a fetch.
@@ -406,7 +402,7 @@ extension ProviderState {
         return effects
     }
 
-    private mutating func releaseSettleWaiters() -> [ProviderEffect] {
+    mutating func releaseSettleWaiters() -> [ProviderEffect] {
         guard shutDown || Self.isSettled(served.status), !settleWaiters.isEmpty else { return [] }
         defer { settleWaiters.removeAll() }
         return settleWaiters.keys.sorted().compactMap { settleWaiters[$0].map(ProviderEffect.resume) }
