@@ -34,8 +34,8 @@ package enum EndpointSupport {
         }
         if !query.isEmpty {
             text += "?" + query.map { name, value in
-                (name.addingPercentEncoding(withAllowedCharacters: queryPart) ?? name) + "="
-                    + (value.addingPercentEncoding(withAllowedCharacters: queryPart) ?? value)
+                (name.addingPercentEncoding(withAllowedCharacters: unreserved) ?? name) + "="
+                    + (value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? value)
             }.joined(separator: "&")
         }
         guard let url = URL(string: text) else { throw FlagError(.general, "cannot form a URL from the base URL") }
@@ -43,7 +43,8 @@ package enum EndpointSupport {
     }
 
     private static let pathSegment = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:")
-    private static let queryPart = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    /// RFC 3986's unreserved characters: left as they are in a path segment or a query part.
+    static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// A scalar attribute as text (what query strings and text-only services carry).
     package static func text(_ value: FlagValue) -> String? {

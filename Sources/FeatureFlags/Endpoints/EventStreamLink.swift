@@ -36,11 +36,10 @@ package struct EventStreamLink: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A link.
-    package init(url: URL, inactivityDelay: Duration = EventStreamLink.defaultInactivityDelay, endpoint: String? = nil) {
-        self.init(url: url, inactivityDelay: inactivityDelay, endpoint: endpoint, sameOrigin: false)
-    }
-
-    package init(url: URL, inactivityDelay: Duration, endpoint: String?, sameOrigin: Bool, connection: StreamConnection? = nil) {
+    package init(
+        url: URL, inactivityDelay: Duration = EventStreamLink.defaultInactivityDelay, endpoint: String? = nil, sameOrigin: Bool = false,
+        connection: StreamConnection? = nil
+    ) {
         self.urlReference = URLReference(url)
         self.inactivityDelay = inactivityDelay
         self.endpoint = endpoint
@@ -190,11 +189,8 @@ package struct RefetchHint: Sendable, Hashable {
         if let lastModified { items.append(URLQueryItem(name: Self.lastModifiedParameter, value: lastModified)) }
         guard !items.isEmpty, var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
         parts.percentEncodedQueryItems = (parts.percentEncodedQueryItems ?? []) + items.map {
-            URLQueryItem(name: $0.name, value: $0.value?.addingPercentEncoding(withAllowedCharacters: Self.queryValue))
+            URLQueryItem(name: $0.name, value: $0.value?.addingPercentEncoding(withAllowedCharacters: EndpointSupport.unreserved))   // `+`, `&`, `=` escaped
         }
         return parts.url ?? url
     }
-
-    /// Characters left unescaped in a query value (unreserved only: `+`, `&`, `=` and quotes are escaped).
-    private static let queryValue = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 }

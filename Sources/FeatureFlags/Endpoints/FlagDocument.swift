@@ -48,15 +48,7 @@ package struct FlagDocument: Sendable, Equatable {
     }
 
     /// Reads a document from JSON bytes.
-    package init(json bytes: some Sequence<UInt8>) throws(FlagError) {
-        let value: FlagValue
-        do {
-            value = try FlagJSON.parse(bytes)
-        } catch {
-            throw Self.parseError(error.description)
-        }
-        try self.init(parsing: value)
-    }
+    package init(json bytes: some Sequence<UInt8>) throws(FlagError) { try self.init(parsing: FlagValue(json: bytes)) }
 
     private static func parseError(_ message: String) -> FlagError { FlagError(.parseError, message) }
 

@@ -2,35 +2,19 @@ import Foundation
 
 /// The project's own endpoint: a ``FlagDocument`` by POSTing the context, GETting a static URL or a URL template.
 internal struct JSONFlagEndpoint: EndpointFormat {
-    private enum Mode: Sendable {
+    /// POST the context to a URL, GET a static URL, or GET a URL template filled from the context.
+    enum Mode: Sendable {
         case post(URLReference)  // by reference: `Support/FixedLayout.swift`
         case get(URLReference)
         case template(String)
     }
 
-    private let mode: Mode
-    private let headers: [String: String]
+    let mode: Mode
+    /// Sent with every request (authorisation …).
+    let headers: [String: String]
 
     /// `"json"`.
     package var name: String { "json" }
-
-    /// POSTs the context to `url`; `headers` (authorisation …) go with every request.
-    package init(post url: URL, headers: [String: String] = [:]) {
-        mode = .post(URLReference(url))
-        self.headers = headers
-    }
-
-    /// GETs `url`, sending no context.
-    package init(get url: URL, headers: [String: String] = [:]) {
-        mode = .get(URLReference(url))
-        self.headers = headers
-    }
-
-    /// GETs `urlTemplate` with `{attribute}` placeholders filled from the context.
-    package init(urlTemplate: String, headers: [String: String] = [:]) {
-        mode = .template(urlTemplate)
-        self.headers = headers
-    }
 
     /// The request for `context`.
     package func request(for context: EvaluationContext, etag: String?) throws(FlagError) -> FlagRequest {
@@ -55,12 +39,7 @@ internal struct JSONFlagEndpoint: EndpointFormat {
 
     /// Reads a ``FlagDocument`` and its advertised change streams (OFREP's `eventStreams`).
     package func decode(_ response: FlagResponse, for context: EvaluationContext) throws(FlagError) -> DecodedFlags {
-        let value: FlagValue
-        do {
-            value = try FlagJSON.parse(response.body)
-        } catch {
-            throw FlagError(.parseError, error.description)
-        }
+        let value = try FlagValue(json: response.body)
         let document = try FlagDocument(parsing: value)
         let streams = EventStreamLink.list(from: value.objectValue?["eventStreams"], base: origin).links
         return .flags(document.flags, version: document.version, ttl: document.ttl, streams: streams)
@@ -85,9 +64,6 @@ internal struct JSONFlagEndpoint: EndpointFormat {
 
 /// `{name}` placeholders in a URL template.
 enum URLTemplate {
-    /// Characters left as they are in a path segment (RFC 3986 unreserved).
-    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-
     static func expand(_ template: String, with context: EvaluationContext) throws(FlagError) -> String {
         var out = ""
         var rest = Substring(template)
@@ -97,22 +73,11 @@ enum URLTemplate {
                 throw FlagError(.general, "the URL template has an unclosed {")
             }
             let name = String(rest[rest.index(after: open)..<close])
-            let value: String?
-            if name == "targetingKey" {
-                value = context.targetingKey
-            } else {
-                switch context[name] {
-                case .string(let s)?: value = s
-                case .int(let i)?: value = String(i)
-                case .bool(let b)?: value = String(b)
-                case .double(let d)?: value = String(d)
-                default: value = nil
-                }
-            }
+            let value = name == "targetingKey" ? context.targetingKey : context[name].flatMap(EndpointSupport.text)
             guard let value, !value.isEmpty else {
                 throw FlagError(.invalidContext, "the URL template needs the context attribute \"\(name)\"")
             }
-            out += value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+            out += value.addingPercentEncoding(withAllowedCharacters: EndpointSupport.unreserved) ?? ""
             rest = rest[rest.index(after: close)...]
         }
         out += rest

@@ -6,15 +6,8 @@ struct DevicePolicy: Sendable {
     let trust: TrustedVerifier?
     /// The endpoints whose answers the file holds, in the app's order.
     let endpoints: [FlagEndpoint]
-    /// How the endpoints combine.
+    /// How the endpoints combine: whether each is a service of a set with its own stored values.
     var strategy: ServiceStrategy = .chain
-
-    /// A policy; `strategy` says whether each endpoint is a service of a set with its own stored values.
-    init(trust: TrustedVerifier?, endpoints: [FlagEndpoint], strategy: ServiceStrategy = .chain) {
-        self.trust = trust
-        self.endpoints = endpoints
-        self.strategy = strategy
-    }
 
     /// Whether the endpoints are a set of services, each fetched and stored on its own, combined per flag.
     var servesSet: Bool { strategy != .chain && endpoints.count > 1 }
@@ -56,10 +49,7 @@ struct DevicePolicy: Sendable {
     var checksSignatures: Bool { trust != nil }
 
     /// The first endpoint that sends rules evaluated on the device.
-    var localEvaluation: (any LocalEvaluationEndpoint)? {
-        for endpoint in endpoints { if let local = endpoint.format.asLocalEvaluation { return local } }
-        return nil
-    }
+    var localEvaluation: (any LocalEvaluationEndpoint)? { localEvaluationIndex.flatMap { endpoints[$0].format.asLocalEvaluation } }
 
     /// Whether an endpoint sends rules evaluated on the device.
     var evaluatesLocally: Bool { localEvaluation != nil }

@@ -52,8 +52,6 @@ public final class FlagFetcher: Sendable {
 
     /// The keys answers must be signed with (nil: unchecked), or why they are unusable.
     var trust: TrustedVerifier? { policy.trust }
-    /// Whether answers must be signed (``trust`` is set).
-    var checksSignatures: Bool { policy.checksSignatures }
     private let transport: any FlagTransport
     private let ownsTransport: Bool
     private let clock: any ElapsedClock
@@ -141,7 +139,7 @@ public final class FlagFetcher: Sendable {
     /// Values a stream pushed, read as the endpoint at `endpointScope` reads a poll (no entity tag).
     func streamed(_ flags: [String: FlagValue], from endpointScope: String?, for context: EvaluationContext) -> FetchResult {
         // Pushed values are unsigned: refused with trusted keys (triggered fetches are verified).
-        if checksSignatures {
+        if policy.checksSignatures {
             return .failed(.signatureRejected("values pushed by a stream are not a signed document"))
         }
         guard let index = endpoints.indices.first(where: { scope(of: $0) == endpointScope }),

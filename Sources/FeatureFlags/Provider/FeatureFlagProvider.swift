@@ -148,7 +148,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         let exposures = configuration.exposures
             ? ExposureLog(detail: configuration.eventContext, base: base, now: now) { publisher.emit($0) } : nil
         cell = ServingCell(state, killSwitchKey: base.killSwitchKey, exposures: exposures)
-        streamSet.connect(to: self)
+        streamSet.connect { [weak self] signal, link in self?.transition(.stream(link, signal)) }
         if let overrides = configuration.overrides {
             let (id, _) = overrides.attach(killSwitchKey: base.killSwitchKey) { [weak self] layer in
                 self?.transition(.overrides(layer))
@@ -272,11 +272,5 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// Stops everything (``run()`` returns, fetching and streams end); reads keep serving. Idempotent.
     public func shutdown() {
         transition(.shutdown)
-    }
-}
-
-extension FeatureFlagProvider: StreamSignalSink {
-    func streamSignalled(_ signal: ChangeStream.Signal, from link: EventStreamLink) {
-        transition(.stream(link, signal))
     }
 }

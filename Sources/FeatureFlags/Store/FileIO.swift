@@ -127,14 +127,13 @@ package enum FileIO {
         }
     }
 
-    /// Removes temp files a dead writer left beside `path`; call only under the file's lock. Returns the count.
-    @discardableResult
-    package static func removeStaleTempFiles(besides path: String) -> Int {
+    /// Removes temp files a dead writer left beside `path`; call only under the file's lock.
+    package static func removeStaleTempFiles(besides path: String) {
         let directory = parentDirectory(of: path)
         let prefix = "." + (path.split(separator: "/").last.map(String.init) ?? "file") + ".tmp-"
-        guard let dir = opendir(directory) else { return 0 }
+        guard let dir = opendir(directory) else { return }
         defer { closedir(dir) }
-        var names: [String] = []
+        var names: [String] = []   // unlinked after the listing: removing while reading may skip entries
         while let entry = readdir(dir) {
             let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
                 pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) {
@@ -143,7 +142,7 @@ package enum FileIO {
             }
             if name.hasPrefix(prefix) { names.append(name) }
         }
-        return names.filter { unlink("\(directory)/\($0)") == 0 }.count
+        for name in names { unlink("\(directory)/\(name)") }
     }
 
     /// A free path for an unusable file: `<path>.corrupt`, else `-2` … `-9` (`-9` is reused).
@@ -165,11 +164,6 @@ package enum FileIO {
     package static func move(_ path: String, to destination: String) throws(FileIOError) {
         guard rename(path, destination) == 0 else { throw .from(errno, "rename") }
         syncDirectory(parentDirectory(of: path))
-    }
-
-    /// Removes the file at `path`; a missing file is not an error.
-    package static func remove(_ path: String) throws(FileIOError) {
-        guard unlink(path) == 0 || errno == ENOENT else { throw .from(errno, "unlink") }
     }
 
     /// Creates `path` and its missing parents with mode 0700.

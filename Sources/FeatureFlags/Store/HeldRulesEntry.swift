@@ -14,9 +14,9 @@ struct HeldRulesEntry {
     /// Seconds since the reference date (a `Date` has no fixed layout: `Support/FixedLayout.swift`).
     let fetchedAtSeconds: TimeInterval
     /// The document, as the service sent it.
-    let document: [UInt8]
+    var document: [UInt8]
     /// The signed answer it came in, if trusted keys verified one (entry version 2).
-    let envelope: [UInt8]?
+    var envelope: [UInt8]?
 
     /// `u8 version(=1) string options u8 hasTag [string value string endpoint] f64 fetchedAt varint count bytes document`;
     /// version 2 appends `varint count bytes envelope` (the signed answer).
@@ -43,27 +43,31 @@ struct HeldRulesEntry {
     }
 
     /// The rules' entity tag, from the entry's header only (nil: none, or an unreadable entry).
-    static func tag(of payload: ArraySlice<UInt8>) -> EntityTag? {
-        payload.withUnsafeBytes { raw -> EntityTag? in
-            var r = ByteReader(raw)
-            return header(&r)?.etag
-        }
-    }
+    static func tag(of payload: ArraySlice<UInt8>) -> EntityTag? { decode(payload, headerOnly: true)?.etag }
 
-    /// The entry in `payload`, or nil when it is not one this build reads.
-    static func decode(_ payload: ArraySlice<UInt8>) -> HeldRulesEntry? {
+    /// The entry in `payload` (its `document` empty when `headerOnly`), or nil when it is not one this build reads.
+    static func decode(_ payload: ArraySlice<UInt8>, headerOnly: Bool = false) -> HeldRulesEntry? {
         payload.withUnsafeBytes { raw -> HeldRulesEntry? in
             var r = ByteReader(raw)
-            guard let header = header(&r), let count = try? r.count(), let bytes = try? r.bytes(count) else { return nil }
-            var envelope: [UInt8]?
-            if header.version == 2 {
-                guard let n = try? r.count(), let signed = try? r.bytes(n) else { return nil }
-                envelope = Array(signed)
+            guard let version = try? r.u8(), version == 1 || version == 2, let options = try? r.string(), let hasTag = try? r.u8()
+            else { return nil }
+            var etag: EntityTag?
+            if hasTag == 1 {
+                guard let value = try? r.string(), let endpoint = try? r.string() else { return nil }
+                etag = EntityTag(value, endpoint: endpoint)
             }
-            guard r.remaining == 0 else { return nil }
-            return HeldRulesEntry(
-                options: header.options, etag: header.etag, fetchedAtSeconds: header.fetchedAtSeconds, document: Array(bytes),
-                envelope: envelope)
+            guard let seconds = try? r.finiteDouble() else { return nil }
+            var entry = HeldRulesEntry(
+                options: options, etag: etag, fetchedAtSeconds: Date(timeIntervalSince1970: seconds).timeIntervalSinceReferenceDate,
+                document: [], envelope: nil)
+            if headerOnly { return entry }
+            guard let count = try? r.count(), let bytes = try? r.bytes(count) else { return nil }
+            entry.document = Array(bytes)
+            if version == 2 {
+                guard let n = try? r.count(), let signed = try? r.bytes(n) else { return nil }
+                entry.envelope = Array(signed)
+            }
+            return r.remaining == 0 ? entry : nil
         }
     }
 
@@ -72,27 +76,5 @@ struct HeldRulesEntry {
         guard let entry = decode(payload) else { return nil }
         return endpoint.rules(
             kept: entry.document, options: entry.options, etag: entry.etag, fetchedAt: entry.fetchedAt, envelope: entry.envelope)
-    }
-
-    /// What precedes the document in an entry.
-    private struct Header {
-        let version: UInt8
-        let options: String
-        let etag: EntityTag?
-        let fetchedAtSeconds: TimeInterval  // not a `Date`: `Support/FixedLayout.swift`
-    }
-
-    private static func header(_ r: inout ByteReader) -> Header? {
-        guard let version = try? r.u8(), version == 1 || version == 2, let options = try? r.string(), let hasTag = try? r.u8()
-        else { return nil }
-        var etag: EntityTag?
-        if hasTag == 1 {
-            guard let value = try? r.string(), let endpoint = try? r.string() else { return nil }
-            etag = EntityTag(value, endpoint: endpoint)
-        }
-        guard let seconds = try? r.finiteDouble() else { return nil }
-        return Header(
-            version: version, options: options, etag: etag,
-            fetchedAtSeconds: Date(timeIntervalSince1970: seconds).timeIntervalSinceReferenceDate)
     }
 }

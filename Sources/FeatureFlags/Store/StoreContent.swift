@@ -64,7 +64,6 @@ struct StoreContent {
         }
     }
 
-    /// Fingerprints, most recently used first.
     /// The stored contexts' fingerprints, most recently used first (a set's service entries are not contexts).
     var fingerprints: [String] { entries.map(\.fingerprint).filter { !$0.contains("@") } }
 

@@ -36,15 +36,12 @@ final class ChangeStream: SessionEventHandler, Sendable {
         var random = JitterSource(SystemRandomNumberGenerator())
         /// How to connect and what the events mean (nil: `GET`, the flag document's refetch events).
         var connection: StreamConnection?
-        /// The most the values a stream's reader keeps may weigh (the fetcher's answer cap).
-        var maxValueBytes = 1 << 20
     }
 
     private struct State {
         var running = false
         var generation = 0
         var task: URLSessionDataTask?
-        var answered = false
         var failures = 0
         var parser: EventStreamParser
         /// The connection's reader, for an endpoint's own stream.
@@ -178,12 +175,11 @@ final class ChangeStream: SessionEventHandler, Sendable {
             if !lastEventID.isEmpty, HeaderFieldCheck.isFieldValue(lastEventID) { request.setValue(lastEventID, forHTTPHeaderField: "Last-Event-ID") }
             let task = session.dataTask(with: request)
             s.task = task
-            s.answered = false
             s.failure = nil
             s.halfOpen = false
             s.refused = false
             s.parser = s.parser.forNextConnection()
-            s.reader = configuration.connection?.events.reader(maxBytes: configuration.maxValueBytes)
+            s.reader = configuration.connection?.events.reader(maxBytes: configuration.maxEventBytes)
             s.lastActivity = configuration.clock.now()
             return task
         }
@@ -198,28 +194,18 @@ final class ChangeStream: SessionEventHandler, Sendable {
         let clock = configuration.clock
         let start = clock.now()
         let watch = Task { [weak self, control] in
-            var wake = start + deadline
-            while true {
-                do {
-                    try await clock.sleep(until: wake)
-                } catch {
-                    return
-                }
-                guard let self else { return }
-                let verdict: WatchdogVerdict = self.state.withLock { s in
-                    guard s.generation == generation, s.task === task else { return .gone }
+            // Sleeps to the mark; wakes again while bytes came meanwhile; ends when the connection is gone or closed.
+            var wake: Duration? = start + deadline
+            while let due = wake {
+                guard (try? await clock.sleep(until: due)) != nil, let self else { return }
+                wake = self.state.withLock { s -> Duration? in
+                    guard s.generation == generation, s.task === task else { return nil }
                     let due = s.lastActivity + deadline
-                    guard clock.now() >= due else { return .wait(until: due) }
+                    guard clock.now() >= due else { return due }
                     s.failure = "no heartbeat for \(deadline.milliseconds) ms: the connection is half-open"
                     s.halfOpen = true
-                    return .halfOpen
-                }
-                switch verdict {
-                case .gone: return
-                case .halfOpen:
-                    control.async { task.cancel() }
-                    return
-                case .wait(let due): wake = due
+                    control.async { task.cancel() }   // `control` never waits on this lock
+                    return nil
                 }
             }
         }
@@ -252,16 +238,6 @@ final class ChangeStream: SessionEventHandler, Sendable {
         install(wait, for: generation)
     }
 
-    /// What the watchdog finds when it wakes.
-    private enum WatchdogVerdict {
-        /// Its connection is no longer the stream's: nothing to watch.
-        case gone
-        /// Silent past the deadline: close it.
-        case halfOpen
-        /// Bytes came meanwhile: sleep until the new mark.
-        case wait(until: Duration)
-    }
-
     private func signal(_ signal: Signal) {
         signals.async { [onSignal] in onSignal(signal) }
     }
@@ -289,7 +265,6 @@ final class ChangeStream: SessionEventHandler, Sendable {
         let current: Bool = state.withLock { s in
             guard s.task === task else { return false }
             if accepted {
-                s.answered = true
                 s.failures = 0
                 s.lastActivity = configuration.clock.now()
             } else if status == 204 {

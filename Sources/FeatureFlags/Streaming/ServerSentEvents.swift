@@ -21,7 +21,6 @@ internal struct EventStreamParser: Sendable {
 
     private var line: [UInt8] = []
     private var data: [UInt8] = []
-    private var hasData = false
     private var eventType = ""
     private var atStart = true
     private var afterCR = false
@@ -107,8 +106,7 @@ internal struct EventStreamParser: Sendable {
         case "data":
             guard data.count + value.count + 1 <= maxEventBytes else { throw Overflow(limit: maxEventBytes) }
             data.append(contentsOf: value)
-            data.append(0x0A)
-            hasData = true
+            data.append(0x0A)   // every data line ends so: data is empty exactly when none came
         case "id":
             if !value.contains(0) { idBuffer = String(decoding: value, as: UTF8.self) }
         case "retry":
@@ -124,11 +122,10 @@ internal struct EventStreamParser: Sendable {
     private mutating func dispatch(into events: inout [ServerSentEvent]) {
         defer {
             data.removeAll(keepingCapacity: true)
-            hasData = false
             eventType = ""
         }
         lastEventID = idBuffer
-        guard hasData else { return }
+        guard !data.isEmpty else { return }
         if data.last == 0x0A { data.removeLast() }
         events.append(
             ServerSentEvent(

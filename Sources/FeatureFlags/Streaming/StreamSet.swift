@@ -5,8 +5,8 @@ final class StreamSet: Sendable {
     /// The open streams by link (in a struct to spare a launch-time conformance lookup).
     private struct Open {
         var streams: [EventStreamLink: ChangeStream] = [:]
-        /// Where signals go; weak, so that open streams do not keep their owner alive.
-        weak var sink: (any StreamSignalSink)?
+        /// Where signals go (holding its owner weakly, so that open streams do not keep it alive).
+        var deliver: (@Sendable (ChangeStream.Signal, EventStreamLink) -> Void)?
     }
 
     private let open = Locked(Open())
@@ -22,14 +22,14 @@ final class StreamSet: Sendable {
         self.maxValueBytes = maxValueBytes
     }
 
-    /// Sends every stream's signals to `sink` from now on (held weakly).
-    func connect(to sink: any StreamSignalSink) {
-        open.withLock { $0.sink = sink }
+    /// Sends every stream's signals to `deliver` from now on.
+    func connect(_ deliver: @escaping @Sendable (ChangeStream.Signal, EventStreamLink) -> Void) {
+        open.withLock { $0.deliver = deliver }
     }
 
-    /// Hands a stream's signal to the sink, outside the lock.
+    /// Hands a stream's signal on, outside the lock.
     private func deliver(_ signal: ChangeStream.Signal, from link: EventStreamLink) {
-        open.withLock { $0.sink }?.streamSignalled(signal, from: link)
+        open.withLock { $0.deliver }?(signal, link)
     }
 
     /// Keeps exactly `links` open.
@@ -47,7 +47,6 @@ final class StreamSet: Sendable {
                     // Values travel in its events: they count against the answers' size cap.
                     configuration.connection = connection
                     configuration.maxEventBytes = maxValueBytes
-                    configuration.maxValueBytes = maxValueBytes
                 }
                 let stream = ChangeStream(url: link.url, configuration: configuration) { [weak self] in self?.deliver($0, from: link) }
                 state.streams[link] = stream
@@ -61,10 +60,4 @@ final class StreamSet: Sendable {
 
     /// How many streams are open (connected, connecting or waiting to reconnect).
     var count: Int { open.withLock { $0.streams.count } }
-}
-
-/// Where a ``StreamSet`` sends its streams' signals (the provider, as a state transition).
-protocol StreamSignalSink: AnyObject, Sendable {
-    /// The stream for `link` connected, said flags changed, or closed.
-    func streamSignalled(_ signal: ChangeStream.Signal, from link: EventStreamLink)
 }
