@@ -80,27 +80,28 @@ struct EvaluationContextTests {
         }
     }
 
-    @Test func sha256InPiecesEqualsAtOnce() {
-        let message = (0..<1_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-        let whole = SHA256.hex(message)
-        for pieces in [1, 3, 63, 64, 65, 200] {
-            var hash = SHA256()
-            var offset = 0
-            while offset < message.count {
-                let end = min(message.count, offset + pieces)
-                hash.update(message[offset..<end])
-                offset = end
-            }
-            #expect(Hex.encode(hash.finalize()) == whole, "pieces of \(pieces)")
+    @Test func sha256AroundThePaddingBoundary() {
+        // Messages of 54…66 bytes: the length field fits in the last block, or needs one more.
+        let expected = [
+            "a3f01b6939256127582ac8ae9fb47a382a244680806a3f613a118851c1ca1d47",
+            "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318",
+            "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a",
+            "f13b2d724659eb3bf47f2dd6af1accc87b81f09f59f2b75e5c0bed6589dfe8c6",
+            "d5c039b748aa64665782974ec3dc3025c042edf54dcdc2b5de31385b094cb678",
+            "111bb261277afd65f0744b247cd3e47d386d71563d0ed995517807d5ebd4fba3",
+            "11ee391211c6256460b6ed375957fadd8061cafbb31daf967db875aebd5aaad4",
+            "35d5fc17cfbbadd00f5e710ada39f194c5ad7c766ad67072245f1fad45f0f530",
+            "f506898cc7c2e092f9eb9fadae7ba50383f5b46a2a4fe5597dbb553a78981268",
+            "7d3e74a05d7db15bce4ad9ec0658ea98e3f06eeecf16b4c6fff2da457ddc2f34",
+            "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb",
+            "635361c48bb9eab14198e76ea8ab7f1a41685d6ad62aa9146d301d4f17eb0ae0",
+            "ac137fce49837c7c2945f6160d3c0e679e6f40070850420a22bc10e0692cbdc7",
+        ]
+        for (n, digest) in zip(54...66, expected) {
+            #expect(SHA256.hex([UInt8](repeating: 0x61, count: n)) == digest, "\(n) bytes")
+            #expect(SHA256.hex([UInt8](repeating: 0x61, count: n).lazy.map { $0 }) == digest, "\(n) bytes, not contiguous")
         }
-        // Lengths around the padding boundary.
-        for n in 54...66 {
-            let bytes = [UInt8](repeating: 0x61, count: n)
-            var hash = SHA256()
-            hash.update(bytes.lazy.map { $0 })  // not contiguous: the copying path
-            #expect(Hex.encode(hash.finalize()) == SHA256.hex(bytes))
-        }
-        #expect(SHA256.hex([UInt8](repeating: 0x61, count: 56)) == "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a")
+        #expect(Hex.encode(SHA256.digest(Array("abc".utf8))) == SHA256.hex(Array("abc".utf8)))
     }
 
     @Test func checksumSeesEverySingleByteChange() async throws {

@@ -1,3 +1,4 @@
+import FeatureFlagsUI
 import Foundation
 import Testing
 import TestSupport

@@ -27,36 +27,24 @@ extension FlagKey where Value: RawValueList, Value.Member: Sendable {
         self.init(forwardCompatibleList: name, default: defaultValue)
     }
 
+    /// The key with conversions that depend only on the member type.
     private init(forwardCompatibleList name: String, default defaultValue: Value) {
-        self.init(name, default: defaultValue, sharing: .forwardCompatibleList) { Self.forwardCompatibleConversions() }
-    }
-
-    /// The conversions of forward-compatible list keys: they depend only on the member type.
-    private static func forwardCompatibleConversions() -> FlagKeyConversions<Value> {
         typealias Member = Value.Member
-        let unknownCase = (Member.self as? any UnknownCaseRepresentable.Type).flatMap { $0.unknown as? Member }
-        let convert: @Sendable (FlagValue) -> Value? = { value in
-            guard case .list(let items) = value.unwrappingText else { return nil }
-            var members: [Member] = []
-            members.reserveCapacity(items.count)
-            for item in items {
-                if let member = ListMembers.member(item, as: Member.self) {
-                    members.append(member)
-                } else if let unknownCase {
-                    members.append(unknownCase)
-                }
-            }
-            return Value(members: members)
+        self.init(name, default: defaultValue, sharing: .forwardCompatibleList) {
+            let unknownCase = (Member.self as? any UnknownCaseRepresentable.Type).flatMap { $0.unknown as? Member }
+            let member: @Sendable (FlagValue) -> Member? = { Member.RawValue(flagValue: $0).flatMap(Member.init(rawValue:)) }
+            return FlagKeyConversions(
+                convert: { value in
+                    guard case .list(let items) = value.unwrappingText else { return nil }
+                    return Value(members: items.compactMap { member($0) ?? unknownCase })
+                },
+                encode: { .list($0.members.map(\.rawValue.flagValue)) },
+                unknownMembers: { value in
+                    guard case .list(let items) = value.unwrappingText else { return [] }
+                    // Named in events: strings as they are, anything else as JSON.
+                    return items.compactMap { member($0) == nil ? ($0.stringValue ?? FlagJSON.string($0)) : nil }
+                })
         }
-        return FlagKeyConversions(
-            convert: convert,
-            encode: { .list($0.members.map(\.rawValue.flagValue)) },
-            unknownMembers: { value in
-                guard case .list(let items) = value.unwrappingText else { return [] }
-                return items.compactMap { item in
-                    ListMembers.member(item, as: Member.self) == nil ? ListMembers.describe(item) : nil
-                }
-            })
     }
 }
 
@@ -64,20 +52,5 @@ extension FlagKey where Value: RawValueList & Decodable, Value.Member: Sendable 
     /// The forward-compatible list key for `Codable` enums too (not the `Decodable` key, which fails on one unknown member).
     public init(_ name: String, default defaultValue: Value) {
         self.init(forwardCompatibleList: name, default: defaultValue)
-    }
-}
-
-/// Helpers for forward-compatible lists.
-enum ListMembers {
-    /// The enum member for one list item, or nil when this build has no case for it.
-    static func member<Element: RawRepresentable>(_ item: FlagValue, as: Element.Type) -> Element?
-    where Element.RawValue: FlagValueConvertible {
-        Element.RawValue(flagValue: item).flatMap(Element.init(rawValue:))
-    }
-
-    /// How an unknown member is named in events: strings as they are, anything else as JSON.
-    static func describe(_ item: FlagValue) -> String {
-        if case .string(let text) = item { return text }
-        return FlagJSON.string(item)
     }
 }

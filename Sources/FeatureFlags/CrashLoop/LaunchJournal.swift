@@ -47,9 +47,7 @@ struct LaunchJournal: Sendable, Equatable {
 
     /// A stable digest of a snapshot's flags, to recognise the values the crashes happened under.
     static func digest(_ snapshot: FlagSnapshot) -> String {
-        var hash = SHA256()
-        hash.update(FlagDocument(flags: snapshot.flags).jsonBytes())
-        return SHA256.hex(hash.finalize())
+        SHA256.hex(SHA256.digest(FlagDocument(flags: snapshot.flags).jsonBytes()))
     }
 
     var flagValue: FlagValue {

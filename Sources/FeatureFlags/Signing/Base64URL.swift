@@ -1,27 +1,10 @@
+import Foundation
+
 /// Unpadded base64url (RFC 4648 §5), as JWS (RFC 7515) uses; strict decoding: no padding, zero unused tail bits.
 package enum Base64URL {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-
     /// The unpadded base64url text of `bytes`.
     package static func encode(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var i = 0
-        while i + 3 <= bytes.count {
-            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-            out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
-            i += 3
-        }
-        switch bytes.count - i {
-        case 1:
-            let n = UInt32(bytes[i]) << 16
-            out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)]]
-        case 2:
-            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
-            out += [alphabet[Int(n >> 18)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)]]
-        default: break
-        }
-        return String(decoding: out, as: UTF8.self)
+        String(Data(bytes).base64EncodedString().compactMap { c -> Character? in c == "+" ? "-" : c == "/" ? "_" : c == "=" ? nil : c })
     }
 
     /// The bytes `text` encodes, or nil unless strict unpadded base64url. Non-generic on purpose.

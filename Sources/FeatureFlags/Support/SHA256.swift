@@ -1,11 +1,6 @@
 /// SHA-256 (FIPS 180-4), dependency-free, for fingerprints and ETags: identity, not secrecy.
-package struct SHA256 {
-    private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
-        0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
-    )
-    /// Bytes of an incomplete block, kept until 64 have arrived.
-    private var pending: [UInt8] = []
-    private var length: UInt64 = 0
+package enum SHA256 {
+    private typealias State = (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32)
 
     private static let k: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
@@ -18,65 +13,27 @@ package struct SHA256 {
         0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7, 0xc671_78f2,
     ]
 
-    /// A fresh hash.
-    package init() { pending.reserveCapacity(64) }
-
-    /// Adds `bytes` to the message.
-    package mutating func update(_ bytes: some Sequence<UInt8>) {
-        if let done: Void = bytes.withContiguousStorageIfAvailable({ update(buffer: UnsafeRawBufferPointer($0)) }) {
-            return done
-        }
-        let copy = Array(bytes)
-        copy.withUnsafeBytes { update(buffer: $0) }
-    }
-
-    /// Adds contiguous bytes: whole blocks are compressed in place, the tail is kept.
-    private mutating func update(buffer: UnsafeRawBufferPointer) {
-        length &+= UInt64(buffer.count)
-        var offset = 0
-        if !pending.isEmpty {
-            let take = min(64 - pending.count, buffer.count)
-            pending.append(contentsOf: buffer[0..<take])
-            offset = take
-            if pending.count == 64 {
-                pending.withUnsafeBytes { compress($0, at: 0) }
-                pending.removeAll(keepingCapacity: true)
-            }
-        }
-        while buffer.count - offset >= 64 {
-            compress(buffer, at: offset)
-            offset += 64
-        }
-        if offset < buffer.count { pending.append(contentsOf: buffer[offset...]) }
-    }
-
-    /// The 32-byte digest; the hash must not be updated afterwards.
-    package mutating func finalize() -> [UInt8] {
-        let bitLength = length &* 8
-        var tail = pending
-        tail.append(0x80)
-        while tail.count % 64 != 56 { tail.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
-        tail.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                compress(raw, at: offset)
-                offset += 64
-            }
+    /// The 32-byte digest of `message`.
+    package static func digest(_ message: some Sequence<UInt8>) -> [UInt8] {
+        var padded = Array(message)
+        let bitLength = UInt64(padded.count) &* 8
+        padded.append(0x80)
+        while padded.count % 64 != 56 { padded.append(0) }
+        for shift in stride(from: 56, through: 0, by: -8) { padded.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        var state: State = (0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19)
+        padded.withUnsafeBytes { raw in
+            for offset in stride(from: 0, to: raw.count, by: 64) { compress(raw, at: offset, into: &state) }
         }
         var out: [UInt8] = []
         out.reserveCapacity(32)
         for word in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
-            out.append(UInt8(truncatingIfNeeded: word >> 24))
-            out.append(UInt8(truncatingIfNeeded: word >> 16))
-            out.append(UInt8(truncatingIfNeeded: word >> 8))
-            out.append(UInt8(truncatingIfNeeded: word))
+            for shift in [24, 16, 8, 0] as [UInt32] { out.append(UInt8(truncatingIfNeeded: word >> shift)) }
         }
         return out
     }
 
     /// One 64-byte block at `offset`.
-    private mutating func compress(_ block: UnsafeRawBufferPointer, at offset: Int) {
+    private static func compress(_ block: UnsafeRawBufferPointer, at offset: Int, into state: inout State) {
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
             for i in 0..<16 {
                 let base = offset + i * 4
@@ -105,14 +62,10 @@ package struct SHA256 {
     }
 
     @inline(__always)
-    private func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
+    private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
 
     /// The digest of `bytes` in lowercase hex.
-    package static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        var h = SHA256()
-        h.update(bytes)
-        return Hex.encode(h.finalize())
-    }
+    package static func hex(_ bytes: some Sequence<UInt8>) -> String { Hex.encode(digest(bytes)) }
 }
 
 /// Lowercase hexadecimal text of bytes.
