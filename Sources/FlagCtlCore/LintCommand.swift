@@ -164,7 +164,7 @@ enum LintCommand {
         let base = schema.validate(document.base.flags, path: "flags")
         report.violations += base.violations.filter { $0.path != "payload" }
         for (i, rule) in document.rules.enumerated() {
-            report.violations += schema.validatePartial(rule.flags, path: "rules[\(i)](\(rule.name)).flags").violations
+            report.violations += schema.validate(rule.flags, path: "rules[\(i)](\(rule.name)).flags", partial: true).violations
         }
         let unknown = Set(base.unknownKeys).sorted()
         if !unknown.isEmpty, !schema.rejectUnknownKeys {

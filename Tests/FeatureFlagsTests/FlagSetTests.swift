@@ -26,7 +26,7 @@ struct FlagSetTests {
         #expect(loaded.flags == Self.entries)
         for (name, entry) in Self.entries { #expect(loaded[name] == entry) }
         #expect(loaded["missing"] == nil)
-        #expect(loaded.storage.count == 4)
+        #expect(loaded.storage.table.count == 4)
     }
 
     @Test func snapshotsCompareEqualWhateverFormEachHolds() throws {
@@ -107,7 +107,7 @@ struct FlagSetTests {
         }
         let stored = try w.bytes.withUnsafeBytes { raw in try SnapshotCodec.decode(raw) }
         #expect(stored.snapshot.flags == ["twice": FlagEntry(value: .int(2))])
-        #expect(stored.snapshot.storage.count == 1)
+        #expect(stored.snapshot.storage.table.count == 1)
     }
 
     @Test func aTruncatedFileThrowsAndKeepsNothing() throws {

@@ -11,4 +11,18 @@ extension FeatureFlagProvider {
     /// Whether the run loop sleeps with no poll scheduled (no path, or in the background),
     /// having handled whatever woke it last: nothing but a wake-up will make it fetch.
     var isWaitingForWakeUpOnly: Bool { cell.inspect { $0.waitsForWakeUpOnly && $0.runLoopSleep.sleeper != nil } }
+    /// How many payloads the schema checked.
+    var validationCount: Int { cell.inspect { $0.validations } }
+}
+
+extension ServedState {
+    /// What an untyped read of `name` gets (the hash computed here).
+    func lookup(_ name: String, killSwitchKey: String) -> FlagValue? {
+        lookup(name, hash: FlagNameHash.of(name), killSwitchKey: killSwitchKey)
+    }
+}
+
+extension ReadPublication {
+    /// The object published now (retained).
+    var object: Object { read { $0 } }
 }

@@ -139,8 +139,6 @@ public struct FlagKey<Value: Sendable>: Sendable, CustomStringConvertible {
     /// The flag value for `value`, or nil when the type cannot be encoded.
     public func flagValue(for value: Value) -> FlagValue? { conversions.with { $0.encode(value) } }
 
-    /// The Swift value for a flag value, or nil when its type does not fit.
-    @inlinable func convert(_ flagValue: FlagValue) -> Value? { conversions.with { $0.convert(flagValue) } }
     /// For keys that report unknown list members: those members' raw values.
     @inlinable var unknownMembers: (@Sendable (FlagValue) -> [String])? { conversions.with { $0.unknownMembers } }
 

@@ -46,12 +46,6 @@ package final class FlagSet: Sendable {
         return FlagTable(snapshot: dictionary ?? [:], defaults: defaults)
     }
 
-    /// The number of flags.
-    package var count: Int {
-        let (table, dictionary) = forms.withLock { ($0.table, $0.dictionary) }
-        return table?.count ?? dictionary?.count ?? 0
-    }
-
     /// The entry of `name`, from whichever form exists.
     package func entry(_ name: String) -> FlagEntry? {
         let (table, dictionary) = forms.withLock { ($0.table, $0.dictionary) }

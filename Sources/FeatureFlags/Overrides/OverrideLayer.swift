@@ -31,12 +31,9 @@ internal final class OverrideLayer: Sendable {
 }
 
 extension FlagOverrideSource {
-    /// Attaches a client: `apply` gets its layer on every change; returns the observer's id and the layer now.
-    func attach(
-        killSwitchKey: String, _ apply: @escaping @Sendable (OverrideLayer?) -> Void
-    ) -> (id: Int, layer: OverrideLayer?) {
-        let (id, values) = attach { values in apply(OverrideLayer(values, killSwitchKey: killSwitchKey)) }
-        return (id, OverrideLayer(values, killSwitchKey: killSwitchKey))
+    /// Attaches a client: `apply` gets its layer on every change; returns the observer's id.
+    func attach(killSwitchKey: String, _ apply: @escaping @Sendable (OverrideLayer?) -> Void) -> Int {
+        attach { values in apply(OverrideLayer(values, killSwitchKey: killSwitchKey)) }.id
     }
 
     /// Calls `apply` with the current layer while no change can happen, so none made during a client's setup is lost.

@@ -150,7 +150,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         cell = ServingCell(state, killSwitchKey: base.killSwitchKey, exposures: exposures)
         streamSet.connect { [weak self] signal, link in self?.transition(.stream(link, signal)) }
         if let overrides = configuration.overrides {
-            let (id, _) = overrides.attach(killSwitchKey: base.killSwitchKey) { [weak self] layer in
+            let id = overrides.attach(killSwitchKey: base.killSwitchKey) { [weak self] layer in
                 self?.transition(.overrides(layer))
             }
             // Resync: a change between the first look and the attachment reached no one.
@@ -228,8 +228,6 @@ public final class FeatureFlagProvider: FeatureFlagClient {
 
     /// Status and labels, read together.
     package var labels: ServedLabels { cell.read { $0.served.labels } }
-    /// How many payloads the schema checked.
-    var validationCount: Int { cell.inspect { $0.validations } }
     /// Whether a fetch is in flight.
     package var isFetching: Bool { cell.inspect { $0.flight != nil } }
     /// The change streams open now (connected, connecting or waiting to reconnect).

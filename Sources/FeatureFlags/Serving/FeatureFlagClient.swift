@@ -46,7 +46,7 @@ extension FeatureFlagClient {
     @inlinable @inline(__always)
     func generalValue<Value>(_ key: FlagKey<Value>) -> Value {
         if key.auditsMembers { return auditedValue(key) }
-        guard let raw = flagValue(key.name, nameHash: key.nameHash), let typed = key.convert(raw) else { return key.defaultValue }
+        guard let raw = flagValue(key.name, nameHash: key.nameHash), let typed = key.value(from: raw) else { return key.defaultValue }
         return typed
     }
 
@@ -58,7 +58,7 @@ extension FeatureFlagClient {
             let unknown = audit(raw)
             if !unknown.isEmpty { noteUnknownValues(unknown, in: key.name) }
         }
-        guard let raw, let typed = key.convert(raw) else { return key.defaultValue }
+        guard let raw, let typed = key.value(from: raw) else { return key.defaultValue }
         return typed
     }
 
@@ -161,7 +161,7 @@ extension FlagDetails where Value == FlagValue? {
                 key: self.key, value: key.defaultValue, extras: extras, reason: reason, errorCode: errorCode,
                 errorMessage: errorMessage, source: source, snapshotVersion: snapshotVersion, age: age)
         }
-        guard let typed = key.convert(raw) else {
+        guard let typed = key.value(from: raw) else {
             // The default is served: no variant or metadata of the value that was not (OpenFeature's hooks expect none).
             return FlagDetails<Typed>(
                 key: self.key, value: key.defaultValue, extras: nil, reason: .error, errorCode: .typeMismatch,

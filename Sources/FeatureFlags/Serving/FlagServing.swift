@@ -97,7 +97,7 @@ package final class FlagServing: Sendable {
     /// Serves and follows `overrides`; returns the id for ``FlagOverrideSource/detach(_:)``.
     package func carry(_ overrides: (any FlagOverrideSource)?) -> Int? {
         guard let overrides else { return nil }
-        let (id, _) = overrides.attach(killSwitchKey: base.killSwitchKey) { [weak self] layer in
+        let id = overrides.attach(killSwitchKey: base.killSwitchKey) { [weak self] layer in
             self?.serveOverrides(layer)
         }
         overrides.resync(killSwitchKey: base.killSwitchKey) { serveOverrides($0) }

@@ -129,10 +129,6 @@ struct ServedState: Sendable {
         return prepared.table.value(name, hash: hash)
     }
 
-    /// ``lookup(_:hash:killSwitchKey:)`` hashing `name` here (untyped reads).
-    package func lookup(_ name: String, killSwitchKey: String) -> FlagValue? {
-        lookup(name, hash: FlagNameHash.of(name), killSwitchKey: killSwitchKey)
-    }
 
     /// Forgets which flags' unknown list members were reported (their values changed).
     package mutating func valuesChanged() { unknownReported.removeAll() }

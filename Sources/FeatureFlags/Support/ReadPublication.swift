@@ -30,9 +30,6 @@ internal struct ReadPublication<Object: AnyObject & Sendable>: Sendable {
         return body(unsafeDowncast(storage.refresh(), to: Object.self))
     }
 
-    /// The object published now (retained: for callers that keep it).
-    package var object: Object { read { $0 } }
-
     /// Replaces the object. Callers serialise their publishes (they hold their state lock).
     package func publish(_ object: Object) { storage.publish(object) }
 

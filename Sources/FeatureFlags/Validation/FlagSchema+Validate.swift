@@ -1,29 +1,19 @@
 import Foundation
 
 extension FlagSchema {
-    /// Checks a whole payload (required keys apply) and its size; findings sorted by path, unknown keys by name.
-    package func validate(_ flags: [String: FlagEntry], payloadBytes: Int? = nil, path: String = "flags") -> FlagValidationReport {
+    /// Checks a payload and its size; findings sorted by path, unknown keys by name. Required keys apply
+    /// unless `partial` (a partial set, such as targeting rules' overrides).
+    package func validate(
+        _ flags: [String: FlagEntry], payloadBytes: Int? = nil, path: String = "flags", partial: Bool = false
+    ) -> FlagValidationReport {
         var report = FlagValidationReport()
         if let maxPayloadBytes, let payloadBytes, payloadBytes > maxPayloadBytes {
             report.violations.append(
                 FlagViolation(path: "payload", message: "\(payloadBytes) bytes, more than the \(maxPayloadBytes) allowed"))
         }
-        for (name, rule) in rules where rule.required && flags[name]?.value == nil {
+        for (name, rule) in rules where !partial && rule.required && flags[name]?.value == nil {
             report.violations.append(FlagViolation(path: "\(path).\(name)", message: "required"))
         }
-        check(flags, path: path, into: &report)
-        return report
-    }
-
-    /// Checks only the flags present (for partial sets such as targeting rules' overrides).
-    package func validatePartial(_ flags: [String: FlagEntry], path: String) -> FlagValidationReport {
-        var report = FlagValidationReport()
-        check(flags, path: path, into: &report)
-        return report
-    }
-
-    /// Checks every flag present, then sorts the findings stably.
-    private func check(_ flags: [String: FlagEntry], path: String, into report: inout FlagValidationReport) {
         for (name, entry) in flags {
             guard let value = entry.value else { continue }
             guard let rule = rules[name] else {
@@ -40,6 +30,7 @@ extension FlagSchema {
             let found = report.violations
             report.violations = found.indices.sorted { (found[$0].path, $0) < (found[$1].path, $1) }.map { found[$0] }
         }
+        return report
     }
 
     static func check(
@@ -61,8 +52,8 @@ extension FlagSchema {
             if let max = rule.max, number > max { fail("\(FlagJSON.string(value)) is above the maximum \(format(max))") }
         }
         if case .string(let text) = value {
-            if let minLength = rule.minLength, characters(text, below: minLength) { fail("shorter than \(minLength) characters") }
-            if let maxLength = rule.maxLength, characters(text, above: maxLength) { fail("longer than \(maxLength) characters") }
+            if let minLength = rule.minLength, text.count < minLength { fail("shorter than \(minLength) characters") }
+            if let maxLength = rule.maxLength, text.count > maxLength { fail("longer than \(maxLength) characters") }
             if let format = rule.format, !matchesFormat(text, format) { fail("\(FlagJSON.string(value)) is not a \(format)") }
             if let pattern = rule.pattern, !matchesPattern(text, pattern) { fail("does not match \(pattern)") }
         }
@@ -73,18 +64,6 @@ extension FlagSchema {
                 for (i, item) in items.enumerated() { check(item, against: itemRule, path: .item(path, i), into: &violations) }
             }
         }
-    }
-
-    /// Whether `text` has fewer than `limit` characters (the byte count usually settles it).
-    private static func characters(_ text: String, below limit: Int) -> Bool {
-        if text.utf8.count < limit { return true }
-        return text.count < limit
-    }
-
-    /// Whether `text` has more than `limit` characters (see ``characters(_:below:)``).
-    private static func characters(_ text: String, above limit: Int) -> Bool {
-        if text.utf8.count <= limit { return false }
-        return text.count > limit
     }
 
     private static func matches(_ value: FlagValue, type: String) -> Bool {
