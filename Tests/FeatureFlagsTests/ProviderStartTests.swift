@@ -77,7 +77,7 @@ struct ProviderStartTests {
         var configuration = FeatureFlagProvider.Configuration()
         configuration.changeStreams = false
         let provider = FeatureFlagProvider.start(
-            context: Self.user, endpoint: .json(post: server.flagsURL), fetch: .init(budget: TestTiming.loopbackBudget),
+            context: Self.user, endpoints: [.json(post: server.flagsURL)], fetch: .init(budget: TestTiming.loopbackBudget),
             configuration: configuration, store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: reachability,
             lifecycle: AlwaysForeground())
         // Served before any network: the stored value, from the fallback.
@@ -104,7 +104,7 @@ struct ProviderStartTests {
         for _ in 0..<5 {
             try? FileManager.default.removeItem(at: dir.url("flags.lkg"))
             let provider = FeatureFlagProvider.start(
-                context: Self.user, endpoint: .json(post: server.flagsURL), fetch: .init(budget: TestTiming.loopbackBudget),
+                context: Self.user, endpoints: [.json(post: server.flagsURL)], fetch: .init(budget: TestTiming.loopbackBudget),
                 configuration: .init(), store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: ManualReachability(true),
                 lifecycle: AlwaysForeground())
             #expect(await provider.waitUntilReady(timeout: TestTiming.loopbackBudget) == .ready)
@@ -121,7 +121,7 @@ struct ProviderStartTests {
         let refusing = try #require(RefusingPort())
         let url = refusing.url()
         let provider = FeatureFlagProvider.start(
-            context: Self.user, endpoint: .json(post: url), fetch: .init(budget: TestTiming.loopbackBudget), configuration: .init(),
+            context: Self.user, endpoints: [.json(post: url)], fetch: .init(budget: TestTiming.loopbackBudget), configuration: .init(),
             store: store, reachability: ManualReachability(true), lifecycle: AlwaysForeground())
         defer { provider.shutdown() }
         #expect(await provider.waitUntilReady(timeout: TestTiming.eventualityBound) == .error)
@@ -136,7 +136,7 @@ struct ProviderStartTests {
         defer { server.stop() }
         let dir = TempDir()
         let provider = FeatureFlagProvider.start(
-            context: Self.user, endpoint: .json(post: server.flagsURL), fetch: .init(), configuration: .init(),
+            context: Self.user, endpoints: [.json(post: server.flagsURL)], fetch: .init(), configuration: .init(),
             store: LastKnownGoodStore(fileURL: dir.url("flags.lkg")), reachability: ManualReachability(true), lifecycle: AlwaysForeground())
         provider.shutdown()
         // The detached loop, whenever it starts, finds the provider shut down and returns.

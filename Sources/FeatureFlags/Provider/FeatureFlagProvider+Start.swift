@@ -13,9 +13,7 @@ extension FeatureFlagProvider {
         configuration: Configuration = Configuration(),
         store: LastKnownGoodStore? = nil
     ) -> FeatureFlagProvider {
-        start(
-            context: context, endpoint: endpoint, fetch: fetch, configuration: configuration, store: store,
-            reachability: nil, lifecycle: SystemAppLifecycle.make())
+        start(context: context, endpoints: [endpoint], fetch: fetch, configuration: configuration, store: store)
     }
 
     /// A provider over several services, already running: a chain, or a set combined per flag as
@@ -30,16 +28,6 @@ extension FeatureFlagProvider {
         start(
             context: context, endpoints: endpoints, fetch: fetch, configuration: configuration, store: store,
             reachability: nil, lifecycle: SystemAppLifecycle.make())
-    }
-
-    /// ``start(context:endpoint:fetch:configuration:store:)`` with the path monitor and lifecycle given (tests).
-    static func start(
-        context: EvaluationContext, endpoint: FlagEndpoint, fetch: FlagFetcher.Configuration, configuration: Configuration,
-        store: LastKnownGoodStore?, reachability: (any Reachability)?, lifecycle: any AppLifecycle
-    ) -> FeatureFlagProvider {
-        start(
-            context: context, endpoints: [endpoint], fetch: fetch, configuration: configuration, store: store,
-            reachability: reachability, lifecycle: lifecycle)
     }
 
     /// The one start every other calls: the provider, and its run loop on a task of its own.

@@ -243,21 +243,16 @@ extension ProviderState {
         case .rejected(let rejections):
             return rejected(rejections, at: time) + [.complete(waiters, .rejected(rejections.flatMap(\.violations)), latency: latency)]
         case .confirmed(let prepared):
-            if let held = holdSafeMode(against: prepared, at: time) {
-                return keep(report.members) + held + [.complete(waiters, .unchanged, latency: latency)]
-            }
-            return keep(report.members) + succeeded(prepared, at: time) + [.complete(waiters, .unchanged, latency: latency)]
+            return keep(report.members) + (holdSafeMode(against: prepared, at: time) ?? succeeded(prepared, at: time))
+                + [.complete(waiters, .unchanged, latency: latency)]
         case .fresh(let prepared, let etag, let unknownKeys, let advertised):
+            let persist = ProviderEffect.persist(prepared.snapshot, etag: etag, streams: advertised, for: context)
             if let held = holdSafeMode(against: prepared, at: time) {
-                return keep(report.members) + held
-                    + [.persist(prepared.snapshot, etag: etag, streams: advertised, for: context)]
-                    + [.complete(waiters, .unchanged, latency: latency)]
+                return keep(report.members) + held + [persist, .complete(waiters, .unchanged, latency: latency)]
             }
-            var effects = keep(report.members) + leaveSafeMode(because: "the service sent values other than those the crashes happened under")
+            return keep(report.members) + leaveSafeMode(because: "the service sent values other than those the crashes happened under")
                 + succeeded(prepared, activated: (prepared.snapshot.version, latency, unknownKeys), at: time)
-            effects.append(.persist(prepared.snapshot, etag: etag, streams: advertised, for: context))
-            effects.append(.complete(waiters, .updated([]), latency: latency))
-            return effects
+                + [persist, .complete(waiters, .updated([]), latency: latency)]
         }
     }
 
