@@ -1,13 +1,9 @@
 /// A client's hooks, run in OpenFeature's stack order, isolated and time-limited; reads never lock.
 package final class FlagHooks: Sendable {
-    /// One registered hook.
+    /// One hook of a read, known by its identity: a registered one can be disabled.
     private final class Slot: Sendable {
         let hook: any FlagHook
-        let id: Int
-        init(_ hook: any FlagHook, id: Int) {
-            self.hook = hook
-            self.id = id
-        }
+        init(_ hook: any FlagHook) { self.hook = hook }
     }
 
     private final class List: Sendable {
@@ -15,14 +11,9 @@ package final class FlagHooks: Sendable {
         init(_ slots: [Slot]) { self.slots = slots }
     }
 
-    private struct State {
-        var nextID = 0
-        /// Hook-and-stage pairs whose failure was reported already.
-        var reported: Set<String> = []
-    }
-
     private let publication: ReadPublication<List>
-    private let state: Locked<State>
+    /// Hook-and-stage pairs whose failure was reported already; its lock also orders publishes.
+    private let reported = Locked<Set<String>>([])
     private let clock: any ElapsedClock
     /// A stage longer than this disables its (client-level) hook.
     package let timeLimit: Duration
@@ -35,8 +26,7 @@ package final class FlagHooks: Sendable {
         self.timeLimit = timeLimit
         self.clock = clock
         self.emit = emit
-        publication = ReadPublication(List(hooks.enumerated().map { Slot($1, id: $0) }))
-        state = Locked(State(nextID: hooks.count))
+        publication = ReadPublication(List(hooks.map(Slot.init)))
         startsEmpty = hooks.isEmpty
     }
 
@@ -60,15 +50,7 @@ package final class FlagHooks: Sendable {
     /// Registers `hooks` after those already registered.
     package func add(_ hooks: [any FlagHook]) {
         guard !hooks.isEmpty else { return }
-        state.withLock { s in
-            let current = publication.read { $0.slots }
-            var added: [Slot] = []
-            for hook in hooks {
-                added.append(Slot(hook, id: s.nextID))
-                s.nextID += 1
-            }
-            publication.publish(List(current + added))
-        }
+        reported.withLock { _ in publication.publish(List(publication.read { $0.slots } + hooks.map(Slot.init))) }
     }
 
     /// Runs `evaluate` between the client's hooks and `invocation`'s.
@@ -103,34 +85,34 @@ package final class FlagHooks: Sendable {
         return typed
     }
 
-    /// One hook of a read: a client hook (with its slot, which can be disabled) or the read's own.
-    private struct Entry {
-        let hook: any FlagHook
-        let slot: Slot?
-    }
-
     /// Runs the stages around `evaluate`; returns the failure that defaults the read, if any.
     private func stages(
         invocation: [any FlagHook], context: FlagHookContext, hints: [String: FlagValue], evaluate: () -> FlagDetails<FlagValue?>
     ) -> HookFailure? {
-        var hooks: [Entry] = []
-        let slots = publication.read { $0.slots }
-        hooks.reserveCapacity(slots.count + invocation.count)
-        for slot in slots { hooks.append(Entry(hook: slot.hook, slot: slot)) }
-        for hook in invocation { hooks.append(Entry(hook: hook, slot: nil)) }
+        // The read's own hooks are never in the published list: never disabled.
+        let hooks = publication.read { $0.slots } + invocation.map(Slot.init)
         var data = [[String: any Sendable]](repeating: [:], count: hooks.count)
         var timer = StageTimer(clock: clock)
-        var failure: HookFailure?
-
-        for i in hooks.indices {
-            do {
-                try hooks[i].hook.before(context, data: &data[i], hints: hints)
-            } catch {
-                failure = HookFailure(hook: hooks[i].hook.name, stage: HookStage.before.rawValue, message: "\(error)")
+        /// Runs `stage` of the hooks in `order`. Stopping stages end at the first failure and return it (reported by
+        /// the caller); the others report each failure and run the rest.
+        func run(
+            _ stage: HookStage, _ order: [Int], stops: Bool = false, _ body: (any FlagHook, inout [String: any Sendable]) throws -> Void
+        ) -> HookFailure? {
+            for i in order {
+                var failure: HookFailure?
+                do {
+                    try body(hooks[i].hook, &data[i])
+                } catch {
+                    failure = HookFailure(hook: hooks[i].hook.name, stage: stage.rawValue, message: "\(error)")
+                    if !stops, let failure { report(failure, flag: context.flagKey) }
+                }
+                check(&timer, hooks[i], stage)
+                if stops, failure != nil { return failure }
             }
-            check(&timer, hooks[i], .before)
-            if failure != nil { break }
+            return nil
         }
+
+        var failure = run(.before, Array(hooks.indices), stops: true) { hook, data in try hook.before(context, data: &data, hints: hints) }
         var details: FlagDetails<FlagValue?>
         var lookupFailure: FlagError?
         if failure == nil {
@@ -139,14 +121,9 @@ package final class FlagHooks: Sendable {
             if let code = details.errorCode {
                 lookupFailure = FlagError(code, details.errorMessage ?? code.rawValue)
             } else {
-                for i in hooks.indices.reversed() {
-                    do {
-                        try hooks[i].hook.after(context, details: details, data: &data[i], hints: hints)
-                    } catch {
-                        failure = HookFailure(hook: hooks[i].hook.name, stage: HookStage.after.rawValue, message: "\(error)")
-                    }
-                    check(&timer, hooks[i], .after)
-                    if failure != nil { break }
+                let read = details
+                failure = run(.after, hooks.indices.reversed(), stops: true) { hook, data in
+                    try hook.after(context, details: read, data: &data, hints: hints)
                 }
             }
         } else {
@@ -158,21 +135,12 @@ package final class FlagHooks: Sendable {
                 key: context.flagKey, value: context.defaultValue, reason: .error, errorCode: .general,
                 errorMessage: failure.description, source: .codeDefault)
         }
-        /// Runs `stage` of every hook, last first; a hook that throws is reported and the rest run.
-        func runEvery(_ stage: HookStage, _ body: (any FlagHook, inout [String: any Sendable]) throws -> Void) {
-            for i in hooks.indices.reversed() {
-                do {
-                    try body(hooks[i].hook, &data[i])
-                } catch {
-                    report(HookFailure(hook: hooks[i].hook.name, stage: stage.rawValue, message: "\(error)"), flag: context.flagKey)
-                }
-                check(&timer, hooks[i], stage)
-            }
-        }
+        let last = Array(hooks.indices.reversed())
         if let problem = failure.map({ FlagError(.general, $0.description) }) ?? lookupFailure {
-            runEvery(.error) { hook, data in try hook.error(context, error: problem, data: &data, hints: hints) }
+            _ = run(.error, last) { hook, data in try hook.error(context, error: problem, data: &data, hints: hints) }
         }
-        runEvery(.finally) { hook, data in try hook.finally(context, details: details, data: &data, hints: hints) }
+        let read = details
+        _ = run(.finally, last) { hook, data in try hook.finally(context, details: read, data: &data, hints: hints) }
         return failure
     }
 
@@ -185,23 +153,23 @@ package final class FlagHooks: Sendable {
     }
 
     /// Ends a stage's timing; disables a client hook whose stage took longer than the limit.
-    private func check(_ timer: inout StageTimer, _ hook: Entry, _ stage: HookStage) {
+    private func check(_ timer: inout StageTimer, _ slot: Slot, _ stage: HookStage) {
         let elapsed = timer.lap()
-        guard elapsed > timeLimit, let slot = hook.slot else { return }
-        let removed = state.withLock { _ -> Bool in
+        guard elapsed > timeLimit else { return }
+        let removed = reported.withLock { _ -> Bool in
             let current = publication.read { $0.slots }
-            guard current.contains(where: { $0.id == slot.id }) else { return false }
-            publication.publish(List(current.filter { $0.id != slot.id }))
+            guard current.contains(where: { $0 === slot }) else { return false }
+            publication.publish(List(current.filter { $0 !== slot }))
             return true
         }
         if removed {
-            emit(.hookDisabled(hook: hook.hook.name, stage: stage.rawValue, elapsedMilliseconds: Int(elapsed.milliseconds)))
+            emit(.hookDisabled(hook: slot.hook.name, stage: stage.rawValue, elapsedMilliseconds: Int(elapsed.milliseconds)))
         }
     }
 
     /// Reports a hook's failure, once per hook and stage.
     private func report(_ failure: HookFailure, flag: String) {
-        let first = state.withLock { $0.reported.insert("\(failure.hook)\u{0}\(failure.stage)").inserted }
+        let first = reported.withLock { $0.insert("\(failure.hook)\u{0}\(failure.stage)").inserted }
         if first { emit(.hookFailed(hook: failure.hook, stage: failure.stage, message: failure.message, flag: flag)) }
     }
 }
