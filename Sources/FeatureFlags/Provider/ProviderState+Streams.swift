@@ -111,7 +111,7 @@ extension ProviderState {
         let (lastKnownGood, source) = (held.prepared, held.source)
         effects += leaveSafeMode(because: "the app marked itself healthy")
         let old = served.serve(lastKnownGood, source: source, reasonOverride: lastKnownGood.reasonOnDevice(at: time.date))
-        effects.append(.publish(from: old, to: served.effective))
+        effects.append(.publish(from: old, to: served))
         return effects
     }
 

@@ -102,9 +102,9 @@ extension ProviderState {
     mutating func serveOverrides() -> [ProviderEffect] {
         let next = safeMode == nil ? overrides : nil
         guard served.overrides !== next, !shutDown else { return [] }
-        let old = served.effective
+        let old = served
         served.overrides = next
-        return [.publish(from: old, to: served.effective)]
+        return [.publish(from: old, to: served)]
     }
 
     // MARK: Identify
@@ -136,7 +136,7 @@ extension ProviderState {
         if let problem { effects.append(.emit(problem)) }
         let old = served.serve(lastKnownGood, source: source, status: .reconciling, reasonOverride: lastKnownGood.reasonOnDevice(at: time.date))
         served.context = next
-        effects += [.publish(from: old, to: served.effective), .emit(.reconciling), wakeRunLoop()]
+        effects += [.publish(from: old, to: served), .emit(.reconciling), wakeRunLoop()]
         return effects
     }
 
@@ -270,7 +270,7 @@ extension ProviderState {
         let expired = prepared.snapshot.isExpired(at: time.date)
         let old = served.serve(prepared, source: .network, reasonOverride: expired ? .stale : nil)
         let hold = holdKill(prepared.killed, at: time)
-        var effects: [ProviderEffect] = [.publish(from: old, to: served.effective)]
+        var effects: [ProviderEffect] = [.publish(from: old, to: served)]
         if let activated {
             effects.append(.emit(.activated(version: activated.version, latencyMilliseconds: Int(activated.latency.milliseconds))))
             if !activated.unknownKeys.isEmpty { effects.append(.emit(.unknownKeys(Array(Set(activated.unknownKeys)).sorted()))) }
@@ -295,9 +295,9 @@ extension ProviderState {
         // Only the hold is stored: the signed values stay as they were for when it is released.
         var persist: [ProviderEffect] = []
         if rejections.contains(where: \.killSwitchOn) {
-            let before = served.effective
+            let before = served
             persist += holdKill(true, at: time)
-            effects.append(.publish(from: before, to: served.effective))
+            effects.append(.publish(from: before, to: served))
         }
         let reason = Self.describe(rejections.flatMap(\.violations))
         return effects + fallBack(reason: reason, forcing: nil, at: time) + persist

@@ -344,7 +344,7 @@ indirect enum ProviderInput: Sendable {
 /// What a transition asks the provider to do after unlocking, in order.
 indirect enum ProviderEffect: Sendable {
     /// Tell subscribers which values changed between the two.
-    case publish(from: ServedValues, to: ServedValues)
+    case publish(from: ServedState, to: ServedState)
     /// Send an event.
     case emit(FlagEvent)
     /// Start a fetch task for the plan, then report it with ``ProviderInput/launched(_:_:)``.

@@ -45,7 +45,7 @@ package final class FlagPublisher: Sendable {
 
     /// Reports and returns the flags whose effective values differ (or a keyless change).
     @discardableResult
-    func publish(from old: ServedValues, to new: ServedValues, base: ServingBase) -> Set<String> {
+    func publish(from old: ServedState, to new: ServedState, base: ServingBase) -> Set<String> {
         var keys = new.prepared.table.changedNames(since: old.prepared.table)
         if old.overrides != nil || new.overrides != nil {
             let before = old.overrides?.values ?? [:]

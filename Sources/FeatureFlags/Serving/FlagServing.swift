@@ -114,9 +114,9 @@ package final class FlagServing: Sendable {
     private func change(_ body: (inout ServedState) -> Void) -> Set<String> {
         writers.withLock { _ in
             let (old, new) = state.withLock { s in
-                let old = s.effective
+                let old = s
                 body(&s)
-                return (old, s.effective)
+                return (old, s)
             }
             let keys = publisher.publish(from: old, to: new, base: base)
             state.exposures?.servedChanged()

@@ -34,11 +34,6 @@ package struct PreparedSnapshot: Sendable {
     /// No flags: code defaults (and bundled defaults, once prepared by a base).
     package static let empty = PreparedSnapshot(snapshot: .empty, table: .empty, killed: false)
 
-    /// The same values, killed when `held` (kill switch held on the device).
-    package func holding(_ held: Bool) -> PreparedSnapshot {
-        held && !killed ? PreparedSnapshot(snapshot: snapshot, table: table, killed: true) : self
-    }
-
     /// Reason for device-served values: `STALE` past TTL, else `CACHED`; nil if evaluated from held rules.
     package func reasonOnDevice(at now: Date) -> FlagReason? {
         if snapshot.isExpired(at: now) { return .stale }
@@ -85,15 +80,15 @@ struct ServedState: Sendable {
     /// Whether reads are killed now: by the snapshot or by the hold.
     package var killed: Bool { prepared.killed || held }
 
-    /// What readers get: the snapshot's values, killed by the hold too, and the overrides.
-    var effective: ServedValues { ServedValues(prepared: prepared.holding(held), overrides: overrides) }
+    /// The snapshot served.
+    var snapshot: FlagSnapshot { prepared.snapshot }
 
-    /// Serves `next`, keeping the status unless given; returns what readers got before.
+    /// Serves `next`, keeping the status unless given; returns the state before.
     @discardableResult
     mutating func serve(
         _ next: PreparedSnapshot, source: FlagSource, status: ProviderStatus? = nil, reasonOverride: FlagReason?
-    ) -> ServedValues {
-        let old = effective
+    ) -> ServedState {
+        let old = self
         prepared = next
         self.source = source
         if let status { self.status = status }
@@ -135,19 +130,6 @@ struct ServedState: Sendable {
 
     /// Marks `flag`'s unknown members reported; false if they already were.
     package mutating func noteUnknown(_ flag: String) -> Bool { unknownReported.insert(flag).inserted }
-}
-
-/// What a client's readers get: the snapshot's values (with the kill hold) and overrides.
-internal struct ServedValues: Sendable {
-    /// The snapshot's values, with the kill hold applied.
-    package let prepared: PreparedSnapshot
-    /// The overrides over them.
-    package let overrides: OverrideLayer?
-
-    /// Whether reads are killed.
-    package var killed: Bool { prepared.killed }
-    /// The snapshot.
-    package var snapshot: FlagSnapshot { prepared.snapshot }
 }
 
 /// A served state's status and labels, read in one critical section.
