@@ -69,30 +69,12 @@ extension FeatureFlagProvider {
 
     /// Sleeps until `deadline` (forever when nil) or a wake-up, whichever comes first.
     func sleep(until deadline: Duration?) async {
-        let clock = self.clock
-        await withTaskGroup(of: Void.self) { group in
-            if let deadline { group.addTask { try? await clock.sleep(until: deadline) } }
-            group.addTask { await self.waitForWakeUp(.runLoop) }
-            await group.next()
-            group.cancelAll()
-        }
+        await wait(until: deadline) { .sleep(.runLoop, id: $0, resume: $1) } stop: { .stopSleeping(.runLoop, id: $0) }
     }
 
     /// Returns when the state wakes `sleeper` (at once if already woken, or after shutdown), or on cancellation.
     func waitForWakeUp(_ sleeper: ProviderState.Sleeper) async {
-        // A sleep is named by the address of an object that lives as long as the sleep.
-        let token = WaitToken()
-        let id = Int(bitPattern: UInt(bitPattern: ObjectIdentifier(token)))
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                transition(.sleep(sleeper, id: id, resume: { continuation.resume() }))
-                // Cancelled before the sleep was registered: the handler found no sleeper.
-                if Task.isCancelled { transition(.stopSleeping(sleeper, id: id)) }
-            }
-        } onCancel: {
-            self.transition(.stopSleeping(sleeper, id: id))
-        }
-        withExtendedLifetime(token) {}
+        await wait { .sleep(sleeper, id: $0, resume: $1) } stop: { .stopSleeping(sleeper, id: $0) }
     }
 
     // MARK: Waiting
@@ -100,35 +82,45 @@ extension FeatureFlagProvider {
     /// Waits until the first fetch for the current context ends or `timeout` passes; returns the status.
     /// Values are readable all along; a cancelled task returns at once.
     public func waitUntilReady(timeout: Duration) async -> ProviderStatus {
-        let deadline = clock.now() + timeout
+        await wait(until: clock.now() + timeout) { .awaitSettled(id: $0, resume: $1) } stop: { .stopWaiting(id: $0) }
+        return status
+    }
+
+    /// Registers a wait with the state (`start`) and returns when the state resumes it, or after `stop` is fed
+    /// at `deadline` (none when nil) or on cancellation.
+    private func wait(
+        until deadline: Duration? = nil, _ start: (Int, @escaping ProviderState.Resume) -> ProviderInput,
+        stop: @escaping @Sendable (Int) -> ProviderInput
+    ) async {
         let clock = self.clock
+        // A wait is named by the address of an object that lives as long as the wait.
         let token = WaitToken()
         let id = Int(bitPattern: UInt(bitPattern: ObjectIdentifier(token)))
         let timer = Locked<Task<Void, Never>?>(nil)
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 // Registered before the timer exists: a timeout finds the waiter or nothing.
-                transition(.awaitSettled(id: id, resume: { continuation.resume() }))
+                transition(start(id, { continuation.resume() }))
                 // Cancelled before this point: the handler found no wait to stop, so stop it now.
                 if Task.isCancelled {
-                    transition(.stopWaiting(id: id))
+                    transition(stop(id))
                     return
                 }
+                guard let deadline else { return }
                 // The timer holds the token, so its address names no other wait while the timer lives.
                 let task = Task {
                     do {
                         try await clock.sleep(until: deadline)
-                        _ = withExtendedLifetime(token) { self.transition(.stopWaiting(id: id)) }
+                        _ = withExtendedLifetime(token) { self.transition(stop(id)) }
                     } catch {}
                 }
                 timer.withLock { $0 = task }
             }
         } onCancel: {
-            self.transition(.stopWaiting(id: id))
+            self.transition(stop(id))
         }
         timer.withLock { $0 }?.cancel()
         withExtendedLifetime(token) {}
-        return status
     }
 }
 
