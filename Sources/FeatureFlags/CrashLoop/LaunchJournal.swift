@@ -45,6 +45,16 @@ struct LaunchJournal: Sendable, Equatable {
         try FileIO.writeAtomically(bytes, to: path, protection: protection)
     }
 
+    /// Writes the journal beside `store`'s file; the event to report when that failed.
+    func save(besides store: LastKnownGoodStore) -> FlagEvent? {
+        do throws(FileIOError) {
+            try write(to: Self.path(besides: store.fileURL), protection: store.protection)
+            return nil
+        } catch {
+            return .fallbackWriteFailed(reason: "the launch journal: \(error.description)")
+        }
+    }
+
     /// A stable digest of a snapshot's flags, to recognise the values the crashes happened under.
     static func digest(_ snapshot: FlagSnapshot) -> String {
         SHA256.hex(SHA256.digest(FlagDocument(flags: snapshot.flags).jsonBytes()))

@@ -17,18 +17,14 @@ struct EventContext: Sendable, Hashable {
     /// The attributes, with ``EventContextDetail/attributes`` only.
     let attributes: [String: FlagValue]?
 
+}
+
+extension EventContext {
     /// `context` as much as `detail` allows.
     init(_ context: EvaluationContext, detail: EventContextDetail) {
-        fingerprint = context.fingerprint
-        targetingKey = detail == .fingerprint ? nil : context.targetingKey
-        attributes = detail == .attributes ? context.attributes : nil
-    }
-
-    /// A context known by its fingerprint alone (a fallback client never saw its attributes).
-    init(fingerprint: String) {
-        self.fingerprint = fingerprint
-        targetingKey = nil
-        attributes = nil
+        self.init(
+            fingerprint: context.fingerprint, targetingKey: detail == .fingerprint ? nil : context.targetingKey,
+            attributes: detail == .attributes ? context.attributes : nil)
     }
 }
 

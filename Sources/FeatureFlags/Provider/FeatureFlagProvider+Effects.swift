@@ -99,16 +99,8 @@ extension FeatureFlagProvider {
                 schedule(.streamWaitElapsed(ticket), at: now + delay)
             case .writeJournal(let journal):
                 // Effects leave in transition order on a serial queue: the newest journal lands last.
-                let path = LaunchJournal.path(besides: store.fileURL)
-                let publisher = self.publisher
-                let protection = store.protection
-                io.async {
-                    do throws(FileIOError) {
-                        try journal.write(to: path, protection: protection)
-                    } catch {
-                        publisher.emit(.fallbackWriteFailed(reason: "the launch journal: \(error.description)"))
-                    }
-                }
+                let (publisher, store) = (self.publisher, self.store)
+                io.async { if let failure = journal.save(besides: store) { publisher.emit(failure) } }
             }
         }
         return deferred

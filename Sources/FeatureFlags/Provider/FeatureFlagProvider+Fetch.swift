@@ -34,17 +34,11 @@ extension FeatureFlagProvider {
                 if let deadline {
                     let clock = self.clock
                     let end = clock.now() + deadline
-                    let timer = Task {
-                        do {
-                            try await clock.sleep(until: end)
-                            finish(.failed(.timeout(deadline)))
-                        } catch {}
-                    }
+                    let timer = Task { if (try? await clock.sleep(until: end)) != nil { finish(.failed(.timeout(deadline))) } }
                     // Already answered (cancelled): the timer has nothing to wait for.
-                    let answered = pending.withLock { held -> Bool in
-                        if held.answer == nil { return true }
-                        held.timer = timer
-                        return false
+                    let answered = pending.withLock { held in
+                        if held.answer != nil { held.timer = timer }
+                        return held.answer == nil
                     }
                     if answered { timer.cancel() }
                 }

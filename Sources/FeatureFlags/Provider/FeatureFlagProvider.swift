@@ -103,17 +103,12 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             launchEvents.append(.fallbackWarning(reason: "the crash-loop guard is off: the store keeps nothing on disk (LastKnownGoodStore.inMemory)"))
         }
         if let policy = configuration.crashLoopGuard {
-            let path = LaunchJournal.path(besides: store.fileURL)
-            let (recorded, problem) = LaunchJournal.read(path)
+            let (recorded, problem) = LaunchJournal.read(LaunchJournal.path(besides: store.fileURL))
             if let problem { launchEvents.append(.fallbackRejected(reason: problem, keptAt: nil)) }
             let stored = source == .fallback ? lastKnownGood.snapshot : nil
             let launch = policy.launch(recorded, fingerprint: context.fingerprint, lastKnownGood: stored)
             journal = launch.journal
-            do {
-                try launch.journal.write(to: path, protection: store.protection)
-            } catch {
-                launchEvents.append(.fallbackWriteFailed(reason: "the launch journal: \(error.description)"))
-            }
+            if let failure = launch.journal.save(besides: store) { launchEvents.append(failure) }
             if let start = launch.safe {
                 safe = start
                 lastKnownGood = base.prepare(start.healthy ?? .empty)

@@ -2,9 +2,6 @@ import Foundation
 
 /// Decodes any `Decodable` straight from a ``FlagValue``; numbers convert as ``FlagValueConvertible`` does.
 struct FlagValueDecoder: Sendable {
-    /// A decoder.
-    init() {}
-
     /// Decodes `type` from `value`; throws `DecodingError` with the coding path of the first mismatch.
     func decode<T: Decodable>(_ type: T.Type, from value: FlagValue) throws -> T {
         try ValueDecoder(value: value, codingPath: []).decodeValue(type)
@@ -130,11 +127,6 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     let items: [FlagValue]
     let codingPath: [any CodingKey]
     var currentIndex = 0
-
-    init(items: [FlagValue], codingPath: [any CodingKey]) {
-        self.items = items
-        self.codingPath = codingPath
-    }
 
     var count: Int? { items.count }
     var isAtEnd: Bool { currentIndex >= items.count }
