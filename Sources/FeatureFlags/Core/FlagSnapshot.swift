@@ -40,7 +40,7 @@ public struct FlagSnapshot: Sendable, Equatable {
     /// When the data was fetched from its service (kept when persisted and reloaded).
     public var fetchedAt: Date { Date(timeIntervalSinceReferenceDate: fetchedAtSeconds) }
     /// ``fetchedAt`` in seconds: `Date` has no fixed layout on Apple platforms (`Support/FixedLayout.swift`).
-    private let fetchedAtSeconds: TimeInterval
+    private var fetchedAtSeconds: TimeInterval
     /// How long the data counts as fresh, in seconds; nil for "no expiry".
     public let ttl: TimeInterval?
     /// The fingerprint of the context it was evaluated for, if any.
@@ -88,8 +88,13 @@ public struct FlagSnapshot: Sendable, Equatable {
     /// Equal when every field is, flags and held rules included.
     public static func == (a: FlagSnapshot, b: FlagSnapshot) -> Bool {
         a.version == b.version && a.fetchedAtSeconds == b.fetchedAtSeconds && a.ttl == b.ttl && a.contextFingerprint == b.contextFingerprint
-            && a.missingFlagsAreOff == b.missingFlagsAreOff && HeldRulesIdentity.same(a.heldRules, b.heldRules)
+            && a.missingFlagsAreOff == b.missingFlagsAreOff && Self.sameRules(a.heldRules, b.heldRules)
             && a.signature == b.signature && a.storage.sameEntries(as: b.storage)
+    }
+
+    /// Whether both hold no rules, or the same rules.
+    private static func sameRules(_ a: (any HeldRules)?, _ b: (any HeldRules)?) -> Bool {
+        a === b || (a.flatMap { x in b.map { x.isSame(as: $0) } } ?? false)
     }
 
     /// Seconds since ``fetchedAt`` (never negative).
@@ -131,10 +136,8 @@ public struct FlagSnapshot: Sendable, Equatable {
 
     /// The same data refetched at `date` (a 304); the signature stamp, expiry included, stays: a 304 is unsigned.
     func refetched(at date: Date) -> FlagSnapshot {
-        var again = FlagSnapshot(storage: storage, version: version, fetchedAt: date, ttl: ttl, contextFingerprint: contextFingerprint)
-        again.heldRules = heldRules
-        again.signature = signature
-        again.missingFlagsAreOff = missingFlagsAreOff
+        var again = self
+        again.fetchedAtSeconds = date.timeIntervalSinceReferenceDate
         return again
     }
 }
@@ -157,13 +160,3 @@ package protocol HeldRules: AnyObject, Sendable {
     func isSame(as other: any HeldRules) -> Bool
 }
 
-/// Equality of optional held rules.
-enum HeldRulesIdentity {
-    static func same(_ a: (any HeldRules)?, _ b: (any HeldRules)?) -> Bool {
-        switch (a, b) {
-        case (nil, nil): return true
-        case (let x?, let y?): return x === y || x.isSame(as: y)
-        default: return false
-        }
-    }
-}

@@ -253,18 +253,17 @@ extension FeatureFlagProvider {
         }
         if !rejections.isEmpty { return report(.rejected(rejections)) }
         let now = wallClock()
-        if plan.members.count == 1 {
-            if fresh.any { return report(.fresh(base.prepare(stored[0].snapshot), etag: fresh.etag, unknownKeys: unknownKeys, streams: streams)) }
-            return report(.confirmed(base.prepare(stored[0].snapshot.refetched(at: now))))
-        }
-        let kept = Dictionary(zip(plan.members.map(\.fingerprint), stored), uniquingKeysWith: { first, _ in first })
         let snapshots = stored.map { fresh.any ? $0.snapshot : $0.snapshot.refetched(at: now) }
-        let merged = configuration.merge.merge(
-            Array(zip(plan.members, snapshots)), killSwitchKey: base.killSwitchKey, identity: plan.context)
-        let prepared = base.prepare(merged)
-        return fresh.any
-            ? report(.fresh(prepared, etag: nil, unknownKeys: unknownKeys, streams: streams), members: kept)
-            : report(.confirmed(prepared), members: kept)
+        // One member is served as it came; a merged identity's members are merged, and kept.
+        let single = plan.members.count == 1
+        let prepared = base.prepare(
+            single
+                ? snapshots[0]
+                : configuration.merge.merge(Array(zip(plan.members, snapshots)), killSwitchKey: base.killSwitchKey, identity: plan.context))
+        let kept = single ? nil : Dictionary(zip(plan.members.map(\.fingerprint), stored), uniquingKeysWith: { first, _ in first })
+        return report(
+            fresh.any ? .fresh(prepared, etag: single ? fresh.etag : nil, unknownKeys: unknownKeys, streams: streams) : .confirmed(prepared),
+            members: kept)
     }
 
     /// What the fallback file keeps of advertised streams: all with ``Configuration/keepsStreamURLs``;
