@@ -5,46 +5,27 @@ internal final class EventHandlerQueue: Sendable {
     /// How many events wait for the handler at most, by default.
     package static let defaultCapacity = 1_024
 
-    /// The events waiting, oldest first from `head`, and how many were dropped since the last delivery.
+    /// The events waiting, oldest first, and how many were dropped since the last delivery.
     private struct Waiting {
         private var events: [FlagEvent] = []
-        private var head = 0
         private var dropped = 0
         /// Whether a delivery loop is queued or running: it runs until nothing waits.
         var delivering = false
 
-        /// Adds `event`, dropping the oldest waiting one if `capacity` wait.
+        /// Adds `event`, dropping the oldest waiting one if `capacity` wait (a short copy: events are two words).
         mutating func push(_ event: FlagEvent, capacity: Int) {
-            if events.count - head >= capacity {
-                events[head] = .ready  // let go of the dropped event's details now
-                head += 1
+            if events.count >= capacity {
+                events.removeFirst()
                 dropped += 1
             }
             events.append(event)
-            compact()
         }
 
         /// The oldest waiting event and how many were dropped before it, or nil when none waits.
         mutating func pop() -> (event: FlagEvent, dropped: Int)? {
-            guard head < events.count else {
-                events.removeAll()
-                head = 0
-                return nil
-            }
-            let next = (events[head], dropped)
-            events[head] = .ready
-            head += 1
-            dropped = 0
-            compact()
-            return next
-        }
-
-        /// Drops the slots already handed out once they are most of the array.
-        private mutating func compact() {
-            if head > 64, head * 2 > events.count {
-                events.removeFirst(head)
-                head = 0
-            }
+            guard !events.isEmpty else { return nil }
+            defer { dropped = 0 }
+            return (events.removeFirst(), dropped)
         }
     }
 
