@@ -51,7 +51,7 @@ extension FlagSchema {
             ],
         ]
         // The literal above is a valid schema; a failure here is a programming error caught by tests.
-        return (try? FlagSchema(parsing: value)) ?? (try! FlagSchema(parsing: ["flags": [:]]))
+        return (try? FlagSchema(parsing: value)) ?? FlagSchema(rules: [:], maxPayloadBytes: nil, rejectUnknownKeys: false)
     }()
 
 }

@@ -47,36 +47,47 @@ public struct FetchError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     let base: Base
-    /// The kind of failure.
-    public let kind: Kind
 
-    private init(_ kind: Kind, _ base: Base) {
-        self.kind = kind
-        self.base = base
-    }
+    private init(_ base: Base) { self.base = base }
 
     /// No network path, the host could not be resolved or connected, or the connection dropped.
-    public static func offline(_ why: String) -> FetchError { FetchError(.offline, .offline(why)) }
+    public static func offline(_ why: String) -> FetchError { FetchError(.offline(why)) }
     /// No complete answer within `budget`; the request was cancelled.
-    public static func timeout(_ budget: Duration) -> FetchError { FetchError(.timeout, .timeout(budget)) }
+    public static func timeout(_ budget: Duration) -> FetchError { FetchError(.timeout(budget)) }
     /// The service answered `status`, with its `Retry-After` in seconds and the body's own detail.
     public static func httpStatus(_ status: Int, retryAfter: TimeInterval? = nil, detail: String? = nil) -> FetchError {
-        FetchError(.httpStatus, .httpStatus(status, retryAfter: retryAfter, detail: detail))
+        FetchError(.httpStatus(status, retryAfter: retryAfter, detail: detail))
     }
     /// The body exceeded `limit` bytes.
-    public static func payloadTooLarge(limit: Int) -> FetchError { FetchError(.payloadTooLarge, .payloadTooLarge(limit: limit)) }
+    public static func payloadTooLarge(limit: Int) -> FetchError { FetchError(.payloadTooLarge(limit: limit)) }
     /// The body could not be read as the endpoint's format.
-    public static func decode(_ error: FlagError) -> FetchError { FetchError(.decode, .decode(error)) }
+    public static func decode(_ error: FlagError) -> FetchError { FetchError(.decode(error)) }
     /// The caller cancelled, or the fetcher shut down.
-    public static let cancelled = FetchError(.cancelled, .cancelled)
+    public static let cancelled = FetchError(.cancelled)
     /// Plain HTTP to `host`, which is not loopback, without `allowInsecureHTTP`.
-    public static func insecureURL(host: String) -> FetchError { FetchError(.insecureURL, .insecureURL(host: host)) }
+    public static func insecureURL(host: String) -> FetchError { FetchError(.insecureURL(host: host)) }
     /// The endpoint could not build a request for this context.
-    public static func invalidRequest(_ error: FlagError) -> FetchError { FetchError(.invalidRequest, .invalidRequest(error)) }
+    public static func invalidRequest(_ error: FlagError) -> FetchError { FetchError(.invalidRequest(error)) }
     /// Any other transport failure.
-    public static func transport(_ why: String) -> FetchError { FetchError(.transport, .transport(why)) }
+    public static func transport(_ why: String) -> FetchError { FetchError(.transport(why)) }
     /// The answer is not a document a trusted key signed, and why.
-    public static func signatureRejected(_ why: String) -> FetchError { FetchError(.signatureRejected, .signatureRejected(why)) }
+    public static func signatureRejected(_ why: String) -> FetchError { FetchError(.signatureRejected(why)) }
+
+    /// The kind of failure.
+    public var kind: Kind {
+        switch base {
+        case .offline: return .offline
+        case .timeout: return .timeout
+        case .httpStatus: return .httpStatus
+        case .payloadTooLarge: return .payloadTooLarge
+        case .decode: return .decode
+        case .cancelled: return .cancelled
+        case .insecureURL: return .insecureURL
+        case .invalidRequest: return .invalidRequest
+        case .transport: return .transport
+        case .signatureRejected: return .signatureRejected
+        }
+    }
 
     /// The HTTP status, for ``Kind/httpStatus``.
     public var httpStatus: Int? {
