@@ -3,13 +3,12 @@ import FlagServer
 import Foundation
 
 /// Answers far above the 1 MiB response cap, one after another — declared with a
-/// Content-Length, chunked, and delimited by closing the connection — against providers in an
-/// ordinary child process of this one (``OversizedProbe``; no allocator settings). Two runs: one
-/// reads resident memory as an app's process shows it; one returns free memory to the system
-/// before each reading, leaving what the process holds live (the test
-/// `aHundredHugeBodiesKeepTheProcessBounded` checks that one), which must stay within a bound and
-/// must not rise with the count; the other is shown. The bytes the servers wrote per refused answer show how far the platform's
-/// URLSession reads a transfer on after it was cancelled.
+/// Content-Length, chunked, and delimited by closing the connection — fetched in ordinary child
+/// processes of this one (no allocator settings): by providers (``OversizedProbe``), and, as the
+/// control, by a plain `URLSession` that cancels each task at the cap (``PlainTransferProbe``).
+/// The providers' process is read twice: as an app's process shows it, and with free memory
+/// returned to the system before each reading (what it holds live). The control shows the
+/// platform's share: the bytes its tasks deliver after the cancel, and what its process keeps.
 enum OversizedBenchmarks {
     static func run(_ report: Report, quick: Bool) throws {
         let count = quick ? 30 : 99
@@ -18,17 +17,19 @@ enum OversizedBenchmarks {
         let faults: [FlagServer.Fault] = [
             .oversizedBody(bytes: size), .oversizedChunkedBody(bytes: size), .oversizedCloseDelimitedBody(bytes: size),
         ]
+        let labels = ["Content-Length", "chunked", "close-delimited"]
+        let servers = try faults.map { fault -> FlagServer in
+            let server = try FlagServer(document: ServerDocument(base: FlagDocument(version: "bench", flags: sampleFlags(10))))
+            server.fault = fault
+            return server
+        }
+        defer { for server in servers { server.stop() } }
         let mib = 1 << 20
-        for trim in [true, false] {
-            let servers = try faults.map { fault -> FlagServer in
-                let server = try FlagServer(document: ServerDocument(base: FlagDocument(version: "bench", flags: sampleFlags(10))))
-                server.fault = fault
-                return server
-            }
-            defer { for server in servers { server.stop() } }
+        /// One child through `count` answers: its output and growth, or nil (noted) when it failed.
+        func child(_ mode: String, trim: Bool) throws -> (output: String, growth: [Int])? {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            process.arguments = ["--oversized-child", servers.map(\.flagsURL.absoluteString).joined(separator: ","), "\(count)", trim ? "trim" : "as-is"]
+            process.arguments = [mode, servers.map(\.flagsURL.absoluteString).joined(separator: ","), "\(count)", trim ? "trim" : "as-is"]
             let pipe = Pipe()
             process.standardOutput = pipe
             try process.run()
@@ -36,38 +37,70 @@ enum OversizedBenchmarks {
             process.waitUntilExit()
             let growth = OversizedProbe.growth(in: output)
             guard process.terminationStatus == 0, growth.count == count else {
-                report.note("the oversized child failed: \(output.suffix(200))")
-                return
+                report.note("the oversized child (\(mode)) failed: \(output.suffix(200))")
+                return nil
             }
-            let (peak, rise, tailSlope) = OversizedProbe.summary(growth)
-            if trim {
-                let refused = output.hasSuffix("refused \(count)\n")
-                report.add(.init(section: "oversized", name: "answers refused as too large", value: refused ? Double(count) : 0, unit: "of \(count)",
-                                 budget: "= \(count)", passed: refused))
-                report.add(.init(section: "oversized", name: "live: peak growth over \(count) answers (free memory returned)", value: Double(peak), unit: "bytes",
-                                 budget: "≤ 16 MiB", passed: peak <= 16 * mib))
-                report.add(.init(section: "oversized", name: "live: second half's mean above the first's", value: Double(max(0, rise)), unit: "bytes",
-                                 budget: "≤ 2 MiB, or flat at the end", passed: !OversizedProbe.leaks(rise: rise, tailSlope: tailSlope)))
-                report.add(.init(section: "oversized", name: "live: growth per answer over the last third", value: Double(tailSlope), unit: "bytes"))
-            } else {
-                // Shown, not budgeted: what glibc keeps of the bytes libcurl read after the cancel
-                // varies with the machine's load; the live figure above is the library's share.
-                report.add(.init(section: "oversized", name: "as it runs: peak resident growth over \(count) answers", value: Double(peak), unit: "bytes"))
-                report.add(.init(section: "oversized", name: "as it runs: second half's mean above the first's", value: Double(max(0, rise)), unit: "bytes"))
-                report.add(.init(section: "oversized", name: "as it runs: growth per answer over the last third", value: Double(tailSlope), unit: "bytes"))
-                for (server, label) in zip(servers, ["Content-Length", "chunked", "close-delimited"]) {
-                    let sent = server.requests.dropFirst().map(\.bytesSent).sorted()
-                    guard !sent.isEmpty else { continue }
-                    report.note("\(label): the server wrote a median \(sent[sent.count / 2] / 1_000_000) MB (most \(sent.last! / 1_000_000) MB) per refused answer before the client closed")
-                }
+            return (output, growth)
+        }
+        /// The bytes each server wrote per answer since `marks` (its request counts then), as a note.
+        func noteBytesWritten(since marks: [Int], by who: String) {
+            for (server, (label, mark)) in zip(servers, zip(labels, marks)) {
+                let sent = server.requests.dropFirst(mark + 1).map(\.bytesSent).sorted()
+                guard !sent.isEmpty else { continue }
+                report.note("\(label), \(who): the server wrote a median \(sent[sent.count / 2] / 1_000_000) MB (most \(sent.last! / 1_000_000) MB) per refused answer before the client closed")
             }
         }
+
+        // The library, what it holds live: budgeted.
+        guard let live = try child("--oversized-child", trim: true) else { return }
+        let (livePeak, liveRise, liveTail) = OversizedProbe.summary(live.growth)
+        let refused = live.output.hasSuffix("refused \(count)\n")
+        report.add(.init(section: "oversized", name: "answers refused as too large", value: refused ? Double(count) : 0, unit: "of \(count)",
+                         budget: "= \(count)", passed: refused))
+        report.add(.init(section: "oversized", name: "live: peak growth over \(count) answers (free memory returned)", value: Double(livePeak), unit: "bytes",
+                         budget: "≤ 16 MiB", passed: livePeak <= 16 * mib))
+        report.add(.init(section: "oversized", name: "live: second half's mean above the first's", value: Double(max(0, liveRise)), unit: "bytes",
+                         budget: "≤ 2 MiB, or flat at the end", passed: !OversizedProbe.leaks(rise: liveRise, tailSlope: liveTail)))
+        report.add(.init(section: "oversized", name: "live: growth per answer over the last third", value: Double(liveTail), unit: "bytes"))
+
+        // The library as an app's process runs it: the peak budgeted.
+        let marks = servers.map(\.requestCount)
+        guard let asIs = try child("--oversized-child", trim: false) else { return }
+        let (peak, rise, tail) = OversizedProbe.summary(asIs.growth)
+        report.add(.init(section: "oversized", name: "as it runs: peak resident growth over \(count) answers", value: Double(peak), unit: "bytes",
+                         budget: "≤ 16 MiB", passed: peak <= 16 * mib))
+        report.add(.init(section: "oversized", name: "as it runs: second half's mean above the first's", value: Double(max(0, rise)), unit: "bytes"))
+        report.add(.init(section: "oversized", name: "as it runs: growth per answer over the last third", value: Double(tail), unit: "bytes"))
+        noteBytesWritten(since: marks, by: "the library")
+
+        // The control: a plain URLSession, first with free memory returned after each transfer (as
+        // the library's transport does after a refused one), then as an app would leave it.
+        let plainMarks = servers.map(\.requestCount)
+        guard let plain = try child("--plain-child", trim: true) else { return }
+        let (plainPeak, plainRise, plainTail) = OversizedProbe.summary(plain.growth)
+        report.add(.init(section: "oversized", name: "plain URLSession, free memory returned: peak growth", value: Double(plainPeak), unit: "bytes"))
+        report.add(.init(section: "oversized", name: "plain URLSession, free memory returned: second half above the first", value: Double(max(0, plainRise)), unit: "bytes"))
+        report.add(.init(section: "oversized", name: "plain URLSession, free memory returned: growth per answer, last third", value: Double(plainTail), unit: "bytes"))
+        report.add(.init(section: "oversized", name: "the library's share: its growth per answer, last third, above the plain client's", value: Double(tail - plainTail), unit: "bytes"))
+        let received = PlainTransferProbe.received(in: plain.output)
+        for (index, label) in labels.enumerated() {
+            let mine = received.enumerated().filter { $0.offset % labels.count == index }.map(\.element).sorted()
+            guard !mine.isEmpty else { continue }
+            report.add(.init(section: "oversized", name: "plain URLSession, \(label): bytes its task delivered (median; cancelled past 1 MiB)",
+                             value: Double(mine[mine.count / 2]), unit: "bytes"))
+            report.add(.init(section: "oversized", name: "plain URLSession, \(label): most bytes one task delivered", value: Double(mine.last!), unit: "bytes"))
+        }
+        noteBytesWritten(since: plainMarks, by: "plain URLSession")
+        guard let bare = try child("--plain-child", trim: false) else { return }
+        report.add(.init(section: "oversized", name: "plain URLSession as an app leaves it: peak resident growth", value: Double(OversizedProbe.summary(bare.growth).peak), unit: "bytes"))
     }
 
-    /// In a child process: the probe, its lines on standard output.
-    static func child(urls: String, count: Int, returningFreeMemory: Bool) async {
+    /// In a child process: the library's probe, or with `plain` the control's, its lines on standard output.
+    static func child(urls: String, count: Int, returningFreeMemory: Bool, plain: Bool = false) async {
         let list = urls.split(separator: ",").compactMap { URL(string: String($0)) }
-        let ok = await OversizedProbe.run(urls: list, count: count, returningFreeMemory: returningFreeMemory) { print($0) }
+        let ok = plain
+            ? await PlainTransferProbe.run(urls: list, count: count, returningFreeMemory: returningFreeMemory) { print($0) }
+            : await OversizedProbe.run(urls: list, count: count, returningFreeMemory: returningFreeMemory) { print($0) }
         exit(ok ? 0 : 1)
     }
 }

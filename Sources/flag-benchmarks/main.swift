@@ -18,6 +18,11 @@ if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--oversized-ch
     await OversizedBenchmarks.child(
         urls: CommandLine.arguments[2], count: Int(CommandLine.arguments[3]) ?? 10, returningFreeMemory: CommandLine.arguments[4] == "trim")
 }
+if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "--plain-child" {
+    await OversizedBenchmarks.child(
+        urls: CommandLine.arguments[2], count: Int(CommandLine.arguments[3]) ?? 10, returningFreeMemory: CommandLine.arguments[4] == "trim",
+        plain: true)
+}
 // For profilers: `--init-loop FLAGS N` starts a provider on a store of FLAGS flags and reads, N times.
 if CommandLine.arguments.count == 4, CommandLine.arguments[1] == "--init-loop" {
     try InitBenchmarks.profileLoop(flags: Int(CommandLine.arguments[2]) ?? 100, starts: Int(CommandLine.arguments[3]) ?? 1)
