@@ -135,11 +135,11 @@ struct BroadcasterTests {
 
     @Test func aLatestValueStreamStartsEachSubscriberWithTheLatestValue() async {
         let stream = LatestValueStream<Bool>()
-        stream.yield(true)
-        stream.yield(false)
+        stream.send(true)
+        stream.send(false)
         var first = stream.subscribe().makeAsyncIterator()
         #expect(await first.next() == false)
-        stream.yield(true)
+        stream.send(true)
         var second = stream.subscribe().makeAsyncIterator()
         #expect(await first.next() == true)
         #expect(await second.next() == true)
@@ -151,9 +151,24 @@ struct BroadcasterTests {
     @Test func aLatestValueStreamWithoutValueWaitsForTheFirst() async {
         let stream = LatestValueStream<Int>()
         var updates = stream.subscribe().makeAsyncIterator()
-        stream.yield(3)
+        stream.send(3)
         #expect(await updates.next() == 3)
         stream.finish()
+        #expect(await updates.next() == nil)
+    }
+
+    @Test func aLatestValueStreamSendsOnlyChanges() async {
+        let stream = LatestValueStream(true)
+        var updates = stream.subscribe().makeAsyncIterator()
+        #expect(await updates.next() == true)
+        stream.send(true)   // the latest already: nobody hears of it
+        stream.send(false)
+        stream.send(false)
+        stream.send(true)
+        #expect(stream.latest == true)
+        stream.finish()
+        #expect(await updates.next() == false)
+        #expect(await updates.next() == true)
         #expect(await updates.next() == nil)
     }
 

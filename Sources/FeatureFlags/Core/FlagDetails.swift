@@ -118,7 +118,11 @@ public struct FlagDetails<Value: Sendable>: Sendable {
     ) {
         self.key = key
         self.value = value
-        self.extras = errorMessage.map { FlagExtras(extras, errorMessage: $0) } ?? extras
+        self.extras = errorMessage.map {
+            FlagExtras(
+                variant: extras?.variant, reason: extras?.reason, errorCode: extras?.errorCode, metadata: extras?.metadata ?? [:],
+                service: extras?.service, errorMessage: $0)
+        } ?? extras
         self.reason = reason
         self.errorCode = errorCode
         self.source = source
@@ -148,38 +152,29 @@ package final class FlagExtras: Sendable {
     /// The message of a read that failed (never set in a flag table's extras).
     let errorMessage: String?
 
-    init(variant: String?, reason: FlagReason?, errorCode: FlagErrorCode?, metadata: [String: FlagValue], service: String? = nil) {
+    /// Extras saying these.
+    init(
+        variant: String?, reason: FlagReason?, errorCode: FlagErrorCode?, metadata: [String: FlagValue], service: String? = nil,
+        errorMessage: String? = nil
+    ) {
         self.variant = variant
         self.reason = reason
         self.errorCode = errorCode
         self.metadata = metadata
         self.service = service
-        errorMessage = nil
-    }
-
-    /// `extras` (or none) with a failed read's `errorMessage`.
-    init(_ extras: FlagExtras?, errorMessage: String) {
-        variant = extras?.variant
-        reason = extras?.reason
-        errorCode = extras?.errorCode
-        metadata = extras?.metadata ?? [:]
-        service = extras?.service
         self.errorMessage = errorMessage
     }
 
     /// The extras of `entry`, or nil when it has none.
     package static func of(_ entry: FlagEntry) -> FlagExtras? {
-        if let service = entry.service {
-            return FlagExtras(variant: entry.variant, reason: entry.reason, errorCode: entry.errorCode, metadata: entry.metadata, service: service)
-        }
-        return of(variant: entry.variant, reason: entry.reason, errorCode: entry.errorCode, metadata: entry.metadata)
+        of(variant: entry.variant, reason: entry.reason, errorCode: entry.errorCode, metadata: entry.metadata, service: entry.service)
     }
 
     /// The extras of an entry saying these, or nil when it says none of them.
     package static func of(
-        variant: String?, reason: FlagReason? = nil, errorCode: FlagErrorCode? = nil, metadata: [String: FlagValue]
+        variant: String?, reason: FlagReason? = nil, errorCode: FlagErrorCode? = nil, metadata: [String: FlagValue], service: String? = nil
     ) -> FlagExtras? {
-        if variant == nil, reason == nil, errorCode == nil, metadata.isEmpty { return nil }
-        return FlagExtras(variant: variant, reason: reason, errorCode: errorCode, metadata: metadata)
+        if variant == nil, reason == nil, errorCode == nil, metadata.isEmpty, service == nil { return nil }
+        return FlagExtras(variant: variant, reason: reason, errorCode: errorCode, metadata: metadata, service: service)
     }
 }

@@ -45,11 +45,12 @@ struct SafeMode: Sendable, Equatable {
     let unhealthyLaunches: Int
 }
 
-/// A launch that starts in safe mode: what to serve and what not to trust.
+/// A launch in safe mode: what to serve and what not to trust (kept in the provider's state until it leaves).
 struct SafeModeStart: Sendable {
     /// The snapshot the app was last healthy under, if any.
     let healthy: FlagSnapshot?
-    /// The digest of the values the crashes happened under.
-    let crashDigest: String?
+    /// The digest of the values the crashes happened under (nil: unknown, any fetch ends safe mode).
+    var crashDigest: String?
+    /// Why.
     let info: SafeMode
 }

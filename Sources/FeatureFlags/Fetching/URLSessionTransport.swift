@@ -71,13 +71,9 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
         case .closed: return nil
         case .notCreated: break
         }
-        let configuration = URLSessionConfiguration.flagService()
-        configuration.httpMaximumConnectionsPerHost = 4
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 1
-        queue.name = "FeatureFlags.URLSessionTransport.delegate"
-        // Weak delegate: the session retains it, so a transport nobody shut down can still deinit.
-        let created = URLSession(configuration: configuration, delegate: WeakSessionDelegate(self), delegateQueue: queue)
+        let created = URLSession.flagService(for: self, queue: "FeatureFlags.URLSessionTransport.delegate") {
+            $0.httpMaximumConnectionsPerHost = 4
+        }
         let kept = shared.withLock { state -> Bool in
             guard case .notCreated = state.session else { return false }
             state.session = .open(created)
@@ -280,14 +276,22 @@ final class URLSessionTransport: FlagTransport, SessionEventHandler, @unchecked 
     }
 }
 
-extension URLSessionConfiguration {
-    /// Ephemeral, no cache, no cookies: what every flag-service session uses.
-    static func flagService() -> URLSessionConfiguration {
+extension URLSession {
+    /// A flag-service session (ephemeral, no cache, no cookies; `adjust` sets the rest) whose delegate calls
+    /// go to `handler`, one at a time, on a queue named `queue`. The delegate holds `handler` weakly: the
+    /// session retains its delegate, so an owner nobody shut down can still deinit.
+    static func flagService(
+        for handler: some SessionEventHandler, queue name: String, adjust: (URLSessionConfiguration) -> Void
+    ) -> URLSession {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
-        return configuration
+        adjust(configuration)
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.name = name
+        return URLSession(configuration: configuration, delegate: WeakSessionDelegate(handler), delegateQueue: queue)
     }
 }

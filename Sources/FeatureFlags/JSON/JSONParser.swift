@@ -64,42 +64,41 @@ struct JSONParser {
         if depth > maxDepth { throw fail(.tooDeep(limit: maxDepth)) }
     }
 
-    private mutating func parseList() throws(FlagJSONError) -> FlagValue {
+    /// Enters a list or object at its opening byte; true when `close` ends it at once.
+    private mutating func open(closedBy close: UInt8) throws(FlagJSONError) -> Bool {
         try enter()
         index += 1
-        var items: [FlagValue] = []
         skipWhitespace()
-        if try peek() == UInt8(ascii: "]") {
-            index += 1
-            depth -= 1
-            return .list(items)
-        }
-        while true {
+        guard try peek() == close else { return false }
+        index += 1
+        depth -= 1
+        return true
+    }
+
+    /// After a member: true past a `,` (another follows), false past `close` (the end).
+    private mutating func another(before close: UInt8) throws(FlagJSONError) -> Bool {
+        skipWhitespace()
+        let b = try peek()
+        guard b == UInt8(ascii: ",") || b == close else { throw fail(.unexpectedByte(b)) }
+        index += 1
+        if b == close { depth -= 1 }
+        return b != close
+    }
+
+    private mutating func parseList() throws(FlagJSONError) -> FlagValue {
+        var items: [FlagValue] = []
+        if try open(closedBy: UInt8(ascii: "]")) { return .list(items) }
+        repeat {
             skipWhitespace()
             items.append(try parseValue())
-            skipWhitespace()
-            let b = try peek()
-            index += 1
-            if b == UInt8(ascii: ",") { continue }
-            if b == UInt8(ascii: "]") { break }
-            index -= 1
-            throw fail(.unexpectedByte(b))
-        }
-        depth -= 1
+        } while try another(before: UInt8(ascii: "]"))
         return .list(items)
     }
 
     private mutating func parseObject() throws(FlagJSONError) -> FlagValue {
-        try enter()
-        index += 1
         var members: [String: FlagValue] = [:]
-        skipWhitespace()
-        if try peek() == UInt8(ascii: "}") {
-            index += 1
-            depth -= 1
-            return .object(members)
-        }
-        while true {
+        if try open(closedBy: UInt8(ascii: "}")) { return .object(members) }
+        repeat {
             skipWhitespace()
             let keyStart = index
             let b = try peek()
@@ -114,15 +113,7 @@ struct JSONParser {
             if members.updateValue(value, forKey: key) != nil {
                 throw FlagJSONError(.duplicateKey(key), at: keyStart)
             }
-            skipWhitespace()
-            let sep = try peek()
-            index += 1
-            if sep == UInt8(ascii: ",") { continue }
-            if sep == UInt8(ascii: "}") { break }
-            index -= 1
-            throw fail(.unexpectedByte(sep))
-        }
-        depth -= 1
+        } while try another(before: UInt8(ascii: "}"))
         return .object(members)
     }
 

@@ -37,23 +37,8 @@ internal enum SystemAppLifecycle {
     }
 }
 
-/// Never in the background: for servers, tools and platforms without app notifications.
-package final class AlwaysForeground: AppLifecycle {
-    private let stream = LatestValueStream(true)
-
-    /// Always in the foreground.
-    public init() {}
-    /// `true`.
-    public var isForeground: Bool { true }
-    /// `true`, once.
-    public func updates() -> AsyncStream<Bool> { stream.subscribe() }
-    /// Ends the streams.
-    public func stop() { stream.finish() }
-}
-
 /// Foreground and background notifications observed with `NotificationCenter`; names chosen per platform.
 final class NotificationLifecycle: AppLifecycle {
-    private let state: Locked<Bool>
     private let stream: LatestValueStream<Bool>
     private let observers = Locked<[any NSObjectProtocol]>([])
     private let center: NotificationCenter
@@ -62,7 +47,6 @@ final class NotificationLifecycle: AppLifecycle {
     init(foreground: Notification.Name, alsoForeground: Notification.Name? = nil, background: Notification.Name,
          center: NotificationCenter = .default, queue: OperationQueue? = .main, startsInForeground: Bool = true) {
         self.center = center
-        state = Locked(startsInForeground)
         stream = LatestValueStream(startsInForeground)
         var added = [
             center.addObserver(forName: foreground, object: nil, queue: queue) { [weak self] _ in self?.set(true) },
@@ -74,7 +58,7 @@ final class NotificationLifecycle: AppLifecycle {
         observers.withLock { $0 = added }
     }
 
-    var isForeground: Bool { state.withLock { $0 } }
+    var isForeground: Bool { stream.latest ?? true }
     func updates() -> AsyncStream<Bool> { stream.subscribe() }
 
     func stop() {
@@ -87,13 +71,7 @@ final class NotificationLifecycle: AppLifecycle {
     }
 
     /// Takes `foreground` as the state now, telling the subscribers if it changed.
-    func set(_ foreground: Bool) {
-        let changed = state.withLock { value -> Bool in
-            defer { value = foreground }
-            return value != foreground
-        }
-        if changed { stream.yield(foreground) }
-    }
+    func set(_ foreground: Bool) { stream.send(foreground) }
 }
 
 #if os(iOS) || os(tvOS) || os(visionOS)

@@ -124,7 +124,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
             // The path is first asked for when fetching: asking here would start the monitor early.
             pathUp: true, foreground: self.lifecycle.isForeground, configuration: configuration, base: base,
             random: random)
-        state.safeMode = safe.map { ProviderState.SafeModeState(info: $0.info, crashDigest: $0.crashDigest) }
+        state.safeMode = safe
         state.journal = journal
         // Stored stream URLs let the launch fetch be conditional; unused without `keepsStreamURLs`.
         if configuration.changeStreams, let links = store.lastKnownGood(for: context)?.streams,

@@ -77,7 +77,7 @@ struct ProviderState: ServesValues {
     /// Change streams, the app's lifecycle and the fetches they ask for.
     var streams: StreamState
     /// Set while the crash-loop guard keeps this launch in safe mode.
-    var safeMode: SafeModeState?
+    var safeMode: SafeModeStart?
     /// The crash-loop guard's launch journal as this launch holds it.
     var journal = LaunchJournal()
     /// The overrides the app's testers set; served (``ServedState/overrides``) except in safe mode.
@@ -132,13 +132,6 @@ struct ProviderState: ServesValues {
         case stop
         /// Sleep until the deadline on the provider's clock (nil: until a wake-up).
         case sleep(until: Duration?)
-    }
-
-    /// Safe mode: why, and the values not to trust.
-    struct SafeModeState: Sendable {
-        let info: SafeMode
-        /// The digest of the values the crashes happened under (nil: unknown, any fetch ends it).
-        var crashDigest: String?
     }
 
     /// A fetch in flight.

@@ -16,7 +16,6 @@ final class LinuxReachability: Reachability {
         case stopped
     }
 
-    private let current = Locked(false)
     /// Whether the thread runs, and whether ``stop()`` was called (checked at each wake-up, for when there is no stop pipe).
     private let thread = Locked((running: false, stopping: false))
     private let stream = LatestValueStream<Bool>()
@@ -72,7 +71,7 @@ final class LinuxReachability: Reachability {
     /// Whether a route to a network through an up interface exists now.
     var isReachable: Bool {
         startIfIdle()
-        return current.withLock { $0 }
+        return stream.latest ?? false
     }
 
     /// The current answer, then changes.
@@ -95,8 +94,7 @@ final class LinuxReachability: Reachability {
         phase.withLock { phase in
             guard case .idle = phase else { return }
             let initial = Self.evaluate(files)
-            current.withLock { $0 = initial }
-            stream.yield(initial)
+            stream.send(initial)
             let stopPipe = makePipe() ?? (-1, -1)
             let netlink = Self.openNetlink()
             let interval = fallbackInterval.pollMilliseconds
@@ -141,12 +139,7 @@ final class LinuxReachability: Reachability {
 
     /// Re-reads the route tables now and reports a change.
     func recheck() {
-        let reachable = Self.evaluate(files)
-        let changed = current.withLock { value -> Bool in
-            defer { value = reachable }
-            return value != reachable
-        }
-        if changed { stream.yield(reachable) }
+        stream.send(Self.evaluate(files))
     }
 
     private func watch(stopRead: Int32, netlink: Int32, periodMilliseconds: Int32) {

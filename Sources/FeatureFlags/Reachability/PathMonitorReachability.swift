@@ -6,20 +6,12 @@ import Network
 final class PathMonitorReachability: Reachability {
     private let monitor: NWPathMonitor
     private let queue = DispatchQueue(label: "FeatureFlags.PathMonitorReachability")
-    private let current = Locked<Bool>(true)
     private let stream = LatestValueStream(true)
 
     /// Starts monitoring every interface type.
     init() {
         monitor = NWPathMonitor()
-        monitor.pathUpdateHandler = { [current, stream] path in
-            let reachable = PathMonitorReachability.status(of: path).allowsFetching
-            let changed = current.withLock { value -> Bool in
-                defer { value = reachable }
-                return value != reachable
-            }
-            if changed { stream.yield(reachable) }
-        }
+        monitor.pathUpdateHandler = { [stream] path in stream.send(PathMonitorReachability.status(of: path).allowsFetching) }
         monitor.start(queue: queue)
     }
 
@@ -34,7 +26,7 @@ final class PathMonitorReachability: Reachability {
     }
 
     /// Whether the current path can be used (satisfied, or up once a connection asks for it).
-    var isReachable: Bool { current.withLock { $0 } }
+    var isReachable: Bool { stream.latest ?? true }
     /// The current answer, then changes.
     func updates() -> AsyncStream<Bool> { stream.subscribe() }
     /// Cancels the monitor. Idempotent.

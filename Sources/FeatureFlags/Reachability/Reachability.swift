@@ -46,16 +46,24 @@ enum PathStatus {
     var allowsFetching: Bool { self != .unsatisfied }
 }
 
-/// Always reachable, for servers and tools; fetch failures still count as evidence of offline.
-package final class AlwaysReachable: Reachability {
+/// Always reachable and always in the foreground: for servers, tools and platforms without app notifications
+/// (fetch failures still count as evidence of offline).
+package final class AlwaysOn: Reachability, AppLifecycle {
     private let stream = LatestValueStream(true)
 
-    /// Always reachable.
+    /// Always on.
     public init() {}
     /// `true`.
     public var isReachable: Bool { true }
+    /// `true`.
+    public var isForeground: Bool { true }
     /// `true`, once.
     public func updates() -> AsyncStream<Bool> { stream.subscribe() }
     /// Ends the streams.
     public func stop() { stream.finish() }
 }
+
+/// A path that is always up.
+package typealias AlwaysReachable = AlwaysOn
+/// An app that is always in the foreground.
+package typealias AlwaysForeground = AlwaysOn

@@ -73,15 +73,12 @@ final class ChangeStream: SessionEventHandler, Sendable {
         self.configuration = configuration
         self.onSignal = onSignal
         state = Locked(State(parser: EventStreamParser(maxEventBytes: configuration.maxEventBytes), random: configuration.random))
-        let sessionConfiguration = URLSessionConfiguration.flagService()
         // The heartbeat deadline is this stream's own; URLSession's idle timeout must not come first.
         let deadline = heartbeatDeadline
-        sessionConfiguration.timeoutIntervalForRequest = max(deadline.seconds * 4, 60)
-        sessionConfiguration.timeoutIntervalForResource = 7 * 86_400
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 1
-        queue.name = "FeatureFlags.ChangeStream.delegate"
-        let session = URLSession(configuration: sessionConfiguration, delegate: WeakSessionDelegate(self), delegateQueue: queue)
+        let session = URLSession.flagService(for: self, queue: "FeatureFlags.ChangeStream.delegate") {
+            $0.timeoutIntervalForRequest = max(deadline.seconds * 4, 60)
+            $0.timeoutIntervalForResource = 7 * 86_400
+        }
         state.withLock { $0.session = session }
     }
 

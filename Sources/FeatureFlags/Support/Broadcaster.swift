@@ -143,10 +143,13 @@ internal struct LatestValueStream<Element: Sendable>: Sendable {
     /// A stream starting with `initial`, or with no value until the first ``yield(_:)``.
     package init(_ initial: Element? = nil) { state = Locked(State(latest: initial)) }
 
-    /// Makes `value` the latest and sends it; callers on several threads serialise their calls.
-    @_semantics("optimize.sil.specialize.generic.never")
-    package func yield(_ value: Element) {
+    /// The latest value, nil before the first.
+    var latest: Element? { state.withLock { $0.latest } }
+
+    /// Makes `value` the latest and sends it, unless it is the latest already (a first value always goes).
+    func send(_ value: Element) where Element: Equatable {
         state.withLock { s in
+            guard s.latest != value else { return }
             s.latest = value
             s.broadcaster?.yield(value)
         }
