@@ -273,6 +273,21 @@ struct ProviderStateTests {
         #expect(s.fatal && s.served.status == .fatal)
     }
 
+    @Test func fatalStaysFatalOfflineAndAcrossAnIdentify() {
+        var s = state()
+        _ = s.apply(report(startFetch(&s), .failed(.httpStatus(403))), at: at())
+        #expect(s.served.status == .fatal)
+        // An offline refresh applies the fallback labels, but neither relabels nor announces an error.
+        let offline = s.apply(.refresh(pathUp: false, waiter: { _ in }), at: at(10))
+        #expect(offline.map(\.label) == ["answer skipped"])
+        #expect(s.served.status == .fatal)
+        // An identify serves the new context's held values; no fetch follows, so no RECONCILING either.
+        let effects = s.apply(.identify(b, members: [b], lastKnownGood: prepared(["x": 9]), source: .fallback, problem: nil), at: at(20))
+        #expect(effects.map(\.label) == ["publish"])
+        #expect(s.served.status == .fatal && s.context == b)
+        #expect(s.served.lookup("x", killSwitchKey: "kill_switch") == 9)
+    }
+
     @Test func aRejectionKeepsTheLastKnownGoodAndDoesNotBackOff() {
         var s = state()
         s.failures = 3

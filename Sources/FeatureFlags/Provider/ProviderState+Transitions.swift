@@ -134,9 +134,11 @@ extension ProviderState {
             streams.advertised = advertised.filter { $0.connection == nil }
         }
         if let problem { effects.append(.emit(problem)) }
-        let old = served.serve(lastKnownGood, source: source, status: .reconciling, reasonOverride: lastKnownGood.reasonOnDevice(at: time.date))
+        // After a fatal error no fetch follows: the new context's held values are served, still `FATAL`.
+        let old = served.serve(
+            lastKnownGood, source: source, status: fatal ? .fatal : .reconciling, reasonOverride: lastKnownGood.reasonOnDevice(at: time.date))
         served.context = next
-        effects += [.publish(from: old, to: served), .emit(.reconciling), wakeRunLoop()]
+        effects += fatal ? [.publish(from: old, to: served)] : [.publish(from: old, to: served), .emit(.reconciling), wakeRunLoop()]
         return effects
     }
 
@@ -335,8 +337,9 @@ extension ProviderState {
         return relabel(forced ?? (expired ? .stale : .error), reason: reason, at: time) + releaseSettleWaiters()
     }
 
-    /// Sets the status; a change to `READY`, `STALE` or `ERROR` (with `reason`) is announced.
-    mutating func relabel(_ next: ProviderStatus, reason: @autoclosure () -> String = "", at time: ProviderTime) -> [ProviderEffect] {
+    /// Sets the status; a change to `READY`, `STALE` or `ERROR` (with `reason`) is announced. `FATAL` stays.
+    mutating func relabel(_ wanted: ProviderStatus, reason: @autoclosure () -> String = "", at time: ProviderTime) -> [ProviderEffect] {
+        let next = fatal ? .fatal : wanted
         let previous = served.status
         served.status = next
         guard previous != next else { return [] }
