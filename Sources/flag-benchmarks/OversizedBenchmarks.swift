@@ -37,6 +37,8 @@ enum OversizedBenchmarks {
             process.waitUntilExit()
             let growth = OversizedProbe.growth(in: output)
             guard process.terminationStatus == 0, growth.count == count else {
+                report.add(.init(section: "oversized", name: "answers the \(mode) child went through", value: Double(growth.count),
+                                 unit: "of \(count)", budget: "= \(count)", passed: false))
                 report.note("the oversized child (\(mode)) failed: \(output.suffix(200))")
                 return nil
             }

@@ -1,6 +1,5 @@
 import Testing
 import FlagServer
-import Foundation
 
 /// The judgement of a run of oversized answers: a leak keeps rising; the allocator's steps go flat.
 @Suite("Oversized probe: leak or allocator step")
@@ -44,31 +43,3 @@ struct OversizedProbeTests {
     }
 }
 
-/// The control the oversized benchmark runs beside the library: a plain `URLSession` capped at 1 MiB.
-@Suite("Plain URLSession probe")
-struct PlainTransferProbeTests {
-    @Test(arguments: [FlagServer.Fault.oversizedBody(bytes: 8_000_000), .oversizedChunkedBody(bytes: 8_000_000)])
-    func reportsEachCappedTransferOnceItHasEnded(fault: FlagServer.Fault) async throws {
-        let server = try FlagServer(document: .seedExample)
-        defer { server.stop() }
-        server.fault = fault
-        var lines: [String] = []
-        let ran = await PlainTransferProbe.run(urls: [server.flagsURL], count: 3, returningFreeMemory: true) { lines.append($0) }
-        try #require(ran, "resident memory is readable on Linux")
-        let output = lines.joined(separator: "\n")
-        #expect(OversizedProbe.growth(in: output).count == 3)
-        let received = PlainTransferProbe.received(in: output)
-        #expect(received.count == 3)
-        // A declared length past the cap is refused before the body; a chunked one is cancelled past 1 MiB.
-        for bytes in received { #expect(bytes <= 8_000_000) }
-        if case .oversizedChunkedBody = fault { for bytes in received { #expect(bytes > 1 << 20, "cancelled only past the cap") } }
-        #expect(server.requestCount == 4, "one set-up round, then three answers")
-    }
-
-    @Test func anUnreachableServerEndsEachTransferToo() async {
-        // Nothing listens here: every task ends at once with an error, and the probe still reports it.
-        var lines: [String] = []
-        _ = await PlainTransferProbe.run(urls: [URL(string: "http://127.0.0.1:9/flags")!], count: 2, returningFreeMemory: false) { lines.append($0) }
-        #expect(PlainTransferProbe.received(in: lines.joined(separator: "\n")) == [0, 0])
-    }
-}

@@ -1,4 +1,5 @@
-package import Foundation
+import FlagServer
+import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -6,14 +7,14 @@ import FoundationNetworking
 /// The control for ``OversizedProbe``: the same answers fetched by a plain `URLSession` that
 /// cancels each task once more than 1 MiB has arrived — what an app without this library would
 /// do — so that the platform's share of the bytes read and kept is measured apart from ours.
-package enum PlainTransferProbe {
+enum PlainTransferProbe {
     /// Fetches `count` times, from each of `urls` in turn (after one round that sets the sessions
     /// up); `say` receives "growth BYTES" after each transfer has ended (resident memory above
     /// the mark after the first round) and "received BYTES" (what the task delivered, the bytes
     /// after its cancel included). With `returningFreeMemory`, free memory goes back to the
     /// system after each transfer, as the library's transport does after a refused one.
     /// Returns false when resident memory cannot be read here.
-    package static func run(urls: [URL], count: Int, returningFreeMemory: Bool, say: (String) -> Void) async -> Bool {
+    static func run(urls: [URL], count: Int, returningFreeMemory: Bool, say: (String) -> Void) async -> Bool {
         let clients = urls.map { _ in CappedClient() }
         defer { for client in clients { client.session.invalidateAndCancel() } }
         var before: Int?
@@ -34,7 +35,7 @@ package enum PlainTransferProbe {
     }
 
     /// The "received" lines of a probe's output.
-    package static func received(in output: String) -> [Int] {
+    static func received(in output: String) -> [Int] {
         output.split(separator: "\n").compactMap { $0.hasPrefix("received ") ? Int($0.dropFirst(9)) : nil }
     }
 }
