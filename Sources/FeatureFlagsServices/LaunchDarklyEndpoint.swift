@@ -75,7 +75,7 @@ package struct LaunchDarklyEndpoint: StreamingEndpoint {
         let body: [UInt8]?
         switch method {
         case .get:
-            url = try? EndpointSupport.url(streamBaseURL, appending: ["meval", EndpointSupport.base64URL(json)], query: query)
+            url = try? EndpointSupport.url(streamBaseURL, appending: ["meval", Base64URL.encode(json)], query: query)
             body = nil
         case .report:
             url = try? EndpointSupport.url(streamBaseURL, appending: ["meval"], query: query)
@@ -111,7 +111,7 @@ package struct LaunchDarklyEndpoint: StreamingEndpoint {
         switch method {
         case .get:
             let url = try EndpointSupport.url(
-                baseURL, appending: ["msdk", "evalx", "contexts", EndpointSupport.base64URL(json)], query: query)
+                baseURL, appending: ["msdk", "evalx", "contexts", Base64URL.encode(json)], query: query)
             return FlagRequest(url: url, method: "GET", headers: headers)
         case .report:
             headers["Content-Type"] = "application/json"

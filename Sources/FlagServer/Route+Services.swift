@@ -72,7 +72,10 @@ extension Route {
         let json: [UInt8]
         switch (request.method, request.path) {
         case ("GET", let path) where path.hasPrefix(pathPrefix):
-            guard let bytes = EndpointSupport.fromBase64URL(String(path.dropFirst(pathPrefix.count))) else {
+            // Base64url, with or without padding.
+            var encoded = Array(path.dropFirst(pathPrefix.count).utf8)
+            while encoded.last == UInt8(ascii: "=") { encoded.removeLast() }
+            guard let bytes = Base64URL.decode(encoded) else {
                 return .failure(status: 400, message: "the context is not base64url", format: format)
             }
             json = bytes

@@ -24,11 +24,11 @@ struct CrashLoopGuardTests {
         let third = policy.launch(second.journal, fingerprint: "ctx", lastKnownGood: Self.bad)
         #expect(third.safe?.healthy == Self.good)
         #expect(third.safe?.crashDigest == LaunchJournal.digest(Self.bad))
-        #expect(third.safe?.info.reason.contains("2 launches in a row") == true)
+        #expect(third.safe?.reason.contains("2 launches in a row") == true)
         // A context never healthy: the code defaults.
         let stranger = policy.launch(second.journal, fingerprint: "other", lastKnownGood: nil)
         #expect(stranger.safe != nil && stranger.safe?.healthy == nil)
-        #expect(stranger.safe?.info.reason.contains("the code defaults") == true)
+        #expect(stranger.safe?.reason.contains("the code defaults") == true)
         #expect(CrashLoopGuard(launchesBeforeSafeMode: 0).launchesBeforeSafeMode == 1)
     }
 

@@ -89,7 +89,7 @@ struct EndpointFormatTests {
         let encoded = get.url.path.components(separatedBy: "/").last ?? ""
         #expect(get.url.path.hasPrefix("/msdk/evalx/contexts/"))
         #expect(!encoded.contains("=") && !encoded.contains("+") && !encoded.contains("/"))
-        let decoded = try FlagJSON.parse(EndpointSupport.fromBase64URL(encoded) ?? [])
+        let decoded = try FlagJSON.parse(Base64URL.decode(encoded) ?? [])
         #expect(decoded == ["kind": "user", "key": "user-1", "venue": "venue-42", "partner": "auralink", "plan_tier": "business"])
         let report = try FlagEndpoint.launchDarkly(mobileKey: "m", baseURL: URL(string: "https://ld.example")!, useReport: true, withReasons: false)
             .request(for: EvaluationContext(targetingKey: nil, venue: "v"), etag: "\"x\"")

@@ -75,7 +75,7 @@ struct LaunchDarklyStreamTests {
         #expect(stream.method == "GET")
         #expect(stream.authorization == "api_key mob-test")
         let encoded = String(stream.path.dropFirst("/meval/".count))
-        let context = try FlagJSON.parse(Array(try #require(EndpointSupport.fromBase64URL(encoded))))
+        let context = try FlagJSON.parse(Array(try #require(Base64URL.decode(encoded))))
         #expect(context == ["kind": "user", "key": "user-1", "plan": "pro"])
         #expect(f.provider.recentEvents.contains { $0.kind == .streamOpened && $0.stream?.hasSuffix("/meval/<context>") == true })
         let polls = f.polls
@@ -266,7 +266,7 @@ struct LaunchDarklyStreamTests {
         f.provider.identify(EvaluationContext(targetingKey: "user-2"))
         #expect(await eventually { f.streamRequests.count == 2 && f.standIn.streamCount == 1 })
         let second = try #require(f.streamRequests.last)
-        let context = try FlagJSON.parse(Array(try #require(EndpointSupport.fromBase64URL(String(second.path.dropFirst("/meval/".count))))))
+        let context = try FlagJSON.parse(Array(try #require(Base64URL.decode(String(second.path.dropFirst("/meval/".count))))))
         #expect(context == ["kind": "user", "key": "user-2"])
     }
 }

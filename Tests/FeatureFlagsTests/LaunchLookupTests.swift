@@ -38,7 +38,7 @@ struct LaunchLookupTests {
         }
         let fetcher = FlagFetcher(endpoints: [.json(post: url), .flagd(url: url)])
         defer { fetcher.shutdown() }
-        #expect(fetcher.evaluatesLocally && fetcher.localEvaluation?.name == "flagd")
+        #expect(fetcher.policy.evaluatesLocally && fetcher.policy.localEvaluation?.name == "flagd")
     }
 
     /// The sources of the libraries an app links hold no cast to a protocol on the paths a

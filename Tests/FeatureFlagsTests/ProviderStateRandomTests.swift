@@ -47,7 +47,7 @@ struct ProviderStateRandomTests {
         // Some sequences start in the crash-loop guard's safe mode, some of those with the
         // digest of values the service will send again ({"x": 5}).
         let crashed = LaunchJournal.digest(helper.prepared(["x": 5]).snapshot)
-        if chance(30) { s.safeMode = .init(healthy: nil, crashDigest: chance(50) ? crashed : nil, info: SafeMode(reason: "2 launches ended early", unhealthyLaunches: 2)) }
+        if chance(30) { s.safeMode = .init(healthy: nil, crashDigest: chance(50) ? crashed : nil, reason: "2 launches ended early") }
         let calls = Calls()
         var nextID = 0
         var refreshIDs: [Int] = []

@@ -476,7 +476,7 @@ struct ProviderStateTests {
     @Test(arguments: [(ttl: 3_600.0, held: false, reason: FlagReason?.some(.cached)), (60, false, .stale), (3_600, true, nil)])
     func markingHealthyEndsSafeModeWithTheLaunchLabels(ttl: Double, held: Bool, reason: FlagReason?) {
         var s = state()
-        s.safeMode = .init(healthy: nil, crashDigest: nil, info: SafeMode(reason: "2 launches ended early", unhealthyLaunches: 2))
+        s.safeMode = .init(healthy: nil, crashDigest: nil, reason: "2 launches ended early")
         var snapshot = FlagSnapshot(values: ["x": 2], version: "lkg", fetchedAt: Self.start, ttl: ttl)
         if held { snapshot.heldRules = Rules() }
         let answer = HeldAnswer(prepared: base.prepare(snapshot), source: .fallback, held: false)
@@ -494,7 +494,7 @@ struct ProviderStateTests {
         #expect(s.served.lookup("x", killSwitchKey: "kill_switch") == 2)
         // The automatic mark never ends safe mode.
         var automatic = state()
-        automatic.safeMode = .init(healthy: nil, crashDigest: nil, info: SafeMode(reason: "2 launches ended early", unhealthyLaunches: 2))
+        automatic.safeMode = .init(healthy: nil, crashDigest: nil, reason: "2 launches ended early")
         #expect(automatic.apply(.markHealthy(automatic: true, held: answer, for: automatic.context.fingerprint, answer: { _ in }), at: at(120)).isEmpty)
         #expect(automatic.safeMode != nil)
     }

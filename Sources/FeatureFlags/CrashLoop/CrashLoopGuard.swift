@@ -33,16 +33,8 @@ public struct CrashLoopGuard: Sendable, Equatable {
         let crash = journal.crashDigest ?? lastKnownGood.map(LaunchJournal.digest)
         let serving = healthy.map { "the values of the last healthy launch (version \($0.version ?? "-"))" } ?? "the code defaults"
         let reason = "\(previous) launches in a row ended before the app was marked healthy; serving \(serving)"
-        return (next, SafeModeStart(healthy: healthy, crashDigest: crash, info: SafeMode(reason: reason, unhealthyLaunches: previous)))
+        return (next, SafeModeStart(healthy: healthy, crashDigest: crash, reason: reason))
     }
-}
-
-/// Why the provider is in safe mode (see ``CrashLoopGuard``).
-struct SafeMode: Sendable, Equatable {
-    /// One line: how many launches failed and what is served instead.
-    let reason: String
-    /// The launches in a row that never became healthy before this one.
-    let unhealthyLaunches: Int
 }
 
 /// A launch in safe mode: what to serve and what not to trust (kept in the provider's state until it leaves).
@@ -51,6 +43,6 @@ struct SafeModeStart: Sendable {
     let healthy: FlagSnapshot?
     /// The digest of the values the crashes happened under (nil: unknown, any fetch ends safe mode).
     var crashDigest: String?
-    /// Why.
-    let info: SafeMode
+    /// Why, in one line: how many launches failed and what is served instead.
+    let reason: String
 }

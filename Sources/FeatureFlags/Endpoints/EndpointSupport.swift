@@ -56,14 +56,4 @@ package enum EndpointSupport {
         default: return nil
         }
     }
-
-    /// Base64url without padding (RFC 4648 §5), as LaunchDarkly puts contexts in paths.
-    package static func base64URL(_ bytes: [UInt8]) -> String { Base64URL.encode(bytes) }
-
-    /// Decodes base64url with or without padding (``Base64URL/decode(_:)`` after the padding).
-    package static func fromBase64URL(_ text: String) -> [UInt8]? {
-        var bytes = Array(text.utf8)
-        while bytes.last == UInt8(ascii: "=") { bytes.removeLast() }
-        return Base64URL.decode(bytes)
-    }
 }

@@ -33,7 +33,6 @@ public struct BundledDefaults: Sendable {
     func load() -> Result<[String: FlagEntry], BundledDefaultsError> {
         switch storage {
         case .values(let values):
-            if values.isEmpty { return .success([:]) }
             return .success(values.mapValues { FlagEntry(value: $0) })
         case .file(let file):
             return Self.read(file.url, verifier: nil)

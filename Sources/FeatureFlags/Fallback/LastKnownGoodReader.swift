@@ -81,14 +81,11 @@ struct LastKnownGoodReader {
         for context: EvaluationContext?, fingerprint: String?, in store: LastKnownGoodStore, base: ServingBase,
         checkedBy policy: DevicePolicy?, merge: ContextMerge, at date: Date
     ) -> HeldAnswer {
-        func defaults(_ problem: FlagEvent? = nil, tampered: [HeldAnswer.Tampered] = []) -> HeldAnswer {
-            HeldAnswer.defaults(base, problem: problem, tampered: tampered)
-        }
         func served(_ prepared: PreparedSnapshot) -> HeldAnswer { HeldAnswer(prepared: prepared, source: .fallback) }
         func stored() -> HeldAnswer { storedAnswer(fingerprint, in: store, base: base) }
         guard let policy, let fingerprint else { return stored() }
         if let context, policy.servesSet {
-            return setAnswer(for: context, in: store, base: base, policy: policy, merge: merge) ?? (policy.checksSignatures ? defaults() : stored())
+            return setAnswer(for: context, in: store, base: base, policy: policy, merge: merge) ?? (policy.checksSignatures ? .defaults(base) : stored())
         }
         if let context, let members = members(of: context) {
             return mergedAnswer(of: members, as: context, fingerprint: fingerprint, store: store, base: base, policy: policy, merge: merge, at: date)
@@ -101,18 +98,18 @@ struct LastKnownGoodReader {
         if !policy.evaluatesLocally, case .found(let stored)? = store.lookup(fingerprint), let stamp = stored.snapshot.signature,
             stamp.envelope.isEmpty
         {
-            return defaults(.fallbackWarning(
+            return .defaults(base, problem: .fallbackWarning(
                 reason: "the stored values for this context carry no signed answer of their own (a merge of several contexts' values, checked only when the merged identity is given as the context): bundled and code defaults are served"))
         }
         let found = unsignedHoldings(of: fingerprint, decodingFor: context ?? .anonymous, policy: policy, store: store)
         if found.snapshot != nil || found.rules != nil {
             var tampered: [HeldAnswer.Tampered] = found.rules.map { [.rules(problem: $0)] } ?? []
             if let problem = found.snapshot { tampered.append(.snapshot(of: context, member: false, problem: problem)) }
-            return defaults(tampered: tampered)
+            return .defaults(base, tampered: tampered)
         }
         if policy.evaluatesLocally, store.holdsLocalRules {
             guard let evaluated = evaluated() else {
-                return defaults(.fallbackWarning(
+                return .defaults(base, problem: .fallbackWarning(
                     reason: "the flag rules held for evaluation on the device verify, but this client was given no context to evaluate them for: bundled and code defaults are served"))
             }
             return served(evaluated)
@@ -202,19 +199,16 @@ struct LastKnownGoodReader {
         of members: [EvaluationContext], as identity: EvaluationContext, fingerprint: String, store: LastKnownGoodStore,
         base: ServingBase, policy: DevicePolicy, merge: ContextMerge, at date: Date
     ) -> HeldAnswer {
-        func defaults(_ problem: FlagEvent? = nil, tampered: [HeldAnswer.Tampered] = []) -> HeldAnswer {
-            HeldAnswer.defaults(base, problem: problem, tampered: tampered)
-        }
         func stored() -> HeldAnswer { storedAnswer(fingerprint, in: store, base: base) }
         if policy.evaluatesLocally {
             if policy.checksSignatures, let problem = unsignedHoldings(of: fingerprint, decodingFor: identity, policy: policy, store: store).rules {
-                return defaults(tampered: [.rules(problem: problem)])
+                return .defaults(base, tampered: [.rules(problem: problem)])
             }
             if let merged = evaluateHeldRules(merging: members, as: identity, policy: policy, store: store, base: base, merge: merge, at: date) {
                 return HeldAnswer(prepared: merged, source: .fallback)
             }
             guard policy.checksSignatures else { return stored() }
-            return defaults(.fallbackWarning(
+            return .defaults(base, problem: .fallbackWarning(
                 reason: "no flag rules are held to evaluate this merged identity's members on the device: bundled and code defaults are served"))
         }
         guard policy.checksSignatures else { return stored() }
@@ -229,9 +223,9 @@ struct LastKnownGoodReader {
                 snapshots.append((member, stored.snapshot))
             }
         }
-        if !tampered.isEmpty { return defaults(tampered: tampered) }
+        if !tampered.isEmpty { return .defaults(base, tampered: tampered) }
         guard snapshots.count == members.count else {
-            return defaults(.fallbackWarning(reason: "not every member of this merged identity has stored values: bundled and code defaults are served"))
+            return .defaults(base, problem: .fallbackWarning(reason: "not every member of this merged identity has stored values: bundled and code defaults are served"))
         }
         let merged = merge.merge(snapshots, killSwitchKey: base.killSwitchKey, identity: identity)
         return HeldAnswer(prepared: base.prepare(merged), source: .fallback)

@@ -50,8 +50,6 @@ public final class FlagFetcher: Sendable {
     /// How fetches are made.
     public let configuration: Configuration
 
-    /// The keys answers must be signed with (nil: unchecked), or why they are unusable.
-    var trust: TrustedVerifier? { policy.trust }
     private let transport: any FlagTransport
     private let ownsTransport: Bool
     private let clock: any ElapsedClock
@@ -71,15 +69,6 @@ public final class FlagFetcher: Sendable {
         clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.init(endpoints: [FlagEndpoint(endpoint)], configuration: configuration, transport: transport, clock: clock, now: now)
-    }
-
-    /// A fetcher for a chain of the package's wire formats (tools and tests).
-    package convenience init(
-        endpoints: [any EndpointFormat], configuration: Configuration = Configuration(), transport: (any FlagTransport)? = nil,
-        clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Date = { Date() }
-    ) {
-        self.init(
-            endpoints: endpoints.map { FlagEndpoint($0) }, configuration: configuration, transport: transport, clock: clock, now: now)
     }
 
     /// A fetcher for an ordered chain of endpoints: the first success within the budget wins; if all
@@ -109,10 +98,6 @@ public final class FlagFetcher: Sendable {
 
     /// How answers are checked: the same policy the Last-Known-Good reader applies.
     let policy: DevicePolicy
-    /// Whether an endpoint of the chain sends rules evaluated on the device.
-    var evaluatesLocally: Bool { policy.evaluatesLocally }
-    /// The chain's first endpoint that sends rules evaluated on the device.
-    var localEvaluation: (any LocalEvaluationEndpoint)? { policy.localEvaluation }
 
     /// Stored `links` as this fetcher trusts them (credentials only on its own request's origin
     /// for `context`, never as the file says), plus the endpoints' own streams.
@@ -227,7 +212,7 @@ public final class FlagFetcher: Sendable {
             let retryAfter = header.flatMap { RetryAfter.delay($0, now: now()) }
             throw .httpStatus(response.status, retryAfter: retryAfter, detail: endpoint.failureDetail(response))
         }
-        if let trust {
+        if let trust = policy.trust {
             // Before anything is read: a document the operator did not sign is never decoded.
             let keys: any DocumentVerifier
             switch trust {

@@ -59,14 +59,10 @@ struct JSONParser {
         }
     }
 
-    private mutating func enter() throws(FlagJSONError) {
-        depth += 1
-        if depth > maxDepth { throw fail(.tooDeep(limit: maxDepth)) }
-    }
-
     /// Enters a list or object at its opening byte; true when `close` ends it at once.
     private mutating func open(closedBy close: UInt8) throws(FlagJSONError) -> Bool {
-        try enter()
+        depth += 1
+        if depth > maxDepth { throw fail(.tooDeep(limit: maxDepth)) }
         index += 1
         skipWhitespace()
         guard try peek() == close else { return false }
@@ -164,7 +160,7 @@ struct JSONParser {
                 case UInt8(ascii: "n"): out.append(0x0A)
                 case UInt8(ascii: "r"): out.append(0x0D)
                 case UInt8(ascii: "t"): out.append(0x09)
-                case UInt8(ascii: "u"): appendScalar(try parseUnicodeEscape(), to: &out)
+                case UInt8(ascii: "u"): UTF8.encode(try parseUnicodeEscape()) { out.append($0) }
                 default:
                     index -= 1
                     throw fail(.invalidEscape)
@@ -212,10 +208,6 @@ struct JSONParser {
         }
         guard let scalar = Unicode.Scalar(first) else { throw fail(.invalidEscape) }
         return scalar
-    }
-
-    private func appendScalar(_ scalar: Unicode.Scalar, to out: inout [UInt8]) {
-        UTF8.encode(scalar) { out.append($0) }
     }
 
     private mutating func parseNumber() throws(FlagJSONError) -> FlagValue {

@@ -17,17 +17,6 @@ internal final class OverrideLayer: Sendable {
     /// The overridden value of `name`, whose ``FlagNameHash`` is `hash`.
     @inline(__always)
     func value(_ name: String, hash: Int) -> FlagValue? { table.value(name, hash: hash) }
-
-    /// The flags whose overridden value differs between `old` and `new`.
-    static func changedKeys(from old: OverrideLayer?, to new: OverrideLayer?) -> Set<String> {
-        if old === new { return [] }
-        let before = old?.values ?? [:]
-        let after = new?.values ?? [:]
-        var keys: Set<String> = []
-        for (name, value) in after where before[name] != value { keys.insert(name) }
-        for name in before.keys where after[name] == nil { keys.insert(name) }
-        return keys
-    }
 }
 
 extension FlagOverrideSource {

@@ -109,7 +109,7 @@ extension FeatureFlagProvider {
             default: rest.append(effect)
             }
         }
-        let members = plan.members.count > 1 || fetcher.policy.servesSet ? report.members ?? [:] : [:]
+        let members = report.members ?? [:]
         let (saved, kill) = (save, hold)
         let body: @Sendable (LastKnownGoodStore) throws(FlagError) -> Void = { store throws(FlagError) in
             if let saved {
@@ -173,7 +173,7 @@ extension FeatureFlagProvider {
             condition = nil
         } else if let rejected = memory?.rejectedETag {
             condition = rejected
-        } else if let local = fetcher.localEvaluation, store.holdsLocalRules,
+        } else if let local = fetcher.policy.localEvaluation, store.holdsLocalRules,
             service == nil || service == fetcher.policy.localEvaluationIndex
         {
             rules = store.localRules(readBy: local)

@@ -53,7 +53,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
         // The work is in the unspecialisable initialiser below: one copy in the binary.
         self.init(
             context: context, fetcher: fetcher, store: store, configuration: configuration, reachability: reachability,
-            lifecycle: lifecycle, elapsed: makeElapsedClock(clock), now: now, random: JitterSource(random))
+            lifecycle: lifecycle, elapsed: makeElapsedClock(clock), now: now, random: random)
     }
 
     // Not specialised for a concrete clock either (binary size).
@@ -61,7 +61,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     private init(
         context: EvaluationContext, fetcher: FlagFetcher, store: LastKnownGoodStore, configuration: Configuration,
         reachability: (any Reachability)?, lifecycle: (any AppLifecycle)?, elapsed: any ElapsedClock,
-        now: @escaping @Sendable () -> Date, random: JitterSource
+        now: @escaping @Sendable () -> Date, random: any RandomNumberGenerator & Sendable
     ) {
         // The guard's journal lives beside the store's file: a memory-only store runs without it.
         var configuration = configuration
@@ -113,7 +113,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
                 safe = start
                 lastKnownGood = base.prepare(start.healthy ?? .empty)
                 source = start.healthy == nil ? .codeDefault : .fallback
-                launchEvents.append(.safeModeEntered(reason: start.info.reason))
+                launchEvents.append(.safeModeEntered(reason: start.reason))
             }
         }
         var state = ProviderState(
@@ -194,7 +194,7 @@ public final class FeatureFlagProvider: FeatureFlagClient {
     /// Whether the kill switch is on.
     public var isKillSwitchActive: Bool { cell.read { $0.served.killed } }
     /// Why this launch is in safe mode (see ``CrashLoopGuard``), in one line; nil when it is not.
-    public var safeMode: String? { cell.inspect { $0.safeMode?.info.reason } }
+    public var safeMode: String? { cell.inspect { $0.safeMode?.reason } }
     /// Changes of served values.
     public func changes() -> AsyncStream<FlagChange> { publisher.changes.subscribe() }
     /// Lifecycle and diagnostics; a new stream first receives the last 32 events.

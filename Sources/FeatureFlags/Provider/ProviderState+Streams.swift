@@ -108,9 +108,8 @@ extension ProviderState {
         journal.keepHealthy(served.prepared.snapshot, for: context.fingerprint)
         var effects: [ProviderEffect] = [.writeJournal(journal)]
         guard safeMode != nil, let held else { return effects }
-        let (lastKnownGood, source) = (held.prepared, held.source)
         effects += leaveSafeMode(because: "the app marked itself healthy")
-        let old = served.serve(lastKnownGood, source: source, reasonOverride: lastKnownGood.reasonOnDevice(at: time.date))
+        let old = served.serve(held.prepared, source: held.source, reasonOverride: held.prepared.reasonOnDevice(at: time.date))
         effects.append(.publish(from: old, to: served))
         return effects
     }

@@ -39,14 +39,10 @@ final class LinuxReachability: Reachability {
         }
     }
 
-    /// Re-checks every `fallbackInterval` without netlink, ten times slower beside it.
-    convenience init(fallbackInterval: Duration = .seconds(5)) {
-        self.init(files: RouteFiles(), fallbackInterval: fallbackInterval)
-    }
-
-    /// A monitor reading `files`, with replaceable `makePipe` and `poll`.
+    /// A monitor reading `files`, with replaceable `makePipe` and `poll`; re-checks every `fallbackInterval`
+    /// without netlink, ten times slower beside it.
     init(
-        files: RouteFiles, fallbackInterval: Duration,
+        files: RouteFiles = RouteFiles(), fallbackInterval: Duration = .seconds(5),
         makePipe: @escaping @Sendable () -> (read: Int32, write: Int32)? = LinuxReachability.systemPipe,
         poll: @escaping @Sendable (UnsafeMutablePointer<pollfd>, nfds_t, Int32) -> Int32 = LinuxReachability.systemPoll
     ) {

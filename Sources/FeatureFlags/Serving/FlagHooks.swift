@@ -92,7 +92,8 @@ package final class FlagHooks: Sendable {
         // The read's own hooks are never in the published list: never disabled.
         let hooks = publication.read { $0.slots } + invocation.map(Slot.init)
         var data = [[String: any Sendable]](repeating: [:], count: hooks.count)
-        var timer = StageTimer(clock: clock)
+        // Each stage is timed from the end of the one before (one clock read per stage).
+        var mark = clock.now()
         /// Runs `stage` of the hooks in `order`. Stopping stages end at the first failure and return it (reported by
         /// the caller); the others report each failure and run the rest.
         func run(
@@ -106,7 +107,9 @@ package final class FlagHooks: Sendable {
                     failure = HookFailure(hook: hooks[i].hook.name, stage: stage.rawValue, message: "\(error)")
                     if !stops, let failure { report(failure, flag: context.flagKey) }
                 }
-                check(&timer, hooks[i], stage)
+                let now = clock.now()
+                check(now - mark, hooks[i], stage)
+                mark = now
                 if stops, failure != nil { return failure }
             }
             return nil
@@ -117,7 +120,7 @@ package final class FlagHooks: Sendable {
         var lookupFailure: FlagError?
         if failure == nil {
             details = evaluate()
-            timer.restart()
+            mark = clock.now()   // the lookup is not a hook's time
             if let code = details.errorCode {
                 lookupFailure = FlagError(code, details.errorMessage ?? code.rawValue)
             } else {
@@ -153,8 +156,7 @@ package final class FlagHooks: Sendable {
     }
 
     /// Ends a stage's timing; disables a client hook whose stage took longer than the limit.
-    private func check(_ timer: inout StageTimer, _ slot: Slot, _ stage: HookStage) {
-        let elapsed = timer.lap()
+    private func check(_ elapsed: Duration, _ slot: Slot, _ stage: HookStage) {
         guard elapsed > timeLimit else { return }
         let removed = reported.withLock { _ -> Bool in
             let current = publication.read { $0.slots }
@@ -172,25 +174,4 @@ package final class FlagHooks: Sendable {
         let first = reported.withLock { $0.insert("\(failure.hook)\u{0}\(failure.stage)").inserted }
         if first { emit(.hookFailed(hook: failure.hook, stage: failure.stage, message: failure.message, flag: flag)) }
     }
-}
-
-/// Times consecutive stages with two clock reads per stage at most (one, chained).
-private struct StageTimer {
-    let clock: any ElapsedClock
-    var mark: Duration
-
-    init(clock: any ElapsedClock) {
-        self.clock = clock
-        mark = clock.now()
-    }
-
-    /// The time since the last lap (or restart).
-    mutating func lap() -> Duration {
-        let now = clock.now()
-        defer { mark = now }
-        return now - mark
-    }
-
-    /// Starts timing afresh (after the lookup, which is not a hook's time).
-    mutating func restart() { mark = clock.now() }
 }

@@ -51,7 +51,8 @@ package final class FlagPublisher: Sendable {
             let before = old.overrides?.values ?? [:]
             let after = new.overrides?.values ?? [:]
             keys = keys.filter { name in before[name] == nil || before[name] != after[name] }
-            keys.formUnion(OverrideLayer.changedKeys(from: old.overrides, to: new.overrides))
+            // And every flag whose overridden value itself differs.
+            keys.formUnion(Set(before.keys).union(after.keys).filter { before[$0] != after[$0] })
         }
         if old.killed != new.killed {
             keys.formUnion(old.snapshot.flags.keys)

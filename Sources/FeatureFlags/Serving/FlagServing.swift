@@ -78,14 +78,12 @@ package final class FlagServing: Sendable {
     /// Whether the kill switch is on now.
     package var isKillSwitchActive: Bool { state.read { $0.served.killed } }
 
-    /// Serves `next` (prepared by ``base``), then reports and returns the flags that changed.
-    @discardableResult
+    /// Serves `next` (prepared by ``base``), then reports the flags that changed.
     package func serve(
-        _ next: PreparedSnapshot, source: FlagSource, status: ProviderStatus? = nil, reasonOverride: FlagReason?,
-        held: Bool? = nil, context: EvaluationContext? = nil
-    ) -> Set<String> {
+        _ next: PreparedSnapshot, source: FlagSource, reasonOverride: FlagReason?, held: Bool? = nil, context: EvaluationContext? = nil
+    ) {
         change { s in
-            s.serve(next, source: source, status: status, reasonOverride: reasonOverride)
+            s.serve(next, source: source, reasonOverride: reasonOverride)
             if let held { s.held = held }
             if let context {
                 s.context = context
@@ -109,9 +107,8 @@ package final class FlagServing: Sendable {
         change { $0.overrides = overrides }
     }
 
-    /// Applies `body`, then reports and returns the flags that changed, in order.
-    @discardableResult
-    private func change(_ body: (inout ServedState) -> Void) -> Set<String> {
+    /// Applies `body`, then reports the flags that changed, in order.
+    private func change(_ body: (inout ServedState) -> Void) {
         writers.withLock { _ in
             let (old, new) = state.withLock { s in
                 let old = s
@@ -121,7 +118,6 @@ package final class FlagServing: Sendable {
             let keys = publisher.publish(from: old, to: new, base: base)
             state.exposures?.servedChanged()
             if !keys.isEmpty { state.withLock { $0.valuesChanged() } }
-            return keys
         }
     }
 

@@ -4,12 +4,7 @@ import Foundation
 /// synchronous write, never across `await`; without granted time the write does not start (the change stays in memory).
 internal struct DiskWriteGate: Sendable {
     /// Runs `write` if it may run now and returns true, or returns false without running it.
-    package let perform: @Sendable (_ name: String, _ write: () -> Void) -> Bool
-
-    /// A gate from its function (tests pass one that refuses).
-    package init(perform: @escaping @Sendable (_ name: String, _ write: () -> Void) -> Bool) {
-        self.perform = perform
-    }
+    let perform: @Sendable (_ name: String, _ write: () -> Void) -> Bool
 
     /// Every write runs at once: where processes are not suspended (Linux, tools).
     package static let immediate = DiskWriteGate { _, write in

@@ -113,14 +113,12 @@ struct StoreContent {
     /// The context an entry belongs to: its key up to a service's `@`.
     static func context(of key: String) -> Substring { key.prefix { $0 != "@" } }
 
-    /// Makes `fingerprint` the most recently used entry; false if it is not stored.
-    @discardableResult
-    mutating func touch(_ fingerprint: String) -> Bool {
-        guard let index = entries.firstIndex(where: { $0.fingerprint == fingerprint }) else { return false }
+    /// Makes `fingerprint` the most recently used entry, if it is stored.
+    mutating func touch(_ fingerprint: String) {
+        guard let index = entries.firstIndex(where: { $0.fingerprint == fingerprint }) else { return }
         if index > 0 { entries.insert(entries.remove(at: index), at: 0) }
         pendingTouches.removeAll { $0 == fingerprint }
         pendingTouches.append(fingerprint)
-        return true
     }
 
     /// The contexts used since the last call, in order of use.

@@ -16,8 +16,6 @@ internal struct EventStreamParser: Sendable {
     private var idBuffer: String
     /// The reconnection time the stream asked for with `retry:`, if it did.
     package private(set) var retry: Duration?
-    /// Lines received so far, comments included: a stream that only sends comments is alive.
-    package private(set) var lines = 0
 
     private var line: [UInt8] = []
     private var data: [UInt8] = []
@@ -84,7 +82,6 @@ internal struct EventStreamParser: Sendable {
 
     private mutating func endLine(into events: inout [ServerSentEvent]) throws(Overflow) {
         defer { line.removeAll(keepingCapacity: true) }
-        lines += 1
         if line.isEmpty {
             dispatch(into: &events)
             return

@@ -65,16 +65,10 @@ package enum SHA256 {
     private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
 
     /// The digest of `bytes` in lowercase hex.
-    package static func hex(_ bytes: some Sequence<UInt8>) -> String { Hex.encode(digest(bytes)) }
-}
-
-/// Lowercase hexadecimal text of bytes.
-internal enum Hex {
-    /// `[0xAB, 0x01]` → `"ab01"`.
-    package static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    package static func hex(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
-        for b in bytes {
+        for b in digest(bytes) {
             out.append(digits[Int(b >> 4)])
             out.append(digits[Int(b & 0xF)])
         }

@@ -38,9 +38,7 @@ enum PayloadGate {
         guard let schema else { return (.accepted(unknownKeys: []), nil, false) }
         let flags = snapshot.flags
         if let memory, memory.flags == flags {
-            guard var rejection = memory.rejection else { return (.accepted(unknownKeys: []), memory, false) }
-            rejection.remembered = true
-            return (.rejected(rejection), memory, false)
+            return (standingRejection(memory).map { .rejected($0) } ?? .accepted(unknownKeys: []), memory, false)
         }
         let payloadBytes = schema.maxPayloadBytes == nil ? nil : FlagJSON.bytes(values(flags)).count
         let report = schema.validate(flags, payloadBytes: payloadBytes)

@@ -141,7 +141,7 @@ struct OverrideServingTests {
         let served = ServedState(base.prepare(FlagSnapshot(values: ["crashy": false], version: "v", fetchedAt: Date())), source: .fallback, status: .notReady)
         var state = ProviderState(
             context: auraPersonal, served: served, pathUp: true, configuration: .init(), base: base, random: SplitMix(seed: 1))
-        state.safeMode = .init(healthy: nil, crashDigest: nil, info: SafeMode(reason: "test", unhealthyLaunches: 2))
+        state.safeMode = .init(healthy: nil, crashDigest: nil, reason: "test")
         let layer = OverrideLayer(["crashy": true], killSwitchKey: "kill_switch")
         let time = ProviderTime(elapsed: .zero, date: Date())
         #expect(state.apply(.overrides(layer), at: time).isEmpty)

@@ -629,18 +629,18 @@ struct SignedFetchTests {
         var configuration = FlagFetcher.Configuration()
         #expect(configuration.trustedKeys.isEmpty && configuration.signatureTrust == nil)
         let endpoint = FlagEndpoint.json(post: URL(string: "http://127.0.0.1:9/flags")!)
-        #expect(FlagFetcher(endpoint: endpoint, configuration: configuration).trust == nil)
+        #expect(FlagFetcher(endpoint: endpoint, configuration: configuration).policy.trust == nil)
         configuration.trustedKeys = Self.trusting.trustedKeys
         #expect(configuration.trustedKeys == Self.trusting.trustedKeys)
         let checking = FlagFetcher(endpoint: endpoint, configuration: configuration)
-        guard case .ready? = checking.trust else {
-            Issue.record("the operator's key does not make a verifier: \(String(describing: checking.trust))")
+        guard case .ready? = checking.policy.trust else {
+            Issue.record("the operator's key does not make a verifier: \(String(describing: checking.policy.trust))")
             return
         }
         configuration.trustedKeys = [:]
-        #expect(configuration.signatureTrust == nil && FlagFetcher(endpoint: endpoint, configuration: configuration).trust == nil)
+        #expect(configuration.signatureTrust == nil && FlagFetcher(endpoint: endpoint, configuration: configuration).policy.trust == nil)
         let unusable = FlagFetcher.Configuration(trustedKeys: ["ops-2026": "not a key"])
-        guard case .unusable(let problem)? = FlagFetcher(endpoint: endpoint, configuration: unusable).trust else {
+        guard case .unusable(let problem)? = FlagFetcher(endpoint: endpoint, configuration: unusable).policy.trust else {
             Issue.record("a key that does not read must make every check fail")
             return
         }
