@@ -26,3 +26,8 @@ extension ReadPublication {
     /// The object published now (retained).
     var object: Object { read { $0 } }
 }
+
+extension ProviderState {
+    /// The run loop's last plan had no poll deadline (read after a plan: before the first, none is planned either).
+    var waitsForWakeUpOnly: Bool { plannedPoll == nil }
+}

@@ -44,7 +44,6 @@ extension ProviderState {
             let deadline = keepsPlannedPoll ? plannedPoll : nextAttempt(after: outcome, at: time.elapsed)
             keepsPlannedPoll = false
             plannedPoll = deadline
-            waitsForWakeUpOnly = deadline == nil
             // Also wake when the served label expires (TTL or signed `exp`), to label it STALE then.
             let wake = [deadline, expiryDeadline(at: time)].compactMap { $0 }.min()
             answer(.sleep(until: wake))

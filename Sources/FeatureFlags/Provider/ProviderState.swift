@@ -64,8 +64,6 @@ struct ProviderState: ServesValues {
     var plannedPoll: Duration?
     /// The run loop woke for an expiry before ``plannedPoll``: its next plan keeps that poll.
     var keepsPlannedPoll = false
-    /// The run loop's last plan had no poll deadline; with a sleeper set, tests wait on this.
-    var waitsForWakeUpOnly = false
     /// The crash-loop guard's wait, in the background, for the app to change state.
     var healthSleep = Sleep()
     /// The registration with ``FeatureFlagProvider/Configuration/overrides``, ended on deinit.
