@@ -27,23 +27,42 @@ package enum OversizedProbe {
                 configuration: .init(changeStreams: false), reachability: AlwaysReachable(), lifecycle: AlwaysForeground())
         }
         defer { for provider in providers { provider.shutdown() } }
-        var refused = 0
+        var (calls, refused) = (0, 0)
+        let measured = await measure(servers: urls.count, count: count, returningFreeMemory: returningFreeMemory, say: say) { index in
+            let outcome = await providers[index].refresh()
+            await ended(fetchers[index])
+            calls += 1
+            // The first round (one call per server) is not an answer of the count.
+            if calls > urls.count, outcome == .failed(.payloadTooLarge(limit: 1 << 20)) { refused += 1 }
+            return nil
+        }
+        guard measured else { return false }
+        say("refused \(refused)")
+        return true
+    }
+
+    /// The measurement every probe shares: `fetch(index)` once from each of `servers` (setting each
+    /// session and its threads up), then `count` times from each in turn; after each of those, free
+    /// memory returned first with `returningFreeMemory`, `say` receives "growth BYTES" (resident
+    /// memory above the mark after the first round), then the line `fetch` returned, if any.
+    /// Returns false when resident memory cannot be read here.
+    package static func measure(
+        servers: Int, count: Int, returningFreeMemory: Bool, say: (String) -> Void, fetch: (Int) async -> String?
+    ) async -> Bool {
         var before: Int?
         for attempt in 0...count {
-            // Attempt 0 fetches once from every server (setting each session up) before measuring.
-            let round = attempt == 0 ? Array(providers.indices) : [(attempt - 1) % providers.count]
-            var outcome = FetchOutcome.unchanged
-            for index in round {
-                outcome = await providers[index].refresh()
-                await ended(fetchers[index])
-            }
-            if attempt > 0, outcome == .failed(.payloadTooLarge(limit: 1 << 20)) { refused += 1 }
+            let round = attempt == 0 ? Array(0..<servers) : [(attempt - 1) % servers]
+            var line: String?
+            for index in round { line = await fetch(index) }
             if returningFreeMemory { ProcessMemory.releaseFreeMemory() }
             guard let now = ProcessMemory.residentBytes() else { return false }
-            // The first round sets up the sessions and their threads: growth is counted after it.
-            if let before { say("growth \(now - before)") } else { before = now }
+            guard let before else {
+                before = now
+                continue
+            }
+            say("growth \(now - before)")
+            if let line { say(line) }
         }
-        say("refused \(refused)")
         return true
     }
 
@@ -69,6 +88,13 @@ package enum OversizedProbe {
     /// (45 KB per answer would lift it by 2.2 MB) keeps rising to the last answer.
     package static func leaks(rise: Int, tailSlope: Int) -> Bool {
         rise > 2 << 20 && tailSlope > 20_000
+    }
+
+    /// Whether the growth scales with the count: `doubled`, a run through twice the answers of one
+    /// that looked like a leak (`first`), still looks like one, its halves at least half as far
+    /// apart again. What leaks per answer grows with the count; the allocator's steps do not.
+    package static func scales(first: (rise: Int, tailSlope: Int), doubled: (rise: Int, tailSlope: Int)) -> Bool {
+        leaks(rise: doubled.rise, tailSlope: doubled.tailSlope) && doubled.rise * 2 >= first.rise * 3
     }
 
     /// The least-squares slope of `values` against their position.

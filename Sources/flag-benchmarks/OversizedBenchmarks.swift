@@ -26,19 +26,19 @@ enum OversizedBenchmarks {
         defer { for server in servers { server.stop() } }
         let mib = 1 << 20
         /// One child through `count` answers: its output and growth, or nil (noted) when it failed.
-        func child(_ mode: String, trim: Bool) throws -> (output: String, growth: [Int])? {
+        func child(_ mode: String, trim: Bool, answers: Int = count) throws -> (output: String, growth: [Int])? {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            process.arguments = [mode, servers.map(\.flagsURL.absoluteString).joined(separator: ","), "\(count)", trim ? "trim" : "as-is"]
+            process.arguments = [mode, servers.map(\.flagsURL.absoluteString).joined(separator: ","), "\(answers)", trim ? "trim" : "as-is"]
             let pipe = Pipe()
             process.standardOutput = pipe
             try process.run()
             let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
             let growth = OversizedProbe.growth(in: output)
-            guard process.terminationStatus == 0, growth.count == count else {
+            guard process.terminationStatus == 0, growth.count == answers else {
                 report.add(.init(section: "oversized", name: "answers the \(mode) child went through", value: Double(growth.count),
-                                 unit: "of \(count)", budget: "= \(count)", passed: false))
+                                 unit: "of \(answers)", budget: "= \(answers)", passed: false))
                 report.note("the oversized child (\(mode)) failed: \(output.suffix(200))")
                 return nil
             }
@@ -61,8 +61,17 @@ enum OversizedBenchmarks {
                          budget: "= \(count)", passed: refused))
         report.add(.init(section: "oversized", name: "live: peak growth over \(count) answers (free memory returned)", value: Double(livePeak), unit: "bytes",
                          budget: "≤ 16 MiB", passed: livePeak <= 16 * mib))
+        // A run that looks like a leak is judged by a child through twice as many answers, as the test
+        // does: the allocator's steps of 1–2 MB can land late in 99 answers; a leak grows with the count.
+        var grows = false
+        if OversizedProbe.leaks(rise: liveRise, tailSlope: liveTail) {
+            guard let doubled = try child("--oversized-child", trim: true, answers: 2 * count) else { return }
+            let again = OversizedProbe.summary(doubled.growth)
+            grows = OversizedProbe.scales(first: (liveRise, liveTail), doubled: (again.rise, again.tailSlope))
+            report.note("live: the halves lay \(liveRise / 1024) KB apart, still rising at the end; through \(2 * count) answers \(again.rise / 1024) KB")
+        }
         report.add(.init(section: "oversized", name: "live: second half's mean above the first's", value: Double(max(0, liveRise)), unit: "bytes",
-                         budget: "≤ 2 MiB, or flat at the end", passed: !OversizedProbe.leaks(rise: liveRise, tailSlope: liveTail)))
+                         budget: "≤ 2 MiB, flat at the end, or not growing with the count", passed: !grows))
         report.add(.init(section: "oversized", name: "live: growth per answer over the last third", value: Double(liveTail), unit: "bytes"))
 
         // The library as an app's process runs it: the peak budgeted.

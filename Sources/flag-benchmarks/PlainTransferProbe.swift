@@ -17,21 +17,9 @@ enum PlainTransferProbe {
     static func run(urls: [URL], count: Int, returningFreeMemory: Bool, say: (String) -> Void) async -> Bool {
         let clients = urls.map { _ in CappedClient() }
         defer { for client in clients { client.session.invalidateAndCancel() } }
-        var before: Int?
-        for attempt in 0...count {
-            let round = attempt == 0 ? Array(urls.indices) : [(attempt - 1) % urls.count]
-            var received = 0
-            for index in round { received = await clients[index].fetch(urls[index]) }
-            if returningFreeMemory { ProcessMemory.releaseFreeMemory() }
-            guard let now = ProcessMemory.residentBytes() else { return false }
-            if let before {
-                say("growth \(now - before)")
-                say("received \(received)")
-            } else {
-                before = now
-            }
+        return await OversizedProbe.measure(servers: urls.count, count: count, returningFreeMemory: returningFreeMemory, say: say) { index in
+            "received \(await clients[index].fetch(urls[index]))"
         }
-        return true
     }
 
     /// The "received" lines of a probe's output.
@@ -42,7 +30,8 @@ enum PlainTransferProbe {
 
 /// One session whose delegate cancels a task past 1 MiB and reports when it has ended.
 private final class CappedClient: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // Safe: `received` and `ended` are read and written only under `lock`.
+    // Safe: `received` and `ended` are read and written only under `lock`; `session` is made on first use
+    // by the one probe task (`run`), before any delegate call can come.
     private let lock = NSLock()
     private var received = 0
     private var ended: CheckedContinuation<Int, Never>?

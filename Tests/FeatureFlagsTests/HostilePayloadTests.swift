@@ -153,12 +153,13 @@ struct HostilePayloadTests {
         #expect(peak <= 16 * mib, "peak growth \(peak) bytes: \(growth)")
         var leaked = false
         if OversizedProbe.leaks(rise: rise, tailSlope: tailSlope) {
-            let first = rise
+            let (first, firstTail) = (rise, tailSlope)
             count = 2 * count
             (output, growth) = try await probe(count)
             try #require(growth.count == count, "\(output.suffix(300))")
-            (_, rise, tailSlope) = OversizedProbe.summary(growth)
-            leaked = OversizedProbe.leaks(rise: rise, tailSlope: tailSlope) && rise * 2 >= first * 3
+            let doubled = OversizedProbe.summary(growth)
+            (rise, tailSlope) = (doubled.rise, doubled.tailSlope)
+            leaked = OversizedProbe.scales(first: (first, firstTail), doubled: (rise, tailSlope))
         }
         #expect(!leaked, "the growth rises with the count (\(rise) bytes over \(count) answers, \(tailSlope) bytes per answer at the end): \(growth)")
     }

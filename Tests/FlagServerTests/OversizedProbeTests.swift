@@ -36,10 +36,33 @@ struct OversizedProbeTests {
         #expect(summary.tailSlope == 45_000 && OversizedProbe.leaks(rise: summary.rise, tailSlope: summary.tailSlope))
     }
 
+    @Test func aRunThroughTwiceTheAnswersTellsALeakFromALateStep() {
+        // A late step looks like a leak over 99 answers; through 198 the same steps lie no farther apart.
+        let late = OversizedProbe.summary(Array(repeating: 0, count: 60) + Array(repeating: 3_000_000, count: 39) as [Int])
+        let lateDoubled = OversizedProbe.summary(Array(repeating: 0, count: 60) + Array(repeating: 3_000_000, count: 138) as [Int])
+        #expect(!OversizedProbe.scales(first: (late.rise, 30_000), doubled: (lateDoubled.rise, lateDoubled.tailSlope)))
+        // 45 KB kept per answer: twice the answers, twice the distance between the halves, still rising.
+        let leak = OversizedProbe.summary((0..<99).map { 45_000 * $0 })
+        let leakDoubled = OversizedProbe.summary((0..<198).map { 45_000 * $0 })
+        #expect(OversizedProbe.scales(first: (leak.rise, leak.tailSlope), doubled: (leakDoubled.rise, leakDoubled.tailSlope)))
+    }
+
     @Test func aFlatRunIsNoLeak() {
         let summary = OversizedProbe.summary(Array(repeating: 500_000, count: 99))
         #expect(summary.rise == 0 && summary.tailSlope == 0 && !OversizedProbe.leaks(rise: 0, tailSlope: 0))
         #expect(OversizedProbe.summary([]).peak == 0, "no lines: nothing to judge")
     }
-}
 
+    @Test func theMeasurementSetsEachServerUpOnceThenTakesThemInTurn() async {
+        var calls: [Int] = []
+        var lines: [String] = []
+        let measured = await OversizedProbe.measure(servers: 2, count: 4, returningFreeMemory: false, say: { lines.append($0) }) { index in
+            calls.append(index)
+            return calls.count > 2 ? "answer \(calls.count - 2)" : "set-up, not said"
+        }
+        #expect(measured, "resident memory is readable on Linux")
+        #expect(calls == [0, 1, 0, 1, 0, 1])
+        #expect(OversizedProbe.growth(in: lines.joined(separator: "\n")).count == 4)
+        #expect(lines.filter { !$0.hasPrefix("growth ") } == ["answer 1", "answer 2", "answer 3", "answer 4"])
+    }
+}

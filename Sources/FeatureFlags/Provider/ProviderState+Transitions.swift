@@ -137,7 +137,8 @@ extension ProviderState {
         let old = served.serve(
             lastKnownGood, source: source, status: fatal ? .fatal : .reconciling, reasonOverride: lastKnownGood.reasonOnDevice(at: time.date))
         served.context = next
-        effects += fatal ? [.publish(from: old, to: served)] : [.publish(from: old, to: served), .emit(.reconciling), wakeRunLoop()]
+        effects.append(.publish(from: old, to: served))
+        if !fatal { effects += [.emit(.reconciling), wakeRunLoop()] }
         return effects
     }
 
