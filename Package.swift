@@ -33,13 +33,14 @@ let package = Package(
         .target(name: "FeatureFlagsSigning", dependencies: ["FeatureFlags"]),
         .target(name: "FeatureFlagsTesting", dependencies: ["FeatureFlags"]),
         .target(name: "FlagServer", dependencies: ["FeatureFlags", "FeatureFlagsFlagd", "FeatureFlagsSigning"]),
+        .target(name: "ChildProcesses", dependencies: ["FeatureFlags"]),
         .target(
             name: "FlagCtlCore",
-            dependencies: ["FeatureFlags", "FeatureFlagsUI", "FeatureFlagsFlagd", "FeatureFlagsServices", "FeatureFlagsSigning", "FlagServer"]),
+            dependencies: ["ChildProcesses", "FeatureFlags", "FeatureFlagsUI", "FeatureFlagsFlagd", "FeatureFlagsServices", "FeatureFlagsSigning", "FlagServer"]),
         .executableTarget(name: "flagctl", dependencies: ["FlagCtlCore"]),
         // The performance budgets (Docs/Performance.md): `swift run -c release flag-benchmarks --check`.
         .executableTarget(
-            name: "flag-benchmarks", dependencies: ["FeatureFlags", "FeatureFlagsFlagd", "FeatureFlagsServices", "FeatureFlagsSigning", "FlagServer"]),
+            name: "flag-benchmarks", dependencies: ["ChildProcesses", "FeatureFlags", "FeatureFlagsFlagd", "FeatureFlagsServices", "FeatureFlagsSigning", "FlagServer"]),
         // Child processes for tests: a fallback-file writer that the crash and two-process tests
         // kill and race, and the memory probe for oversized answers.
         .executableTarget(name: "flag-stress", dependencies: ["FeatureFlags", "FlagServer"]),
@@ -52,14 +53,14 @@ let package = Package(
             name: "FeatureFlagsTests",
             dependencies: [
                 "FeatureFlags", "FeatureFlagsUI", "FeatureFlagsFlagd", "FeatureFlagsServices", "FeatureFlagsSigning", "FeatureFlagsTesting",
-                "FlagServer", "TestSupport",
+                "ChildProcesses", "FlagServer", "TestSupport",
             ],
             // Read from the source tree by #filePath (their generator is Python, kept beside them).
             exclude: ["LocalEvaluation/Fixtures", "Signing/Fixtures"]),
         .testTarget(name: "FlagServerTests", dependencies: ["FlagServer", "FeatureFlags", "TestSupport"]),
         .testTarget(
             name: "FlagCtlTests",
-            dependencies: ["FlagCtlCore", "FlagServer", "FeatureFlags", "FeatureFlagsFlagd", "FeatureFlagsServices", "FeatureFlagsSigning", "TestSupport"]),
+            dependencies: ["ChildProcesses", "FlagCtlCore", "FlagServer", "FeatureFlags", "FeatureFlagsFlagd", "FeatureFlagsServices", "FeatureFlagsSigning", "TestSupport"]),
         // The README's first app, compiled as written (`.ci/first-app` runs it as a newcomer would).
         .executableTarget(name: "FirstAppSnippet", dependencies: ["FeatureFlags"], path: "Tests/FirstAppSnippet"),
         // Every Swift snippet of README.md and Docs/ that is not itself a test, as a library so that

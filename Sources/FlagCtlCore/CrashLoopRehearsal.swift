@@ -1,3 +1,4 @@
+import ChildProcesses
 import FeatureFlags
 import FlagServer
 import Foundation

@@ -1,3 +1,4 @@
+import ChildProcesses
 import FeatureFlags
 import Foundation
 
@@ -60,18 +61,12 @@ enum AllocationProbe {
     }
 
     private static func heapAllocations(_ valgrind: String, _ executable: String, mode: String, reads: Int) -> Int? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: valgrind)
-        process.arguments = ["--tool=memcheck", "--leak-check=no", executable, "--alloc-child", mode, String(reads)]
-        var environment = ProcessInfo.processInfo.environment
-        environment["SWIFT_DETERMINISTIC_HASHING"] = "1"
-        process.environment = environment
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        do { try process.run() } catch { return nil }
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        guard let process = try? ChildProcess(
+            URL(fileURLWithPath: valgrind), ["--tool=memcheck", "--leak-check=no", executable, "--alloc-child", mode, String(reads)],
+            environment: ["SWIFT_DETERMINISTIC_HASHING": "1"], output: .discard)
+        else { return nil }
+        let text = String(decoding: process.errors!.readDataToEndOfFile(), as: UTF8.self)
+        _ = process.waitUntilExit()
         guard let range = text.range(of: #"total heap usage: [\d,]+ allocs"#, options: .regularExpression) else { return nil }
         let digits = text[range].filter(\.isNumber)
         return Int(digits)

@@ -1,3 +1,4 @@
+import ChildProcesses
 import FeatureFlags
 import FeatureFlagsServices
 import Foundation
@@ -104,15 +105,9 @@ enum InitBenchmarks {
     /// One fresh process in `mode`: the nanoseconds it printed.
     private static func coldChild(file: URL, mode: String) throws -> Double {
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = [mode, file.path]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let nanoseconds = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+        let process = try ChildProcess(executable, [mode, file.path], errors: .discard)
+        let text = String(decoding: process.output!.readDataToEndOfFile(), as: UTF8.self)
+        guard process.waitUntilExit().succeeded, let nanoseconds = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw BenchmarkError("the cold-start child failed: \(text)")
         }
         return nanoseconds

@@ -1,3 +1,4 @@
+import ChildProcesses
 import FeatureFlags
 import FlagServer
 import Foundation
@@ -27,16 +28,13 @@ enum OversizedBenchmarks {
         let mib = 1 << 20
         /// One child through `count` answers: its output and growth, or nil (noted) when it failed.
         func child(_ mode: String, trim: Bool, answers: Int = count) throws -> (output: String, growth: [Int])? {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            process.arguments = [mode, servers.map(\.flagsURL.absoluteString).joined(separator: ","), "\(answers)", trim ? "trim" : "as-is"]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
+            let process = try ChildProcess(
+                URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(),
+                [mode, servers.map(\.flagsURL.absoluteString).joined(separator: ","), "\(answers)", trim ? "trim" : "as-is"], errors: .discard)
+            let output = String(decoding: process.output!.readDataToEndOfFile(), as: UTF8.self)
+            let ended = process.waitUntilExit()
             let growth = OversizedProbe.growth(in: output)
-            guard process.terminationStatus == 0, growth.count == answers else {
+            guard ended.succeeded, growth.count == answers else {
                 report.add(.init(section: "oversized", name: "answers the \(mode) child went through", value: Double(growth.count),
                                  unit: "of \(answers)", budget: "= \(answers)", passed: false))
                 report.note("the oversized child (\(mode)) failed: \(output.suffix(200))")

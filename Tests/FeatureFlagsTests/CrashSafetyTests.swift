@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Testing
 import TestSupport
@@ -12,15 +13,9 @@ struct CrashSafetyTests {
     private func writer() -> URL? { builtProduct("flag-stress") }
 
     /// Starts a writer; returns the process and a reader of its "saved …" lines.
-    private func start(_ binary: URL, _ arguments: [String]) throws -> (Process, FileHandle) {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return (process, output.fileHandleForReading)
+    private func start(_ binary: URL, _ arguments: [String]) throws -> (ChildProcess, FileHandle) {
+        let process = try ChildProcess(binary, arguments, errors: .discard)
+        return (process, process.output!)
     }
 
     @Test func sigkillAtRandomMomentsLeavesThePreviousOrTheNewSnapshot() async throws {
@@ -53,13 +48,13 @@ struct CrashSafetyTests {
                     }
                 }
                 usleep(extraMicros)
-                kill(process.processIdentifier, SIGKILL)
+                process.send(SIGKILL)
                 // Lines that arrived before the kill count too.
                 let rest = String(decoding: output.readDataToEndOfFile(), as: UTF8.self)
-                process.waitUntilExit()
+                _ = process.waitUntilExit()
                 return lines + (buffer + rest).split(separator: "\n").map(String.init)
             }
-            #expect(process.terminationReason == .uncaughtSignal)
+            #expect(process.termination?.bySignal == true)
             let saved = printed.filter { $0.hasPrefix("saved ") }.map { String($0.dropFirst(6)) }
             let confirmed = saved.last ?? lastKnown
             let next = "t\(trial)-\(saved.count + 1)"
@@ -109,11 +104,11 @@ struct CrashSafetyTests {
         let (appLines, widgetLines) = try await blocking { () -> (Int, Int) in
             let a = String(decoding: appOutput.readDataToEndOfFile(), as: UTF8.self)
             let w = String(decoding: widgetOutput.readDataToEndOfFile(), as: UTF8.self)
-            app.waitUntilExit()
-            widget.waitUntilExit()
+            _ = app.waitUntilExit()
+            _ = widget.waitUntilExit()
             return (a.split(separator: "\n").count, w.split(separator: "\n").count)
         }
-        #expect(app.terminationStatus == 0 && widget.terminationStatus == 0)
+        #expect(app.termination?.succeeded == true && widget.termination?.succeeded == true)
         #expect(appLines == rounds && widgetLines == rounds)
         let client = FallbackClient(fileURL: file)
         guard case .loaded(let contexts, _) = client.store.loadOutcome else {

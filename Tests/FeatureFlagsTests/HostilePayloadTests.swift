@@ -1,3 +1,4 @@
+import ChildProcesses
 import FeatureFlagsTesting
 import Foundation
 import Testing
@@ -117,15 +118,10 @@ struct HostilePayloadTests {
         /// One child process through `count` oversized answers: its output and growth figures.
         func probe(_ count: Int) async throws -> (output: String, growth: [Int]) {
             let output = try await blocking { () throws -> String in
-                let process = Process()
-                process.executableURL = binary
-                process.arguments = ["oversized", servers.map(\.flagsURL.absoluteString).joined(separator: ","), "--count", "\(count)"]
-                let pipe = Pipe()
-                process.standardOutput = pipe
-                process.standardError = FileHandle.nullDevice
-                try process.run()
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
+                let process = try ChildProcess(
+                    binary, ["oversized", servers.map(\.flagsURL.absoluteString).joined(separator: ","), "--count", "\(count)"], errors: .discard)
+                let data = process.output!.readDataToEndOfFile()
+                _ = process.waitUntilExit()
                 return String(decoding: data, as: UTF8.self)
             }
             return (output, OversizedProbe.growth(in: output))

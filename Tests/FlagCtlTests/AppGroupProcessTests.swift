@@ -1,3 +1,4 @@
+import ChildProcesses
 import FeatureFlags
 @testable import FlagCtlCore
 import FlagServer

@@ -1,3 +1,4 @@
+import ChildProcesses
 @testable import FlagCtlCore
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Testing
 import TestSupport
@@ -19,18 +20,12 @@ struct DemoCommandTests {
             return
         }
         let (status, out) = try await blocking { () throws -> (Int32, CapturedLines) in
-            let process = Process()
-            process.executableURL = binary
-            process.arguments = ["demo", "--json"] + budget
-            let (stdout, stderr) = (Pipe(), Pipe())
-            process.standardOutput = stdout
-            process.standardError = stderr
-            try process.run()
-            let printed = stdout.fileHandleForReading.readDataToEndOfFile()
-            let said = stderr.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
+            let process = try ChildProcess(binary, ["demo", "--json"] + budget)
+            let printed = process.output!.readDataToEndOfFile()
+            let said = process.errors!.readDataToEndOfFile()
+            let status = process.waitUntilExit().status
             func lines(_ data: Data) -> [String] { String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init) }
-            return (process.terminationStatus, CapturedLines(out: lines(printed), err: lines(said)))
+            return (status, CapturedLines(out: lines(printed), err: lines(said)))
         }
         #expect(status == 0)
         let lines = jsonLines(out.out)

@@ -1,3 +1,4 @@
+import ChildProcesses
 import FeatureFlagsServices
 import Foundation
 import Testing
@@ -475,13 +476,8 @@ struct FlagCtlTests {
         }
         let dir = TempDir()
         try Data(ServerDocument.seedExample.jsonBytes()).write(to: dir.url("flags.json"))
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["serve", dir.url("flags.json").path]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let handle = output.fileHandleForReading
+        let process = try ChildProcess(binary, ["serve", dir.url("flags.json").path])
+        let handle = process.output!
         // Read until the banner says it listens (the process writes unbuffered), then interrupt.
         let banner = try await blocking { () -> String in
             var text = ""
@@ -493,17 +489,17 @@ struct FlagCtlTests {
             return text
         }
         #expect(banner.contains("serving "))
-        kill(process.processIdentifier, signal)
+        process.send(signal)
         // Bounded: a tool that lost the signal is killed and reported, never waited on forever.
         #expect(await eventually(within: TestTiming.scaled(.seconds(10))) { !process.isRunning }, "signal \(signal) right after the banner was lost")
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.send(SIGKILL)
         let rest = try await blocking { () -> String in
             let text = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
+            _ = process.waitUntilExit()
             return text
         }
         // The same line, whichever signal stopped it.
-        #expect(process.terminationStatus == 0, "\(banner)\(rest)")
+        #expect(process.termination?.succeeded == true, "\(banner)\(rest)")
         #expect(rest.contains("stopped after 0 requests"))
     }
 

@@ -99,10 +99,9 @@ struct StoreContent {
     /// Drops whole contexts, least recently used first, until at most `capacity` remain: a set's service entries
     /// (`<fingerprint>@<service>`) count with their context and leave with it.
     private mutating func evictBeyondCapacity() {
-        var contexts: [Substring] = []
-        for entry in entries {
-            let context = Self.context(of: entry.fingerprint)
-            if !contexts.contains(context) { contexts.append(context) }
+        var contexts: [Substring] = [], seen: Set<Substring> = []
+        for entry in entries where seen.insert(Self.context(of: entry.fingerprint)).inserted {
+            contexts.append(Self.context(of: entry.fingerprint))
         }
         while contexts.count > capacity || entries.count > FallbackFileFormat.maxContexts, let victim = contexts.popLast() {
             for entry in entries where Self.context(of: entry.fingerprint) == victim { decoded[entry.fingerprint] = nil }

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Testing
 import TestSupport
@@ -173,14 +174,9 @@ struct JWSTests {
 
     /// Runs `openssl` with `arguments`; nil when it is missing or lacks Ed25519.
     static func openssl(_ arguments: [String]) -> Int32? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
-        process.waitUntilExit()
-        return process.terminationStatus
+        guard let process = try? ChildProcess(URL(fileURLWithPath: "/usr/bin/env"), ["openssl"] + arguments, output: .discard, errors: .discard)
+        else { return nil }
+        return process.waitUntilExit().status
     }
 
     @Test func openSSLsSignaturesVerifyAndOursVerifyWithOpenSSL() async throws {
