@@ -174,9 +174,11 @@ struct CrashLoopGuardTests {
         #expect(safe.safeMode?.hasPrefix("2 launches in a row ended before the app was marked healthy") == true)
         #expect(safe.value(FlagKey("crashy", default: true)) == false, "the last healthy values, before any fetch")
         #expect(safe.recentEvents.contains { $0.kind == .safeModeEntered })
-        // The service still sends the crash values: they are kept, not served.
+        // The service still sends the crash values: they are kept, not served. It confirms
+        // what is stored (a 304), which does not end safe mode either.
         _ = await safe.refresh()
         #expect(safe.safeMode != nil && safe.status == .error && safe.value(FlagKey("crashy", default: true)) == false)
+        #expect(server.requests.last?.status == 304, "\(server.requests.map(\.status))")
         // The operator changes something (here: another flag): other values end safe mode.
         server.document = Self.document(["crashy": false, "other": 1])
         _ = await safe.refresh()

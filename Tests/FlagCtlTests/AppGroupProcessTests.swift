@@ -46,9 +46,7 @@ struct AppGroupProcessTests {
             lifecycle: AlwaysForeground())
     }
 
-    static let noProcesses: Comment = "under ThreadSanitizer, Foundation's Process does not see its children end (they stay zombies)"
-
-    @Test(.disabled(if: TestTiming.underThreadSanitizer, Self.noProcesses))
+    @Test
     func theExtensionSeesWhatTheAppStoredAndTheKill() async throws {
         let binary = try #require(builtProduct("flagctl"), "flagctl was not built next to the tests")
         let server = try FlagServer(document: Self.document(killed: false, version: "v1"))
@@ -74,7 +72,7 @@ struct AppGroupProcessTests {
         #expect(server.requestCount == 2)
     }
 
-    @Test(.disabled(if: TestTiming.underThreadSanitizer, Self.noProcesses))
+    @Test
     func readsWhileTheAppWritesAlwaysFindAWholeSnapshot() async throws {
         let binary = try #require(builtProduct("flagctl"), "flagctl was not built next to the tests")
         let server = try FlagServer(document: Self.document(killed: false, version: "w0"))

@@ -6,8 +6,7 @@ import TestSupport
 
 /// `flagctl … | head`: the real tool, its output piped into a reader that goes away early.
 @Suite(
-    "flagctl with a closed output pipe, real processes",
-    .disabled(if: TestTiming.underThreadSanitizer, "under ThreadSanitizer, Foundation's Process does not see its children end (they stay zombies)"))
+    "flagctl with a closed output pipe, real processes")
 struct ClosedPipeProcessTests {
     /// Runs `flagctl arguments | head -n lines` in a shell with `TMPDIR` pointing at `tmp`;
     /// what the shell reports: flagctl's exit status and its standard error.

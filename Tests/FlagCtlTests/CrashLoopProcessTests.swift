@@ -10,8 +10,7 @@ import TestSupport
 /// aborts when it is on. The server turns it on: launches crash until the guard starts one in
 /// safe mode, which survives; the operator turns it off and the guard lets go.
 @Suite(
-    "Crash-loop guard, real processes",
-    .disabled(if: TestTiming.underThreadSanitizer, "under ThreadSanitizer, Foundation's Process does not see its children end (they stay zombies)"))
+    "Crash-loop guard, real processes")
 struct CrashLoopProcessTests {
     struct Launch {
         let status: Int32
