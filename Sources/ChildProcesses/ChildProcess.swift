@@ -118,13 +118,13 @@ package final class ChildProcess: Sendable {
         sigdelset(&signals, SIGKILL)
         sigdelset(&signals, SIGSTOP)
         posix_spawnattr_setsigdefault(&attributes, &signals)
-        var flags = Int32(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)
+        let flags = Int32(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)
         #if canImport(Darwin)
-        flags |= Int32(POSIX_SPAWN_CLOEXEC_DEFAULT)
+        posix_spawnattr_setflags(&attributes, Int16(flags | Int32(POSIX_SPAWN_CLOEXEC_DEFAULT)))
         #else
+        posix_spawnattr_setflags(&attributes, Int16(flags))
         if let closeFrom = Self.closeFrom { _ = closeFrom(&actions, 3) }
         #endif
-        posix_spawnattr_setflags(&attributes, Int16(flags))
 
         let environmentLines = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }
         var argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
