@@ -14,9 +14,9 @@ import Darwin
 /// Not Foundation's `Process`: on Linux (swift-corelibs-foundation up to Swift 6.3) its
 /// `run()` lists `/proc/self/fd` with a `dirent` copy that reads up to 256 bytes past glibc's
 /// buffer, and crashes the parent now and then (swiftlang/swift-corelibs-foundation#5472; our
-/// own test run crashed so). Here the child's standard output and error are pipes created
-/// close-on-exec — no other child started at the same moment inherits them, so reading them
-/// to their end waits only for this child and its own children — and every other descriptor
+/// own test run crashed so). Here the child's standard output and error are pipes made
+/// close-on-exec, one start at a time — no other child this type starts inherits them, so
+/// reading them to their end waits only for this child and its own children — and every other descriptor
 /// is closed in the child where the platform can say so in one step
 /// (`POSIX_SPAWN_CLOEXEC_DEFAULT` on macOS, `posix_spawn_file_actions_addclosefrom_np` on glibc
 /// 2.34 and later; older glibc lets the child inherit descriptors not marked close-on-exec).
@@ -34,7 +34,8 @@ package final class ChildProcess: Sendable {
 
     /// How a child ended.
     package struct Termination: Sendable, Equatable {
-        /// The exit status, or the signal's number when ``bySignal``.
+        /// The exit status, or the signal's number when ``bySignal``; -1 when its end could not be
+        /// read (something else in this process reaped it).
         package var status: Int32
         /// Ended by a signal (an abort, a crash, a kill).
         package var bySignal: Bool
@@ -70,6 +71,10 @@ package final class ChildProcess: Sendable {
         errors: Output = .pipe
     ) throws(StartError) {
         #if os(Linux) || os(macOS)
+        // One start at a time: a pipe is marked close-on-exec just after it is made, and without
+        // glibc's closefrom a child started in between would inherit it.
+        Self.starting.lock()
+        defer { Self.starting.unlock() }
         let name = executable.lastPathComponent
         func failure(_ what: String, _ code: Int32) -> StartError {
             StartError(description: "cannot start \(name): \(what): \(String(cString: strerror(code)))")
@@ -142,13 +147,20 @@ package final class ChildProcess: Sendable {
         ended.enter()
         let (group, ending, child) = (ended, ending, pid)
         Thread {
-            var raw: Int32 = 0
-            while waitpid(child, &raw, 0) < 0, errno == EINTR {}
-            // The wait status: the low seven bits are the signal that ended it (0: it exited),
-            // the next eight the exit status.
-            let signal = raw & 0x7f
-            let termination = Termination(status: signal == 0 ? (raw >> 8) & 0xff : signal, bySignal: signal != 0)
-            ending.withLock { $0 = termination }
+            // Waits for the end without reaping it, then reaps it under the lock `send` signals
+            // under: until then the identifier is this child's and no other process's.
+            var info = siginfo_t()
+            while waitid(P_PID, id_t(child), &info, WEXITED | WNOWAIT) < 0, errno == EINTR {}
+            ending.withLock { termination in
+                var raw: Int32 = 0
+                var reaped: pid_t
+                repeat { reaped = waitpid(child, &raw, 0) } while reaped < 0 && errno == EINTR
+                // The wait status: the low seven bits are the signal that ended it (0: it
+                // exited), the next eight the exit status.
+                let signal = raw & 0x7f
+                termination = reaped != child ? Termination(status: -1, bySignal: false)
+                    : Termination(status: signal == 0 ? (raw >> 8) & 0xff : signal, bySignal: signal != 0)
+            }
             group.leave()
         }.start()
         #else
@@ -162,9 +174,9 @@ package final class ChildProcess: Sendable {
     /// How it ended, once it has.
     package var termination: Termination? { ending.withLock { $0 } }
 
-    /// Sends `signal` unless its end has been seen (the identifier could belong to another process by then).
+    /// Sends `signal` unless it has ended (its identifier could be another process's by then).
     package func send(_ signal: Int32) {
-        if isRunning { kill(pid, signal) }
+        ending.withLock { if $0 == nil { kill(pid, signal) } }
     }
 
     /// Waits for its end without holding a thread.
@@ -181,8 +193,10 @@ package final class ChildProcess: Sendable {
         return ending.withLock { $0! }
     }
 
-    /// A pipe whose two ends are close-on-exec (marked at once; a child another thread starts
-    /// in between closes what it did not ask for, see the type's comment).
+    /// Starts are one at a time (see `init`).
+    private static let starting = NSLock()
+
+    /// A pipe whose two ends are close-on-exec (marked at once, while no other child starts).
     private static func closeOnExecPipe(_ ends: inout [Int32]) -> Int32 {
         guard pipe(&ends) == 0 else { return -1 }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }

@@ -46,7 +46,7 @@ struct ChildProcessTests {
         // Descriptors this process holds open (a listening server among them) stay here.
         let server = try FlagServer(document: .seedExample)
         defer { server.stop() }
-        let child = try ChildProcess(Self.shell, ["-c", "exec ls /proc/self/fd"])
+        let child = try ChildProcess(Self.shell, ["-c", "exec ls /dev/fd/"])
         #expect(await child.wait().succeeded)
         let listed = Self.text(child.output).split(separator: "\n").compactMap { Int($0) }
         // 0, 1 and 2, and the one `ls` reads the directory with.
@@ -60,21 +60,23 @@ struct ChildProcessTests {
     }
 
     @Test func manyChildrenStartedAtOnceAllRunAndNoneHoldsAnothersPipe() async throws {
-        // Each reads its own output to the end: a pipe inherited by a sibling would keep that read
-        // waiting for the sibling's `sleep`.
-        let outputs = try await withThrowingTaskGroup(of: String.self) { group in
+        // Each child prints its number and goes on sleeping with its output closed, so its
+        // pipe ends at once — unless a sibling inherited it, whose minute of sleep the read
+        // would then wait out. Every read ends while every child still sleeps.
+        let children = try await withThrowingTaskGroup(of: (ChildProcess, String).self) { group in
             for n in 0..<40 {
                 group.addTask {
                     try await blocking {
-                        let child = try ChildProcess(Self.shell, ["-c", "echo \(n); exec sleep 0.\(n % 3)"])
-                        let text = Self.text(child.output)
-                        _ = child.waitUntilExit()
-                        return text
+                        let child = try ChildProcess(Self.shell, ["-c", "echo \(n); exec sleep 60 >/dev/null"])
+                        return (child, Self.text(child.output))
                     }
                 }
             }
-            return try await group.reduce(into: [String]()) { $0.append($1) }
+            return try await group.reduce(into: [(ChildProcess, String)]()) { $0.append($1) }
         }
-        #expect(Set(outputs) == Set((0..<40).map { "\($0)\n" }))
+        #expect(Set(children.map(\.1)) == Set((0..<40).map { "\($0)\n" }))
+        #expect(children.allSatisfy { $0.0.isRunning })
+        for (child, _) in children { child.send(SIGKILL) }
+        for (child, _) in children { #expect(await child.wait() == .init(status: SIGKILL, bySignal: true)) }
     }
 }

@@ -476,7 +476,7 @@ struct FlagCtlTests {
         }
         let dir = TempDir()
         try Data(ServerDocument.seedExample.jsonBytes()).write(to: dir.url("flags.json"))
-        let process = try ChildProcess(binary, ["serve", dir.url("flags.json").path])
+        let process = try ChildProcess(binary, ["serve", dir.url("flags.json").path], errors: .discard)
         let handle = process.output!
         // Read until the banner says it listens (the process writes unbuffered), then interrupt.
         let banner = try await blocking { () -> String in
