@@ -99,8 +99,8 @@ struct StoreContent {
     /// Drops whole contexts, least recently used first, until at most `capacity` remain: a set's service entries
     /// (`<fingerprint>@<service>`) count with their context and leave with it.
     private mutating func evictBeyondCapacity() {
-        var contexts: [Substring] = [], seen: Set<Substring> = []
-        for entry in entries where seen.insert(Self.context(of: entry.fingerprint)).inserted {
+        var contexts: [Substring] = [], seen: Set<String> = []
+        for entry in entries where seen.insert(String(Self.context(of: entry.fingerprint))).inserted {
             contexts.append(Self.context(of: entry.fingerprint))
         }
         while contexts.count > capacity || entries.count > FallbackFileFormat.maxContexts, let victim = contexts.popLast() {
