@@ -56,7 +56,7 @@ package final class ChildProcess: Sendable {
     }
 
     /// The child's process identifier.
-    package let pid: Int32
+    private let pid: Int32
     /// The read end of the child's standard output (``Output/pipe``), else nil.
     package let output: FileHandle?
     /// The read end of the child's standard error (``Output/pipe``), else nil.

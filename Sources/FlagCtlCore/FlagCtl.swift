@@ -1,4 +1,3 @@
-import ChildProcesses
 import FeatureFlags
 import Foundation
 
@@ -190,4 +189,28 @@ nonisolated(unsafe) private var interruptWriteDescriptor: Int32 = -1
 private func onInterrupt(_ number: Int32) {
     var byte = UInt8(truncatingIfNeeded: number)
     _ = write(interruptWriteDescriptor, &byte, 1)
+}
+
+/// Fires once; waiting after it fired returns at once.
+final class OneShot: Sendable {
+    private let state = Locked<(fired: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func fire() {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.fired = true
+            defer { s.waiters.removeAll() }
+            return s.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let fired = state.withLock { s -> Bool in
+                if !s.fired { s.waiters.append(continuation) }
+                return s.fired
+            }
+            if fired { continuation.resume() }
+        }
+    }
 }

@@ -100,8 +100,9 @@ struct StoreContent {
     /// (`<fingerprint>@<service>`) count with their context and leave with it.
     private mutating func evictBeyondCapacity() {
         var contexts: [Substring] = [], seen: Set<String> = []
-        for entry in entries where seen.insert(String(Self.context(of: entry.fingerprint))).inserted {
-            contexts.append(Self.context(of: entry.fingerprint))
+        for entry in entries {
+            let context = Self.context(of: entry.fingerprint)
+            if seen.insert(String(context)).inserted { contexts.append(context) }
         }
         while contexts.count > capacity || entries.count > FallbackFileFormat.maxContexts, let victim = contexts.popLast() {
             for entry in entries where Self.context(of: entry.fingerprint) == victim { decoded[entry.fingerprint] = nil }
