@@ -42,15 +42,17 @@ extension ChildProcess {
     package static func run(_ executable: URL, _ arguments: [String], timeout: Duration) async throws(StartError) -> Outcome {
         let child = try ChildProcess(executable, arguments)
         let timedOut = Locked(false)
-        let killer = Task {
-            try await Task.sleep(for: timeout)
+        // Dispatch's timer, not a task's sleep: a task waits for a thread of Swift's cooperative
+        // pool, which CPU-bound work can hold far past the timeout.
+        let (seconds, attoseconds) = timeout.components
+        let delay = DispatchTimeInterval.nanoseconds(Int(clamping: seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
+            guard child.isRunning else { return }
             timedOut.withLock { $0 = true }
             child.send(SIGTERM)
-            try await Task.sleep(for: .seconds(2))
-            child.send(SIGKILL)
+            DispatchQueue.global().asyncAfter(deadline: .now() + 2) { child.send(SIGKILL) }
         }
         let end = await child.wait()
-        killer.cancel()
         return Outcome(
             status: end.status, crashed: end.bySignal, timedOut: timedOut.withLock { $0 },
             stdout: drain(child.output), stderr: drain(child.errors))

@@ -46,7 +46,7 @@ struct AppGroupProcessTests {
             lifecycle: AlwaysForeground())
     }
 
-    @Test
+    @Test(.disabled(if: TestTiming.underThreadSanitizer, .sanitizedChildren))
     func theExtensionSeesWhatTheAppStoredAndTheKill() async throws {
         let binary = try #require(builtProduct("flagctl"), "flagctl was not built next to the tests")
         let server = try FlagServer(document: Self.document(killed: false, version: "v1"))
@@ -72,7 +72,7 @@ struct AppGroupProcessTests {
         #expect(server.requestCount == 2)
     }
 
-    @Test
+    @Test(.disabled(if: TestTiming.underThreadSanitizer, .sanitizedChildren))
     func readsWhileTheAppWritesAlwaysFindAWholeSnapshot() async throws {
         let binary = try #require(builtProduct("flagctl"), "flagctl was not built next to the tests")
         let server = try FlagServer(document: Self.document(killed: false, version: "w0"))

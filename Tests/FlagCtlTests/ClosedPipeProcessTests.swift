@@ -6,7 +6,8 @@ import TestSupport
 
 /// `flagctl … | head`: the real tool, its output piped into a reader that goes away early.
 @Suite(
-    "flagctl with a closed output pipe, real processes")
+    "flagctl with a closed output pipe, real processes",
+    .disabled(if: TestTiming.underThreadSanitizer, .sanitizedChildren))
 struct ClosedPipeProcessTests {
     /// Runs `flagctl arguments | head -n lines` in a shell with `TMPDIR` pointing at `tmp`;
     /// what the shell reports: flagctl's exit status and its standard error.
